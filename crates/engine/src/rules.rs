@@ -1,0 +1,474 @@
+//! [`RuleSet`]: one value that decides every point of the rule matrix (reference §3),
+//! and the named presets built from the seeds.
+//!
+//! Only the `online` preset (seed 000) is implemented by the engine today; the other
+//! presets are fully described here so that the type needs no redesign when they land,
+//! and [`RuleSet::check_supported`] says which settings the engine does not play yet.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// Named rule presets, one per seed document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preset {
+    /// Seed 000: the online game with rooms, two dice and a 15 s clock (default).
+    Online,
+    /// Seed 001: classic one-die rules.
+    Classic,
+    /// Seed 004: pair-play championship rules (one die, two teams).
+    Pairs,
+    /// Seed 002: US Parcheesi, two dice.
+    Parcheesi,
+    /// Seed 003: Parcheesi as described in seed 003.
+    ParcheesiStrict,
+}
+
+impl Preset {
+    /// Every preset.
+    pub const ALL: [Preset; 5] = [
+        Preset::Online,
+        Preset::Classic,
+        Preset::Pairs,
+        Preset::Parcheesi,
+        Preset::ParcheesiStrict,
+    ];
+
+    /// The preset's name, as on the wire and in the text notation (`"online"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Online => "online",
+            Preset::Classic => "classic",
+            Preset::Pairs => "pairs",
+            Preset::Parcheesi => "parcheesi",
+            Preset::ParcheesiStrict => "parcheesi-strict",
+        }
+    }
+
+    /// The full rule set of this preset.
+    pub fn rules(self) -> RuleSet {
+        RuleSet::preset(self)
+    }
+}
+
+impl fmt::Display for Preset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Preset {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Preset::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                format!("unknown preset {s:?} (expected online, classic, pairs, parcheesi or parcheesi-strict)")
+            })
+    }
+}
+
+/// Direction in which the turn passes, seen on the board (reference §3 "turn passes").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnDirection {
+    /// Yellow → green → red → blue (R-ORDER, seed 000 §5; "to the left" in 002/003).
+    Clockwise,
+    /// Yellow → blue → red → green ("to the right", seeds 001/004).
+    CounterClockwise,
+}
+
+/// Who rolls first (R-FIRST).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FirstPlayer {
+    /// The room creator (seed 000).
+    Creator,
+    /// Highest opening roll (001, 002, 004).
+    HighestRoll,
+    /// Lowest opening roll (003).
+    LowestRoll,
+}
+
+/// Which throw earns another throw in the same turn (R-DOUBLES).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RollAgainOn {
+    /// Two equal dice.
+    Doubles,
+    /// A six on the single die.
+    Six,
+}
+
+/// Penalty for the third repeat (doubles or six) in a row in one turn (R-THIRD).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ThirdRepeat {
+    /// The last moved piece goes to the nest unless it is in the home column or goal;
+    /// the turn ends (000, 001, 004).
+    LastMovedToNest,
+    /// The most advanced piece (even in the home column) goes to the nest (002).
+    MostAdvancedToNest,
+    /// No penalty (003).
+    None,
+}
+
+/// Which kind of piece pair forms a blockade (R-BLOCK).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockadeKind {
+    /// Any two pieces on one square (000).
+    AnyTwo,
+    /// Two pieces of one colour (001, 002, 003).
+    SameColour,
+    /// Two pieces of one team (004).
+    SameTeam,
+}
+
+/// What forces a player to open a blockade (R-OPEN).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OpenOn {
+    /// Rolling doubles (000, D-3).
+    Doubles,
+    /// Rolling a six (001, 004).
+    Six,
+    /// Nothing forces it (002, 003).
+    Never,
+}
+
+/// What happens when a piece exits onto an exit square that holds other pieces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitCapture {
+    /// R-EXIT-CAPTURE as in seed 000: holding two pieces with an opponent's, capture it
+    /// (of two opponents, the last arrived), +20; holding one piece, join it.
+    Online,
+    /// Seed 001: capture when the square holds two pieces with an opponent's.
+    Classic,
+    /// Seed 004: capture one (opponent team's before the partner's); no +20 when both
+    /// pieces were other players'.
+    Pairs,
+    /// Seeds 002/003: capture a lone opponent on the entry square; a blockade bars entry.
+    LoneOpponent,
+}
+
+/// When a bonus move (R-BONUS) is played (D-4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BonusTiming {
+    /// Right after the move that earned it, before any remaining die.
+    Immediately,
+    /// After all dice of the throw.
+    AfterDice,
+}
+
+/// Which pieces may take a bonus move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BonusTakers {
+    /// Only a piece standing on the ring (seed 000 §6-7).
+    RingOnly,
+    /// Any piece out of the nest and not in the goal.
+    OutOfNestAndGoal,
+}
+
+/// The doubles bonus of Parcheesi (tops + bottoms = 14, in four parts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DoublesBonus {
+    /// No doubles bonus.
+    None,
+    /// All four parts or none; roll again either way (002).
+    AllOrNone,
+    /// Play as many parts as possible; not using them all loses the re-roll (003).
+    AsManyAsPossible,
+}
+
+/// Which die may be played when only one of two can be (R-MUST, D-2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OneDiePlayable {
+    /// Either die.
+    Either,
+    /// The larger die (003).
+    Larger,
+}
+
+/// Landing on a safe square that holds one opponent piece (R-SAFE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SafeWithOpponent {
+    /// Join it, forming a blockade (000, 001, 004).
+    Join,
+    /// Not allowed (002, 003).
+    Forbidden,
+}
+
+/// When the game ends (R-WIN).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GameEnd {
+    /// The first player with four pieces in the goal wins.
+    FirstToFinish,
+    /// Play on for second and third places (001).
+    PlayOn,
+    /// The first team with all eight pieces in the goal wins (004).
+    FirstTeam,
+}
+
+/// Every point of the rule matrix (reference §3) as data. Build one with
+/// [`RuleSet::preset`]; the fields are public so variants can be expressed, and
+/// [`RuleSet::check_supported`] reports what the engine cannot play yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub struct RuleSet {
+    /// The preset this rule set started from.
+    pub preset: Preset,
+    /// Dice per throw: 1 or 2.
+    pub dice: u8,
+    /// Fewest players (2).
+    pub min_players: u8,
+    /// Most players (4).
+    pub max_players: u8,
+    /// Players form two teams of partners sitting opposite (yellow+red vs blue+green).
+    pub teams: bool,
+    /// Who rolls first (R-FIRST).
+    pub first_player: FirstPlayer,
+    /// Turn order (R-ORDER).
+    pub turn_direction: TurnDirection,
+    /// What earns another throw (R-DOUBLES).
+    pub roll_again_on: RollAgainOn,
+    /// Penalty on the third repeat in a row (R-THIRD).
+    pub third_repeat: ThirdRepeat,
+    /// Seed 004: no R-THIRD penalty if the second six could not be played.
+    pub third_repeat_needs_played_second: bool,
+    /// A six counts this many squares when the player has no piece in the nest
+    /// (001: 7; Murcia variant: 12); `None` when sixes count six.
+    pub six_counts_when_nest_empty: Option<u8>,
+    /// A die showing 5 brings a piece out (R-EXIT-1).
+    pub exit_on_five: bool,
+    /// Two dice summing to 5 bring a piece out (R-EXIT-1).
+    pub exit_on_sum_five: bool,
+    /// Double 5 brings two pieces out (R-EXIT-1, D-11).
+    pub double_five_exits_two: bool,
+    /// Variant (001): the first 5 brings two pieces out.
+    pub two_out_on_first_five: bool,
+    /// Variant (001): each player starts with one piece on its exit square.
+    pub start_with_one_out: bool,
+    /// Exit onto an occupied exit square (R-EXIT-CAPTURE).
+    pub exit_capture: ExitCapture,
+    /// Which pairs form a blockade (R-BLOCK).
+    pub blockade: BlockadeKind,
+    /// Variant (001): two colours may form a blockade on a safe square.
+    pub mixed_blockades_on_safe: bool,
+    /// Variant (001): blockades only on safe squares.
+    pub blockades_only_on_safe: bool,
+    /// What forces a blockade open (R-OPEN).
+    pub open_on: OpenOn,
+    /// Parcheesi: a blockade's two pieces may not move together to a new square on doubles.
+    pub no_moving_blockade_together: bool,
+    /// Squares of the capture bonus (R-BONUS): 20.
+    pub capture_bonus: u8,
+    /// Squares of the goal bonus (R-BONUS): 10.
+    pub goal_bonus: u8,
+    /// The goal bonus is also earned by a player's last piece (not in 004).
+    pub goal_bonus_for_last_piece: bool,
+    /// When bonuses are played (D-4).
+    pub bonus_timing: BonusTiming,
+    /// Which pieces may take a bonus.
+    pub bonus_takers: BonusTakers,
+    /// Seed 004: landing on a lone partner piece, the mover chooses capture or blockade.
+    pub partner_capture_choice: bool,
+    /// Overshooting the goal bounces back down the home column (R-BOUNCE).
+    pub bounce: bool,
+    /// Variant (Murcia): exact count needed to enter the last safe square before the home column.
+    pub exact_count_last_safe: bool,
+    /// Parcheesi doubles bonus (14 in four parts).
+    pub doubles_bonus: DoublesBonus,
+    /// Which die when only one of two can be played (D-2).
+    pub one_die_playable: OneDiePlayable,
+    /// Landing on a safe square with a lone opponent piece (R-SAFE).
+    pub safe_with_opponent: SafeWithOpponent,
+    /// When the game ends (R-WIN).
+    pub game_end: GameEnd,
+}
+
+impl Default for RuleSet {
+    fn default() -> Self {
+        RuleSet::online()
+    }
+}
+
+impl RuleSet {
+    /// The default preset `online` (seed 000, reference §2).
+    pub fn online() -> RuleSet {
+        RuleSet {
+            preset: Preset::Online,
+            dice: 2,
+            min_players: 2,
+            max_players: 4,
+            teams: false,
+            first_player: FirstPlayer::Creator,
+            turn_direction: TurnDirection::Clockwise,
+            roll_again_on: RollAgainOn::Doubles,
+            third_repeat: ThirdRepeat::LastMovedToNest,
+            third_repeat_needs_played_second: false,
+            six_counts_when_nest_empty: None,
+            exit_on_five: true,
+            exit_on_sum_five: true,
+            double_five_exits_two: true,
+            two_out_on_first_five: false,
+            start_with_one_out: false,
+            exit_capture: ExitCapture::Online,
+            blockade: BlockadeKind::AnyTwo,
+            mixed_blockades_on_safe: true,
+            blockades_only_on_safe: false,
+            open_on: OpenOn::Doubles,
+            no_moving_blockade_together: false,
+            capture_bonus: 20,
+            goal_bonus: 10,
+            goal_bonus_for_last_piece: true,
+            bonus_timing: BonusTiming::Immediately,
+            bonus_takers: BonusTakers::RingOnly,
+            partner_capture_choice: false,
+            bounce: true,
+            exact_count_last_safe: false,
+            doubles_bonus: DoublesBonus::None,
+            one_die_playable: OneDiePlayable::Either,
+            safe_with_opponent: SafeWithOpponent::Join,
+            game_end: GameEnd::FirstToFinish,
+        }
+    }
+
+    /// The rule set of a named preset (reference §3 matrix).
+    pub fn preset(p: Preset) -> RuleSet {
+        let online = RuleSet::online();
+        match p {
+            Preset::Online => online,
+            Preset::Classic => RuleSet {
+                preset: p,
+                dice: 1,
+                first_player: FirstPlayer::HighestRoll,
+                turn_direction: TurnDirection::CounterClockwise,
+                roll_again_on: RollAgainOn::Six,
+                six_counts_when_nest_empty: Some(7),
+                exit_on_sum_five: false,
+                double_five_exits_two: false,
+                exit_capture: ExitCapture::Classic,
+                blockade: BlockadeKind::SameColour,
+                mixed_blockades_on_safe: false,
+                open_on: OpenOn::Six,
+                bonus_takers: BonusTakers::OutOfNestAndGoal,
+                bounce: false,
+                game_end: GameEnd::PlayOn,
+                ..online
+            },
+            Preset::Pairs => RuleSet {
+                preset: p,
+                dice: 1,
+                min_players: 4,
+                teams: true,
+                first_player: FirstPlayer::HighestRoll,
+                turn_direction: TurnDirection::CounterClockwise,
+                roll_again_on: RollAgainOn::Six,
+                third_repeat_needs_played_second: true,
+                six_counts_when_nest_empty: Some(7),
+                exit_on_sum_five: false,
+                double_five_exits_two: false,
+                exit_capture: ExitCapture::Pairs,
+                blockade: BlockadeKind::SameTeam,
+                mixed_blockades_on_safe: false,
+                open_on: OpenOn::Six,
+                goal_bonus_for_last_piece: false,
+                bonus_takers: BonusTakers::OutOfNestAndGoal,
+                partner_capture_choice: true,
+                bounce: false,
+                game_end: GameEnd::FirstTeam,
+                ..online
+            },
+            Preset::Parcheesi | Preset::ParcheesiStrict => {
+                let strict = p == Preset::ParcheesiStrict;
+                RuleSet {
+                    preset: p,
+                    first_player: if strict {
+                        FirstPlayer::LowestRoll
+                    } else {
+                        FirstPlayer::HighestRoll
+                    },
+                    third_repeat: if strict {
+                        ThirdRepeat::None
+                    } else {
+                        ThirdRepeat::MostAdvancedToNest
+                    },
+                    exit_capture: ExitCapture::LoneOpponent,
+                    blockade: BlockadeKind::SameColour,
+                    mixed_blockades_on_safe: false,
+                    open_on: OpenOn::Never,
+                    no_moving_blockade_together: true,
+                    bonus_timing: BonusTiming::AfterDice,
+                    bonus_takers: BonusTakers::OutOfNestAndGoal,
+                    bounce: false,
+                    doubles_bonus: if strict {
+                        DoublesBonus::AsManyAsPossible
+                    } else {
+                        DoublesBonus::AllOrNone
+                    },
+                    one_die_playable: if strict {
+                        OneDiePlayable::Larger
+                    } else {
+                        OneDiePlayable::Either
+                    },
+                    safe_with_opponent: SafeWithOpponent::Forbidden,
+                    ..online
+                }
+            }
+        }
+    }
+
+    /// `Ok(())` when the engine plays every setting of this rule set; otherwise the
+    /// first unsupported setting, in words. Today the engine plays the `online` preset
+    /// exactly; other presets are described but not yet played.
+    pub fn check_supported(&self) -> Result<(), String> {
+        if *self == RuleSet::online() {
+            Ok(())
+        } else {
+            Err(format!(
+                "rule set {:?} is not playable yet: the engine implements the `online` preset only",
+                self.preset.name()
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_round_trip_by_name() {
+        for p in Preset::ALL {
+            assert_eq!(p.name().parse::<Preset>(), Ok(p));
+            assert_eq!(p.rules().preset, p);
+        }
+    }
+
+    #[test]
+    fn matrix_rows_differ_where_the_reference_says() {
+        let classic = Preset::Classic.rules();
+        assert_eq!(classic.dice, 1);
+        assert_eq!(classic.six_counts_when_nest_empty, Some(7));
+        assert_eq!(
+            Preset::ParcheesiStrict.rules().one_die_playable,
+            OneDiePlayable::Larger
+        );
+        assert_eq!(
+            Preset::Parcheesi.rules().bonus_timing,
+            BonusTiming::AfterDice
+        );
+        assert!(Preset::Online.rules().check_supported().is_ok());
+        assert!(Preset::Classic.rules().check_supported().is_err());
+    }
+}
