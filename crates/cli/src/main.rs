@@ -1,1 +1,248 @@
-fn main() {}
+//! `parchis`: query the rules engine from the command line.
+//!
+//! ```text
+//! parchis legal "<position>" [--dice 3,4]     legal actions as JSON
+//! parchis apply "<position>" "<action>"        new position + events as JSON
+//! parchis play --seed N --players K            one random legal game, action log
+//! parchis selfplay --games N --seed S          statistics over random games
+//! ```
+//! Positions are given in the text notation or as JSON (`proto/NOTATION.md`,
+//! `proto/POSITION.md`); `-` reads the position from standard input.
+
+use clap::{Parser, Subcommand};
+use parchis_engine::{Action, Colour, Dice, Event, Game, Position, RuleSet, WinReason};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::io::Read;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(name = "parchis", version, about = "Query the Parchís rules engine")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the legal actions of a position as JSON. With --dice, a position that
+    /// awaits a roll is first rolled with those dice.
+    Legal {
+        /// Position in text notation or JSON; `-` reads standard input.
+        position: String,
+        /// Dice to roll first, e.g. `3,4`.
+        #[arg(long)]
+        dice: Option<String>,
+    },
+    /// Apply one action and print the new position (text and JSON) and the events.
+    Apply {
+        /// Position in text notation or JSON; `-` reads standard input.
+        position: String,
+        /// Action in text (`roll 3,4`, `exit`, `move 2 4`, `bonus 1 20`, `timeout`,
+        /// `abandon Y`) or JSON.
+        action: String,
+    },
+    /// Play one full random legal game and print the action log.
+    Play {
+        /// Random seed (dice and choices).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Number of players, 2 to 4.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(2..=4))]
+        players: u8,
+        /// Print the position after every action.
+        #[arg(long)]
+        positions: bool,
+    },
+    /// Play many random games and print statistics as JSON.
+    Selfplay {
+        /// Number of games.
+        #[arg(long, default_value_t = 1000)]
+        games: u64,
+        /// Random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Number of players, 2 to 4.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(2..=4))]
+        players: u8,
+    },
+}
+
+fn read_position(arg: &str) -> Result<Game, String> {
+    let text = if arg == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        s
+    } else {
+        arg.to_string()
+    };
+    let text = text.trim();
+    if text.starts_with('{') {
+        Game::from_json(text)
+    } else {
+        text.parse::<Game>()
+            .map_err(|e| format!("bad position: {e}"))
+    }
+}
+
+fn seats(players: u8) -> Vec<Colour> {
+    // Seats in turn order (clockwise from yellow): Y, G, R, B.
+    let order = [Colour::Yellow, Colour::Red, Colour::Green, Colour::Blue];
+    let mut v: Vec<Colour> = order[..players as usize].to_vec();
+    v.sort();
+    v
+}
+
+/// One random legal game: dice from `rng`, a uniformly random legal action each time.
+/// Returns the final game, the action log and the events.
+fn random_game(
+    rng: &mut ChaCha8Rng,
+    players: u8,
+    log: Option<&mut Vec<String>>,
+) -> Result<(Game, u32, u32), String> {
+    let seated = seats(players);
+    let mut game = Game::new(RuleSet::online(), &seated, seated[0]).map_err(|e| e.to_string())?;
+    let mut turns = 0u32;
+    let mut captures = 0u32;
+    let mut log = log;
+    for _ in 0..1_000_000 {
+        let action = match game.expect() {
+            parchis_engine::Expect::Finished(_) => return Ok((game, turns, captures)),
+            parchis_engine::Expect::Roll { .. } => {
+                turns += 1;
+                Action::Roll {
+                    dice: Dice::two(rng.gen_range(1..=6), rng.gen_range(1..=6))?,
+                }
+            }
+            parchis_engine::Expect::Move { .. } => {
+                let legal = game.legal_actions();
+                if legal.is_empty() {
+                    return Err(format!("no legal action in a move stage: {game}"));
+                }
+                legal[rng.gen_range(0..legal.len())]
+            }
+        };
+        let colour = game.turn();
+        let events = game
+            .play(&action)
+            .map_err(|e| format!("{game}: {action}: {e}"))?;
+        captures += events
+            .iter()
+            .filter(|e| matches!(e, Event::PieceCaptured { .. }))
+            .count() as u32;
+        if let Some(l) = log.as_deref_mut() {
+            l.push(format!("{} {}", colour.letter(), action));
+        }
+    }
+    Err("game did not end within 1,000,000 actions".into())
+}
+
+fn run(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Command::Legal { position, dice } => {
+            let mut game = read_position(&position)?;
+            if let Some(d) = dice {
+                let values = d
+                    .split(',')
+                    .map(|v| v.trim().parse::<u8>().map_err(|_| format!("bad die {v:?}")))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let dice = Dice::from_slice(&values)?;
+                game.play(&Action::Roll { dice })
+                    .map_err(|e| e.to_string())?;
+            }
+            let out = serde_json::json!({
+                "position": game.to_string(),
+                "legal": game.legal_actions(),
+            });
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+            );
+        }
+        Command::Apply { position, action } => {
+            let game = read_position(&position)?;
+            let action: Action = action.parse()?;
+            let (next, events) = game
+                .apply(&action)
+                .map_err(|e| format!("illegal action: {e}"))?;
+            let out = serde_json::json!({
+                "notation": next.to_string(),
+                "position": Position::from(&next),
+                "events": events,
+                "legal": next.legal_actions(),
+            });
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+            );
+        }
+        Command::Play {
+            seed,
+            players,
+            positions,
+        } => {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut log = Vec::new();
+            let (game, turns, captures) = random_game(&mut rng, players, Some(&mut log))?;
+            let _ = positions;
+            for line in &log {
+                println!("{line}");
+            }
+            let o = game.outcome().ok_or("game did not finish")?;
+            println!(
+                "# {} won ({:?}) after {turns} turns, {captures} captures",
+                o.winner, o.reason
+            );
+            println!("# final: {game}");
+        }
+        Command::Selfplay {
+            games,
+            seed,
+            players,
+        } => {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let start = Instant::now();
+            let mut turns = 0u64;
+            let mut captures = 0u64;
+            let mut wins = std::collections::BTreeMap::new();
+            for _ in 0..games {
+                let (g, t, c) = random_game(&mut rng, players, None)?;
+                turns += t as u64;
+                captures += c as u64;
+                if let Some(o) = g.outcome() {
+                    if o.reason == WinReason::Goal {
+                        *wins.entry(o.winner.name()).or_insert(0u64) += 1;
+                    }
+                }
+            }
+            let secs = start.elapsed().as_secs_f64();
+            let out = serde_json::json!({
+                "games": games,
+                "players": players,
+                "mean_turns_per_game": turns as f64 / games.max(1) as f64,
+                "mean_captures_per_game": captures as f64 / games.max(1) as f64,
+                "wins_per_seat": wins,
+                "seconds": secs,
+                "games_per_second": games as f64 / secs.max(1e-9),
+            });
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+            );
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("parchis: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -530,7 +530,7 @@ impl Game {
         }
     }
 
-    fn capture<S: Sink>(&mut self, victim: usize, by: usize, sink: &mut S) {
+    fn capture(&mut self, victim: usize, by: usize) -> Event {
         let vk = victim / PIECES;
         let square = Location::from_progress(Colour::ALL[vk], self.gid_pos(victim));
         let other = cell(vk, self.gid_pos(victim));
@@ -540,7 +540,7 @@ impl Game {
         }
         self.pos[vk][victim % PIECES] = NEST;
         self.late &= !(1 << victim);
-        sink.push(Event::PieceCaptured {
+        Event::PieceCaptured {
             colour: Colour::ALL[vk],
             piece: (victim % PIECES) as u8,
             square: match square {
@@ -548,7 +548,7 @@ impl Game {
                 _ => 0,
             },
             by: Colour::ALL[by],
-        });
+        }
     }
 
     fn earn_bonus<S: Sink>(&mut self, amount: u8, reason: BonusReason, sink: &mut S) {
@@ -603,9 +603,7 @@ impl Game {
                     }
                 }
                 self.stage = Stage::Move(t);
-                if let Some(v) = victim {
-                    self.capture(v, k, sink);
-                }
+                let captured = victim.map(|v| self.capture(v, k));
                 self.relocate(k * PIECES + i, EXIT, sink);
                 self.last_moved = Some(i as u8);
                 sink.push(Event::PieceExited {
@@ -613,7 +611,8 @@ impl Game {
                     piece: i as u8,
                     square: exit_square(k),
                 });
-                if victim.is_some() {
+                if let Some(e) = captured {
+                    sink.push(e);
                     self.earn_bonus(self.rules.capture_bonus, BonusReason::Capture, sink);
                 }
             }
@@ -637,9 +636,6 @@ impl Game {
             return;
         };
         let from = Location::from_progress(colour, self.pos[k][i]);
-        if let Some(v) = l.capture {
-            self.capture(v, k, sink);
-        }
         self.relocate(k * PIECES + i, l.to, sink);
         self.last_moved = Some(i as u8);
         sink.push(Event::PieceMoved {
@@ -651,7 +647,9 @@ impl Game {
             by,
             bounced: l.bounced,
         });
-        if l.capture.is_some() {
+        if let Some(v) = l.capture {
+            let e = self.capture(v, k);
+            sink.push(e);
             self.earn_bonus(self.rules.capture_bonus, BonusReason::Capture, sink);
         } else if l.to == GOAL {
             self.reached_goal(k, sink);
@@ -998,29 +996,31 @@ impl Game {
         use ErrorKind as K;
         let colour = self.turn;
         let k = colour.index();
+        // Raw feasibility is judged on the position as the player saw it (before any
+        // automatic forfeit of an impossible bonus).
         let raw_err = match step {
-            Step::Exit(_) => node.plan_exit(k).err().map(|r| r.into_error(colour, 0)),
+            Step::Exit(_) => self.plan_exit(k).err().map(|r| r.into_error(colour, 0)),
             Step::Move(i, d) => {
-                let Stage::Move(t) = node.stage else {
+                let Stage::Move(t) = self.stage else {
                     return Refusal::NoFive.into_error(colour, i);
                 };
-                node.plan_move(
+                self.plan_move(
                     k,
                     i as usize,
                     t.dice.values()[d as usize],
-                    node.blockade_mask(),
+                    self.blockade_mask(),
                 )
                 .err()
                 .map(|r| r.into_error(colour, i))
             }
             Step::Bonus(i) => {
-                let Stage::Move(t) = node.stage else {
+                let Stage::Move(t) = self.stage else {
                     return Refusal::NoFive.into_error(colour, i);
                 };
-                if !node.bonus_taker(node.pos[k][i as usize]) {
+                if !self.bonus_taker(self.pos[k][i as usize]) {
                     Some(Refusal::NotOnRing.into_error(colour, i))
                 } else {
-                    node.plan_move(k, i as usize, t.bonus.unwrap_or(0), node.blockade_mask())
+                    self.plan_move(k, i as usize, t.bonus.unwrap_or(0), self.blockade_mask())
                         .err()
                         .map(|r| r.into_error(colour, i))
                 }

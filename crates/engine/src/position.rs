@@ -253,10 +253,12 @@ impl TryFrom<&Position> for Game {
                         )));
                     }
                     match (late & (1 << a) != 0, late & (1 << b) != 0) {
-                        (true, true) => return Err(PositionError::Arrival(format!(
+                        (true, true) => {
+                            return Err(PositionError::Arrival(format!(
                             "both pieces on {} are marked late; only the one that arrived last is",
                             name()
-                        ))),
+                        )))
+                        }
                         (false, false) => late |= 1 << b,
                         _ => {}
                     }
