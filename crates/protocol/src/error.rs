@@ -1,0 +1,160 @@
+//! Error codes and WebSocket close codes.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Every error the server reports, as a stable snake_case string on the wire.
+///
+/// The set is closed: clients may match on it exhaustively. The human-readable text travels
+/// next to it in [`crate::ServerMessage::Error`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The text frame is not valid JSON.
+    BadJson,
+    /// A binary frame was sent; the protocol uses text frames only.
+    BinaryFrame,
+    /// The `type` field is missing or names no known message.
+    UnknownType,
+    /// A required field is missing.
+    MissingField,
+    /// A field has the wrong type or an invalid value (name too long, bad colour…).
+    BadRequest,
+    /// The frame is larger than the server's maximum message size (16 KiB by default).
+    FrameTooLarge,
+    /// No room has this code.
+    UnknownRoom,
+    /// The command names a room other than the one this connection joined.
+    WrongRoom,
+    /// The command needs a joined room (send `join`, `watch` or `resume` first).
+    NotJoined,
+    /// This connection already joined a room.
+    AlreadyJoined,
+    /// It is not this player's turn (or the clock ran out before the action arrived).
+    NotYourTurn,
+    /// The engine refused the action; `rule` names the rule of the reference.
+    IllegalAction,
+    /// The command was based on an event sequence number other than the room's latest.
+    StaleSeq,
+    /// A command with this request id was already received on this connection.
+    DuplicateRequest,
+    /// Spectators cannot act.
+    SpectatorCannotAct,
+    /// The colour is taken by another player.
+    ColourTaken,
+    /// Every seat of the room is taken.
+    RoomFull,
+    /// The game has started: players can no longer join, change colour or start.
+    GameStarted,
+    /// The game has not started yet.
+    GameNotStarted,
+    /// The game is over.
+    GameOver,
+    /// Only the room's creator may do this.
+    NotCreator,
+    /// At least two seated players are needed to start.
+    NotEnoughPlayers,
+    /// This room does not allow spectators.
+    SpectatorsNotAllowed,
+    /// Too many commands per second.
+    RateLimited,
+    /// The session token matches no seat of this room.
+    BadToken,
+    /// The server is shutting down.
+    ShuttingDown,
+    /// An internal failure (storage); the command was not applied.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The stable wire string, e.g. `"stale_seq"`.
+    pub fn as_str(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            BadJson => "bad_json",
+            BinaryFrame => "binary_frame",
+            UnknownType => "unknown_type",
+            MissingField => "missing_field",
+            BadRequest => "bad_request",
+            FrameTooLarge => "frame_too_large",
+            UnknownRoom => "unknown_room",
+            WrongRoom => "wrong_room",
+            NotJoined => "not_joined",
+            AlreadyJoined => "already_joined",
+            NotYourTurn => "not_your_turn",
+            IllegalAction => "illegal_action",
+            StaleSeq => "stale_seq",
+            DuplicateRequest => "duplicate_request",
+            SpectatorCannotAct => "spectator_cannot_act",
+            ColourTaken => "colour_taken",
+            RoomFull => "room_full",
+            GameStarted => "game_started",
+            GameNotStarted => "game_not_started",
+            GameOver => "game_over",
+            NotCreator => "not_creator",
+            NotEnoughPlayers => "not_enough_players",
+            SpectatorsNotAllowed => "spectators_not_allowed",
+            RateLimited => "rate_limited",
+            BadToken => "bad_token",
+            ShuttingDown => "shutting_down",
+            Internal => "internal",
+        }
+    }
+
+    /// A default human-readable description.
+    pub fn describe(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            BadJson => "the frame is not valid JSON",
+            BinaryFrame => "binary frames are not supported; send JSON text frames",
+            UnknownType => "unknown or missing message type",
+            MissingField => "a required field is missing",
+            BadRequest => "a field has an invalid value",
+            FrameTooLarge => "the frame exceeds the maximum message size",
+            UnknownRoom => "no room has this code",
+            WrongRoom => "this connection joined another room",
+            NotJoined => "join, watch or resume a room first",
+            AlreadyJoined => "this connection already joined a room",
+            NotYourTurn => "it is not your turn",
+            IllegalAction => "the rules do not allow this action",
+            StaleSeq => "the command is based on an outdated sequence number",
+            DuplicateRequest => "this request id was already used on this connection",
+            SpectatorCannotAct => "spectators cannot act",
+            ColourTaken => "that colour is taken",
+            RoomFull => "every seat is taken",
+            GameStarted => "the game has already started",
+            GameNotStarted => "the game has not started",
+            GameOver => "the game is over",
+            NotCreator => "only the room creator can do this",
+            NotEnoughPlayers => "at least two players are needed",
+            SpectatorsNotAllowed => "this room does not allow spectators",
+            RateLimited => "too many commands; slow down",
+            BadToken => "the session token matches no seat in this room",
+            ShuttingDown => "the server is shutting down",
+            Internal => "internal server error; the command was not applied",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// WebSocket close codes the server uses (see `proto/README.md`).
+pub mod close_code {
+    /// Normal closure (the client left, or the server closed an idle finished room).
+    pub const NORMAL: u16 = 1000;
+    /// The server is shutting down.
+    pub const GOING_AWAY: u16 = 1001;
+    /// Sustained abuse: too many errors or too many commands per second.
+    pub const POLICY: u16 = 1008;
+    /// A frame above the hard size limit (closed by the WebSocket layer).
+    pub const TOO_BIG: u16 = 1009;
+    /// Another connection took over this seat (another tab).
+    pub const SESSION_REPLACED: u16 = 4000;
+    /// The client did not read its messages fast enough (outbound queue overflow).
+    pub const SLOW_CONSUMER: u16 = 4001;
+}

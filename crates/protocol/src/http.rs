@@ -1,0 +1,207 @@
+//! HTTP bodies (`/api/rooms`) and the room views shared with the WebSocket protocol.
+
+use crate::error::ErrorCode;
+use parchis_engine::{Colour, Outcome, Position, Preset};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+fn default_preset() -> Preset {
+    Preset::Online
+}
+fn default_seats() -> u8 {
+    4
+}
+fn default_clock() -> u32 {
+    15
+}
+fn default_grace() -> u32 {
+    60
+}
+fn default_timeouts() -> u8 {
+    3
+}
+fn default_true() -> bool {
+    true
+}
+
+/// Settings of a room, chosen at creation. Every field has a default, so `{}` is a valid
+/// body for `POST /api/rooms`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoomSettings {
+    /// Rules preset; only `online` is playable today.
+    #[serde(default = "default_preset")]
+    pub preset: Preset,
+    /// Number of seats, 2 to 4.
+    #[serde(default = "default_seats")]
+    pub seats: u8,
+    /// Seconds to roll and play each throw (R-CLOCK, D-12), 1 to 600.
+    #[serde(default = "default_clock")]
+    pub turn_clock_secs: u32,
+    /// Seconds a player may stay disconnected before abandoning (R-LEAVE), 1 to 3600.
+    #[serde(default = "default_grace")]
+    pub disconnect_grace_secs: u32,
+    /// Consecutive timeouts after which a player has abandoned (R-LEAVE), 1 to 10.
+    #[serde(default = "default_timeouts")]
+    pub timeouts_to_abandon: u8,
+    /// Listed by `GET /api/rooms` while not started.
+    #[serde(default = "default_true")]
+    pub public: bool,
+    /// Spectators may watch.
+    #[serde(default = "default_true")]
+    pub spectators: bool,
+}
+
+impl Default for RoomSettings {
+    fn default() -> Self {
+        RoomSettings {
+            preset: default_preset(),
+            seats: default_seats(),
+            turn_clock_secs: default_clock(),
+            disconnect_grace_secs: default_grace(),
+            timeouts_to_abandon: default_timeouts(),
+            public: true,
+            spectators: true,
+        }
+    }
+}
+
+impl RoomSettings {
+    /// Checks the ranges; the error text is for the client.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(2..=4).contains(&self.seats) {
+            return Err(format!("seats must be 2 to 4, got {}", self.seats));
+        }
+        if !(1..=600).contains(&self.turn_clock_secs) {
+            return Err(format!(
+                "turn_clock_secs must be 1 to 600, got {}",
+                self.turn_clock_secs
+            ));
+        }
+        if !(1..=3600).contains(&self.disconnect_grace_secs) {
+            return Err(format!(
+                "disconnect_grace_secs must be 1 to 3600, got {}",
+                self.disconnect_grace_secs
+            ));
+        }
+        if !(1..=10).contains(&self.timeouts_to_abandon) {
+            return Err(format!(
+                "timeouts_to_abandon must be 1 to 10, got {}",
+                self.timeouts_to_abandon
+            ));
+        }
+        self.preset.rules().check_supported()
+    }
+}
+
+/// Body of `POST /api/rooms`: the room settings.
+pub type CreateRoomRequest = RoomSettings;
+
+/// Answer to `POST /api/rooms` (201 Created).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CreateRoomResponse {
+    /// The room code: 10 characters of Crockford base32 (50 random bits).
+    pub code: String,
+    /// A URL to share with the other players.
+    pub invite_url: String,
+    /// The settings in force, defaults filled in.
+    pub settings: RoomSettings,
+}
+
+/// Lifecycle of a room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RoomStatus {
+    /// Players are joining; no game yet.
+    Lobby,
+    /// A game is running.
+    Playing,
+    /// The game is over.
+    Finished,
+}
+
+/// One public room not yet started, in `GET /api/rooms`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RoomSummary {
+    /// Room code.
+    pub code: String,
+    /// Rules preset.
+    pub preset: Preset,
+    /// Seats in the room.
+    pub seats: u8,
+    /// Seats taken.
+    pub taken: u8,
+    /// Seats free.
+    pub free: u8,
+    /// Colours still free.
+    pub free_colours: Vec<Colour>,
+    /// Seconds since the room was created.
+    pub age_secs: u64,
+    /// Spectators watching.
+    pub spectators: u32,
+}
+
+/// Body of `GET /api/rooms`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RoomList {
+    /// Public rooms in the lobby, oldest first.
+    pub rooms: Vec<RoomSummary>,
+}
+
+/// A seated player, as everyone sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SeatView {
+    /// The seat's colour.
+    pub colour: Colour,
+    /// Display name.
+    pub name: String,
+    /// This player created the room (starts the game, rolls first).
+    pub creator: bool,
+    /// A connection is attached to this seat.
+    pub connected: bool,
+    /// The player abandoned the game (R-LEAVE).
+    pub abandoned: bool,
+}
+
+/// The running or finished game of a room.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GameView {
+    /// Game id (UUID).
+    pub game_id: String,
+    /// The whole game state (see `proto/POSITION.md`).
+    pub position: Position,
+    /// Absolute deadline of the current throw (unix ms), while the game runs.
+    pub deadline_ms: Option<i64>,
+    /// The result, once finished.
+    pub outcome: Option<Outcome>,
+}
+
+/// A room's public state: `GET /api/rooms/{code}`, and the snapshot sent on joining.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RoomView {
+    /// Room code.
+    pub code: String,
+    /// Settings.
+    pub settings: RoomSettings,
+    /// Lifecycle.
+    pub status: RoomStatus,
+    /// Seated players in joining order.
+    pub seats: Vec<SeatView>,
+    /// Spectators watching.
+    pub spectators: u32,
+    /// The room's latest event sequence number.
+    pub seq: u64,
+    /// Unix ms of creation.
+    pub created_at_ms: i64,
+    /// The game, once started.
+    pub game: Option<GameView>,
+}
+
+/// Body of every HTTP error answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct HttpError {
+    /// Stable error code.
+    pub code: ErrorCode,
+    /// Human-readable text.
+    pub message: String,
+}

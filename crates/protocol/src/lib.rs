@@ -1,0 +1,37 @@
+//! # parchis-protocol
+//!
+//! The wire types of the Parchís server, shared by the server, its tests and (through the
+//! JSON Schema in `proto/schema/`) any client:
+//!
+//! * [`ClientMessage`] / [`ServerMessage`]: JSON text frames on the WebSocket, tagged by
+//!   `"type"` in snake_case. Every client command carries a request id `req` (echoed in the
+//!   reply) and, for commands that change a room, the event sequence number `seq` it was
+//!   based on. Every server game message carries the room's event `seq`, which only grows.
+//! * [`ErrorCode`]: the closed set of error codes, stable snake_case strings.
+//! * HTTP bodies: [`CreateRoomRequest`], [`CreateRoomResponse`], [`RoomList`], [`RoomView`],
+//!   [`HttpError`].
+//! * [`parse_client_message`]: classifies bad input into typed errors (`bad_json`,
+//!   `unknown_type`, `missing_field`, `bad_request`).
+//!
+//! `proto/README.md` documents the connection lifecycle and every message with an example.
+
+mod error;
+mod http;
+mod messages;
+pub mod schema;
+
+pub use error::{close_code, ErrorCode};
+pub use http::{
+    CreateRoomRequest, CreateRoomResponse, GameView, HttpError, RoomList, RoomSettings, RoomStatus,
+    RoomSummary, RoomView, SeatView,
+};
+pub use messages::{
+    parse_client_message, AbandonReason, ClientMessage, ParseError, Play, Role, RoomEvent,
+    ServerMessage, TurnInfo,
+};
+
+/// Re-exported engine types that appear on the wire.
+pub use parchis_engine::{Action, Colour, Dice, Event, Outcome, Position, Preset};
+
+/// Longest display name accepted, in characters.
+pub const MAX_NAME_CHARS: usize = 24;

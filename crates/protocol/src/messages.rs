@@ -1,0 +1,474 @@
+//! WebSocket messages: [`ClientMessage`] (commands) and [`ServerMessage`] (replies and the
+//! room's event stream), and the classifying parser [`parse_client_message`].
+
+use crate::error::ErrorCode;
+use crate::http::RoomView;
+use parchis_engine::{Action, Colour, Dice, Event, Position};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// How a connection takes part in a room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Holds a seat (colour) and plays.
+    Player,
+    /// Watches; can never act.
+    Spectator,
+}
+
+/// A move the player to act chooses among the legal actions. Same JSON as the engine's
+/// [`Action`] for these three kinds, so a client can send back an entry of
+/// [`TurnInfo::legal`] as it is. Dice are never sent by clients: the server rolls them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Play {
+    /// Bring a piece out of the nest (R-EXIT-1).
+    Exit,
+    /// Move `piece` (0..=3) by the unused die showing `die` (R-MOVE).
+    Move {
+        /// Piece index 0..=3.
+        piece: u8,
+        /// Value of the die played.
+        die: u8,
+    },
+    /// Take the pending bonus of `amount` squares with `piece` (R-BONUS).
+    Bonus {
+        /// Piece index 0..=3.
+        piece: u8,
+        /// 20 or 10: must equal the pending bonus.
+        amount: u8,
+    },
+}
+
+impl From<Play> for Action {
+    fn from(p: Play) -> Action {
+        match p {
+            Play::Exit => Action::Exit,
+            Play::Move { piece, die } => Action::Move { piece, die },
+            Play::Bonus { piece, amount } => Action::Bonus { piece, amount },
+        }
+    }
+}
+
+/// A command from a client. JSON object tagged by `"type"`.
+///
+/// `req` is a request id chosen by the client, unique per connection, echoed in the reply
+/// (`ok` or `error`). `seq` is the latest room event sequence number the client has seen: a
+/// command whose `seq` is not the room's latest is refused as `stale_seq`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientMessage {
+    /// Take a seat in a room that has not started. Answered by `welcome` with a new token.
+    Join {
+        /// Request id.
+        req: u64,
+        /// Room code.
+        room: String,
+        /// Display name, 1 to 24 characters.
+        name: String,
+        /// The colour wanted; `null` or absent: the first free colour in board order.
+        #[serde(default)]
+        colour: Option<Colour>,
+    },
+    /// Watch a room as a spectator. Answered by `welcome` with a snapshot.
+    Watch {
+        /// Request id.
+        req: u64,
+        /// Room code.
+        room: String,
+    },
+    /// Come back to a seat with the token from `welcome`, after `last_seq`. Answered by
+    /// `welcome`, then the missed events in order (or a snapshot when they are too old).
+    /// Takes over any other connection on that seat.
+    Resume {
+        /// Request id.
+        req: u64,
+        /// Room code.
+        room: String,
+        /// The session token issued by `welcome`.
+        token: String,
+        /// The last event sequence number this client saw.
+        last_seq: u64,
+    },
+    /// Change colour before the start.
+    ChooseColour {
+        /// Request id.
+        req: u64,
+        /// Room code.
+        room: String,
+        /// Latest event seq seen.
+        seq: u64,
+        /// The colour wanted.
+        colour: Colour,
+    },
+    /// Start the game (creator only, at least two players).
+    Start {
+        /// Request id.
+        req: u64,
+        /// Room code.
+        room: String,
+        /// Latest event seq seen.
+        seq: u64,
+    },
+    /// Ask the server to throw the dice for you (your turn, awaiting a roll).
+    Roll {
+        /// Request id.
+        req: u64,
+        /// Room code.
+        room: String,
+        /// Latest event seq seen.
+        seq: u64,
+    },
+    /// Play one of the legal actions of the current throw.
+    Play {
+        /// Request id.
+        req: u64,
+        /// Room code.
+        room: String,
+        /// Latest event seq seen.
+        seq: u64,
+        /// The action.
+        action: Play,
+    },
+    /// Leave the room: before the start the seat is freed; during the game this abandons
+    /// (R-LEAVE). A spectator just stops watching. Never refused as stale.
+    Leave {
+        /// Request id.
+        req: u64,
+        /// Room code.
+        room: String,
+        /// Latest event seq seen (not checked).
+        #[serde(default)]
+        seq: u64,
+    },
+    /// Liveness check; answered by `pong`.
+    Ping {
+        /// Request id.
+        req: u64,
+    },
+}
+
+impl ClientMessage {
+    /// The request id.
+    pub fn req(&self) -> u64 {
+        match self {
+            ClientMessage::Join { req, .. }
+            | ClientMessage::Watch { req, .. }
+            | ClientMessage::Resume { req, .. }
+            | ClientMessage::ChooseColour { req, .. }
+            | ClientMessage::Start { req, .. }
+            | ClientMessage::Roll { req, .. }
+            | ClientMessage::Play { req, .. }
+            | ClientMessage::Leave { req, .. }
+            | ClientMessage::Ping { req } => *req,
+        }
+    }
+
+    /// The room the command is for, if any.
+    pub fn room(&self) -> Option<&str> {
+        match self {
+            ClientMessage::Join { room, .. }
+            | ClientMessage::Watch { room, .. }
+            | ClientMessage::Resume { room, .. }
+            | ClientMessage::ChooseColour { room, .. }
+            | ClientMessage::Start { room, .. }
+            | ClientMessage::Roll { room, .. }
+            | ClientMessage::Play { room, .. }
+            | ClientMessage::Leave { room, .. } => Some(room),
+            ClientMessage::Ping { .. } => None,
+        }
+    }
+
+    /// The `type` strings of every client message.
+    pub const TYPES: [&'static str; 9] = [
+        "join",
+        "watch",
+        "resume",
+        "choose_colour",
+        "start",
+        "roll",
+        "play",
+        "leave",
+        "ping",
+    ];
+}
+
+/// Why a player abandoned (R-LEAVE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AbandonReason {
+    /// Sent `leave`.
+    Left,
+    /// Stayed disconnected longer than the grace period.
+    Disconnected,
+    /// Timed out the configured number of turns in a row.
+    Timeouts,
+}
+
+/// One entry of a room's event stream. Every entry has its own `seq` in
+/// [`ServerMessage::Event`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RoomEvent {
+    /// A player took a seat.
+    PlayerJoined {
+        /// The seat.
+        colour: Colour,
+        /// Display name.
+        name: String,
+        /// The player is the creator.
+        creator: bool,
+    },
+    /// A player changed colour before the start.
+    ColourChanged {
+        /// Old colour.
+        from: Colour,
+        /// New colour.
+        to: Colour,
+    },
+    /// A player left before the start: the seat is free.
+    PlayerLeft {
+        /// The freed colour.
+        colour: Colour,
+    },
+    /// The creator role passed to another player (the creator left).
+    CreatorChanged {
+        /// The new creator.
+        colour: Colour,
+    },
+    /// The game started; the creator rolls first (R-FIRST).
+    GameStarted {
+        /// Game id (UUID).
+        game_id: String,
+        /// Who rolls first.
+        first: Colour,
+        /// The initial state.
+        position: Position,
+    },
+    /// A new throw's clock (R-CLOCK, D-12): `colour` must roll and play before
+    /// `deadline_ms` (absolute server time, unix ms).
+    Turn {
+        /// Who acts.
+        colour: Colour,
+        /// Absolute deadline, unix ms.
+        deadline_ms: i64,
+    },
+    /// A player abandoned (R-LEAVE); the engine events follow.
+    Abandoned {
+        /// Who.
+        colour: Colour,
+        /// Why.
+        reason: AbandonReason,
+    },
+    /// An engine event (dice rolled, piece moved, timed out, game won…).
+    Game {
+        /// The engine event.
+        event: Event,
+    },
+}
+
+/// What the player to act must do now, sent to that player only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TurnInfo {
+    /// Room code.
+    pub room: String,
+    /// The room's latest event seq: base your next command on it.
+    pub seq: u64,
+    /// Your colour.
+    pub colour: Colour,
+    /// `true`: send `roll`; `false`: send `play` with one of `legal`.
+    pub must_roll: bool,
+    /// The dice of the current throw, once rolled.
+    pub dice: Option<Dice>,
+    /// Which dice are already used.
+    pub used: [bool; 2],
+    /// A pending bonus move (squares), played before any die.
+    pub bonus: Option<u8>,
+    /// The legal actions (empty while awaiting the roll).
+    pub legal: Vec<Action>,
+    /// Absolute deadline of this throw, unix ms.
+    pub deadline_ms: i64,
+}
+
+/// A message from the server. JSON object tagged by `"type"`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    /// Answer to `join`, `watch` and `resume`.
+    Welcome {
+        /// The request id.
+        req: u64,
+        /// Room code.
+        room: String,
+        /// Player or spectator.
+        role: Role,
+        /// Your colour (players).
+        colour: Option<Colour>,
+        /// Session token (players): keep it to `resume`. Sent once; the server keeps only
+        /// its SHA-256.
+        token: Option<String>,
+        /// The room's latest event seq.
+        seq: u64,
+        /// The room's state; `null` on a `resume` whose missed events follow as `event`s.
+        snapshot: Option<RoomView>,
+    },
+    /// A command was applied.
+    Ok {
+        /// The request id.
+        req: u64,
+        /// The room's latest event seq after the command.
+        seq: u64,
+    },
+    /// A command was refused; nothing changed.
+    Error {
+        /// The request id, when the frame could be read that far.
+        req: Option<u64>,
+        /// Stable code.
+        code: ErrorCode,
+        /// Human-readable text.
+        message: String,
+        /// The rule id of the reference (`R-EXIT-1`…) for `illegal_action`.
+        rule: Option<String>,
+    },
+    /// One entry of the room's event stream, in `seq` order with no gaps.
+    Event {
+        /// Room code.
+        room: String,
+        /// This event's seq.
+        seq: u64,
+        /// Server time, unix ms.
+        at_ms: i64,
+        /// The event.
+        event: RoomEvent,
+    },
+    /// Your turn: what to do and the legal actions (player to act only).
+    YourTurn(TurnInfo),
+    /// Who is connected and how many watch. Not part of the event stream.
+    Presence {
+        /// Room code.
+        room: String,
+        /// The room's latest event seq (unchanged by presence).
+        seq: u64,
+        /// Seated colours with a live connection.
+        connected: Vec<Colour>,
+        /// Spectators watching.
+        spectators: u32,
+    },
+    /// Answer to `ping`.
+    Pong {
+        /// The request id.
+        req: u64,
+    },
+    /// The server is about to close this connection with `code` (see `proto/README.md`).
+    Closing {
+        /// WebSocket close code.
+        code: u16,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A frame that is not a valid [`ClientMessage`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct ParseError {
+    /// `bad_json`, `unknown_type`, `missing_field` or `bad_request`.
+    pub code: ErrorCode,
+    /// Human-readable text.
+    pub message: String,
+    /// The request id, when the frame had a numeric `req`.
+    pub req: Option<u64>,
+}
+
+/// Parses a text frame, classifying failures: not JSON (`bad_json`), no or unknown `type`
+/// (`unknown_type`), a required field missing (`missing_field`), anything else invalid
+/// (`bad_request`).
+pub fn parse_client_message(text: &str) -> Result<ClientMessage, ParseError> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ParseError {
+        code: ErrorCode::BadJson,
+        message: format!("not valid JSON: {e}"),
+        req: None,
+    })?;
+    let req = value.get("req").and_then(|r| r.as_u64());
+    let Some(obj) = value.as_object() else {
+        return Err(ParseError {
+            code: ErrorCode::BadJson,
+            message: "a message is a JSON object".into(),
+            req,
+        });
+    };
+    match obj.get("type").and_then(|t| t.as_str()) {
+        None => {
+            return Err(ParseError {
+                code: ErrorCode::UnknownType,
+                message: "the message has no string field \"type\"".into(),
+                req,
+            })
+        }
+        Some(t) if !ClientMessage::TYPES.contains(&t) => {
+            return Err(ParseError {
+                code: ErrorCode::UnknownType,
+                message: format!(
+                    "unknown message type {t:?}; expected one of {}",
+                    ClientMessage::TYPES.join(", ")
+                ),
+                req,
+            })
+        }
+        Some(_) => {}
+    }
+    serde_json::from_value(value).map_err(|e| {
+        let text = e.to_string();
+        let code = if text.starts_with("missing field") {
+            ErrorCode::MissingField
+        } else {
+            ErrorCode::BadRequest
+        };
+        ParseError {
+            code,
+            message: text,
+            req,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_bad_input() {
+        let e = |s: &str| parse_client_message(s).err().map(|e| e.code);
+        assert_eq!(e("not json"), Some(ErrorCode::BadJson));
+        assert_eq!(e("[1,2]"), Some(ErrorCode::BadJson));
+        assert_eq!(e(r#"{"req":1}"#), Some(ErrorCode::UnknownType));
+        assert_eq!(e(r#"{"type":"fly","req":1}"#), Some(ErrorCode::UnknownType));
+        assert_eq!(
+            e(r#"{"type":"roll","req":1,"room":"X"}"#),
+            Some(ErrorCode::MissingField)
+        );
+        assert_eq!(
+            e(r#"{"type":"choose_colour","req":1,"room":"X","seq":0,"colour":"pink"}"#),
+            Some(ErrorCode::BadRequest)
+        );
+        let err = parse_client_message(r#"{"type":"roll","req":7}"#).err();
+        assert_eq!(err.and_then(|e| e.req), Some(7));
+    }
+
+    #[test]
+    fn play_matches_engine_action_json() {
+        let msg = parse_client_message(
+            r#"{"type":"play","req":3,"room":"AB","seq":9,"action":{"type":"move","piece":2,"die":4}}"#,
+        );
+        let Ok(ClientMessage::Play { action, .. }) = msg else {
+            panic!("not a play: {msg:?}");
+        };
+        let a: Action = action.into();
+        assert_eq!(a, Action::Move { piece: 2, die: 4 });
+        assert_eq!(
+            serde_json::to_value(a).ok(),
+            serde_json::to_value(action).ok()
+        );
+    }
+}

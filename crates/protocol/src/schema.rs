@@ -1,0 +1,38 @@
+//! JSON Schema of the protocol, generated with schemars and checked into `proto/schema/`.
+//!
+//! Regenerate with `UPDATE_SCHEMA=1 cargo test -p parchis-protocol --test schema`.
+
+use crate::{
+    ClientMessage, CreateRoomRequest, CreateRoomResponse, HttpError, RoomList, RoomView,
+    ServerMessage,
+};
+
+/// Every schema file: `(file name, pretty JSON text ending in a newline)`.
+pub fn all() -> Vec<(&'static str, String)> {
+    fn render(schema: schemars::Schema) -> String {
+        let mut s = serde_json::to_string_pretty(&schema).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+    vec![
+        (
+            "client_message.json",
+            render(schemars::schema_for!(ClientMessage)),
+        ),
+        (
+            "server_message.json",
+            render(schemars::schema_for!(ServerMessage)),
+        ),
+        (
+            "create_room_request.json",
+            render(schemars::schema_for!(CreateRoomRequest)),
+        ),
+        (
+            "create_room_response.json",
+            render(schemars::schema_for!(CreateRoomResponse)),
+        ),
+        ("room_list.json", render(schemars::schema_for!(RoomList))),
+        ("room_view.json", render(schemars::schema_for!(RoomView))),
+        ("http_error.json", render(schemars::schema_for!(HttpError))),
+    ]
+}

@@ -1,0 +1,81 @@
+//! # parchis-server
+//!
+//! The authoritative online Parchís server (axum 0.8 on tokio):
+//!
+//! * [`app`] builds the router: `POST/GET /api/rooms`, `GET /api/rooms/{code}`, the
+//!   WebSocket endpoint `/ws`, and the web client's spot at `/` ([`static_files`]).
+//! * [`run`] serves a router on a listener until a shutdown token fires, then tells every
+//!   client, waits for the room actors and flushes the store. Tests call it on port 0.
+//! * One actor task per room ([`room`]) owns the room and its [`parchis_engine::Game`];
+//!   connections ([`ws`]) talk to it through bounded channels.
+//!
+//! The wire protocol lives in `parchis-protocol` and is documented in `proto/README.md`.
+
+pub mod config;
+pub mod http;
+pub mod ids;
+pub mod room;
+pub mod state;
+pub mod static_files;
+pub mod ws;
+
+use axum::routing::get;
+use axum::Router;
+use std::io;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+pub use config::ServerConfig;
+pub use state::AppState;
+
+/// The router: HTTP API, WebSocket endpoint and the static web client's spot.
+pub fn app(state: AppState) -> Router {
+    Router::new()
+        .route("/api/rooms", get(http::list_rooms).post(http::create_room))
+        .route("/api/rooms/{code}", get(http::get_room))
+        .route("/ws", get(ws::upgrade))
+        .route("/healthz", get(|| async { "ok" }))
+        .merge(static_files::router())
+        .with_state(state)
+}
+
+/// Serves [`app`] on `listener` until `shutdown` is cancelled, then shuts down gracefully:
+/// stops accepting, closes every WebSocket with code 1001 (the room actors and connection
+/// tasks watch the same token), waits for them, and closes the store (flushing pending
+/// writes).
+pub async fn run(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: CancellationToken,
+) -> io::Result<()> {
+    let send_buffer = state.config().send_buffer_bytes;
+    let router = app(state.clone());
+    // Link the server's own token to the caller's so actors and connections see it.
+    let inner = state.shutdown_token();
+    let watcher = {
+        let shutdown = shutdown.clone();
+        let inner = inner.clone();
+        tokio::spawn(async move {
+            shutdown.cancelled().await;
+            inner.cancel();
+        })
+    };
+    let listener = axum::serve::ListenerExt::tap_io(listener, move |tcp| {
+        let _ = tcp.set_nodelay(true);
+        if let Some(bytes) = send_buffer {
+            let _ = socket2::SockRef::from(&*tcp).set_send_buffer_size(bytes);
+        }
+    });
+    tracing::info!("serving");
+    let serve_shutdown = inner.clone();
+    let result = axum::serve(listener, router)
+        .with_graceful_shutdown(async move { serve_shutdown.cancelled().await })
+        .await;
+    inner.cancel();
+    state.tracker().close();
+    state.tracker().wait().await;
+    state.store().close().await;
+    watcher.abort();
+    tracing::info!("shut down");
+    result
+}

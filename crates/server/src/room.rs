@@ -1,0 +1,1367 @@
+//! The room actor: one task per room owns its seats, spectators, event history and
+//! [`Game`], and is the only code that changes them. Connections send [`RoomCmd`]s through
+//! a bounded channel; joins and views are answered on a oneshot, everything else goes to
+//! the connections' outbound queues, in order.
+//!
+//! Write-ahead: every accepted action's events are appended to the store before the new
+//! state is committed and broadcast.
+
+use crate::ids;
+use crate::state::AppState;
+use parchis_engine::{Action, Colour, Dice, Expect, Game, RuleSet, SeatStatus};
+use parchis_protocol::{
+    close_code, AbandonReason, ErrorCode, GameView, Play, Role, RoomEvent, RoomSettings,
+    RoomStatus, RoomSummary, RoomView, SeatView, ServerMessage, TurnInfo,
+};
+use parchis_store::{
+    hash_token, EventRecord, GameRecord, RoomStatus as StoredStatus, RoomStatusUpdate, SeatRecord,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn, Instrument};
+use uuid::Uuid;
+
+/// Identifies one WebSocket connection.
+pub type ConnId = u64;
+
+/// Current unix time in milliseconds.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Serializes a server message once, for any number of queues.
+pub fn encode(msg: &ServerMessage) -> Arc<str> {
+    // Serializing these plain types cannot fail; an empty frame would be harmless anyway.
+    Arc::from(serde_json::to_string(msg).unwrap_or_default())
+}
+
+/// Tells a connection task to close, with a WebSocket close code and reason.
+#[derive(Clone, Debug, Default)]
+pub struct Kick {
+    token: CancellationToken,
+    reason: Arc<Mutex<Option<(u16, String)>>>,
+}
+
+impl Kick {
+    /// Asks the connection to close; the first reason given wins.
+    pub fn kick(&self, code: u16, reason: &str) {
+        let mut r = self.reason.lock().unwrap_or_else(|e| e.into_inner());
+        if r.is_none() {
+            *r = Some((code, reason.to_owned()));
+        }
+        drop(r);
+        self.token.cancel();
+    }
+
+    /// Resolves once kicked.
+    pub async fn kicked(&self) {
+        self.token.cancelled().await
+    }
+
+    /// The close code and reason, once kicked.
+    pub fn reason(&self) -> Option<(u16, String)> {
+        self.reason
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// The room's way to reach one connection: its bounded outbound queue and its kick switch.
+#[derive(Clone, Debug)]
+pub struct ConnLink {
+    /// The connection.
+    pub id: ConnId,
+    /// Outbound queue of encoded JSON frames.
+    pub tx: mpsc::Sender<Arc<str>>,
+    /// Closes the connection.
+    pub kick: Kick,
+}
+
+impl ConnLink {
+    /// Queues a frame without waiting. A full queue kicks the connection as a slow
+    /// consumer and returns `false`.
+    pub fn send(&self, msg: Arc<str>) -> bool {
+        match self.tx.try_send(msg) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.kick.kick(
+                    close_code::SLOW_CONSUMER,
+                    "outbound queue overflow: read faster",
+                );
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+}
+
+/// What a connection is in a room, as the room answered its join.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Member {
+    /// Holds the seat with this id.
+    Player(u64),
+    /// Watches.
+    Spectator,
+}
+
+/// A refused command: code and text (and a rule id for illegal actions).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// Error code.
+    pub code: ErrorCode,
+    /// Human-readable text.
+    pub message: String,
+    /// Rule id for `illegal_action`.
+    pub rule: Option<String>,
+}
+
+impl Refusal {
+    fn new(code: ErrorCode, message: impl Into<String>) -> Refusal {
+        Refusal {
+            code,
+            message: message.into(),
+            rule: None,
+        }
+    }
+    fn code(code: ErrorCode) -> Refusal {
+        Refusal::new(code, code.describe())
+    }
+    /// The error frame answering request `req`.
+    pub fn to_message(&self, req: Option<u64>) -> ServerMessage {
+        ServerMessage::Error {
+            req,
+            code: self.code,
+            message: self.message.clone(),
+            rule: self.rule.clone(),
+        }
+    }
+}
+
+/// A command for a room the connection has joined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeatCmd {
+    /// Change colour (lobby).
+    ChooseColour(Colour),
+    /// Start the game (creator).
+    Start,
+    /// Throw the dice.
+    Roll,
+    /// Play an action of the current throw.
+    Play(Play),
+    /// Leave the room.
+    Leave,
+}
+
+/// Messages to a room actor.
+#[derive(Debug)]
+pub enum RoomCmd {
+    /// Take a seat.
+    Join {
+        /// The connection.
+        link: ConnLink,
+        /// Request id.
+        req: u64,
+        /// Display name.
+        name: String,
+        /// Wanted colour.
+        colour: Option<Colour>,
+        /// The outcome.
+        reply: oneshot::Sender<Result<Member, Refusal>>,
+    },
+    /// Watch.
+    Watch {
+        /// The connection.
+        link: ConnLink,
+        /// Request id.
+        req: u64,
+        /// The outcome.
+        reply: oneshot::Sender<Result<Member, Refusal>>,
+    },
+    /// Come back to a seat.
+    Resume {
+        /// The connection.
+        link: ConnLink,
+        /// Request id.
+        req: u64,
+        /// Session token.
+        token: String,
+        /// Last seq seen.
+        last_seq: u64,
+        /// The outcome.
+        reply: oneshot::Sender<Result<Member, Refusal>>,
+    },
+    /// A command from a member; answered on its outbound queue.
+    Command {
+        /// The connection.
+        conn: ConnId,
+        /// Its membership.
+        member: Member,
+        /// Request id.
+        req: u64,
+        /// The seq it was based on.
+        seq: u64,
+        /// What to do.
+        cmd: SeatCmd,
+    },
+    /// The connection closed.
+    Detach {
+        /// The connection.
+        conn: ConnId,
+    },
+    /// The room's public state.
+    View {
+        /// Where to answer.
+        reply: oneshot::Sender<RoomView>,
+    },
+}
+
+/// Light public facts about a room, readable without asking the actor.
+#[derive(Clone, Debug)]
+pub struct Listing {
+    /// Lifecycle.
+    pub status: RoomStatus,
+    /// Listed publicly.
+    pub public: bool,
+    /// Summary for `GET /api/rooms`.
+    pub summary: RoomSummary,
+}
+
+/// A handle on a running room actor.
+#[derive(Clone, Debug)]
+pub struct RoomHandle {
+    code: Arc<str>,
+    tx: mpsc::Sender<RoomCmd>,
+    listing: watch::Receiver<Listing>,
+}
+
+impl RoomHandle {
+    /// The room code.
+    pub fn code(&self) -> &str {
+        &self.code
+    }
+    /// The command channel.
+    pub fn sender(&self) -> &mpsc::Sender<RoomCmd> {
+        &self.tx
+    }
+    /// The latest listing facts.
+    pub fn listing(&self) -> Listing {
+        self.listing.borrow().clone()
+    }
+}
+
+struct Seat {
+    id: u64,
+    colour: Colour,
+    name: String,
+    token_hash: String,
+    creator: bool,
+    joined_at_ms: i64,
+    conn: Option<ConnLink>,
+    grace_until: Option<Instant>,
+    abandoned: bool,
+}
+
+#[derive(Clone, Copy)]
+struct Deadline {
+    at: Instant,
+    ms: i64,
+}
+
+struct Room {
+    state: AppState,
+    code: String,
+    settings: RoomSettings,
+    created_at_ms: i64,
+    status: RoomStatus,
+    seats: Vec<Seat>,
+    spectators: Vec<ConnLink>,
+    next_seat_id: u64,
+    seq: u64,
+    history: VecDeque<(u64, Arc<str>)>,
+    game: Option<Game>,
+    game_id: Option<Uuid>,
+    deadline: Option<Deadline>,
+    rng: ChaCha20Rng,
+    listing: watch::Sender<Listing>,
+}
+
+/// Creates room `code`: stores it, spawns its actor on the server's tracker and registers
+/// its handle. Returns `None` if the code is taken, the server is full, or the store fails.
+pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, Refusal> {
+    for _ in 0..4 {
+        let code = ids::room_code();
+        if state.room(&code).is_some() {
+            continue;
+        }
+        let created_at_ms = now_ms();
+        let record = parchis_store::RoomRecord {
+            code: code.clone(),
+            settings: serde_json::to_value(&settings).unwrap_or_default(),
+            status: StoredStatus::Open,
+            created_at_ms,
+            started_at_ms: None,
+            finished_at_ms: None,
+            updated_at_ms: created_at_ms,
+        };
+        match state.store().create_room(&record).await {
+            Ok(()) => {}
+            Err(parchis_store::StoreError::RoomExists(_)) => continue,
+            Err(e) => {
+                warn!(room = %code, error = %e, "store failed creating a room");
+                return Err(Refusal::code(ErrorCode::Internal));
+            }
+        }
+        let rng = match state.config().dice_seed {
+            Some(seed) => ChaCha20Rng::seed_from_u64(seed.wrapping_add(state.next_id())),
+            None => ChaCha20Rng::from_entropy(),
+        };
+        let (tx, rx) = mpsc::channel(state.config().room_queue);
+        let mut room = Room {
+            state: state.clone(),
+            code: code.clone(),
+            settings,
+            created_at_ms,
+            status: RoomStatus::Lobby,
+            seats: Vec::new(),
+            spectators: Vec::new(),
+            next_seat_id: 1,
+            seq: 0,
+            history: VecDeque::new(),
+            game: None,
+            game_id: None,
+            deadline: None,
+            rng,
+            listing: watch::channel(placeholder_listing()).0,
+        };
+        let listing = room.listing();
+        let (ltx, lrx) = watch::channel(listing);
+        room.listing = ltx;
+        let handle = RoomHandle {
+            code: Arc::from(code.as_str()),
+            tx,
+            listing: lrx,
+        };
+        if !state.register(handle) {
+            return Err(Refusal::new(ErrorCode::Internal, "too many rooms"));
+        }
+        let span = tracing::info_span!("room", room = %code);
+        state
+            .tracker()
+            .spawn(async move { room.run(rx).await }.instrument(span));
+        info!(room = %code, "room created");
+        return Ok(code);
+    }
+    Err(Refusal::new(
+        ErrorCode::Internal,
+        "could not allocate a room code",
+    ))
+}
+
+fn placeholder_listing() -> Listing {
+    Listing {
+        status: RoomStatus::Lobby,
+        public: false,
+        summary: RoomSummary {
+            code: String::new(),
+            preset: parchis_engine::Preset::Online,
+            seats: 0,
+            taken: 0,
+            free: 0,
+            free_colours: Vec::new(),
+            age_secs: 0,
+            spectators: 0,
+        },
+    }
+}
+
+async fn sleep_until_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Room {
+    async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>) {
+        let shutdown = self.state.shutdown_token();
+        loop {
+            let wake = self.next_wake();
+            tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => {
+                    self.close_all(close_code::GOING_AWAY, "server shutting down");
+                    break;
+                }
+                cmd = rx.recv() => match cmd {
+                    Some(cmd) => self.handle(cmd).await,
+                    None => break,
+                },
+                _ = sleep_until_opt(wake) => self.on_timers().await,
+            }
+            if self.disposable() {
+                info!("room finished and empty: disposing");
+                break;
+            }
+        }
+        self.state.deregister(&self.code);
+    }
+
+    // ----- views ---------------------------------------------------------------------
+
+    fn taken(&self, colour: Colour) -> bool {
+        self.seats.iter().any(|s| s.colour == colour)
+    }
+
+    fn free_colours(&self) -> Vec<Colour> {
+        Colour::ALL
+            .into_iter()
+            .filter(|c| !self.taken(*c))
+            .collect()
+    }
+
+    fn listing(&self) -> Listing {
+        let taken = self.seats.len() as u8;
+        Listing {
+            status: self.status,
+            public: self.settings.public,
+            summary: RoomSummary {
+                code: self.code.clone(),
+                preset: self.settings.preset,
+                seats: self.settings.seats,
+                taken,
+                free: self.settings.seats.saturating_sub(taken),
+                free_colours: if taken < self.settings.seats {
+                    self.free_colours()
+                } else {
+                    Vec::new()
+                },
+                age_secs: ((now_ms() - self.created_at_ms).max(0) / 1000) as u64,
+                spectators: self.spectators.len() as u32,
+            },
+        }
+    }
+
+    fn publish(&self) {
+        self.listing.send_replace(self.listing());
+    }
+
+    fn view(&self) -> RoomView {
+        RoomView {
+            code: self.code.clone(),
+            settings: self.settings.clone(),
+            status: self.status,
+            seats: self
+                .seats
+                .iter()
+                .map(|s| SeatView {
+                    colour: s.colour,
+                    name: s.name.clone(),
+                    creator: s.creator,
+                    connected: s.conn.is_some(),
+                    abandoned: s.abandoned,
+                })
+                .collect(),
+            spectators: self.spectators.len() as u32,
+            seq: self.seq,
+            created_at_ms: self.created_at_ms,
+            game: self.game.as_ref().map(|g| GameView {
+                game_id: self.game_id.map(|id| id.to_string()).unwrap_or_default(),
+                position: g.to_position(),
+                deadline_ms: self.deadline.map(|d| d.ms),
+                outcome: g.outcome(),
+            }),
+        }
+    }
+
+    fn seat_index(&self, seat_id: u64) -> Option<usize> {
+        self.seats.iter().position(|s| s.id == seat_id)
+    }
+
+    fn seat_record(&self, seat: &Seat) -> SeatRecord {
+        SeatRecord {
+            room_code: self.code.clone(),
+            colour: seat.colour.to_string(),
+            display_name: seat.name.clone(),
+            token_hash: seat.token_hash.clone(),
+            is_creator: seat.creator,
+            joined_at_ms: seat.joined_at_ms,
+        }
+    }
+
+    fn links(&self) -> impl Iterator<Item = &ConnLink> {
+        self.seats
+            .iter()
+            .filter_map(|s| s.conn.as_ref())
+            .chain(self.spectators.iter())
+    }
+
+    fn link_of(&self, conn: ConnId) -> Option<&ConnLink> {
+        self.links().find(|l| l.id == conn)
+    }
+
+    fn disposable(&self) -> bool {
+        self.status == RoomStatus::Finished && self.links().next().is_none()
+    }
+
+    fn next_wake(&self) -> Option<Instant> {
+        let graces = self.seats.iter().filter_map(|s| s.grace_until);
+        self.deadline.map(|d| d.at).into_iter().chain(graces).min()
+    }
+
+    // ----- sending -------------------------------------------------------------------
+
+    fn send_to(&mut self, conn: ConnId, msg: &ServerMessage) {
+        let ok = match self.link_of(conn) {
+            Some(link) => link.send(encode(msg)),
+            None => return,
+        };
+        if !ok {
+            self.detach(conn);
+        }
+    }
+
+    fn broadcast_raw(&mut self, frame: Arc<str>) {
+        let slow: Vec<ConnId> = self
+            .links()
+            .filter(|l| !l.send(frame.clone()))
+            .map(|l| l.id)
+            .collect();
+        for conn in slow {
+            self.detach(conn);
+        }
+    }
+
+    fn presence(&mut self) {
+        let msg = ServerMessage::Presence {
+            room: self.code.clone(),
+            seq: self.seq,
+            connected: self
+                .seats
+                .iter()
+                .filter(|s| s.conn.is_some())
+                .map(|s| s.colour)
+                .collect(),
+            spectators: self.spectators.len() as u32,
+        };
+        self.broadcast_raw(encode(&msg));
+        self.publish();
+    }
+
+    fn close_all(&mut self, code: u16, reason: &str) {
+        for link in self.links() {
+            link.kick.kick(code, reason);
+        }
+    }
+
+    /// The `your_turn` message for the player to act, if the game runs.
+    fn turn_info(&self) -> Option<(Colour, ServerMessage)> {
+        let game = self.game.as_ref()?;
+        let deadline_ms = self.deadline.map(|d| d.ms).unwrap_or(0);
+        let (colour, must_roll, dice, used, bonus) = match game.expect() {
+            Expect::Roll { colour } => (colour, true, None, [false, false], None),
+            Expect::Move {
+                colour,
+                dice,
+                used,
+                bonus,
+            } => (colour, false, Some(dice), used, bonus),
+            Expect::Finished(_) => return None,
+        };
+        Some((
+            colour,
+            ServerMessage::YourTurn(TurnInfo {
+                room: self.code.clone(),
+                seq: self.seq,
+                colour,
+                must_roll,
+                dice,
+                used,
+                bonus,
+                legal: game.legal_actions(),
+                deadline_ms,
+            }),
+        ))
+    }
+
+    fn send_turn_info(&mut self) {
+        if let Some((colour, msg)) = self.turn_info() {
+            if let Some(conn) = self
+                .seats
+                .iter()
+                .find(|s| s.colour == colour && !s.abandoned)
+                .and_then(|s| s.conn.as_ref().map(|l| l.id))
+            {
+                self.send_to(conn, &msg);
+            }
+        }
+    }
+
+    // ----- committing events -----------------------------------------------------------
+
+    /// Persists `events` (write-ahead, when a game exists), then commits `game` and
+    /// broadcasts. On a store failure nothing changes.
+    async fn commit(&mut self, game: Option<Game>, events: Vec<RoomEvent>) -> Result<(), Refusal> {
+        let at_ms = now_ms();
+        let first = self.seq + 1;
+        let numbered: Vec<(u64, RoomEvent)> = events
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| (first + i as u64, e))
+            .collect();
+        if let Some(game_id) = self.game_id {
+            let records: Vec<EventRecord> = numbered
+                .iter()
+                .map(|(seq, e)| EventRecord {
+                    seq: *seq as i64,
+                    event: serde_json::to_value(e).unwrap_or_default(),
+                    created_at_ms: at_ms,
+                })
+                .collect();
+            if let Err(e) = self.state.store().append_events(game_id, &records).await {
+                warn!(game = %game_id, error = %e, "store failed appending events; not applied");
+                return Err(Refusal::code(ErrorCode::Internal));
+            }
+        }
+        if let Some(g) = game {
+            self.game = Some(g);
+        }
+        for (seq, event) in numbered {
+            self.seq = seq;
+            let frame = encode(&ServerMessage::Event {
+                room: self.code.clone(),
+                seq,
+                at_ms,
+                event,
+            });
+            self.history.push_back((seq, frame.clone()));
+            while self.history.len() > self.state.config().history {
+                self.history.pop_front();
+            }
+            self.broadcast_raw(frame);
+        }
+        self.publish();
+        Ok(())
+    }
+
+    /// Applies `action` to the game: engine check, clock bookkeeping, write-ahead,
+    /// broadcast, `your_turn`, and the end of the game.
+    async fn apply(&mut self, action: Action, prelude: Vec<RoomEvent>) -> Result<(), Refusal> {
+        let Some(game) = self.game else {
+            return Err(Refusal::code(ErrorCode::GameNotStarted));
+        };
+        let (next, engine_events) = game.apply(&action).map_err(|e| Refusal {
+            code: ErrorCode::IllegalAction,
+            message: e.message.clone(),
+            rule: Some(e.rule.to_owned()),
+        })?;
+        let mut events = prelude;
+        events.extend(
+            engine_events
+                .into_iter()
+                .map(|event| RoomEvent::Game { event }),
+        );
+        // A new throw gets a fresh clock (R-CLOCK, D-12), except when someone else's
+        // abandonment leaves the current throw as it was.
+        let new_throw = match (next.expect(), &action) {
+            (Expect::Roll { colour }, Action::Abandon { .. }) => {
+                colour != game.turn() || !matches!(game.expect(), Expect::Roll { .. })
+            }
+            (Expect::Roll { .. }, _) => true,
+            _ => false,
+        };
+        let mut deadline = self.deadline;
+        if new_throw {
+            let d = self.fresh_deadline();
+            events.push(RoomEvent::Turn {
+                colour: next.turn(),
+                deadline_ms: d.ms,
+            });
+            deadline = Some(d);
+        }
+        if next.outcome().is_some() {
+            deadline = None;
+        }
+        self.commit(Some(next), events).await?;
+        self.deadline = deadline;
+        let game_id = self.game_id.unwrap_or_default();
+        if let Some(outcome) = next.outcome() {
+            self.finish(outcome).await;
+        } else if new_throw {
+            if let Some(d) = deadline {
+                if let Err(e) = self.state.store().set_deadline(game_id, Some(d.ms)).await {
+                    warn!(game = %game_id, error = %e, "store failed saving the deadline");
+                }
+            }
+        }
+        self.send_turn_info();
+        Ok(())
+    }
+
+    fn fresh_deadline(&self) -> Deadline {
+        let clock = Duration::from_secs(u64::from(self.settings.turn_clock_secs));
+        Deadline {
+            at: Instant::now() + clock,
+            ms: now_ms() + clock.as_millis() as i64,
+        }
+    }
+
+    async fn finish(&mut self, outcome: parchis_engine::Outcome) {
+        let game_id = self.game_id.unwrap_or_default();
+        let at = now_ms();
+        self.status = RoomStatus::Finished;
+        self.deadline = None;
+        for seat in &mut self.seats {
+            seat.grace_until = None;
+        }
+        let reason = match outcome.reason {
+            parchis_engine::WinReason::Goal => "completed",
+            parchis_engine::WinReason::Forfeit => "abandoned",
+        };
+        info!(game = %game_id, winner = %outcome.winner, reason, "game over");
+        let store = self.state.store().clone();
+        if let Err(e) = store
+            .finish_game(
+                game_id,
+                &serde_json::to_value(outcome).unwrap_or_default(),
+                reason,
+                at,
+            )
+            .await
+        {
+            warn!(game = %game_id, error = %e, "store failed finishing the game");
+        }
+        let update = RoomStatusUpdate {
+            status: StoredStatus::Finished,
+            started_at_ms: None,
+            finished_at_ms: Some(at),
+            updated_at_ms: at,
+        };
+        if let Err(e) = store.update_room_status(&self.code, update).await {
+            warn!(error = %e, "store failed updating the room status");
+        }
+        self.publish();
+    }
+
+    // ----- timers ----------------------------------------------------------------------
+
+    async fn on_timers(&mut self) {
+        let now = Instant::now();
+        if self.deadline.is_some_and(|d| d.at <= now) {
+            self.timeout().await;
+        }
+        let expired: Vec<u64> = self
+            .seats
+            .iter()
+            .filter(|s| s.grace_until.is_some_and(|g| g <= now))
+            .map(|s| s.id)
+            .collect();
+        for seat_id in expired {
+            self.grace_expired(seat_id).await;
+        }
+    }
+
+    /// Applies an expired clock before anything else (R-CLOCK): an action that arrives
+    /// after the deadline is then judged against the next throw.
+    async fn expire_clock_first(&mut self) {
+        if self.deadline.is_some_and(|d| d.at <= Instant::now()) {
+            self.timeout().await;
+        }
+    }
+
+    async fn timeout(&mut self) {
+        let Some(game) = self.game else { return };
+        let colour = game.turn();
+        if let Err(e) = self.apply(Action::Timeout, Vec::new()).await {
+            warn!(error = %e.message, "timeout not applied; retrying in 1 s");
+            if let Some(d) = &mut self.deadline {
+                d.at = Instant::now() + Duration::from_secs(1);
+            }
+            return;
+        }
+        let n = self
+            .game
+            .map(|g| g.consecutive_timeouts(colour))
+            .unwrap_or(0);
+        debug!(%colour, consecutive = n, "turn timed out");
+        if n >= self.settings.timeouts_to_abandon {
+            self.abandon(colour, AbandonReason::Timeouts).await;
+        }
+    }
+
+    async fn grace_expired(&mut self, seat_id: u64) {
+        let Some(i) = self.seat_index(seat_id) else {
+            return;
+        };
+        self.seats[i].grace_until = None;
+        if self.seats[i].conn.is_some() {
+            return;
+        }
+        let colour = self.seats[i].colour;
+        match self.status {
+            RoomStatus::Lobby => {
+                info!(%colour, "disconnected past the grace period: seat freed");
+                self.free_seat(seat_id).await;
+            }
+            RoomStatus::Playing => {
+                info!(%colour, "disconnected past the grace period: abandoned");
+                self.abandon(colour, AbandonReason::Disconnected).await;
+            }
+            RoomStatus::Finished => {}
+        }
+    }
+
+    async fn abandon(&mut self, colour: Colour, reason: AbandonReason) {
+        let Some(game) = self.game else { return };
+        if game.outcome().is_some() || game.seat(colour) != SeatStatus::Playing {
+            return;
+        }
+        let prelude = vec![RoomEvent::Abandoned { colour, reason }];
+        match self.apply(Action::Abandon { colour }, prelude).await {
+            Ok(()) => {
+                if let Some(seat) = self.seats.iter_mut().find(|s| s.colour == colour) {
+                    seat.abandoned = true;
+                    seat.grace_until = None;
+                }
+                self.publish();
+            }
+            Err(e) => warn!(%colour, error = %e.message, "abandon not applied"),
+        }
+    }
+
+    // ----- commands ----------------------------------------------------------------------
+
+    async fn handle(&mut self, cmd: RoomCmd) {
+        match cmd {
+            RoomCmd::Join {
+                link,
+                req,
+                name,
+                colour,
+                reply,
+            } => {
+                let result = self.join(link, req, name, colour).await;
+                let _ = reply.send(result);
+            }
+            RoomCmd::Watch { link, req, reply } => {
+                let result = self.watch(link, req);
+                let _ = reply.send(result);
+            }
+            RoomCmd::Resume {
+                link,
+                req,
+                token,
+                last_seq,
+                reply,
+            } => {
+                let result = self.resume(link, req, &token, last_seq);
+                let _ = reply.send(result);
+            }
+            RoomCmd::Command {
+                conn,
+                member,
+                req,
+                seq,
+                cmd,
+            } => {
+                let result = self.command(conn, member, seq, cmd).await;
+                let msg = match result {
+                    Ok(()) => ServerMessage::Ok { req, seq: self.seq },
+                    Err(r) => r.to_message(Some(req)),
+                };
+                self.send_to(conn, &msg);
+                if cmd == SeatCmd::Leave {
+                    self.drop_link(conn);
+                }
+            }
+            RoomCmd::Detach { conn } => self.detach(conn),
+            RoomCmd::View { reply } => {
+                let _ = reply.send(self.view());
+            }
+        }
+    }
+
+    async fn join(
+        &mut self,
+        link: ConnLink,
+        req: u64,
+        name: String,
+        colour: Option<Colour>,
+    ) -> Result<Member, Refusal> {
+        if self.status != RoomStatus::Lobby {
+            return Err(Refusal::new(
+                ErrorCode::GameStarted,
+                "the game has started: you can still watch as a spectator",
+            ));
+        }
+        let name = name.trim().to_owned();
+        let chars = name.chars().count();
+        if chars == 0
+            || chars > parchis_protocol::MAX_NAME_CHARS
+            || name.chars().any(char::is_control)
+        {
+            return Err(Refusal::new(
+                ErrorCode::BadRequest,
+                format!(
+                    "a display name has 1 to {} printable characters",
+                    parchis_protocol::MAX_NAME_CHARS
+                ),
+            ));
+        }
+        if self.seats.len() >= usize::from(self.settings.seats) {
+            return Err(Refusal::code(ErrorCode::RoomFull));
+        }
+        let colour = match colour {
+            Some(c) if self.taken(c) => {
+                return Err(Refusal::new(
+                    ErrorCode::ColourTaken,
+                    format!("{c} is taken; free colours: {:?}", self.free_colours()),
+                ))
+            }
+            Some(c) => c,
+            None => match self.free_colours().first() {
+                Some(c) => *c,
+                None => return Err(Refusal::code(ErrorCode::RoomFull)),
+            },
+        };
+        let token = ids::session_token();
+        let seat = Seat {
+            id: self.next_seat_id,
+            colour,
+            name: name.clone(),
+            token_hash: hash_token(&token),
+            creator: self.seats.is_empty(),
+            joined_at_ms: now_ms(),
+            conn: None,
+            grace_until: None,
+            abandoned: false,
+        };
+        if let Err(e) = self
+            .state
+            .store()
+            .upsert_seat(&self.seat_record(&seat))
+            .await
+        {
+            warn!(error = %e, "store failed saving a seat");
+            return Err(Refusal::code(ErrorCode::Internal));
+        }
+        self.next_seat_id += 1;
+        let seat_id = seat.id;
+        let creator = seat.creator;
+        self.seats.push(seat);
+        self.commit(
+            None,
+            vec![RoomEvent::PlayerJoined {
+                colour,
+                name,
+                creator,
+            }],
+        )
+        .await?;
+        info!(%colour, creator, "player joined");
+        let conn = link.id;
+        if let Some(i) = self.seat_index(seat_id) {
+            self.seats[i].conn = Some(link);
+        }
+        let welcome = ServerMessage::Welcome {
+            req,
+            room: self.code.clone(),
+            role: Role::Player,
+            colour: Some(colour),
+            token: Some(token),
+            seq: self.seq,
+            snapshot: Some(self.view()),
+        };
+        self.send_to(conn, &welcome);
+        self.presence();
+        Ok(Member::Player(seat_id))
+    }
+
+    fn watch(&mut self, link: ConnLink, req: u64) -> Result<Member, Refusal> {
+        if !self.settings.spectators {
+            return Err(Refusal::code(ErrorCode::SpectatorsNotAllowed));
+        }
+        let conn = link.id;
+        self.spectators.push(link);
+        let welcome = ServerMessage::Welcome {
+            req,
+            room: self.code.clone(),
+            role: Role::Spectator,
+            colour: None,
+            token: None,
+            seq: self.seq,
+            snapshot: Some(self.view()),
+        };
+        self.send_to(conn, &welcome);
+        self.presence();
+        Ok(Member::Spectator)
+    }
+
+    fn resume(
+        &mut self,
+        link: ConnLink,
+        req: u64,
+        token: &str,
+        last_seq: u64,
+    ) -> Result<Member, Refusal> {
+        let hash = hash_token(token);
+        let Some(i) = self.seats.iter().position(|s| s.token_hash == hash) else {
+            return Err(Refusal::code(ErrorCode::BadToken));
+        };
+        if self.seats[i].abandoned {
+            return Err(Refusal::new(
+                ErrorCode::BadToken,
+                "this seat abandoned the game; you can watch as a spectator",
+            ));
+        }
+        if let Some(old) = self.seats[i].conn.take() {
+            let msg = ServerMessage::Closing {
+                code: close_code::SESSION_REPLACED,
+                reason: "another connection took over this seat".into(),
+            };
+            old.send(encode(&msg));
+            old.kick.kick(
+                close_code::SESSION_REPLACED,
+                "another connection took over this seat",
+            );
+        }
+        let conn = link.id;
+        let colour = self.seats[i].colour;
+        self.seats[i].conn = Some(link);
+        self.seats[i].grace_until = None;
+        let seat_id = self.seats[i].id;
+        // Missed events from the bounded history, or a snapshot when they are too old.
+        let replay = last_seq <= self.seq
+            && (last_seq == self.seq
+                || self
+                    .history
+                    .front()
+                    .is_some_and(|(first, _)| *first <= last_seq + 1));
+        let welcome = ServerMessage::Welcome {
+            req,
+            room: self.code.clone(),
+            role: Role::Player,
+            colour: Some(colour),
+            token: None,
+            seq: self.seq,
+            snapshot: (!replay).then(|| self.view()),
+        };
+        self.send_to(conn, &welcome);
+        if replay {
+            let missed: Vec<Arc<str>> = self
+                .history
+                .iter()
+                .filter(|(seq, _)| *seq > last_seq)
+                .map(|(_, f)| f.clone())
+                .collect();
+            let mut ok = true;
+            if let Some(link) = self.link_of(conn) {
+                ok = missed.into_iter().all(|f| link.send(f));
+            }
+            if !ok {
+                self.detach(conn);
+                return Ok(Member::Player(seat_id));
+            }
+        }
+        info!(%colour, last_seq, replay, "player resumed");
+        self.presence();
+        if self.turn_info().is_some_and(|(c, _)| c == colour) {
+            self.send_turn_info();
+        }
+        Ok(Member::Player(seat_id))
+    }
+
+    async fn command(
+        &mut self,
+        conn: ConnId,
+        member: Member,
+        seq: u64,
+        cmd: SeatCmd,
+    ) -> Result<(), Refusal> {
+        let seat_id = match member {
+            Member::Spectator => {
+                return match cmd {
+                    SeatCmd::Leave => Ok(()),
+                    _ => Err(Refusal::code(ErrorCode::SpectatorCannotAct)),
+                }
+            }
+            Member::Player(id) => id,
+        };
+        let Some(i) = self.seat_index(seat_id) else {
+            return Err(Refusal::new(
+                ErrorCode::NotJoined,
+                "you no longer hold a seat",
+            ));
+        };
+        if self.seats[i].conn.as_ref().map(|l| l.id) != Some(conn) {
+            return Err(Refusal::new(
+                ErrorCode::NotJoined,
+                "another connection holds this seat",
+            ));
+        }
+        if cmd == SeatCmd::Leave {
+            return self.leave(seat_id).await;
+        }
+        if self.status == RoomStatus::Playing {
+            self.expire_clock_first().await;
+        }
+        if seq != self.seq {
+            return Err(Refusal::new(
+                ErrorCode::StaleSeq,
+                format!(
+                    "command based on seq {seq}; the room is at seq {}",
+                    self.seq
+                ),
+            ));
+        }
+        let Some(i) = self.seat_index(seat_id) else {
+            return Err(Refusal::code(ErrorCode::NotJoined));
+        };
+        let colour = self.seats[i].colour;
+        match cmd {
+            SeatCmd::ChooseColour(c) => self.choose_colour(i, c).await,
+            SeatCmd::Start => self.start(i).await,
+            SeatCmd::Roll | SeatCmd::Play(_) => {
+                match self.status {
+                    RoomStatus::Lobby => return Err(Refusal::code(ErrorCode::GameNotStarted)),
+                    RoomStatus::Finished => return Err(Refusal::code(ErrorCode::GameOver)),
+                    RoomStatus::Playing => {}
+                }
+                let Some(game) = self.game else {
+                    return Err(Refusal::code(ErrorCode::GameNotStarted));
+                };
+                if self.seats[i].abandoned {
+                    return Err(Refusal::new(
+                        ErrorCode::NotYourTurn,
+                        "you abandoned the game",
+                    ));
+                }
+                if game.turn() != colour {
+                    return Err(Refusal::new(
+                        ErrorCode::NotYourTurn,
+                        format!("it is {}'s turn", game.turn()),
+                    ));
+                }
+                let action = match cmd {
+                    SeatCmd::Roll => {
+                        let a = self.rng.gen_range(1..=6);
+                        let b = self.rng.gen_range(1..=6);
+                        let dice =
+                            Dice::two(a, b).map_err(|m| Refusal::new(ErrorCode::Internal, m))?;
+                        Action::Roll { dice }
+                    }
+                    SeatCmd::Play(p) => Action::from(p),
+                    _ => return Err(Refusal::code(ErrorCode::Internal)),
+                };
+                self.apply(action, Vec::new()).await
+            }
+            SeatCmd::Leave => Ok(()),
+        }
+    }
+
+    async fn choose_colour(&mut self, i: usize, colour: Colour) -> Result<(), Refusal> {
+        if self.status != RoomStatus::Lobby {
+            return Err(Refusal::code(ErrorCode::GameStarted));
+        }
+        let from = self.seats[i].colour;
+        if from == colour {
+            return Ok(());
+        }
+        if self.taken(colour) {
+            return Err(Refusal::new(
+                ErrorCode::ColourTaken,
+                format!("{colour} is taken; free colours: {:?}", self.free_colours()),
+            ));
+        }
+        let mut record = self.seat_record(&self.seats[i]);
+        record.colour = colour.to_string();
+        let store = self.state.store().clone();
+        if let Err(e) = store.upsert_seat(&record).await {
+            warn!(error = %e, "store failed saving a seat");
+            return Err(Refusal::code(ErrorCode::Internal));
+        }
+        if let Err(e) = store.delete_seat(&self.code, &from.to_string()).await {
+            warn!(error = %e, "store failed deleting a seat");
+        }
+        self.seats[i].colour = colour;
+        self.commit(None, vec![RoomEvent::ColourChanged { from, to: colour }])
+            .await
+    }
+
+    async fn start(&mut self, i: usize) -> Result<(), Refusal> {
+        if self.status != RoomStatus::Lobby {
+            return Err(Refusal::code(ErrorCode::GameStarted));
+        }
+        if !self.seats[i].creator {
+            return Err(Refusal::code(ErrorCode::NotCreator));
+        }
+        if self.seats.len() < 2 {
+            return Err(Refusal::code(ErrorCode::NotEnoughPlayers));
+        }
+        let colours: Vec<Colour> = self.seats.iter().map(|s| s.colour).collect();
+        let first = self.seats[i].colour;
+        let rules = RuleSet::preset(self.settings.preset);
+        let game = Game::new(rules, &colours, first)
+            .map_err(|e| Refusal::new(ErrorCode::BadRequest, e.to_string()))?;
+        let game_id = Uuid::now_v7();
+        let at = now_ms();
+        let rules_json = serde_json::to_value(rules).unwrap_or_default();
+        let record = GameRecord {
+            id: game_id,
+            room_code: self.code.clone(),
+            preset: self.settings.preset.name().to_owned(),
+            rules_hash: hex::encode(sha2_digest(rules_json.to_string().as_bytes())),
+            rules: rules_json,
+            created_at_ms: at,
+            finished_at_ms: None,
+            result: None,
+            reason: None,
+            deadline_ms: None,
+        };
+        let store = self.state.store().clone();
+        if let Err(e) = store.create_game(&record).await {
+            warn!(error = %e, "store failed creating the game");
+            return Err(Refusal::code(ErrorCode::Internal));
+        }
+        let update = RoomStatusUpdate {
+            status: StoredStatus::Playing,
+            started_at_ms: Some(at),
+            finished_at_ms: None,
+            updated_at_ms: at,
+        };
+        if let Err(e) = store.update_room_status(&self.code, update).await {
+            warn!(error = %e, "store failed updating the room status");
+        }
+        self.game_id = Some(game_id);
+        let d = self.fresh_deadline();
+        let events = vec![
+            RoomEvent::GameStarted {
+                game_id: game_id.to_string(),
+                first,
+                position: game.to_position(),
+            },
+            RoomEvent::Turn {
+                colour: first,
+                deadline_ms: d.ms,
+            },
+        ];
+        if let Err(e) = self.commit(Some(game), events).await {
+            self.game_id = None;
+            return Err(e);
+        }
+        self.status = RoomStatus::Playing;
+        self.deadline = Some(d);
+        if let Err(e) = store.set_deadline(game_id, Some(d.ms)).await {
+            warn!(error = %e, "store failed saving the deadline");
+        }
+        info!(game = %game_id, ?colours, %first, "game started");
+        self.publish();
+        self.send_turn_info();
+        Ok(())
+    }
+
+    async fn leave(&mut self, seat_id: u64) -> Result<(), Refusal> {
+        let Some(i) = self.seat_index(seat_id) else {
+            return Ok(());
+        };
+        match self.status {
+            RoomStatus::Lobby => {
+                self.free_seat(seat_id).await;
+                Ok(())
+            }
+            RoomStatus::Playing => {
+                let colour = self.seats[i].colour;
+                self.abandon(colour, AbandonReason::Left).await;
+                Ok(())
+            }
+            RoomStatus::Finished => Ok(()),
+        }
+    }
+
+    /// Frees a seat before the start; the creator role passes to the next player.
+    async fn free_seat(&mut self, seat_id: u64) {
+        let Some(i) = self.seat_index(seat_id) else {
+            return;
+        };
+        let seat = self.seats.remove(i);
+        if let Err(e) = self
+            .state
+            .store()
+            .delete_seat(&self.code, &seat.colour.to_string())
+            .await
+        {
+            warn!(error = %e, "store failed deleting a seat");
+        }
+        let mut events = vec![RoomEvent::PlayerLeft {
+            colour: seat.colour,
+        }];
+        if seat.creator {
+            if let Some(next) = self.seats.first_mut() {
+                next.creator = true;
+                events.push(RoomEvent::CreatorChanged {
+                    colour: next.colour,
+                });
+                let record = self.seat_record(&self.seats[0]);
+                if let Err(e) = self.state.store().upsert_seat(&record).await {
+                    warn!(error = %e, "store failed saving a seat");
+                }
+            }
+        }
+        // Keep the leaving connection in the loop for its `ok`; drop it afterwards.
+        if let Some(link) = seat.conn {
+            self.spectators.push(link);
+        }
+        if let Err(e) = self.commit(None, events).await {
+            warn!(error = %e.message, "lobby events not committed");
+        }
+        info!(colour = %seat.colour, "seat freed");
+    }
+
+    /// Forgets a connection without starting a grace period (after `leave`).
+    fn drop_link(&mut self, conn: ConnId) {
+        self.spectators.retain(|l| l.id != conn);
+        for seat in &mut self.seats {
+            if seat.conn.as_ref().is_some_and(|l| l.id == conn) {
+                seat.conn = None;
+            }
+        }
+        self.presence();
+    }
+
+    /// A connection went away (closed, kicked, or too slow): spectators are forgotten;
+    /// a seat keeps its place for the grace period (R-LEAVE).
+    fn detach(&mut self, conn: ConnId) {
+        let before = self.spectators.len();
+        self.spectators.retain(|l| l.id != conn);
+        let mut changed = before != self.spectators.len();
+        let grace = Duration::from_secs(u64::from(self.settings.disconnect_grace_secs));
+        let running = self.status != RoomStatus::Finished;
+        for seat in &mut self.seats {
+            if seat.conn.as_ref().is_some_and(|l| l.id == conn) {
+                seat.conn = None;
+                if running && !seat.abandoned {
+                    seat.grace_until = Some(Instant::now() + grace);
+                }
+                info!(colour = %seat.colour, "player disconnected");
+                changed = true;
+            }
+        }
+        if changed {
+            self.presence();
+        }
+    }
+}
+
+fn sha2_digest(bytes: &[u8]) -> Vec<u8> {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).to_vec()
+}

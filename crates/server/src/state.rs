@@ -1,0 +1,97 @@
+//! Shared server state: configuration, store, the registry of room handles, shutdown.
+
+use crate::config::ServerConfig;
+use crate::room::RoomHandle;
+use parchis_store::Store;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Cheap-to-clone handle on everything the handlers and actors share.
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: ServerConfig,
+    store: Arc<dyn Store>,
+    /// Room code → handle. A std mutex, never held across `.await`.
+    rooms: Mutex<HashMap<String, RoomHandle>>,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+    next_id: AtomicU64,
+}
+
+impl AppState {
+    /// New state over `store`.
+    pub fn new(config: ServerConfig, store: Arc<dyn Store>) -> AppState {
+        AppState {
+            inner: Arc::new(Inner {
+                config,
+                store,
+                rooms: Mutex::new(HashMap::new()),
+                shutdown: CancellationToken::new(),
+                tracker: TaskTracker::new(),
+                next_id: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
+    /// Cancelled when the server shuts down.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.inner.shutdown.clone()
+    }
+
+    /// Tracks room actors and connection tasks, so shutdown can wait for them.
+    pub fn tracker(&self) -> &TaskTracker {
+        &self.inner.tracker
+    }
+
+    /// A process-unique number (connection ids, per-room seed offsets).
+    pub fn next_id(&self) -> u64 {
+        self.inner.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn rooms(&self) -> MutexGuard<'_, HashMap<String, RoomHandle>> {
+        // A poisoned registry only means a panic elsewhere; the map itself is still valid.
+        self.inner.rooms.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The handle of room `code`.
+    pub fn room(&self, code: &str) -> Option<RoomHandle> {
+        self.rooms().get(code).cloned()
+    }
+
+    /// Registers a room; `false` if the code is taken or the server is full.
+    pub fn register(&self, handle: RoomHandle) -> bool {
+        let mut rooms = self.rooms();
+        if rooms.len() >= self.inner.config.max_rooms || rooms.contains_key(handle.code()) {
+            return false;
+        }
+        rooms.insert(handle.code().to_owned(), handle);
+        true
+    }
+
+    /// Removes a room from the registry.
+    pub fn deregister(&self, code: &str) {
+        self.rooms().remove(code);
+    }
+
+    /// Every registered handle.
+    pub fn all_rooms(&self) -> Vec<RoomHandle> {
+        self.rooms().values().cloned().collect()
+    }
+}
