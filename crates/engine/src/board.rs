@@ -142,14 +142,33 @@ pub(crate) fn ring_square(k: usize, pos: u8) -> u8 {
 /// square `h_i` is cell `68 + 7k + i`; nest and goal are cell 0 (no capacity limit).
 #[inline]
 pub(crate) fn cell(k: usize, pos: u8) -> usize {
+    CELL_TABLE[k][pos as usize] as usize
+}
+
+const fn cell_slow(k: usize, pos: u8) -> u8 {
     if pos == NEST || pos >= GOAL {
         0
     } else if pos <= LAST_RING {
-        ring_square(k, pos) as usize
+        ((STRETCH as u16 * k as u16 + 5 - 1 + pos as u16 - 1) % RING as u16) as u8 + 1
     } else {
-        RING as usize + HOME_COLUMN as usize * k + (pos - LAST_RING) as usize
+        RING + HOME_COLUMN * k as u8 + (pos - LAST_RING)
     }
 }
+
+/// `CELL_TABLE[k][pos]`: the cell of colour `k`'s piece at progress `pos`.
+static CELL_TABLE: [[u8; GOAL as usize + 1]; COLOURS] = {
+    let mut t = [[0u8; GOAL as usize + 1]; COLOURS];
+    let mut k = 0;
+    while k < COLOURS {
+        let mut p = 0;
+        while p <= GOAL as usize {
+            t[k][p] = cell_slow(k, p as u8);
+            p += 1;
+        }
+        k += 1;
+    }
+    t
+};
 
 /// Where a piece stands, in board terms.
 ///
@@ -282,6 +301,18 @@ mod tests {
                 assert_eq!(loc.to_progress(c), Some(pos), "{c} {pos} {loc}");
                 assert_eq!(loc.to_string().parse::<Location>(), Ok(loc));
             }
+        }
+    }
+
+    #[test]
+    fn cell_table_matches_ring_squares() {
+        for k in 0..COLOURS {
+            for pos in EXIT..=LAST_RING {
+                assert_eq!(cell(k, pos), ring_square(k, pos) as usize);
+            }
+            assert_eq!(cell(k, NEST), 0);
+            assert_eq!(cell(k, GOAL), 0);
+            assert_eq!(cell(k, H1), RING as usize + 7 * k + 1);
         }
     }
 

@@ -202,6 +202,36 @@ enum Step {
     Bonus(u8),
 }
 
+/// A small fixed-capacity list of steps (at most one exit, two dice × four pieces, or
+/// four bonus moves), so the search never allocates.
+#[derive(Clone, Copy)]
+struct Steps {
+    items: [Step; 12],
+    len: u8,
+}
+
+impl Steps {
+    fn new() -> Steps {
+        Steps {
+            items: [Step::Bonus(0); 12],
+            len: 0,
+        }
+    }
+    #[inline]
+    fn push(&mut self, s: Step) {
+        if (self.len as usize) < self.items.len() {
+            self.items[self.len as usize] = s;
+            self.len += 1;
+        }
+    }
+    fn as_slice(&self) -> &[Step] {
+        &self.items[..self.len as usize]
+    }
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 /// Receives events; the search uses a sink that drops them.
 trait Sink {
     fn push(&mut self, e: Event);
@@ -660,8 +690,11 @@ impl Game {
 
     /// Every step possible right now, before the must-play filters (D-13 is handled by
     /// the search, which tries every order).
-    fn raw_steps(&self, out: &mut Vec<Step>) {
+    fn raw_steps(&self, out: &mut Steps) {
         let Stage::Move(t) = self.stage else { return };
+        if t.bonus.is_none() && t.used.iter().zip(0..t.dice.len()).all(|(u, _)| *u) {
+            return;
+        }
         let k = self.turn.index();
         let blocks = self.blockade_mask();
         if let Some(amount) = t.bonus {
@@ -700,9 +733,9 @@ impl Game {
 
     /// Clears a bonus no piece can take (R-BONUS). Returns whether the throw still has
     /// a step to play.
-    fn forfeit_bonus_if_stuck<S: Sink>(&mut self, sink: &mut S, buf: &mut Vec<Step>) -> bool {
+    fn forfeit_bonus_if_stuck<S: Sink>(&mut self, sink: &mut S, buf: &mut Steps) -> bool {
         loop {
-            buf.clear();
+            *buf = Steps::new();
             let Stage::Move(mut t) = self.stage else {
                 return false;
             };
@@ -751,38 +784,59 @@ impl Game {
         }
     }
 
-    /// Best value over all plays continuing from this position (D-14 order of filters).
-    fn best(&self, buf_pool: &mut Vec<Vec<Step>>) -> u8 {
+    /// Value of taking `s` from `node` and then playing as well as possible.
+    fn child_value(node: &Game, s: Step, remaining: u8) -> u8 {
+        let mut child = *node;
+        child.exec(s, &mut Discard);
+        if let Stage::Finished(_) = child.stage {
+            // D-14: a play that wins counts as using every die.
+            let used = match s {
+                Step::Exit(m) => m.count_ones() as u8,
+                Step::Move(..) => 1,
+                Step::Bonus(_) => 0,
+            };
+            Self::step_value(s)
+                + W_DIE * (remaining - used.min(remaining))
+                + node.open_required() as u8
+        } else {
+            Self::step_value(s) + child.best()
+        }
+    }
+
+    /// An upper bound of [`Game::best`] at this node: every remaining die played, as
+    /// many exits as the dice and the nest allow, and R-OPEN satisfied.
+    fn bound(&self) -> u8 {
+        let Stage::Move(t) = self.stage else { return 0 };
+        let k = self.turn.index();
+        let nest = self.pos[k].iter().filter(|&&p| p == NEST).count() as u8;
+        let fives = t.unused().filter(|&(_, v)| v == 5).count() as u8;
+        let sum5 = (t.remaining() == 2
+            && t.dice.len() == 2
+            && t.dice.values().iter().sum::<u8>() == 5) as u8;
+        let exits = (fives + sum5).min(nest);
+        W_EXIT * exits + W_DIE * t.remaining() as u8 + self.open_required() as u8
+    }
+
+    /// Best value over all plays continuing from this position (D-14 order of filters),
+    /// stopping as soon as a play reaches the upper bound.
+    fn best(&self) -> u8 {
         let mut node = *self;
-        let mut steps = buf_pool.pop().unwrap_or_default();
+        let mut steps = Steps::new();
         let remaining = match node.stage {
             Stage::Move(t) => t.remaining() as u8,
             _ => 0,
         };
         if !node.forfeit_bonus_if_stuck(&mut Discard, &mut steps) {
-            buf_pool.push(steps);
             return node.leaf_value();
         }
+        let bound = node.bound();
         let mut best = 0;
-        for &s in steps.iter() {
-            let mut child = node;
-            child.exec(s, &mut Discard);
-            let v = if let Stage::Finished(_) = child.stage {
-                // D-14: a play that wins counts as using every die.
-                let used_by_step = match s {
-                    Step::Exit(m) => m.count_ones() as u8,
-                    Step::Move(..) => 1,
-                    Step::Bonus(_) => 0,
-                };
-                Self::step_value(s)
-                    + W_DIE * (remaining - used_by_step.min(remaining))
-                    + if node.open_required() { 1 } else { 0 }
-            } else {
-                Self::step_value(s) + child.best(buf_pool)
-            };
-            best = best.max(v);
+        for &s in steps.as_slice() {
+            best = best.max(Self::child_value(&node, s, remaining));
+            if best >= bound {
+                break;
+            }
         }
-        buf_pool.push(steps);
         best
     }
 
@@ -795,32 +849,16 @@ impl Game {
     /// Also returns the bonus forfeits and the settled node.
     fn legal_steps(&self) -> (Game, Vec<Step>, Vec<(Step, u8)>) {
         let mut node = *self;
-        let mut steps = Vec::new();
-        let mut pool = Vec::new();
+        let mut steps = Steps::new();
         node.forfeit_bonus_if_stuck(&mut Discard, &mut steps);
         let remaining = match node.stage {
             Stage::Move(t) => t.remaining() as u8,
             _ => 0,
         };
         let scored: Vec<(Step, u8)> = steps
+            .as_slice()
             .iter()
-            .map(|&s| {
-                let mut child = node;
-                child.exec(s, &mut Discard);
-                let v = if let Stage::Finished(_) = child.stage {
-                    let used = match s {
-                        Step::Exit(m) => m.count_ones() as u8,
-                        Step::Move(..) => 1,
-                        Step::Bonus(_) => 0,
-                    };
-                    Self::step_value(s)
-                        + W_DIE * (remaining - used.min(remaining))
-                        + node.open_required() as u8
-                } else {
-                    Self::step_value(s) + child.best(&mut pool)
-                };
-                (s, v)
-            })
+            .map(|&s| (s, Self::child_value(&node, s, remaining)))
             .collect();
         let top = scored.iter().map(|&(_, v)| v).max().unwrap_or(0);
         let mut legal: Vec<Step> = scored
@@ -1057,7 +1095,7 @@ impl Game {
     /// Advances past forfeited bonuses and unplayable dice, ending the throw when it is
     /// over (R-MUST, R-BONUS, R-DOUBLES).
     fn settle(&mut self, ev: &mut Vec<Event>) {
-        let mut buf = Vec::new();
+        let mut buf = Steps::new();
         if !matches!(self.stage, Stage::Move(_)) {
             return;
         }
