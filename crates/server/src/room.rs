@@ -293,6 +293,8 @@ struct Room {
     deadline: Option<Deadline>,
     rng: ChaCha20Rng,
     listing: watch::Sender<Listing>,
+    /// The player to act must be sent `your_turn` once the current command is answered.
+    turn_pending: bool,
 }
 
 /// Creates room `code`: stores it, spawns its actor on the server's tracker and registers
@@ -342,6 +344,7 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
             deadline: None,
             rng,
             listing: watch::channel(placeholder_listing()).0,
+            turn_pending: false,
         };
         let listing = room.listing();
         let (ltx, lrx) = watch::channel(listing);
@@ -407,6 +410,9 @@ impl Room {
                     None => break,
                 },
                 _ = sleep_until_opt(wake) => self.on_timers().await,
+            }
+            if std::mem::take(&mut self.turn_pending) {
+                self.send_turn_info();
             }
             if self.disposable() {
                 info!("room finished and empty: disposing");
@@ -703,7 +709,7 @@ impl Room {
                 }
             }
         }
-        self.send_turn_info();
+        self.turn_pending = true;
         Ok(())
     }
 
@@ -1265,7 +1271,7 @@ impl Room {
         }
         info!(game = %game_id, ?colours, %first, "game started");
         self.publish();
-        self.send_turn_info();
+        self.turn_pending = true;
         Ok(())
     }
 

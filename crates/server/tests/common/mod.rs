@@ -1,0 +1,340 @@
+//! Test harness: the real server on port 0 over a `MemoryStore`, a tiny HTTP client, and a
+//! tokio-tungstenite WebSocket client that tracks the room's event seq.
+#![allow(dead_code)]
+
+use futures_util::{SinkExt, StreamExt};
+use parchis_server::{AppState, ServerConfig};
+use parchis_store::{MemoryStore, Store};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tokio_util::sync::CancellationToken;
+
+/// How long a test waits for any one expected message.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// A running server.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub shutdown: CancellationToken,
+    pub store: Arc<MemoryStore>,
+    pub task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+/// The test configuration: fixed dice seed, generous rate limit.
+pub fn test_config() -> ServerConfig {
+    ServerConfig {
+        dice_seed: Some(7),
+        commands_per_second: 2000,
+        ..ServerConfig::default()
+    }
+}
+
+/// Starts the real server on 127.0.0.1:0.
+pub async fn start(config: ServerConfig) -> Server {
+    let store = Arc::new(MemoryStore::new());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let state = AppState::new(config, store.clone() as Arc<dyn Store>);
+    let shutdown = CancellationToken::new();
+    let task = tokio::spawn(parchis_server::run(listener, state, shutdown.clone()));
+    Server {
+        addr,
+        shutdown,
+        store,
+        task,
+    }
+}
+
+impl Server {
+    /// `(status, JSON body)` of an HTTP request.
+    pub async fn http(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+        let mut s = TcpStream::connect(self.addr).await.expect("connect");
+        let body = body.unwrap_or("");
+        let req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).await.expect("write");
+        let mut buf = Vec::new();
+        s.read_to_end(&mut buf).await.expect("read");
+        let text = String::from_utf8_lossy(&buf).to_string();
+        let status: u16 = text
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .expect("status");
+        let (head, body) = text.split_once("\r\n\r\n").expect("body");
+        // Chunked bodies: keep only the JSON part.
+        let json_text = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+            body.lines()
+                .filter(|l| l.starts_with('{') || l.starts_with('['))
+                .collect::<String>()
+        } else {
+            body.to_owned()
+        };
+        let value = serde_json::from_str(&json_text).unwrap_or(Value::String(json_text));
+        (status, value)
+    }
+
+    /// Creates a room with `settings` (JSON object), returns its code.
+    pub async fn create_room(&self, settings: Value) -> String {
+        let (status, body) = self
+            .http("POST", "/api/rooms", Some(&settings.to_string()))
+            .await;
+        assert_eq!(status, 201, "{body}");
+        body["code"].as_str().expect("code").to_owned()
+    }
+
+    /// `GET /api/rooms/{code}`.
+    pub async fn room(&self, code: &str) -> Value {
+        let (status, body) = self.http("GET", &format!("/api/rooms/{code}"), None).await;
+        assert_eq!(status, 200, "{body}");
+        body
+    }
+
+    /// A connected WebSocket client.
+    pub async fn client(&self) -> Client {
+        let url = format!("ws://{}/ws", self.addr);
+        let (ws, _) = tokio_tungstenite::connect_async(url).await.expect("ws connect");
+        Client::new(ws)
+    }
+
+    /// A client whose socket has a tiny receive buffer (for slow-reader tests).
+    pub async fn small_buffer_client(&self) -> Client {
+        let socket = TcpSocket::new_v4().expect("socket");
+        socket.set_recv_buffer_size(2048).expect("rcvbuf");
+        let tcp = socket.connect(self.addr).await.expect("connect");
+        let url = format!("ws://{}/ws", self.addr);
+        let (ws, _) = tokio_tungstenite::client_async(url, MaybeTlsStream::Plain(tcp))
+            .await
+            .expect("ws handshake");
+        Client::new(ws)
+    }
+}
+
+/// A WebSocket client that remembers the latest room seq and its own token.
+pub struct Client {
+    pub ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    pub seq: u64,
+    pub next_req: u64,
+    pub room: String,
+    pub colour: Option<String>,
+    pub token: Option<String>,
+    /// Every `event` frame received, in order.
+    pub events: Vec<Value>,
+}
+
+impl Client {
+    fn new(ws: WebSocketStream<MaybeTlsStream<TcpStream>>) -> Client {
+        Client {
+            ws,
+            seq: 0,
+            next_req: 1,
+            room: String::new(),
+            colour: None,
+            token: None,
+            events: Vec::new(),
+        }
+    }
+
+    /// Sends a raw text frame.
+    pub async fn send_text(&mut self, text: &str) {
+        self.ws
+            .send(Message::Text(text.to_owned().into()))
+            .await
+            .expect("send");
+    }
+
+    /// Sends a command: fills in `req` (fresh), `room` and `seq` unless present.
+    /// Returns the request id.
+    pub async fn cmd(&mut self, mut msg: Value) -> u64 {
+        let req = self.next_req;
+        self.next_req += 1;
+        let obj = msg.as_object_mut().expect("object");
+        obj.entry("req").or_insert(json!(req));
+        obj.entry("room").or_insert(json!(self.room));
+        obj.entry("seq").or_insert(json!(self.seq));
+        let req = obj["req"].as_u64().unwrap_or(req);
+        self.send_text(&msg.to_string()).await;
+        req
+    }
+
+    /// The next message (panics after [`WAIT`]); `None` when the socket closed. A close
+    /// frame is returned as `{"type":"ws_close","code":N,"reason":…}`.
+    pub async fn next(&mut self) -> Option<Value> {
+        loop {
+            let frame = tokio::time::timeout(WAIT, self.ws.next())
+                .await
+                .expect("timed out waiting for a message")?;
+            match frame {
+                Ok(Message::Text(t)) => {
+                    let v: Value = serde_json::from_str(t.as_str()).expect("server sent JSON");
+                    if let Some(seq) = v.get("seq").and_then(Value::as_u64) {
+                        if v["type"] != "error" {
+                            self.seq = self.seq.max(seq);
+                        }
+                    }
+                    if v["type"] == "event" {
+                        self.events.push(v.clone());
+                    }
+                    if v["type"] == "welcome" {
+                        self.room = v["room"].as_str().unwrap_or_default().to_owned();
+                        if let Some(c) = v["colour"].as_str() {
+                            self.colour = Some(c.to_owned());
+                        }
+                        if let Some(t) = v["token"].as_str() {
+                            self.token = Some(t.to_owned());
+                        }
+                    }
+                    return Some(v);
+                }
+                Ok(Message::Close(frame)) => {
+                    let (code, reason) = frame
+                        .map(|f| (u16::from(f.code), f.reason.to_string()))
+                        .unwrap_or((1005, String::new()));
+                    return Some(json!({"type": "ws_close", "code": code, "reason": reason}));
+                }
+                Ok(_) => continue,
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Reads until a message satisfies `pred`; returns it.
+    pub async fn until(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            match self.next().await {
+                Some(v) if pred(&v) => return v,
+                Some(_) => continue,
+                None => panic!("socket closed while waiting for {what}"),
+            }
+        }
+    }
+
+    /// Reads until the reply (`ok` or `error`) to request `req`.
+    pub async fn reply(&mut self, req: u64) -> Value {
+        self.until(&format!("reply to {req}"), |v| {
+            (v["type"] == "ok" || v["type"] == "error" || v["type"] == "welcome")
+                && v["req"].as_u64() == Some(req)
+        })
+        .await
+    }
+
+    /// Reads until an error with `code`.
+    pub async fn error(&mut self, code: &str) -> Value {
+        self.until(&format!("error {code}"), |v| {
+            v["type"] == "error" && v["code"] == code
+        })
+        .await
+    }
+
+    /// Sends a command and expects `ok`.
+    pub async fn ok(&mut self, msg: Value) -> Value {
+        let req = self.cmd(msg).await;
+        let r = self.reply(req).await;
+        assert_eq!(r["type"], "ok", "{r}");
+        r
+    }
+
+    /// Sends a command and expects an error with `code`.
+    pub async fn refused(&mut self, msg: Value, code: &str) -> Value {
+        let req = self.cmd(msg).await;
+        let r = self.reply(req).await;
+        assert_eq!(r["type"], "error", "{r}");
+        assert_eq!(r["code"], code, "{r}");
+        r
+    }
+
+    /// Joins `room` as a player, returns the welcome.
+    pub async fn join(&mut self, room: &str, name: &str, colour: Option<&str>) -> Value {
+        let req = self
+            .cmd(json!({"type": "join", "room": room, "name": name, "colour": colour}))
+            .await;
+        let w = self.reply(req).await;
+        assert_eq!(w["type"], "welcome", "{w}");
+        w
+    }
+
+    /// Watches `room`, returns the welcome.
+    pub async fn watch(&mut self, room: &str) -> Value {
+        let req = self.cmd(json!({"type": "watch", "room": room})).await;
+        let w = self.reply(req).await;
+        assert_eq!(w["type"], "welcome", "{w}");
+        w
+    }
+
+    /// Waits for this player's `your_turn`.
+    pub async fn my_turn(&mut self) -> Value {
+        self.until("your_turn", |v| v["type"] == "your_turn").await
+    }
+
+    /// Whether an event frame holds the engine event `kind` (e.g. `game_won`).
+    pub fn is_game_event(v: &Value, kind: &str) -> bool {
+        v["type"] == "event" && v["event"]["type"] == "game" && v["event"]["event"]["type"] == kind
+    }
+}
+
+/// Drives every client until the game is won: each player rolls or plays the first legal
+/// action whenever it gets `your_turn`. Returns the `game_won` engine event.
+pub async fn play_to_end(clients: Vec<Client>) -> (Value, Vec<Client>) {
+    let mut tasks = Vec::new();
+    for mut c in clients {
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let v = c.next().await.expect("socket closed mid-game");
+                if Client::is_game_event(&v, "game_won") {
+                    return (v["event"]["event"].clone(), c);
+                }
+                if v["type"] == "error" {
+                    panic!("unexpected error mid-game: {v}");
+                }
+                if v["type"] == "your_turn" && v["seq"].as_u64() == Some(c.seq) {
+                    if v["must_roll"] == true {
+                        c.cmd(json!({"type": "roll"})).await;
+                    } else {
+                        let action = v["legal"][0].clone();
+                        c.cmd(json!({"type": "play", "action": action})).await;
+                    }
+                }
+            }
+        }));
+    }
+    let mut won = Value::Null;
+    let mut out = Vec::new();
+    for t in tasks {
+        let (w, c) = tokio::time::timeout(Duration::from_secs(60), t)
+            .await
+            .expect("game did not end in 60 s")
+            .expect("player task panicked");
+        won = w;
+        out.push(c);
+    }
+    (won, out)
+}
+
+/// Creates a room, seats `colours` (first is the creator), starts the game. Returns the
+/// code and the clients in seat order; each has consumed up to its first messages.
+pub async fn seated_game(server: &Server, settings: Value, colours: &[&str]) -> (String, Vec<Client>) {
+    let code = server.create_room(settings).await;
+    let mut clients = Vec::new();
+    for (i, c) in colours.iter().enumerate() {
+        let mut cl = server.client().await;
+        cl.join(&code, &format!("p{i}"), Some(c)).await;
+        clients.push(cl);
+    }
+    // Let everyone catch up with the joins, then the creator starts.
+    let last = clients.last().map(|c| c.seq).unwrap_or(0);
+    for c in clients.iter_mut() {
+        while c.seq < last {
+            c.next().await;
+        }
+    }
+    clients[0].ok(json!({"type": "start"})).await;
+    (code, clients)
+}
