@@ -2,8 +2,8 @@
 
 mod common;
 
-use futures_util::SinkExt;
 use common::{play_to_end, seated_game, start, test_config, Client};
+use futures_util::SinkExt;
 use parchis_store::Store;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -32,8 +32,13 @@ async fn http_create_list_get_and_404() {
     assert_eq!(status, 201, "{body}");
     let code = body["code"].as_str().unwrap_or_default().to_owned();
     assert_eq!(code.len(), 10);
-    assert!(code.chars().all(|c| "0123456789ABCDEFGHJKMNPQRSTVWXYZ".contains(c)));
-    assert!(body["invite_url"].as_str().unwrap_or_default().ends_with(&code));
+    assert!(code
+        .chars()
+        .all(|c| "0123456789ABCDEFGHJKMNPQRSTVWXYZ".contains(c)));
+    assert!(body["invite_url"]
+        .as_str()
+        .unwrap_or_default()
+        .ends_with(&code));
     assert_eq!(body["settings"]["preset"], "online");
     assert_eq!(body["settings"]["seats"], 4);
     assert_eq!(body["settings"]["turn_clock_secs"], 15);
@@ -117,12 +122,22 @@ async fn two_player_game_is_played_to_the_end() {
     // Write-ahead: every game event is in the store, in order.
     let game_id = room["game"]["game_id"].as_str().unwrap_or_default();
     let id = game_id.parse().expect("uuid");
-    let (record, events) = server.store.get_game(id).await.ok().flatten().expect("game stored");
+    let (record, events) = server
+        .store
+        .get_game(id)
+        .await
+        .ok()
+        .flatten()
+        .expect("game stored");
     assert!(record.is_finished());
     assert_eq!(record.reason.as_deref(), Some("completed"));
     let last_seq = clients[0].seq as i64;
     assert_eq!(events.last().map(|e| e.seq), Some(last_seq));
-    assert_eq!(events.first().map(|e| e.seq), Some(3), "game_started follows two joins");
+    assert_eq!(
+        events.first().map(|e| e.seq),
+        Some(3),
+        "game_started follows two joins"
+    );
     assert_eq!(events.len() as i64, last_seq - 2);
 }
 
@@ -170,7 +185,10 @@ async fn four_player_game_with_a_spectator_is_played_to_the_end() {
         .find(|e| Client::is_game_event(e, "dice_rolled"))
         .cloned()
         .unwrap_or_default();
-    assert_eq!(first_roll["event"]["event"]["colour"], "green", "creator rolls first");
+    assert_eq!(
+        first_roll["event"]["event"]["colour"], "green",
+        "creator rolls first"
+    );
     let room = server.room(&code).await;
     assert_eq!(room["status"], "finished");
     assert_eq!(room["spectators"], 1);
@@ -193,9 +211,13 @@ async fn colour_conflict_is_refused() {
     let r = b.reply(req).await;
     assert_eq!(r["code"], "colour_taken", "{r}");
     b.join(&code, "Bea", Some("red")).await;
-    b.refused(json!({"type": "choose_colour", "colour": "yellow"}), "colour_taken")
+    b.refused(
+        json!({"type": "choose_colour", "colour": "yellow"}),
+        "colour_taken",
+    )
+    .await;
+    b.ok(json!({"type": "choose_colour", "colour": "blue"}))
         .await;
-    b.ok(json!({"type": "choose_colour", "colour": "blue"})).await;
     let room = server.room(&code).await;
     let colours: Vec<&str> = room["seats"]
         .as_array()
@@ -212,7 +234,8 @@ async fn creator_leaving_passes_the_role_and_frees_the_seat() {
     let code = server.create_room(long_clock()).await;
     let mut a = server.client().await;
     a.join(&code, "Ana", Some("yellow")).await;
-    a.refused(json!({"type": "start"}), "not_enough_players").await;
+    a.refused(json!({"type": "start"}), "not_enough_players")
+        .await;
     let mut b = server.client().await;
     b.join(&code, "Bea", Some("red")).await;
     let mut c = server.client().await;
@@ -264,7 +287,9 @@ async fn after_the_start_joining_is_refused_but_watching_works_and_spectators_ca
     }
     let turn = players[0].my_turn().await;
     let p = players[0]
-        .until("presence", |v| v["type"] == "presence" && v["spectators"] == 1)
+        .until("presence", |v| {
+            v["type"] == "presence" && v["spectators"] == 1
+        })
         .await;
     assert_eq!(p["spectators"], 1);
     assert_eq!(server.room(&code).await["spectators"], 1);
@@ -302,7 +327,8 @@ async fn out_of_turn_illegal_stale_and_duplicate_commands_change_nothing() {
     assert!(r["rule"].as_str().is_some_and(|s| !s.is_empty()), "{r}");
     // Stale seq.
     let stale = p[0].seq.saturating_sub(1);
-    p[0].refused(json!({"type": "roll", "seq": stale}), "stale_seq").await;
+    p[0].refused(json!({"type": "roll", "seq": stale}), "stale_seq")
+        .await;
     let after = server.room(&code).await;
     assert_eq!(before["seq"], after["seq"]);
     assert_eq!(before["game"], after["game"]);
@@ -324,10 +350,13 @@ async fn out_of_turn_illegal_stale_and_duplicate_commands_change_nothing() {
 #[tokio::test]
 async fn a_timeout_loses_the_turn() {
     let server = start(test_config()).await;
-    let settings = json!({"turn_clock_secs": 1, "timeouts_to_abandon": 3, "disconnect_grace_secs": 600});
+    let settings =
+        json!({"turn_clock_secs": 1, "timeouts_to_abandon": 3, "disconnect_grace_secs": 600});
     let (_code, mut p) = seated_game(&server, settings, &["yellow", "blue"]).await;
     let turn = p[1]
-        .until("turn", |v| v["type"] == "event" && v["event"]["type"] == "turn")
+        .until("turn", |v| {
+            v["type"] == "event" && v["event"]["type"] == "turn"
+        })
         .await;
     assert_eq!(turn["event"]["colour"], "yellow");
     let deadline = turn["event"]["deadline_ms"].as_i64().unwrap_or_default();
@@ -351,7 +380,8 @@ async fn a_timeout_loses_the_turn() {
 #[tokio::test]
 async fn consecutive_timeouts_abandon_and_end_a_two_player_game() {
     let server = start(test_config()).await;
-    let settings = json!({"turn_clock_secs": 1, "timeouts_to_abandon": 2, "disconnect_grace_secs": 600});
+    let settings =
+        json!({"turn_clock_secs": 1, "timeouts_to_abandon": 2, "disconnect_grace_secs": 600});
     let (code, mut p) = seated_game(&server, settings, &["yellow", "blue"]).await;
     // Blue plays its turns (rolls), yellow never acts.
     let ab = loop {
@@ -389,7 +419,9 @@ async fn disconnect_past_grace_ends_a_two_player_game() {
     let blue = p.pop().expect("blue");
     drop(blue);
     let ab = p[0]
-        .until("abandoned", |v| v["type"] == "event" && v["event"]["type"] == "abandoned")
+        .until("abandoned", |v| {
+            v["type"] == "event" && v["event"]["type"] == "abandoned"
+        })
         .await;
     assert_eq!(ab["event"]["colour"], "blue");
     assert_eq!(ab["event"]["reason"], "disconnected");
@@ -409,11 +441,15 @@ async fn disconnect_past_grace_removes_one_of_three_players_and_the_game_goes_on
     let red = p.pop().expect("red");
     drop(red);
     let ab = p[0]
-        .until("abandoned", |v| v["type"] == "event" && v["event"]["type"] == "abandoned")
+        .until("abandoned", |v| {
+            v["type"] == "event" && v["event"]["type"] == "abandoned"
+        })
         .await;
     assert_eq!(ab["event"]["colour"], "red");
-    p[0].until("player_abandoned", |v| Client::is_game_event(v, "player_abandoned"))
-        .await;
+    p[0].until("player_abandoned", |v| {
+        Client::is_game_event(v, "player_abandoned")
+    })
+    .await;
     let room = server.room(&code).await;
     assert_eq!(room["status"], "playing");
     assert_eq!(room["seats"][2]["abandoned"], true);
@@ -482,7 +518,9 @@ async fn reconnect_mid_turn_restores_seat_dice_and_deadline() {
     assert_eq!(first["seq"], 2);
     // The older connection was taken over: told and closed with 4000.
     let closing = p[who]
-        .until("closing", |v| v["type"] == "closing" || v["type"] == "ws_close")
+        .until("closing", |v| {
+            v["type"] == "closing" || v["type"] == "ws_close"
+        })
         .await;
     assert_eq!(closing["code"], 4000);
 }
@@ -523,10 +561,11 @@ async fn every_bad_input_gets_a_typed_error_and_the_connection_keeps_working() {
 
     c.send_text("this is not json").await;
     c.error("bad_json").await;
-    c.ws
-        .send(tokio_tungstenite::tungstenite::Message::Binary(vec![1u8, 2, 3].into()))
-        .await
-        .expect("send");
+    c.ws.send(tokio_tungstenite::tungstenite::Message::Binary(
+        vec![1u8, 2, 3].into(),
+    ))
+    .await
+    .expect("send");
     c.error("binary_frame").await;
     c.send_text(r#"{"type":"teleport","req":900}"#).await;
     let e = c.error("unknown_type").await;
@@ -534,23 +573,36 @@ async fn every_bad_input_gets_a_typed_error_and_the_connection_keeps_working() {
     c.send_text(r#"{"type":"roll","req":901}"#).await;
     let e = c.error("missing_field").await;
     assert_eq!(e["req"], 901);
-    let big = format!(r#"{{"type":"ping","req":902,"pad":"{}"}}"#, "x".repeat(17 * 1024));
+    let big = format!(
+        r#"{{"type":"ping","req":902,"pad":"{}"}}"#,
+        "x".repeat(17 * 1024)
+    );
     c.send_text(&big).await;
     c.error("frame_too_large").await;
-    c.refused(json!({"type": "start", "room": other}), "wrong_room").await;
+    c.refused(json!({"type": "start", "room": other}), "wrong_room")
+        .await;
     let mut lost = server.client().await;
-    lost.refused(json!({"type": "watch", "room": "NOSUCHROOM"}), "unknown_room")
-        .await;
+    lost.refused(
+        json!({"type": "watch", "room": "NOSUCHROOM"}),
+        "unknown_room",
+    )
+    .await;
     let stale = c.seq + 5;
-    c.refused(json!({"type": "choose_colour", "colour": "red", "seq": stale}), "stale_seq")
+    c.refused(
+        json!({"type": "choose_colour", "colour": "red", "seq": stale}),
+        "stale_seq",
+    )
+    .await;
+    c.send_text(&json!({"type": "ping", "req": 903}).to_string())
         .await;
-    c.send_text(&json!({"type": "ping", "req": 903}).to_string()).await;
     let pong = c.until("pong", |v| v["type"] == "pong").await;
     assert_eq!(pong["req"], 903);
-    c.send_text(&json!({"type": "ping", "req": 903}).to_string()).await;
+    c.send_text(&json!({"type": "ping", "req": 903}).to_string())
+        .await;
     c.error("duplicate_request").await;
     // The room still works for this connection.
-    c.ok(json!({"type": "choose_colour", "colour": "green"})).await;
+    c.ok(json!({"type": "choose_colour", "colour": "green"}))
+        .await;
     assert_eq!(server.room(&code).await["seats"][0]["colour"], "green");
 }
 
@@ -562,7 +614,9 @@ async fn sustained_abuse_closes_with_a_policy_close_code() {
         c.send_text("garbage").await;
     }
     let close = c
-        .until("close", |v| v["type"] == "ws_close" || v["type"] == "closing")
+        .until("close", |v| {
+            v["type"] == "ws_close" || v["type"] == "closing"
+        })
         .await;
     assert_eq!(close["code"], 1008);
 }
@@ -585,7 +639,9 @@ async fn rate_limit_refuses_then_closes() {
     }
     c.error("rate_limited").await;
     let close = c
-        .until("close", |v| v["type"] == "ws_close" || v["type"] == "closing")
+        .until("close", |v| {
+            v["type"] == "ws_close" || v["type"] == "closing"
+        })
         .await;
     assert_eq!(close["code"], 1008);
 }
@@ -604,12 +660,15 @@ async fn a_stalled_reader_is_disconnected_without_delaying_the_others() {
     // The stalled spectator now reads nothing while Ana changes colour many times.
     for i in 0..600 {
         let colour = if i % 2 == 0 { "red" } else { "yellow" };
-        a.ok(json!({"type": "choose_colour", "colour": colour})).await;
+        a.ok(json!({"type": "choose_colour", "colour": colour}))
+            .await;
     }
     // The room dropped the stalled spectator (and kept serving Ana).
     let mut watchers = u64::MAX;
     for _ in 0..50 {
-        watchers = server.room(&code).await["spectators"].as_u64().unwrap_or(99);
+        watchers = server.room(&code).await["spectators"]
+            .as_u64()
+            .unwrap_or(99);
         if watchers == 0 {
             break;
         }
@@ -637,7 +696,9 @@ async fn shutdown_tells_clients_and_stops() {
     a.join(&code, "Ana", None).await;
     server.shutdown.cancel();
     let close = a
-        .until("close", |v| v["type"] == "ws_close" || v["type"] == "closing")
+        .until("close", |v| {
+            v["type"] == "ws_close" || v["type"] == "closing"
+        })
         .await;
     assert_eq!(close["code"], 1001);
     let result = tokio::time::timeout(Duration::from_secs(10), server.task)

@@ -38,7 +38,9 @@ pub fn test_config() -> ServerConfig {
 /// Starts the real server on 127.0.0.1:0.
 pub async fn start(config: ServerConfig) -> Server {
     let store = Arc::new(MemoryStore::new());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let state = AppState::new(config, store.clone() as Arc<dyn Store>);
     let shutdown = CancellationToken::new();
@@ -71,7 +73,10 @@ impl Server {
             .expect("status");
         let (head, body) = text.split_once("\r\n\r\n").expect("body");
         // Chunked bodies: keep only the JSON part.
-        let json_text = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        let json_text = if head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
             body.lines()
                 .filter(|l| l.starts_with('{') || l.starts_with('['))
                 .collect::<String>()
@@ -101,7 +106,9 @@ impl Server {
     /// A connected WebSocket client.
     pub async fn client(&self) -> Client {
         let url = format!("ws://{}/ws", self.addr);
-        let (ws, _) = tokio_tungstenite::connect_async(url).await.expect("ws connect");
+        let (ws, _) = tokio_tungstenite::connect_async(url)
+            .await
+            .expect("ws connect");
         Client::new(ws)
     }
 
@@ -320,7 +327,11 @@ pub async fn play_to_end(clients: Vec<Client>) -> (Value, Vec<Client>) {
 
 /// Creates a room, seats `colours` (first is the creator), starts the game. Returns the
 /// code and the clients in seat order; each has consumed up to its first messages.
-pub async fn seated_game(server: &Server, settings: Value, colours: &[&str]) -> (String, Vec<Client>) {
+pub async fn seated_game(
+    server: &Server,
+    settings: Value,
+    colours: &[&str],
+) -> (String, Vec<Client>) {
     let code = server.create_room(settings).await;
     let mut clients = Vec::new();
     for (i, c) in colours.iter().enumerate() {
