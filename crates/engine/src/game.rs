@@ -4,8 +4,8 @@
 
 use crate::action::{Action, ActionError, BonusReason, ErrorKind, Event, MoveKind};
 use crate::board::{
-    cell, exit_square, is_safe, Colour, Location, COLOURS, EXIT, GOAL, HOME_COLUMN, LAST_RING,
-    NEST, PIECES,
+    cell, exit_square, is_safe, Colour, Location, CELLS, COLOURS, EXIT, GOAL, HOME_COLUMN,
+    LAST_RING, NEST, PIECES,
 };
 use crate::rules::{RuleSet, TurnDirection};
 use crate::types::{Dice, Outcome, PieceId, SeatStatus, WinReason};
@@ -112,6 +112,8 @@ pub struct Game {
     pub(crate) last_moved: Option<u8>,
     /// Consecutive timeouts per colour (R-LEAVE).
     pub(crate) timeouts: [u8; COLOURS],
+    /// Pieces per occupancy cell (derived from `pos`, kept in step for speed).
+    pub(crate) occ: [u8; CELLS],
 }
 
 /// Where a planned move ends.
@@ -301,6 +303,7 @@ impl Game {
             doubles: 0,
             last_moved: None,
             timeouts: [0; COLOURS],
+            occ: [0; CELLS],
         })
     }
 
@@ -381,22 +384,22 @@ impl Game {
 
     // ----- occupancy -------------------------------------------------------------
 
-    /// Cells holding two or more pieces (blockades), as a bitmask over cells.
-    #[inline]
-    fn blockade_mask(&self) -> u128 {
-        let mut once: u128 = 0;
-        let mut twice: u128 = 0;
+    pub(crate) fn recounted(mut self) -> Game {
+        self.recount();
+        self
+    }
+
+    /// Recomputes the occupancy counts from the piece positions.
+    pub(crate) fn recount(&mut self) {
+        self.occ = [0; CELLS];
         for k in 0..COLOURS {
             for i in 0..PIECES {
                 let c = cell(k, self.pos[k][i]);
                 if c != 0 {
-                    let bit = 1u128 << c;
-                    twice |= once & bit;
-                    once |= bit;
+                    self.occ[c] += 1;
                 }
             }
         }
-        twice
     }
 
     /// Pieces on `cell` other than `exclude` (global ids), at most two reported.
@@ -404,6 +407,9 @@ impl Game {
     fn occupants(&self, c: usize, exclude: usize) -> (usize, [usize; 2]) {
         let mut n = 0;
         let mut out = [usize::MAX; 2];
+        if self.occ[c] == 0 {
+            return (0, out);
+        }
         for k in 0..COLOURS {
             for i in 0..PIECES {
                 let g = k * PIECES + i;
@@ -434,7 +440,7 @@ impl Game {
 
     /// Plans moving piece `i` of colour `k` forward by `n` squares (R-MOVE, R-BLOCK,
     /// R-CAPTURE, R-SAFE, R-GOAL, R-BOUNCE); the board is not changed.
-    fn plan_move(&self, k: usize, i: usize, n: u8, blocks: u128) -> Result<Landing, Refusal> {
+    fn plan_move(&self, k: usize, i: usize, n: u8) -> Result<Landing, Refusal> {
         let p = self.pos[k][i];
         if p == NEST {
             return Err(Refusal::InNest);
@@ -462,7 +468,7 @@ impl Game {
                 continue;
             }
             let c = cell(k, q);
-            if c != own_cell && blocks & (1u128 << c) != 0 {
+            if c != own_cell && self.occ[c] >= 2 {
                 return Err(Refusal::PassesBlockade(self.loc_of_cell(k, q)));
             }
         }
@@ -474,14 +480,17 @@ impl Game {
             });
         }
         let c = cell(k, to);
-        let (count, occ) = self.occupants(c, me);
+        let count = self.occ[c] - (c == own_cell) as u8;
         if count >= 2 {
             return Err(Refusal::Full(self.loc_of_cell(k, to)));
         }
         let mut capture = None;
-        if count == 1 && occ[0] / PIECES != k && to <= LAST_RING && !is_safe(c as u8) {
+        if count == 1 && to <= LAST_RING && !is_safe(c as u8) {
             // R-CAPTURE: a lone opponent piece on a non-safe ring square.
-            capture = Some(occ[0]);
+            let (_, occ) = self.occupants(c, me);
+            if occ[0] / PIECES != k {
+                capture = Some(occ[0]);
+            }
         }
         Ok(Landing {
             to,
@@ -497,10 +506,10 @@ impl Game {
             .find(|&i| self.pos[k][i] == NEST)
             .ok_or(Refusal::NoPieceInNest)?;
         let c = exit_square(k) as usize;
-        let (count, occ) = self.occupants(c, usize::MAX);
-        match count {
+        match self.occ[c] {
             0 | 1 => Ok((i, None)),
             _ => {
+                let (_, occ) = self.occupants(c, usize::MAX);
                 let own = |g: usize| g / PIECES == k;
                 match (own(occ[0]), own(occ[1])) {
                     (true, true) => Err(Refusal::ExitBlocked),
@@ -539,7 +548,7 @@ impl Game {
         let k = g / PIECES;
         let from = self.gid_pos(g);
         let from_cell = cell(k, from);
-        if from_cell != 0 {
+        if from_cell != 0 && self.occ[from_cell] == 2 {
             let (n, occ) = self.occupants(from_cell, g);
             if n == 1 {
                 self.late &= !(1 << occ[0]);
@@ -549,14 +558,17 @@ impl Game {
                 });
             }
         }
+        if from_cell != 0 {
+            self.occ[from_cell] -= 1;
+        }
         self.pos[k][g % PIECES] = to;
         self.late &= !(1 << g);
         let to_cell = cell(k, to);
         if to_cell != 0 {
-            let (n, _) = self.occupants(to_cell, g);
-            if n == 1 {
+            if self.occ[to_cell] == 1 {
                 self.late |= 1 << g;
             }
+            self.occ[to_cell] += 1;
         }
     }
 
@@ -568,6 +580,7 @@ impl Game {
         if n == 1 {
             self.late &= !(1 << occ[0]);
         }
+        self.occ[other] -= 1;
         self.pos[vk][victim % PIECES] = NEST;
         self.late &= !(1 << victim);
         Event::PieceCaptured {
@@ -662,7 +675,7 @@ impl Game {
     fn exec_move<S: Sink>(&mut self, i: usize, n: u8, by: MoveKind, sink: &mut S) {
         let k = self.turn.index();
         let colour = self.turn;
-        let Ok(l) = self.plan_move(k, i, n, self.blockade_mask()) else {
+        let Ok(l) = self.plan_move(k, i, n) else {
             return;
         };
         let from = Location::from_progress(colour, self.pos[k][i]);
@@ -691,24 +704,36 @@ impl Game {
     /// Every step possible right now, before the must-play filters (D-13 is handled by
     /// the search, which tries every order).
     fn raw_steps(&self, out: &mut Steps) {
+        self.for_each_step(|st| {
+            out.push(st);
+            true
+        });
+    }
+
+    /// Calls `f` with every step possible right now, before the must-play filters,
+    /// until `f` returns false. (D-13 is handled by the search, which tries every order.)
+    #[inline]
+    fn for_each_step(&self, mut f: impl FnMut(Step) -> bool) {
         let Stage::Move(t) = self.stage else { return };
-        if t.bonus.is_none() && t.used.iter().zip(0..t.dice.len()).all(|(u, _)| *u) {
-            return;
-        }
         let k = self.turn.index();
-        let blocks = self.blockade_mask();
         if let Some(amount) = t.bonus {
             for i in 0..PIECES {
                 let p = self.pos[k][i];
-                if self.bonus_taker(p) && self.plan_move(k, i, amount, blocks).is_ok() {
-                    out.push(Step::Bonus(i as u8));
+                if self.bonus_taker(p)
+                    && self.plan_move(k, i, amount).is_ok()
+                    && !f(Step::Bonus(i as u8))
+                {
+                    return;
                 }
             }
             return;
         }
+        if t.used[0] && (t.used[1] || t.dice.len() == 1) {
+            return;
+        }
         if let Some(mask) = self.exit_dice(&t) {
-            if self.plan_exit(k).is_ok() {
-                out.push(Step::Exit(mask));
+            if self.plan_exit(k).is_ok() && !f(Step::Exit(mask)) {
+                return;
             }
         }
         let v = t.dice.values();
@@ -717,8 +742,8 @@ impl Game {
                 continue; // equal dice: one step is enough
             }
             for i in 0..PIECES {
-                if self.plan_move(k, i, n, blocks).is_ok() {
-                    out.push(Step::Move(i as u8, d as u8));
+                if self.plan_move(k, i, n).is_ok() && !f(Step::Move(i as u8, d as u8)) {
+                    return;
                 }
             }
         }
@@ -821,23 +846,27 @@ impl Game {
     /// stopping as soon as a play reaches the upper bound.
     fn best(&self) -> u8 {
         let mut node = *self;
-        let mut steps = Steps::new();
-        let remaining = match node.stage {
-            Stage::Move(t) => t.remaining() as u8,
-            _ => 0,
-        };
-        if !node.forfeit_bonus_if_stuck(&mut Discard, &mut steps) {
-            return node.leaf_value();
-        }
-        let bound = node.bound();
-        let mut best = 0;
-        for &s in steps.as_slice() {
-            best = best.max(Self::child_value(&node, s, remaining));
-            if best >= bound {
-                break;
+        loop {
+            let Stage::Move(mut t) = node.stage else {
+                return node.leaf_value();
+            };
+            let remaining = t.remaining() as u8;
+            let bound = node.bound();
+            let mut best = 0;
+            let mut any = false;
+            node.for_each_step(|s| {
+                any = true;
+                best = best.max(Self::child_value(&node, s, remaining));
+                best < bound
+            });
+            if any {
+                return best;
             }
+            if t.bonus.take().is_none() {
+                return node.leaf_value();
+            }
+            node.stage = Stage::Move(t); // R-BONUS: nobody can take it, it is lost
         }
-        best
     }
 
     fn open_required(&self) -> bool {
@@ -1042,14 +1071,9 @@ impl Game {
                 let Stage::Move(t) = self.stage else {
                     return Refusal::NoFive.into_error(colour, i);
                 };
-                self.plan_move(
-                    k,
-                    i as usize,
-                    t.dice.values()[d as usize],
-                    self.blockade_mask(),
-                )
-                .err()
-                .map(|r| r.into_error(colour, i))
+                self.plan_move(k, i as usize, t.dice.values()[d as usize])
+                    .err()
+                    .map(|r| r.into_error(colour, i))
             }
             Step::Bonus(i) => {
                 let Stage::Move(t) = self.stage else {
@@ -1058,7 +1082,7 @@ impl Game {
                 if !self.bonus_taker(self.pos[k][i as usize]) {
                     Some(Refusal::NotOnRing.into_error(colour, i))
                 } else {
-                    self.plan_move(k, i as usize, t.bonus.unwrap_or(0), self.blockade_mask())
+                    self.plan_move(k, i as usize, t.bonus.unwrap_or(0))
                         .err()
                         .map(|r| r.into_error(colour, i))
                 }

@@ -13,6 +13,8 @@
 //! assert_eq!(game.legal_actions(), vec![Action::Exit]);
 //! ```
 
+#![allow(clippy::needless_range_loop)] // board loops index several parallel arrays
+
 mod action;
 mod board;
 mod game;

@@ -2,7 +2,7 @@
 //! game state with public fields (serde JSON, documented in `proto/POSITION.md`), and
 //! its validation into a [`Game`].
 
-use crate::board::{cell, is_safe, Colour, Location, COLOURS, GOAL, LAST_RING, NEST, PIECES};
+use crate::board::{cell, is_safe, Colour, Location, COLOURS, GOAL, NEST, PIECES};
 use crate::game::{Game, OpenPairs, Stage, Throw};
 use crate::rules::RuleSet;
 use crate::types::{Dice, Outcome, PieceId, SeatStatus, WinReason};
@@ -378,7 +378,6 @@ impl TryFrom<&Position> for Game {
                 )));
             }
         }
-        let _ = LAST_RING;
         Ok(Game {
             rules: p.rules,
             seats,
@@ -389,7 +388,9 @@ impl TryFrom<&Position> for Game {
             doubles: p.doubles_in_row,
             last_moved: p.last_moved,
             timeouts,
-        })
+            occ: [0; crate::board::CELLS],
+        }
+        .recounted())
     }
 }
 

@@ -27,8 +27,7 @@ fn legal(g: &Game) -> Vec<String> {
 
 fn refuse(g: &Game, a: &str) -> parchis_engine::ActionError {
     let action: Action = a.parse().expect("action");
-    let e = g.apply(&action).expect_err("action should be illegal");
-    e
+    g.apply(&action).expect_err("action should be illegal")
 }
 
 // ----- §2.1 seating, first player, order ------------------------------------------------
