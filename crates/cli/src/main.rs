@@ -111,12 +111,9 @@ fn random_game(
     for _ in 0..1_000_000 {
         let action = match game.expect() {
             parchis_engine::Expect::Finished(_) => return Ok((game, turns, captures)),
-            parchis_engine::Expect::Roll { .. } => {
-                turns += 1;
-                Action::Roll {
-                    dice: Dice::two(rng.gen_range(1..=6), rng.gen_range(1..=6))?,
-                }
-            }
+            parchis_engine::Expect::Roll { .. } => Action::Roll {
+                dice: Dice::two(rng.gen_range(1..=6), rng.gen_range(1..=6))?,
+            },
             parchis_engine::Expect::Move { .. } => {
                 let legal = game.legal_actions();
                 if legal.is_empty() {

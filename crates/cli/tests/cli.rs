@@ -1,0 +1,136 @@
+//! The `parchis` command-line tool, run as a process.
+
+use std::process::{Command, Output};
+
+fn parchis(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_parchis"))
+        .args(args)
+        .output()
+        .expect("run parchis")
+}
+
+fn stdout_json(o: &Output) -> serde_json::Value {
+    assert!(
+        o.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
+}
+
+#[test]
+fn legal_rolls_the_given_dice_and_lists_the_exit() {
+    let o = parchis(&[
+        "legal",
+        "online Y:n,n,n,n R:n,n,n,n turn=Y roll",
+        "--dice",
+        "5,3",
+    ]);
+    let v = stdout_json(&o);
+    assert_eq!(v["legal"], serde_json::json!([{"type": "exit"}]));
+    assert_eq!(v["position"], "online Y:n,n,n,n R:n,n,n,n turn=Y move=5,3");
+}
+
+#[test]
+fn apply_returns_the_new_position_and_events() {
+    let o = parchis(&[
+        "apply",
+        "online Y:10,n,n,n R:13,n,n,n turn=Y move=3,6",
+        "move 0 3",
+    ]);
+    let v = stdout_json(&o);
+    assert_eq!(
+        v["notation"],
+        "online Y:13,n,n,n R:n,n,n,n turn=Y move=3*,6 bonus=20 last=0"
+    );
+    assert_eq!(v["events"][1]["type"], "piece_captured");
+    assert_eq!(
+        v["legal"],
+        serde_json::json!([{"type": "bonus", "piece": 0, "amount": 20}])
+    );
+}
+
+#[test]
+fn apply_accepts_a_json_position() {
+    let o = parchis(&[
+        "apply",
+        "online Y:n,n,n,n R:n,n,n,n turn=Y roll",
+        "roll 1,2",
+    ]);
+    let v = stdout_json(&o);
+    let json = serde_json::to_string(&v["position"]).unwrap();
+    let o2 = parchis(&["legal", &json]);
+    assert_eq!(
+        stdout_json(&o2)["position"],
+        "online Y:n,n,n,n R:n,n,n,n turn=R roll"
+    );
+}
+
+#[test]
+fn play_prints_a_whole_game_and_its_winner() {
+    let o = parchis(&["play", "--seed", "3", "--players", "2"]);
+    assert!(o.status.success());
+    let out = String::from_utf8(o.stdout).unwrap();
+    let last = out.lines().last().unwrap();
+    assert!(
+        last.starts_with("# final: online") && last.contains("over="),
+        "{last}"
+    );
+    assert!(out.lines().count() > 50);
+    // Deterministic: the same seed gives the same game.
+    let again = parchis(&["play", "--seed", "3", "--players", "2"]);
+    assert_eq!(String::from_utf8(again.stdout).unwrap(), out);
+}
+
+#[test]
+fn selfplay_reports_statistics() {
+    let v = stdout_json(&parchis(&["selfplay", "--games", "5", "--seed", "9"]));
+    assert_eq!(v["games"], 5);
+    let wins: u64 = v["wins_per_seat"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|w| w.as_u64().unwrap())
+        .sum();
+    assert_eq!(wins, 5);
+    assert!(v["mean_turns_per_game"].as_f64().unwrap() > 20.0);
+}
+
+#[test]
+fn bad_input_fails_cleanly_with_a_message() {
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["legal", "online Y:10,10,10,n R:n,n,n,n turn=Y roll"],
+            "R-CAP",
+        ),
+        (
+            &["legal", "online Y:n,n,n,n,n R:n,n,n,n turn=Y roll"],
+            "exactly 4",
+        ),
+        (&["legal", "garbage"], "unknown preset"),
+        (&["legal", "{\"rules\": 3}"], "bad position JSON"),
+        (
+            &[
+                "apply",
+                "online Y:n,n,n,n R:n,n,n,n turn=Y roll",
+                "move 0 3",
+            ],
+            "R-ROLL",
+        ),
+        (
+            &[
+                "apply",
+                "online Y:n,n,n,n R:n,n,n,n turn=Y roll",
+                "fly away",
+            ],
+            "unknown action",
+        ),
+    ];
+    for (args, needle) in cases {
+        let o = parchis(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
