@@ -130,6 +130,11 @@ fn random_game(
             .iter()
             .filter(|e| matches!(e, Event::PieceCaptured { .. }))
             .count() as u32;
+        // A turn is one player's sequence of throws; it ends when the turn passes.
+        turns += events
+            .iter()
+            .filter(|e| matches!(e, Event::TurnPassed { .. } | Event::GameWon { .. }))
+            .count() as u32;
         if let Some(l) = log.as_deref_mut() {
             l.push(format!("{} {}", colour.letter(), action));
         }
