@@ -295,7 +295,12 @@ struct Room {
     listing: watch::Sender<Listing>,
     /// The player to act must be sent `your_turn` once the current command is answered.
     turn_pending: bool,
+    /// Since when a lobby has had neither seats nor connections.
+    idle_since: Option<Instant>,
 }
+
+/// An empty lobby (no seats, no connections) is disposed of after this long.
+const LOBBY_IDLE: Duration = Duration::from_secs(30 * 60);
 
 /// Creates room `code`: stores it, spawns its actor on the server's tracker and registers
 /// its handle. Returns `None` if the code is taken, the server is full, or the store fails.
@@ -345,6 +350,7 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
             rng,
             listing: watch::channel(placeholder_listing()).0,
             turn_pending: false,
+            idle_since: Some(Instant::now()),
         };
         let listing = room.listing();
         let (ltx, lrx) = watch::channel(listing);
@@ -357,7 +363,7 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
         if !state.register(handle) {
             return Err(Refusal::new(ErrorCode::Internal, "too many rooms"));
         }
-        let span = tracing::info_span!("room", room = %code);
+        let span = tracing::info_span!("room", room = %code, game = tracing::field::Empty);
         state
             .tracker()
             .spawn(async move { room.run(rx).await }.instrument(span));
@@ -414,8 +420,9 @@ impl Room {
             if std::mem::take(&mut self.turn_pending) {
                 self.send_turn_info();
             }
+            self.update_idle();
             if self.disposable() {
-                info!("room finished and empty: disposing");
+                info!("room finished or idle and empty: disposing");
                 break;
             }
         }
@@ -516,12 +523,39 @@ impl Room {
     }
 
     fn disposable(&self) -> bool {
-        self.status == RoomStatus::Finished && self.links().next().is_none()
+        let nobody = self.links().next().is_none();
+        match self.status {
+            RoomStatus::Finished => nobody,
+            RoomStatus::Lobby => {
+                nobody
+                    && self.seats.is_empty()
+                    && self.idle_since.is_some_and(|t| t.elapsed() >= LOBBY_IDLE)
+            }
+            RoomStatus::Playing => false,
+        }
+    }
+
+    /// Tracks how long a lobby has had neither seats nor connections.
+    fn update_idle(&mut self) {
+        let empty = self.status == RoomStatus::Lobby
+            && self.seats.is_empty()
+            && self.links().next().is_none();
+        match (empty, self.idle_since) {
+            (true, None) => self.idle_since = Some(Instant::now()),
+            (false, Some(_)) => self.idle_since = None,
+            _ => {}
+        }
     }
 
     fn next_wake(&self) -> Option<Instant> {
         let graces = self.seats.iter().filter_map(|s| s.grace_until);
-        self.deadline.map(|d| d.at).into_iter().chain(graces).min()
+        let idle = self.idle_since.map(|t| t + LOBBY_IDLE);
+        self.deadline
+            .map(|d| d.at)
+            .into_iter()
+            .chain(graces)
+            .chain(idle)
+            .min()
     }
 
     // ----- sending -------------------------------------------------------------------
@@ -1269,6 +1303,7 @@ impl Room {
         if let Err(e) = store.set_deadline(game_id, Some(d.ms)).await {
             warn!(error = %e, "store failed saving the deadline");
         }
+        tracing::Span::current().record("game", tracing::field::display(game_id));
         info!(game = %game_id, ?colours, %first, "game started");
         self.publish();
         self.turn_pending = true;
