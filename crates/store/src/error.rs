@@ -1,0 +1,95 @@
+//! The store's single error type.
+
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+/// Every way a [`Store`](crate::Store) call can fail.
+///
+/// Domain errors (the first group) come from constraint violations and missing rows and are
+/// safe to match on; the rest are infrastructure failures whose messages are for logs, not for
+/// players. The type is `Clone` (infrastructure sources are shared behind [`Arc`]) because a
+/// single failed group commit is reported to every caller in the group.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// `create_room` with a code that is already taken.
+    #[error("room {0:?} already exists")]
+    RoomExists(String),
+    /// The room does not exist (update of a missing room, or a seat or game for one).
+    #[error("room {0:?} not found")]
+    RoomNotFound(String),
+    /// `create_game` with an id that is already taken.
+    #[error("game {0} already exists")]
+    GameExists(Uuid),
+    /// The game does not exist.
+    #[error("game {0} not found")]
+    GameNotFound(Uuid),
+    /// `finish_game` on a game that already finished; the stored result is left unchanged.
+    #[error("game {0} is already finished")]
+    GameFinished(Uuid),
+    /// `append_events` with a `seq` already stored for the game, or repeated within the batch.
+    /// Nothing of the batch was written.
+    #[error("event seq {seq} already exists in game {game_id}")]
+    DuplicateSeq {
+        /// The game appended to.
+        game_id: Uuid,
+        /// The first offending sequence number found.
+        seq: i64,
+    },
+    /// A store URL that is neither `postgres://`, `postgresql://` nor `sqlite:`.
+    #[error("unsupported store URL {0:?}: expected postgres://, postgresql:// or sqlite:")]
+    InvalidUrl(String),
+    /// A stored row could not be decoded (bad JSON, unknown status, malformed UUID…).
+    #[error("corrupt stored data: {0}")]
+    Corrupt(String),
+    /// The store was closed with [`Store::close`](crate::Store::close), or its writer task died.
+    #[error("the store is closed")]
+    Closed,
+    /// The database failed (connection lost, disk full, timeout…).
+    #[error("database error: {0}")]
+    Database(#[source] Arc<sqlx::Error>),
+    /// Applying the embedded migrations failed.
+    #[error("migration failed: {0}")]
+    Migrate(#[source] Arc<sqlx::migrate::MigrateError>),
+    /// A filesystem operation failed (creating the data directory).
+    #[error("I/O error: {0}")]
+    Io(#[source] Arc<std::io::Error>),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        match e {
+            // Reads after `close()` find the pool closed: same answer as for writes.
+            sqlx::Error::PoolClosed => StoreError::Closed,
+            e => StoreError::Database(Arc::new(e)),
+        }
+    }
+}
+
+impl From<sqlx::migrate::MigrateError> for StoreError {
+    fn from(e: sqlx::migrate::MigrateError) -> Self {
+        StoreError::Migrate(Arc::new(e))
+    }
+}
+
+impl From<std::io::Error> for StoreError {
+    fn from(e: std::io::Error) -> Self {
+        StoreError::Io(Arc::new(e))
+    }
+}
+
+/// Shorthand for results of store calls.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Whether a sqlx error is a unique/primary-key violation.
+pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .is_some_and(|d| d.is_unique_violation())
+}
+
+/// Whether a sqlx error is a foreign-key violation.
+pub(crate) fn is_foreign_key_violation(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .is_some_and(|d| d.is_foreign_key_violation())
+}

@@ -1,0 +1,98 @@
+//! Persistence layer of the Parchís server.
+//!
+//! Stores rooms, their seats, the games played in them and each game's append-only event
+//! log, on SQLite (default, one file) or PostgreSQL. The store knows nothing about game
+//! rules: settings, rules, results and events are opaque JSON ([`serde_json::Value`]).
+//! All times are `i64` unix milliseconds.
+//!
+//! * [`Store`] — the object-safe interface the server uses (`Arc<dyn Store>`).
+//! * [`open_store`] — picks the backend from a URL and applies the migrations.
+//! * [`SqliteStore`], [`PostgresStore`] — the durable backends, with group commit: one writer
+//!   task per store commits every pending write in a single transaction.
+//! * [`MemoryStore`] — for tests.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), parchis_store::StoreError> {
+//! use parchis_store::{open_store, EventRecord, Store};
+//! let store = open_store(None, std::path::Path::new("data")).await?; // data/parchis.db
+//! # let game_id = uuid::Uuid::nil();
+//! store
+//!     .append_events(game_id, &[EventRecord { seq: 1, event: serde_json::json!({"roll": 5}), created_at_ms: 0 }])
+//!     .await?;
+//! # Ok(()) }
+//! ```
+
+#![warn(missing_docs)]
+
+mod error;
+mod memory;
+mod postgres;
+mod rows;
+mod sqlite;
+mod store;
+mod types;
+mod writer;
+
+use std::path::Path;
+use std::sync::Arc;
+
+pub use error::{Result, StoreError};
+pub use memory::MemoryStore;
+pub use postgres::PostgresStore;
+pub use sqlite::SqliteStore;
+pub use store::Store;
+pub use types::{
+    hash_token, EventRecord, GameRecord, RoomRecord, RoomSnapshot, RoomStatus, RoomStatusUpdate,
+    SeatRecord, UnknownRoomStatus,
+};
+
+/// File name of the default SQLite database inside the data directory.
+pub const DEFAULT_DB_FILE: &str = "parchis.db";
+
+/// Opens the store named by `url`, applying migrations:
+///
+/// * `postgres://…` or `postgresql://…` — [`PostgresStore`];
+/// * `sqlite:…` — [`SqliteStore`] on that file (created if missing);
+/// * `None` — [`SqliteStore`] on `<data_dir>/parchis.db`, creating `data_dir` if needed.
+///
+/// Must be called inside a tokio runtime (the store spawns its writer task on it).
+///
+/// # Errors
+/// [`StoreError::InvalidUrl`] for any other URL; [`StoreError::Io`] if `data_dir` cannot be
+/// created; otherwise the errors of [`SqliteStore::connect`] / [`PostgresStore::connect`].
+pub async fn open_store(url: Option<&str>, data_dir: &Path) -> Result<Arc<dyn Store>> {
+    match url {
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            Ok(Arc::new(PostgresStore::connect(url).await?))
+        }
+        Some(url) if url.starts_with("sqlite:") => Ok(Arc::new(SqliteStore::connect(url).await?)),
+        Some(url) => Err(StoreError::InvalidUrl(redact(url))),
+        None => {
+            std::fs::create_dir_all(data_dir)?;
+            let path = data_dir.join(DEFAULT_DB_FILE);
+            tracing::info!(path = %path.display(), "opening default sqlite store");
+            Ok(Arc::new(SqliteStore::open(&path).await?))
+        }
+    }
+}
+
+/// Drops anything that may be a password from a URL before it goes into an error message.
+pub(crate) fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            format!("{}://***{}", &url[..scheme_end], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn redact_hides_credentials() {
+        assert_eq!(redact("mysql://u:pw@host/db"), "mysql://***@host/db");
+        assert_eq!(redact("redis://host"), "redis://host");
+    }
+}

@@ -1,0 +1,433 @@
+//! PostgreSQL backend.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
+use sqlx::{PgPool, Postgres};
+use uuid::Uuid;
+
+use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
+use crate::rows::{
+    self, EventRow, GameRow, RoomRow, SeatRow, EVENT_COLUMNS, GAME_COLUMNS, LATEST_GAME,
+    ROOM_COLUMNS, SEAT_COLUMNS,
+};
+use crate::types::{
+    EventRecord, GameRecord, RoomRecord, RoomSnapshot, RoomStatusUpdate, SeatRecord,
+};
+use crate::writer::{Backend, WriteOp, Writer};
+use crate::Store;
+
+/// Connections in the pool: one for the writer task, the rest for concurrent readers.
+const MAX_CONNECTIONS: u32 = 8;
+
+/// A [`Store`] on a PostgreSQL database.
+///
+/// Migrations from `migrations/postgres` are applied on connect (concurrent connects are
+/// serialised by sqlx's migration lock). All writes go through a single group-commit writer
+/// task; with the server's default `synchronous_commit = on`, a write is durable when it
+/// returns. Snapshot reads run in `REPEATABLE READ` transactions.
+pub struct PostgresStore {
+    pool: PgPool,
+    writer: Writer,
+}
+
+impl PostgresStore {
+    /// Connects to a `postgres://` or `postgresql://` URL and applies migrations.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidUrl`] if the URL does not parse, [`StoreError::Database`] if the
+    /// server cannot be reached, [`StoreError::Migrate`] if the schema cannot be brought up to
+    /// date.
+    pub async fn connect(url: &str) -> Result<Self> {
+        let options = PgConnectOptions::from_str(url)
+            .map_err(|e| StoreError::InvalidUrl(format!("{}: {e}", crate::redact(url))))?;
+        Self::connect_with(options).await
+    }
+
+    /// Connects with caller-built options (e.g. with a `search_path` to keep the tables in
+    /// their own schema) and applies migrations.
+    ///
+    /// # Errors
+    /// As [`Self::connect`].
+    pub async fn connect_with(options: PgConnectOptions) -> Result<Self> {
+        let pool = PgPoolOptions::new()
+            .max_connections(MAX_CONNECTIONS)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(options.application_name("parchis-store"))
+            .await?;
+        sqlx::migrate!("../../migrations/postgres")
+            .run(&pool)
+            .await?;
+        tracing::info!("postgres store connected");
+        let writer = Writer::spawn::<PgBackend>(pool.clone());
+        Ok(PostgresStore { pool, writer })
+    }
+
+    async fn snapshots(&self, code: Option<&str>) -> Result<Vec<RoomSnapshot>> {
+        let filter = if code.is_some() {
+            "r.code = $1"
+        } else {
+            "r.status <> 'finished'"
+        };
+        let rooms_sql = format!(
+            "SELECT {ROOM_COLUMNS} FROM rooms r WHERE {filter} ORDER BY r.created_at_ms, r.code COLLATE \"C\""
+        );
+        let seats_sql = format!(
+            "SELECT {SEAT_COLUMNS} FROM seats s JOIN rooms r ON r.code = s.room_code \
+             WHERE {filter} ORDER BY s.joined_at_ms, s.colour COLLATE \"C\""
+        );
+        let games_sql = format!(
+            "SELECT {GAME_COLUMNS} FROM games g JOIN rooms r ON r.code = g.room_code \
+             WHERE {filter} AND {LATEST_GAME}"
+        );
+        let events_sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM game_events e JOIN games g ON g.id = e.game_id \
+             JOIN rooms r ON r.code = g.room_code \
+             WHERE {filter} AND {LATEST_GAME} ORDER BY e.game_id, e.seq"
+        );
+
+        // Text is ordered bytewise (COLLATE "C"), as SQLite and the memory store do.
+        // One snapshot for all four queries.
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .await?;
+        let mut q_rooms = sqlx::query_as::<_, RoomRow>(&rooms_sql);
+        let mut q_seats = sqlx::query_as::<_, SeatRow>(&seats_sql);
+        let mut q_games = sqlx::query_as::<_, GameRow<Uuid>>(&games_sql);
+        let mut q_events = sqlx::query_as::<_, EventRow<Uuid>>(&events_sql);
+        if let Some(code) = code {
+            q_rooms = q_rooms.bind(code);
+            q_seats = q_seats.bind(code);
+            q_games = q_games.bind(code);
+            q_events = q_events.bind(code);
+        }
+        let rooms = q_rooms.fetch_all(&mut *tx).await?;
+        let seats = q_seats.fetch_all(&mut *tx).await?;
+        let games = q_games.fetch_all(&mut *tx).await?;
+        let events = q_events.fetch_all(&mut *tx).await?;
+        tx.commit().await?;
+
+        Ok(rows::assemble(
+            rooms.into_iter().map(rows::room).collect::<Result<_>>()?,
+            seats.into_iter().map(rows::seat).collect(),
+            games.into_iter().map(rows::game).collect::<Result<_>>()?,
+            events.into_iter().map(rows::event).collect::<Result<_>>()?,
+        ))
+    }
+}
+
+struct PgBackend;
+
+#[async_trait]
+impl Backend for PgBackend {
+    type Db = Postgres;
+
+    async fn apply(conn: &mut PgConnection, op: &WriteOp) -> Result<bool> {
+        match op {
+            WriteOp::CreateRoom(r) => {
+                sqlx::query(
+                    "INSERT INTO rooms (code, settings, status, created_at_ms, started_at_ms, \
+                     finished_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .bind(&r.code)
+                .bind(r.settings.to_string())
+                .bind(r.status.as_str())
+                .bind(r.created_at_ms)
+                .bind(r.started_at_ms)
+                .bind(r.finished_at_ms)
+                .bind(r.updated_at_ms)
+                .execute(&mut *conn)
+                .await
+                .map_err(|e| {
+                    if is_unique_violation(&e) {
+                        StoreError::RoomExists(r.code.clone())
+                    } else {
+                        e.into()
+                    }
+                })?;
+                Ok(true)
+            }
+            WriteOp::UpdateRoomStatus { code, update } => {
+                let done = sqlx::query(
+                    "UPDATE rooms SET status = $1, started_at_ms = $2, finished_at_ms = $3, \
+                     updated_at_ms = $4 WHERE code = $5",
+                )
+                .bind(update.status.as_str())
+                .bind(update.started_at_ms)
+                .bind(update.finished_at_ms)
+                .bind(update.updated_at_ms)
+                .bind(code)
+                .execute(&mut *conn)
+                .await?;
+                if done.rows_affected() == 0 {
+                    return Err(StoreError::RoomNotFound(code.clone()));
+                }
+                Ok(true)
+            }
+            WriteOp::UpsertSeat(s) => {
+                sqlx::query(
+                    "INSERT INTO seats (room_code, colour, display_name, token_hash, is_creator, \
+                     joined_at_ms) VALUES ($1, $2, $3, $4, $5, $6) \
+                     ON CONFLICT (room_code, colour) DO UPDATE SET \
+                     display_name = excluded.display_name, token_hash = excluded.token_hash, \
+                     is_creator = excluded.is_creator, joined_at_ms = excluded.joined_at_ms",
+                )
+                .bind(&s.room_code)
+                .bind(&s.colour)
+                .bind(&s.display_name)
+                .bind(&s.token_hash)
+                .bind(s.is_creator)
+                .bind(s.joined_at_ms)
+                .execute(&mut *conn)
+                .await
+                .map_err(|e| {
+                    if is_foreign_key_violation(&e) {
+                        StoreError::RoomNotFound(s.room_code.clone())
+                    } else {
+                        e.into()
+                    }
+                })?;
+                Ok(true)
+            }
+            WriteOp::DeleteSeat { room_code, colour } => {
+                let done = sqlx::query("DELETE FROM seats WHERE room_code = $1 AND colour = $2")
+                    .bind(room_code)
+                    .bind(colour)
+                    .execute(&mut *conn)
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+            WriteOp::CreateGame(g) => {
+                sqlx::query(
+                    "INSERT INTO games (id, room_code, preset, rules, rules_hash, created_at_ms, \
+                     finished_at_ms, result, reason, deadline_ms) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                )
+                .bind(g.id)
+                .bind(&g.room_code)
+                .bind(&g.preset)
+                .bind(g.rules.to_string())
+                .bind(&g.rules_hash)
+                .bind(g.created_at_ms)
+                .bind(g.finished_at_ms)
+                .bind(g.result.as_ref().map(Value::to_string))
+                .bind(&g.reason)
+                .bind(g.deadline_ms)
+                .execute(&mut *conn)
+                .await
+                .map_err(|e| {
+                    if is_unique_violation(&e) {
+                        StoreError::GameExists(g.id)
+                    } else if is_foreign_key_violation(&e) {
+                        StoreError::RoomNotFound(g.room_code.clone())
+                    } else {
+                        e.into()
+                    }
+                })?;
+                Ok(true)
+            }
+            WriteOp::AppendEvents { game_id, events } => {
+                // Row by row, so a duplicate names its exact seq. Only taken for a lone
+                // append or when isolating a failed group; grouped appends use `append_all`.
+                for e in events {
+                    sqlx::query(
+                        "INSERT INTO game_events (game_id, seq, event, created_at_ms) \
+                         VALUES ($1, $2, $3, $4)",
+                    )
+                    .bind(*game_id)
+                    .bind(e.seq)
+                    .bind(e.event.to_string())
+                    .bind(e.created_at_ms)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(|err| {
+                        if is_unique_violation(&err) {
+                            StoreError::DuplicateSeq {
+                                game_id: *game_id,
+                                seq: e.seq,
+                            }
+                        } else if is_foreign_key_violation(&err) {
+                            StoreError::GameNotFound(*game_id)
+                        } else {
+                            err.into()
+                        }
+                    })?;
+                }
+                Ok(true)
+            }
+            WriteOp::SetDeadline {
+                game_id,
+                deadline_ms,
+            } => {
+                let done = sqlx::query("UPDATE games SET deadline_ms = $1 WHERE id = $2")
+                    .bind(*deadline_ms)
+                    .bind(*game_id)
+                    .execute(&mut *conn)
+                    .await?;
+                if done.rows_affected() == 0 {
+                    return Err(StoreError::GameNotFound(*game_id));
+                }
+                Ok(true)
+            }
+            WriteOp::FinishGame {
+                game_id,
+                result,
+                reason,
+                finished_at_ms,
+            } => {
+                let done = sqlx::query(
+                    "UPDATE games SET finished_at_ms = $1, result = $2, reason = $3, \
+                     deadline_ms = NULL WHERE id = $4 AND finished_at_ms IS NULL",
+                )
+                .bind(*finished_at_ms)
+                .bind(result.to_string())
+                .bind(reason)
+                .bind(*game_id)
+                .execute(&mut *conn)
+                .await?;
+                if done.rows_affected() == 0 {
+                    let exists = sqlx::query_scalar::<_, i32>("SELECT 1 FROM games WHERE id = $1")
+                        .bind(*game_id)
+                        .fetch_optional(&mut *conn)
+                        .await?
+                        .is_some();
+                    return Err(if exists {
+                        StoreError::GameFinished(*game_id)
+                    } else {
+                        StoreError::GameNotFound(*game_id)
+                    });
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    async fn append_all(conn: &mut PgConnection, appends: &[(Uuid, &[EventRecord])]) -> Result<()> {
+        // Every event of the group in ONE statement (one round trip), as parallel arrays.
+        let total = appends.iter().map(|(_, events)| events.len()).sum();
+        let mut ids = Vec::with_capacity(total);
+        let mut seqs = Vec::with_capacity(total);
+        let mut payloads = Vec::with_capacity(total);
+        let mut times = Vec::with_capacity(total);
+        for (game_id, events) in appends {
+            for e in *events {
+                ids.push(*game_id);
+                seqs.push(e.seq);
+                payloads.push(e.event.to_string());
+                times.push(e.created_at_ms);
+            }
+        }
+        sqlx::query(
+            "INSERT INTO game_events (game_id, seq, event, created_at_ms) \
+             SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::text[], $4::bigint[])",
+        )
+        .bind(ids)
+        .bind(seqs)
+        .bind(payloads)
+        .bind(times)
+        .execute(&mut *conn)
+        .await?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    async fn create_room(&self, room: &RoomRecord) -> Result<()> {
+        self.writer.create_room(room).await
+    }
+
+    async fn update_room_status(&self, code: &str, update: RoomStatusUpdate) -> Result<()> {
+        self.writer.update_room_status(code, update).await
+    }
+
+    async fn upsert_seat(&self, seat: &SeatRecord) -> Result<()> {
+        self.writer.upsert_seat(seat).await
+    }
+
+    async fn delete_seat(&self, room_code: &str, colour: &str) -> Result<bool> {
+        self.writer.delete_seat(room_code, colour).await
+    }
+
+    async fn create_game(&self, game: &GameRecord) -> Result<()> {
+        self.writer.create_game(game).await
+    }
+
+    async fn append_events(&self, game_id: Uuid, events: &[EventRecord]) -> Result<()> {
+        self.writer.append_events(game_id, events).await
+    }
+
+    async fn set_deadline(&self, game_id: Uuid, deadline_ms: Option<i64>) -> Result<()> {
+        self.writer.set_deadline(game_id, deadline_ms).await
+    }
+
+    async fn finish_game(
+        &self,
+        game_id: Uuid,
+        result: &Value,
+        reason: &str,
+        finished_at_ms: i64,
+    ) -> Result<()> {
+        self.writer
+            .finish_game(game_id, result, reason, finished_at_ms)
+            .await
+    }
+
+    async fn get_room(&self, code: &str) -> Result<Option<RoomSnapshot>> {
+        Ok(self.snapshots(Some(code)).await?.into_iter().next())
+    }
+
+    async fn load_unfinished(&self) -> Result<Vec<RoomSnapshot>> {
+        self.snapshots(None).await
+    }
+
+    async fn get_game(&self, id: Uuid) -> Result<Option<(GameRecord, Vec<EventRecord>)>> {
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .await?;
+        let game = sqlx::query_as::<_, GameRow<Uuid>>(&format!(
+            "SELECT {GAME_COLUMNS} FROM games g WHERE g.id = $1"
+        ))
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(game) = game else {
+            return Ok(None);
+        };
+        let events = sqlx::query_as::<_, EventRow<Uuid>>(&format!(
+            "SELECT {EVENT_COLUMNS} FROM game_events e WHERE e.game_id = $1 ORDER BY e.seq"
+        ))
+        .bind(id)
+        .fetch_all(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        let events = events
+            .into_iter()
+            .map(|row| rows::event(row).map(|(_, e)| e))
+            .collect::<Result<_>>()?;
+        Ok(Some((rows::game(game)?, events)))
+    }
+
+    async fn list_games(&self, room_code: &str) -> Result<Vec<GameRecord>> {
+        sqlx::query_as::<_, GameRow<Uuid>>(&format!(
+            "SELECT {GAME_COLUMNS} FROM games g WHERE g.room_code = $1 \
+             ORDER BY g.created_at_ms, g.id"
+        ))
+        .bind(room_code)
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(rows::game)
+        .collect()
+    }
+
+    async fn close(&self) {
+        self.writer.close().await;
+        self.pool.close().await;
+    }
+}

@@ -1,0 +1,185 @@
+//! Row shapes shared by the SQL backends and their conversion to records.
+//!
+//! Both backends select the same columns in the same order into plain tuples; only the type
+//! of game ids differs (`UUID` on PostgreSQL, text on SQLite), hence the `Id` parameter.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::error::{Result, StoreError};
+use crate::types::{EventRecord, GameRecord, RoomRecord, RoomSnapshot, SeatRecord};
+
+/// `code, settings, status, created_at_ms, started_at_ms, finished_at_ms, updated_at_ms`
+pub(crate) type RoomRow = (String, String, String, i64, Option<i64>, Option<i64>, i64);
+/// `room_code, colour, display_name, token_hash, is_creator, joined_at_ms`
+pub(crate) type SeatRow = (String, String, String, String, bool, i64);
+/// `id, room_code, preset, rules, rules_hash, created_at_ms, finished_at_ms, result, reason,
+/// deadline_ms`
+pub(crate) type GameRow<Id> = (
+    Id,
+    String,
+    String,
+    String,
+    String,
+    i64,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+);
+/// `game_id, seq, event, created_at_ms`
+pub(crate) type EventRow<Id> = (Id, i64, String, i64);
+
+/// Column lists matching the row tuples above (`r`, `s`, `g`, `e` are the table aliases).
+pub(crate) const ROOM_COLUMNS: &str =
+    "r.code, r.settings, r.status, r.created_at_ms, r.started_at_ms, r.finished_at_ms, r.updated_at_ms";
+pub(crate) const SEAT_COLUMNS: &str =
+    "s.room_code, s.colour, s.display_name, s.token_hash, s.is_creator, s.joined_at_ms";
+pub(crate) const GAME_COLUMNS: &str = "g.id, g.room_code, g.preset, g.rules, g.rules_hash, \
+     g.created_at_ms, g.finished_at_ms, g.result, g.reason, g.deadline_ms";
+pub(crate) const EVENT_COLUMNS: &str = "e.game_id, e.seq, e.event, e.created_at_ms";
+
+/// SQL condition keeping only the most recent game of its room (alias `g`).
+pub(crate) const LATEST_GAME: &str = "NOT EXISTS (SELECT 1 FROM games g2 \
+     WHERE g2.room_code = g.room_code AND (g2.created_at_ms > g.created_at_ms \
+     OR (g2.created_at_ms = g.created_at_ms AND g2.id > g.id)))";
+
+/// A game id as a backend returns it.
+pub(crate) trait GameId {
+    fn into_uuid(self) -> Result<Uuid>;
+}
+
+impl GameId for Uuid {
+    fn into_uuid(self) -> Result<Uuid> {
+        Ok(self)
+    }
+}
+
+impl GameId for String {
+    fn into_uuid(self) -> Result<Uuid> {
+        Uuid::parse_str(&self).map_err(|e| StoreError::Corrupt(format!("game id {self:?}: {e}")))
+    }
+}
+
+fn json(text: &str, what: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
+}
+
+pub(crate) fn room(row: RoomRow) -> Result<RoomRecord> {
+    let (code, settings, status, created_at_ms, started_at_ms, finished_at_ms, updated_at_ms) = row;
+    let settings = json(&settings, &format!("settings of room {code:?}"))?;
+    let status = status
+        .parse()
+        .map_err(|e| StoreError::Corrupt(format!("status of room {code:?}: {e}")))?;
+    Ok(RoomRecord {
+        code,
+        settings,
+        status,
+        created_at_ms,
+        started_at_ms,
+        finished_at_ms,
+        updated_at_ms,
+    })
+}
+
+pub(crate) fn seat(row: SeatRow) -> SeatRecord {
+    let (room_code, colour, display_name, token_hash, is_creator, joined_at_ms) = row;
+    SeatRecord {
+        room_code,
+        colour,
+        display_name,
+        token_hash,
+        is_creator,
+        joined_at_ms,
+    }
+}
+
+pub(crate) fn game<Id: GameId>(row: GameRow<Id>) -> Result<GameRecord> {
+    let (
+        id,
+        room_code,
+        preset,
+        rules,
+        rules_hash,
+        created_at_ms,
+        finished_at_ms,
+        result,
+        reason,
+        deadline_ms,
+    ) = row;
+    let id = id.into_uuid()?;
+    let rules = json(&rules, &format!("rules of game {id}"))?;
+    let result = result
+        .map(|r| json(&r, &format!("result of game {id}")))
+        .transpose()?;
+    Ok(GameRecord {
+        id,
+        room_code,
+        preset,
+        rules,
+        rules_hash,
+        created_at_ms,
+        finished_at_ms,
+        result,
+        reason,
+        deadline_ms,
+    })
+}
+
+pub(crate) fn event<Id: GameId>(row: EventRow<Id>) -> Result<(Uuid, EventRecord)> {
+    let (game_id, seq, event, created_at_ms) = row;
+    let game_id = game_id.into_uuid()?;
+    let event = json(&event, &format!("event {seq} of game {game_id}"))?;
+    Ok((
+        game_id,
+        EventRecord {
+            seq,
+            event,
+            created_at_ms,
+        },
+    ))
+}
+
+/// Builds snapshots from rooms (already in output order), their seats, their latest games
+/// and those games' events (seats and events already in output order within each group).
+pub(crate) fn assemble(
+    rooms: Vec<RoomRecord>,
+    seats: Vec<SeatRecord>,
+    games: Vec<GameRecord>,
+    events: Vec<(Uuid, EventRecord)>,
+) -> Vec<RoomSnapshot> {
+    let mut seats_by_room: HashMap<String, Vec<SeatRecord>> = HashMap::new();
+    for s in seats {
+        seats_by_room
+            .entry(s.room_code.clone())
+            .or_default()
+            .push(s);
+    }
+    let mut events_by_game: HashMap<Uuid, Vec<EventRecord>> = HashMap::new();
+    for (game_id, e) in events {
+        events_by_game.entry(game_id).or_default().push(e);
+    }
+    let mut game_by_room: HashMap<String, GameRecord> = HashMap::new();
+    for g in games {
+        game_by_room.insert(g.room_code.clone(), g);
+    }
+    rooms
+        .into_iter()
+        .map(|room| {
+            let seats = seats_by_room.remove(&room.code).unwrap_or_default();
+            let game = game_by_room.remove(&room.code);
+            let events = game
+                .as_ref()
+                .and_then(|g| events_by_game.remove(&g.id))
+                .unwrap_or_default();
+            RoomSnapshot {
+                room,
+                seats,
+                game,
+                events,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,451 @@
+//! SQLite backend: one database file in WAL mode, bundled SQLite (no system library).
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{Sqlite, SqlitePool};
+use uuid::Uuid;
+
+use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
+use crate::rows::{
+    self, EventRow, GameRow, RoomRow, SeatRow, EVENT_COLUMNS, GAME_COLUMNS, LATEST_GAME,
+    ROOM_COLUMNS, SEAT_COLUMNS,
+};
+use crate::types::{
+    EventRecord, GameRecord, RoomRecord, RoomSnapshot, RoomStatusUpdate, SeatRecord,
+};
+use crate::writer::{Backend, WriteOp, Writer};
+use crate::Store;
+
+/// Connections in the pool: one for the writer task, the rest for concurrent readers.
+const MAX_CONNECTIONS: u32 = 4;
+
+/// A [`Store`] on one SQLite database file.
+///
+/// The file is opened in WAL mode with `synchronous = FULL` (a write is on disk when it
+/// returns) and foreign keys enforced; migrations from `migrations/sqlite` are applied on
+/// open. All writes go through a single group-commit writer task, so SQLite never sees
+/// competing writers; reads run concurrently on pooled connections.
+pub struct SqliteStore {
+    pool: SqlitePool,
+    writer: Writer,
+}
+
+impl SqliteStore {
+    /// Opens (creating it and its tables if missing) the database file at `path`.
+    /// The parent directory must exist.
+    ///
+    /// # Errors
+    /// [`StoreError::Database`] if the file cannot be opened, [`StoreError::Migrate`] if the
+    /// schema cannot be brought up to date.
+    pub async fn open(path: &Path) -> Result<Self> {
+        Self::connect_with(SqliteConnectOptions::new().filename(path)).await
+    }
+
+    /// Opens the database named by a `sqlite:` URL (e.g. `sqlite:///var/lib/parchis.db`,
+    /// `sqlite:data/parchis.db` or `sqlite::memory:`), creating the file if missing.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidUrl`] if the URL does not parse; otherwise as [`Self::open`].
+    pub async fn connect(url: &str) -> Result<Self> {
+        let options = SqliteConnectOptions::from_str(url)
+            .map_err(|e| StoreError::InvalidUrl(format!("{}: {e}", crate::redact(url))))?;
+        let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+        Self::connect_inner(options, in_memory).await
+    }
+
+    /// Opens a database with caller-built options. WAL mode, `synchronous = FULL`, foreign
+    /// keys, `create_if_missing` and a 10 s busy timeout are always applied on top.
+    ///
+    /// # Errors
+    /// As [`Self::open`].
+    pub async fn connect_with(options: SqliteConnectOptions) -> Result<Self> {
+        Self::connect_inner(options, false).await
+    }
+
+    async fn connect_inner(options: SqliteConnectOptions, in_memory: bool) -> Result<Self> {
+        let options = options
+            .create_if_missing(true)
+            .foreign_keys(true)
+            .synchronous(SqliteSynchronous::Full)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = if in_memory {
+            // Each connection would otherwise risk its own empty database: keep exactly one,
+            // forever.
+            SqlitePoolOptions::new()
+                .max_connections(1)
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None)
+                .connect_with(options)
+                .await?
+        } else {
+            SqlitePoolOptions::new()
+                .max_connections(MAX_CONNECTIONS)
+                .connect_with(options.journal_mode(SqliteJournalMode::Wal))
+                .await?
+        };
+        sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
+        tracing::info!("sqlite store open");
+        let writer = Writer::spawn::<SqliteBackend>(pool.clone());
+        Ok(SqliteStore { pool, writer })
+    }
+
+    async fn snapshots(&self, code: Option<&str>) -> Result<Vec<RoomSnapshot>> {
+        let filter = if code.is_some() {
+            "r.code = ?"
+        } else {
+            "r.status <> 'finished'"
+        };
+        let rooms_sql = format!(
+            "SELECT {ROOM_COLUMNS} FROM rooms r WHERE {filter} ORDER BY r.created_at_ms, r.code"
+        );
+        let seats_sql = format!(
+            "SELECT {SEAT_COLUMNS} FROM seats s JOIN rooms r ON r.code = s.room_code \
+             WHERE {filter} ORDER BY s.joined_at_ms, s.colour"
+        );
+        let games_sql = format!(
+            "SELECT {GAME_COLUMNS} FROM games g JOIN rooms r ON r.code = g.room_code \
+             WHERE {filter} AND {LATEST_GAME}"
+        );
+        let events_sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM game_events e JOIN games g ON g.id = e.game_id \
+             JOIN rooms r ON r.code = g.room_code \
+             WHERE {filter} AND {LATEST_GAME} ORDER BY e.game_id, e.seq"
+        );
+
+        // One read transaction: every query sees the same snapshot of the database.
+        let mut tx = self.pool.begin().await?;
+        let mut q_rooms = sqlx::query_as::<_, RoomRow>(&rooms_sql);
+        let mut q_seats = sqlx::query_as::<_, SeatRow>(&seats_sql);
+        let mut q_games = sqlx::query_as::<_, GameRow<String>>(&games_sql);
+        let mut q_events = sqlx::query_as::<_, EventRow<String>>(&events_sql);
+        if let Some(code) = code {
+            q_rooms = q_rooms.bind(code);
+            q_seats = q_seats.bind(code);
+            q_games = q_games.bind(code);
+            q_events = q_events.bind(code);
+        }
+        let rooms = q_rooms.fetch_all(&mut *tx).await?;
+        let seats = q_seats.fetch_all(&mut *tx).await?;
+        let games = q_games.fetch_all(&mut *tx).await?;
+        let events = q_events.fetch_all(&mut *tx).await?;
+        tx.commit().await?;
+
+        Ok(rows::assemble(
+            rooms.into_iter().map(rows::room).collect::<Result<_>>()?,
+            seats.into_iter().map(rows::seat).collect(),
+            games.into_iter().map(rows::game).collect::<Result<_>>()?,
+            events.into_iter().map(rows::event).collect::<Result<_>>()?,
+        ))
+    }
+}
+
+struct SqliteBackend;
+
+async fn insert_event(
+    conn: &mut SqliteConnection,
+    game_id: Uuid,
+    game_id_text: &str,
+    e: &EventRecord,
+) -> Result<()> {
+    sqlx::query("INSERT INTO game_events (game_id, seq, event, created_at_ms) VALUES (?, ?, ?, ?)")
+        .bind(game_id_text)
+        .bind(e.seq)
+        .bind(e.event.to_string())
+        .bind(e.created_at_ms)
+        .execute(&mut *conn)
+        .await
+        .map_err(|err| {
+            if is_unique_violation(&err) {
+                StoreError::DuplicateSeq {
+                    game_id,
+                    seq: e.seq,
+                }
+            } else if is_foreign_key_violation(&err) {
+                StoreError::GameNotFound(game_id)
+            } else {
+                err.into()
+            }
+        })?;
+    Ok(())
+}
+
+#[async_trait]
+impl Backend for SqliteBackend {
+    type Db = Sqlite;
+
+    async fn apply(conn: &mut SqliteConnection, op: &WriteOp) -> Result<bool> {
+        match op {
+            WriteOp::CreateRoom(r) => {
+                sqlx::query(
+                    "INSERT INTO rooms (code, settings, status, created_at_ms, started_at_ms, \
+                     finished_at_ms, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                )
+                .bind(&r.code)
+                .bind(r.settings.to_string())
+                .bind(r.status.as_str())
+                .bind(r.created_at_ms)
+                .bind(r.started_at_ms)
+                .bind(r.finished_at_ms)
+                .bind(r.updated_at_ms)
+                .execute(&mut *conn)
+                .await
+                .map_err(|e| {
+                    if is_unique_violation(&e) {
+                        StoreError::RoomExists(r.code.clone())
+                    } else {
+                        e.into()
+                    }
+                })?;
+                Ok(true)
+            }
+            WriteOp::UpdateRoomStatus { code, update } => {
+                let done = sqlx::query(
+                    "UPDATE rooms SET status = ?, started_at_ms = ?, finished_at_ms = ?, \
+                     updated_at_ms = ? WHERE code = ?",
+                )
+                .bind(update.status.as_str())
+                .bind(update.started_at_ms)
+                .bind(update.finished_at_ms)
+                .bind(update.updated_at_ms)
+                .bind(code)
+                .execute(&mut *conn)
+                .await?;
+                if done.rows_affected() == 0 {
+                    return Err(StoreError::RoomNotFound(code.clone()));
+                }
+                Ok(true)
+            }
+            WriteOp::UpsertSeat(s) => {
+                sqlx::query(
+                    "INSERT INTO seats (room_code, colour, display_name, token_hash, is_creator, \
+                     joined_at_ms) VALUES (?, ?, ?, ?, ?, ?) \
+                     ON CONFLICT (room_code, colour) DO UPDATE SET \
+                     display_name = excluded.display_name, token_hash = excluded.token_hash, \
+                     is_creator = excluded.is_creator, joined_at_ms = excluded.joined_at_ms",
+                )
+                .bind(&s.room_code)
+                .bind(&s.colour)
+                .bind(&s.display_name)
+                .bind(&s.token_hash)
+                .bind(s.is_creator)
+                .bind(s.joined_at_ms)
+                .execute(&mut *conn)
+                .await
+                .map_err(|e| {
+                    if is_foreign_key_violation(&e) {
+                        StoreError::RoomNotFound(s.room_code.clone())
+                    } else {
+                        e.into()
+                    }
+                })?;
+                Ok(true)
+            }
+            WriteOp::DeleteSeat { room_code, colour } => {
+                let done = sqlx::query("DELETE FROM seats WHERE room_code = ? AND colour = ?")
+                    .bind(room_code)
+                    .bind(colour)
+                    .execute(&mut *conn)
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+            WriteOp::CreateGame(g) => {
+                sqlx::query(
+                    "INSERT INTO games (id, room_code, preset, rules, rules_hash, created_at_ms, \
+                     finished_at_ms, result, reason, deadline_ms) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                )
+                .bind(g.id.to_string())
+                .bind(&g.room_code)
+                .bind(&g.preset)
+                .bind(g.rules.to_string())
+                .bind(&g.rules_hash)
+                .bind(g.created_at_ms)
+                .bind(g.finished_at_ms)
+                .bind(g.result.as_ref().map(Value::to_string))
+                .bind(&g.reason)
+                .bind(g.deadline_ms)
+                .execute(&mut *conn)
+                .await
+                .map_err(|e| {
+                    if is_unique_violation(&e) {
+                        StoreError::GameExists(g.id)
+                    } else if is_foreign_key_violation(&e) {
+                        StoreError::RoomNotFound(g.room_code.clone())
+                    } else {
+                        e.into()
+                    }
+                })?;
+                Ok(true)
+            }
+            WriteOp::AppendEvents { game_id, events } => {
+                let id = game_id.to_string();
+                for e in events {
+                    insert_event(conn, *game_id, &id, e).await?;
+                }
+                Ok(true)
+            }
+            WriteOp::SetDeadline {
+                game_id,
+                deadline_ms,
+            } => {
+                let done = sqlx::query("UPDATE games SET deadline_ms = ? WHERE id = ?")
+                    .bind(*deadline_ms)
+                    .bind(game_id.to_string())
+                    .execute(&mut *conn)
+                    .await?;
+                if done.rows_affected() == 0 {
+                    return Err(StoreError::GameNotFound(*game_id));
+                }
+                Ok(true)
+            }
+            WriteOp::FinishGame {
+                game_id,
+                result,
+                reason,
+                finished_at_ms,
+            } => {
+                let id = game_id.to_string();
+                let done = sqlx::query(
+                    "UPDATE games SET finished_at_ms = ?, result = ?, reason = ?, \
+                     deadline_ms = NULL WHERE id = ? AND finished_at_ms IS NULL",
+                )
+                .bind(*finished_at_ms)
+                .bind(result.to_string())
+                .bind(reason)
+                .bind(&id)
+                .execute(&mut *conn)
+                .await?;
+                if done.rows_affected() == 0 {
+                    let exists = sqlx::query_scalar::<_, i64>("SELECT 1 FROM games WHERE id = ?")
+                        .bind(&id)
+                        .fetch_optional(&mut *conn)
+                        .await?
+                        .is_some();
+                    return Err(if exists {
+                        StoreError::GameFinished(*game_id)
+                    } else {
+                        StoreError::GameNotFound(*game_id)
+                    });
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    async fn append_all(
+        conn: &mut SqliteConnection,
+        appends: &[(Uuid, &[EventRecord])],
+    ) -> Result<()> {
+        // In-process inserts through one cached prepared statement are already cheap; the
+        // win of grouping on SQLite is the single commit.
+        for (game_id, events) in appends {
+            let id = game_id.to_string();
+            for e in *events {
+                insert_event(conn, *game_id, &id, e).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn create_room(&self, room: &RoomRecord) -> Result<()> {
+        self.writer.create_room(room).await
+    }
+
+    async fn update_room_status(&self, code: &str, update: RoomStatusUpdate) -> Result<()> {
+        self.writer.update_room_status(code, update).await
+    }
+
+    async fn upsert_seat(&self, seat: &SeatRecord) -> Result<()> {
+        self.writer.upsert_seat(seat).await
+    }
+
+    async fn delete_seat(&self, room_code: &str, colour: &str) -> Result<bool> {
+        self.writer.delete_seat(room_code, colour).await
+    }
+
+    async fn create_game(&self, game: &GameRecord) -> Result<()> {
+        self.writer.create_game(game).await
+    }
+
+    async fn append_events(&self, game_id: Uuid, events: &[EventRecord]) -> Result<()> {
+        self.writer.append_events(game_id, events).await
+    }
+
+    async fn set_deadline(&self, game_id: Uuid, deadline_ms: Option<i64>) -> Result<()> {
+        self.writer.set_deadline(game_id, deadline_ms).await
+    }
+
+    async fn finish_game(
+        &self,
+        game_id: Uuid,
+        result: &Value,
+        reason: &str,
+        finished_at_ms: i64,
+    ) -> Result<()> {
+        self.writer
+            .finish_game(game_id, result, reason, finished_at_ms)
+            .await
+    }
+
+    async fn get_room(&self, code: &str) -> Result<Option<RoomSnapshot>> {
+        Ok(self.snapshots(Some(code)).await?.into_iter().next())
+    }
+
+    async fn load_unfinished(&self) -> Result<Vec<RoomSnapshot>> {
+        self.snapshots(None).await
+    }
+
+    async fn get_game(&self, id: Uuid) -> Result<Option<(GameRecord, Vec<EventRecord>)>> {
+        let id_text = id.to_string();
+        let mut tx = self.pool.begin().await?;
+        let game = sqlx::query_as::<_, GameRow<String>>(&format!(
+            "SELECT {GAME_COLUMNS} FROM games g WHERE g.id = ?"
+        ))
+        .bind(&id_text)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(game) = game else {
+            return Ok(None);
+        };
+        let events = sqlx::query_as::<_, EventRow<String>>(&format!(
+            "SELECT {EVENT_COLUMNS} FROM game_events e WHERE e.game_id = ? ORDER BY e.seq"
+        ))
+        .bind(&id_text)
+        .fetch_all(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        let events = events
+            .into_iter()
+            .map(|row| rows::event(row).map(|(_, e)| e))
+            .collect::<Result<_>>()?;
+        Ok(Some((rows::game(game)?, events)))
+    }
+
+    async fn list_games(&self, room_code: &str) -> Result<Vec<GameRecord>> {
+        sqlx::query_as::<_, GameRow<String>>(&format!(
+            "SELECT {GAME_COLUMNS} FROM games g WHERE g.room_code = ? ORDER BY g.created_at_ms, g.id"
+        ))
+        .bind(room_code)
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(rows::game)
+        .collect()
+    }
+
+    async fn close(&self) {
+        self.writer.close().await;
+        self.pool.close().await;
+    }
+}

@@ -1,0 +1,220 @@
+//! Plain records stored and returned by every [`Store`](crate::Store) backend.
+//!
+//! The store knows nothing about game rules: room settings, game rules, results and event
+//! payloads are opaque [`serde_json::Value`]s, and colours are strings chosen by the caller.
+//! All times are `i64` unix milliseconds (UTC), identical on every backend.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+/// Lifecycle state of a room, stored as `'open'`, `'playing'` or `'finished'`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoomStatus {
+    /// Players may join; no game is running.
+    Open,
+    /// A game is in progress.
+    Playing,
+    /// The room is closed for good. [`Store::load_unfinished`](crate::Store::load_unfinished)
+    /// skips such rooms.
+    Finished,
+}
+
+impl RoomStatus {
+    /// The text stored in the `rooms.status` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoomStatus::Open => "open",
+            RoomStatus::Playing => "playing",
+            RoomStatus::Finished => "finished",
+        }
+    }
+}
+
+impl fmt::Display for RoomStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Error returned when parsing a [`RoomStatus`] from text that is not one of its three names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown room status {0:?}")]
+pub struct UnknownRoomStatus(pub String);
+
+impl FromStr for RoomStatus {
+    type Err = UnknownRoomStatus;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "open" => Ok(RoomStatus::Open),
+            "playing" => Ok(RoomStatus::Playing),
+            "finished" => Ok(RoomStatus::Finished),
+            other => Err(UnknownRoomStatus(other.to_owned())),
+        }
+    }
+}
+
+/// One row of `rooms`: a table that players join by its short code.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoomRecord {
+    /// Primary key: the code players type to join (case-sensitive, stored as given).
+    pub code: String,
+    /// Room settings chosen by the creator; opaque to the store.
+    pub settings: Value,
+    /// Current lifecycle state.
+    pub status: RoomStatus,
+    /// When the room was created (unix ms).
+    pub created_at_ms: i64,
+    /// When the room last moved to [`RoomStatus::Playing`] (unix ms), if ever.
+    pub started_at_ms: Option<i64>,
+    /// When the room moved to [`RoomStatus::Finished`] (unix ms), if it did.
+    pub finished_at_ms: Option<i64>,
+    /// Time of the last status change, or of creation (unix ms).
+    pub updated_at_ms: i64,
+}
+
+/// The new status and timestamps written by
+/// [`Store::update_room_status`](crate::Store::update_room_status).
+///
+/// Every field is written exactly as given (a `None` clears the column), so the caller, which
+/// owns the room's state, decides what each timestamp holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoomStatusUpdate {
+    /// The new status.
+    pub status: RoomStatus,
+    /// New value of `started_at_ms` (unix ms).
+    pub started_at_ms: Option<i64>,
+    /// New value of `finished_at_ms` (unix ms).
+    pub finished_at_ms: Option<i64>,
+    /// New value of `updated_at_ms`: normally the time of this change (unix ms).
+    pub updated_at_ms: i64,
+}
+
+/// One row of `seats`: the player holding one colour in one room.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatRecord {
+    /// The room this seat belongs to (must exist).
+    pub room_code: String,
+    /// The colour held; with `room_code` the primary key. Opaque to the store.
+    pub colour: String,
+    /// Name shown to other players.
+    pub display_name: String,
+    /// Lowercase hex SHA-256 of the seat's session token (see [`hash_token`]). Raw tokens are
+    /// never stored.
+    pub token_hash: String,
+    /// Whether this player created the room.
+    pub is_creator: bool,
+    /// When the player took the seat (unix ms).
+    pub joined_at_ms: i64,
+}
+
+/// One row of `games`: one game played in a room.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GameRecord {
+    /// Primary key (`UUID` on PostgreSQL, hyphenated lowercase text on SQLite).
+    pub id: Uuid,
+    /// The room the game is played in (must exist).
+    pub room_code: String,
+    /// Name of the rules preset the game started from.
+    pub preset: String,
+    /// The full rules in force; opaque to the store.
+    pub rules: Value,
+    /// A hash of `rules` computed by the caller, to tell rule sets apart cheaply.
+    pub rules_hash: String,
+    /// When the game was created (unix ms).
+    pub created_at_ms: i64,
+    /// When the game finished (unix ms); `None` while it is running.
+    pub finished_at_ms: Option<i64>,
+    /// Final result (standings etc.); opaque to the store. Set by
+    /// [`Store::finish_game`](crate::Store::finish_game).
+    pub result: Option<Value>,
+    /// Why the game ended (e.g. `"completed"`, `"abandoned"`); opaque to the store.
+    pub reason: Option<String>,
+    /// Absolute deadline of the running turn clock (unix ms), `None` when no clock runs.
+    pub deadline_ms: Option<i64>,
+}
+
+impl GameRecord {
+    /// Whether [`Store::finish_game`](crate::Store::finish_game) was called for this game.
+    pub fn is_finished(&self) -> bool {
+        self.finished_at_ms.is_some()
+    }
+}
+
+/// One row of `game_events`: one event of a game's append-only log.
+///
+/// The game it belongs to is given separately (see
+/// [`Store::append_events`](crate::Store::append_events)).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventRecord {
+    /// Position in the game's log; unique per game. The store enforces uniqueness only, so
+    /// callers choose the numbering (normally 1, 2, 3, …).
+    pub seq: i64,
+    /// The event payload; opaque to the store.
+    pub event: Value,
+    /// When the event happened (unix ms).
+    pub created_at_ms: i64,
+}
+
+/// Everything needed to bring one room back after a restart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoomSnapshot {
+    /// The room itself.
+    pub room: RoomRecord,
+    /// Its seats, ordered by `joined_at_ms` then `colour`.
+    pub seats: Vec<SeatRecord>,
+    /// The room's most recent game (greatest `created_at_ms`, then greatest `id`), finished
+    /// or not; `None` if no game was ever created in the room.
+    pub game: Option<GameRecord>,
+    /// All events of `game`, in ascending `seq` order (empty when `game` is `None`).
+    pub events: Vec<EventRecord>,
+}
+
+/// Hashes a session token the way `seats.token_hash` expects: lowercase hex SHA-256 of the
+/// token's UTF-8 bytes (64 characters).
+///
+/// ```
+/// assert_eq!(
+///     parchis_store::hash_token("abc"),
+///     "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+/// );
+/// ```
+pub fn hash_token(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn room_status_round_trips_through_text() {
+        for status in [RoomStatus::Open, RoomStatus::Playing, RoomStatus::Finished] {
+            assert_eq!(status.as_str().parse::<RoomStatus>(), Ok(status));
+            assert_eq!(
+                serde_json::to_value(status).ok(),
+                Some(Value::String(status.as_str().to_owned()))
+            );
+        }
+        assert_eq!(
+            "closed".parse::<RoomStatus>(),
+            Err(UnknownRoomStatus("closed".into()))
+        );
+    }
+
+    #[test]
+    fn token_hash_is_lowercase_hex_sha256() {
+        let h = hash_token("");
+        assert_eq!(
+            h,
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(hash_token("token").len(), 64);
+    }
+}

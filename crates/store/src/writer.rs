@@ -1,0 +1,330 @@
+//! Group commit: one writer task per SQL store applies every write.
+//!
+//! Callers send a [`WriteOp`] over a bounded channel with a oneshot for the reply. The writer
+//! takes everything pending (up to [`MAX_GROUP`]) and applies it in ONE transaction, so a
+//! single commit (one fsync) covers many callers and throughput grows with load.
+//!
+//! If that grouped transaction fails, the group is replayed in a new transaction with a
+//! savepoint around each operation: an operation that fails is rolled back to its savepoint
+//! and gets its own error, the others are committed together. So one bad request (say a
+//! duplicate `seq`) never fails its neighbours.
+//!
+//! A single writer also means SQLite never sees two concurrent write transactions.
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use sqlx::{Connection, Database, Pool};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use uuid::Uuid;
+
+use crate::error::{Result, StoreError};
+use crate::types::{EventRecord, GameRecord, RoomRecord, RoomStatusUpdate, SeatRecord};
+
+/// Largest number of operations committed in one transaction.
+pub(crate) const MAX_GROUP: usize = 512;
+/// Capacity of the request channel; senders wait (back-pressure) when it is full.
+pub(crate) const CHANNEL_CAPACITY: usize = 4096;
+
+/// One write, as submitted to the writer task.
+#[derive(Debug)]
+pub(crate) enum WriteOp {
+    CreateRoom(RoomRecord),
+    UpdateRoomStatus {
+        code: String,
+        update: RoomStatusUpdate,
+    },
+    UpsertSeat(SeatRecord),
+    DeleteSeat {
+        room_code: String,
+        colour: String,
+    },
+    CreateGame(GameRecord),
+    AppendEvents {
+        game_id: Uuid,
+        events: Vec<EventRecord>,
+    },
+    SetDeadline {
+        game_id: Uuid,
+        deadline_ms: Option<i64>,
+    },
+    FinishGame {
+        game_id: Uuid,
+        result: Value,
+        reason: String,
+        finished_at_ms: i64,
+    },
+}
+
+/// The SQL one backend runs for each [`WriteOp`].
+#[async_trait]
+pub(crate) trait Backend: Send + Sync + 'static {
+    /// The sqlx database driver.
+    type Db: Database;
+
+    /// Applies one operation on `conn` (inside a transaction or savepoint) and maps
+    /// constraint violations to domain errors. Returns whether a row was changed.
+    async fn apply(conn: &mut <Self::Db as Database>::Connection, op: &WriteOp) -> Result<bool>;
+
+    /// Applies several `AppendEvents` at once (the grouped fast path). On error, which
+    /// append failed need not be known: the group is replayed one operation at a time.
+    async fn append_all(
+        conn: &mut <Self::Db as Database>::Connection,
+        appends: &[(Uuid, &[EventRecord])],
+    ) -> Result<()>;
+}
+
+struct Request {
+    op: WriteOp,
+    reply: oneshot::Sender<Result<bool>>,
+}
+
+/// Handle to a running writer task.
+pub(crate) struct Writer {
+    sender: Mutex<Option<mpsc::Sender<Request>>>,
+    task: Mutex<Option<JoinHandle<()>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // The guarded values stay consistent even if a holder panicked: recover them.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Writer {
+    /// Spawns the writer task on the current tokio runtime.
+    pub(crate) fn spawn<B: Backend>(pool: Pool<B::Db>) -> Self {
+        let (sender, receiver) = mpsc::channel(CHANNEL_CAPACITY);
+        let task = tokio::spawn(run::<B>(pool, receiver));
+        Writer {
+            sender: Mutex::new(Some(sender)),
+            task: Mutex::new(Some(task)),
+        }
+    }
+
+    /// Submits `op` and waits until it is committed (or failed).
+    async fn submit(&self, op: WriteOp) -> Result<bool> {
+        let sender = lock(&self.sender).clone().ok_or(StoreError::Closed)?;
+        let (reply, answer) = oneshot::channel();
+        sender
+            .send(Request { op, reply })
+            .await
+            .map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
+    }
+
+    pub(crate) async fn create_room(&self, room: &RoomRecord) -> Result<()> {
+        self.submit(WriteOp::CreateRoom(room.clone()))
+            .await
+            .map(drop)
+    }
+
+    pub(crate) async fn update_room_status(
+        &self,
+        code: &str,
+        update: RoomStatusUpdate,
+    ) -> Result<()> {
+        let code = code.to_owned();
+        self.submit(WriteOp::UpdateRoomStatus { code, update })
+            .await
+            .map(drop)
+    }
+
+    pub(crate) async fn upsert_seat(&self, seat: &SeatRecord) -> Result<()> {
+        self.submit(WriteOp::UpsertSeat(seat.clone()))
+            .await
+            .map(drop)
+    }
+
+    pub(crate) async fn delete_seat(&self, room_code: &str, colour: &str) -> Result<bool> {
+        let (room_code, colour) = (room_code.to_owned(), colour.to_owned());
+        self.submit(WriteOp::DeleteSeat { room_code, colour }).await
+    }
+
+    pub(crate) async fn create_game(&self, game: &GameRecord) -> Result<()> {
+        self.submit(WriteOp::CreateGame(game.clone()))
+            .await
+            .map(drop)
+    }
+
+    pub(crate) async fn append_events(&self, game_id: Uuid, events: &[EventRecord]) -> Result<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let events = events.to_vec();
+        self.submit(WriteOp::AppendEvents { game_id, events })
+            .await
+            .map(drop)
+    }
+
+    pub(crate) async fn set_deadline(&self, game_id: Uuid, deadline_ms: Option<i64>) -> Result<()> {
+        self.submit(WriteOp::SetDeadline {
+            game_id,
+            deadline_ms,
+        })
+        .await
+        .map(drop)
+    }
+
+    pub(crate) async fn finish_game(
+        &self,
+        game_id: Uuid,
+        result: &Value,
+        reason: &str,
+        finished_at_ms: i64,
+    ) -> Result<()> {
+        self.submit(WriteOp::FinishGame {
+            game_id,
+            result: result.clone(),
+            reason: reason.to_owned(),
+            finished_at_ms,
+        })
+        .await
+        .map(drop)
+    }
+
+    /// Stops accepting writes and waits for the task to finish what was submitted.
+    pub(crate) async fn close(&self) {
+        drop(lock(&self.sender).take());
+        let task = lock(&self.task).take();
+        if let Some(task) = task {
+            if let Err(e) = task.await {
+                tracing::error!(error = %e, "store writer task ended abnormally");
+            }
+        }
+    }
+}
+
+async fn run<B: Backend>(pool: Pool<B::Db>, mut receiver: mpsc::Receiver<Request>) {
+    let mut pending = Vec::with_capacity(MAX_GROUP);
+    while receiver.recv_many(&mut pending, MAX_GROUP).await > 0 {
+        let group = std::mem::replace(&mut pending, Vec::with_capacity(MAX_GROUP));
+        let started = Instant::now();
+        let size = group.len();
+        let (ops, replies): (Vec<WriteOp>, Vec<_>) =
+            group.into_iter().map(|r| (r.op, r.reply)).unzip();
+        let results = commit_group::<B>(&pool, &ops).await;
+        tracing::trace!(
+            size,
+            elapsed_us = started.elapsed().as_micros() as u64,
+            "group committed"
+        );
+        for (reply, result) in replies.into_iter().zip(results) {
+            // The caller may have stopped waiting; its write is committed all the same.
+            let _ = reply.send(result);
+        }
+    }
+    tracing::debug!("store writer stopped");
+}
+
+/// Commits `ops` and returns one result per op, in order.
+async fn commit_group<B: Backend>(pool: &Pool<B::Db>, ops: &[WriteOp]) -> Vec<Result<bool>> {
+    match fast_path::<B>(pool, ops).await {
+        Ok(results) => results.into_iter().map(Ok).collect(),
+        // Nothing to isolate: the one op's error is its answer.
+        Err(e) if ops.len() == 1 => vec![Err(e)],
+        Err(e) => {
+            tracing::debug!(error = %e, size = ops.len(), "grouped commit failed; isolating");
+            slow_path::<B>(pool, ops).await
+        }
+    }
+}
+
+/// One transaction for the whole group: other ops in order, then all appends in one go.
+///
+/// Appends may be moved after the other ops because no other op reads or removes events,
+/// and a game created in the same group is then already there for its events. A group of
+/// one op takes the precise one-op path, whose error is final.
+async fn fast_path<B: Backend>(pool: &Pool<B::Db>, ops: &[WriteOp]) -> Result<Vec<bool>> {
+    let mut tx = pool.begin().await?;
+    let mut changed = vec![true; ops.len()];
+    if let [op] = ops {
+        changed[0] = apply_checked::<B>(&mut tx, op).await?;
+    } else {
+        let mut appends = Vec::new();
+        for (i, op) in ops.iter().enumerate() {
+            match op {
+                WriteOp::AppendEvents { game_id, events } => {
+                    check_batch(*game_id, events)?;
+                    appends.push((*game_id, events.as_slice()));
+                }
+                other => changed[i] = B::apply(&mut tx, other).await?,
+            }
+        }
+        if !appends.is_empty() {
+            B::append_all(&mut tx, &appends).await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(changed)
+}
+
+/// One transaction with a savepoint per op, so each failing op fails alone.
+async fn slow_path<B: Backend>(pool: &Pool<B::Db>, ops: &[WriteOp]) -> Vec<Result<bool>> {
+    let mut results: Vec<Result<bool>> = Vec::with_capacity(ops.len());
+    // If the transaction itself breaks, every op fails with that error, except those that
+    // already failed for a reason of their own.
+    let fail_all = |results: Vec<Result<bool>>, e: StoreError| -> Vec<Result<bool>> {
+        let remaining = ops.len() - results.len();
+        results
+            .into_iter()
+            .map(|r| r.and(Err(e.clone())))
+            .chain(std::iter::repeat_with(|| Err(e.clone())).take(remaining))
+            .collect()
+    };
+    let mut tx = match pool.begin().await {
+        Ok(tx) => tx,
+        Err(e) => return fail_all(results, e.into()),
+    };
+    for op in ops {
+        let mut savepoint = match Connection::begin(&mut *tx).await {
+            Ok(sp) => sp,
+            Err(e) => return fail_all(results, e.into()),
+        };
+        match apply_checked::<B>(&mut savepoint, op).await {
+            Ok(changed) => match savepoint.commit().await {
+                Ok(()) => results.push(Ok(changed)),
+                Err(e) => return fail_all(results, e.into()),
+            },
+            Err(e) => {
+                if let Err(rb) = savepoint.rollback().await {
+                    return fail_all(results, rb.into());
+                }
+                results.push(Err(e));
+            }
+        }
+    }
+    if let Err(e) = tx.commit().await {
+        let e = StoreError::from(e);
+        tracing::warn!(error = %e, "isolated group commit failed");
+        return fail_all(results, e);
+    }
+    results
+}
+
+/// Applies one op, first rejecting an append batch that repeats a `seq`.
+async fn apply_checked<B: Backend>(
+    conn: &mut <B::Db as Database>::Connection,
+    op: &WriteOp,
+) -> Result<bool> {
+    if let WriteOp::AppendEvents { game_id, events } = op {
+        check_batch(*game_id, events)?;
+    }
+    B::apply(conn, op).await
+}
+
+/// Rejects a batch that repeats a `seq` before anything reaches the database.
+pub(crate) fn check_batch(game_id: Uuid, events: &[EventRecord]) -> Result<()> {
+    let mut seen = std::collections::HashSet::with_capacity(events.len());
+    for e in events {
+        if !seen.insert(e.seq) {
+            return Err(StoreError::DuplicateSeq {
+                game_id,
+                seq: e.seq,
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,744 @@
+//! One behavioural suite for every backend.
+//!
+//! Each case in `cases` is written once against `Arc<dyn Store>` and instantiated by
+//! `suite!` for SQLite (always, in a temp dir), PostgreSQL (when `DATABASE_URL` is set, else
+//! skipped with a message) and the in-memory store.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{code, ev, game, room, seat, seqs, Harness, Kind};
+use parchis_store::{RoomStatus, RoomStatusUpdate, StoreError};
+use serde_json::json;
+use uuid::Uuid;
+
+mod cases {
+    use super::*;
+
+    pub async fn rooms_and_seats_round_trip(h: &Harness) {
+        let s = &h.store;
+        let c = code();
+        let r = room(&c, RoomStatus::Open, 1_000);
+        s.create_room(&r).await.expect("create room");
+
+        let snap = s
+            .get_room(&c)
+            .await
+            .expect("get room")
+            .expect("room exists");
+        assert_eq!(snap.room, r);
+        assert!(snap.seats.is_empty());
+        assert_eq!(snap.game, None);
+        assert!(snap.events.is_empty());
+
+        match s.create_room(&room(&c, RoomStatus::Playing, 2_000)).await {
+            Err(StoreError::RoomExists(got)) => assert_eq!(got, c),
+            other => panic!("expected RoomExists, got {other:?}"),
+        }
+        // The failed create changed nothing.
+        assert_eq!(s.get_room(&c).await.unwrap().unwrap().room, r);
+
+        // Joined out of colour order; listing is by joined_at_ms then colour.
+        let red = seat(&c, "red", "Ana", true, 1_100);
+        let blue = seat(&c, "blue", "Luis", false, 1_200);
+        let green = seat(&c, "green", "Marta", false, 1_200);
+        for st in [&blue, &red, &green] {
+            s.upsert_seat(st).await.expect("upsert seat");
+        }
+        let snap = s.get_room(&c).await.unwrap().unwrap();
+        assert_eq!(snap.seats, vec![red.clone(), blue.clone(), green.clone()]);
+
+        // Upsert replaces the seat with the same colour.
+        let blue2 = seat(&c, "blue", "Luisa", false, 1_300);
+        assert_ne!(blue2.token_hash, blue.token_hash);
+        s.upsert_seat(&blue2).await.expect("replace seat");
+        let snap = s.get_room(&c).await.unwrap().unwrap();
+        assert_eq!(snap.seats, vec![red.clone(), green.clone(), blue2.clone()]);
+        assert_eq!(snap.seats[2].token_hash.len(), 64);
+
+        assert!(s.delete_seat(&c, "green").await.expect("delete seat"));
+        assert!(!s.delete_seat(&c, "green").await.expect("delete again"));
+        assert!(!s
+            .delete_seat("NOPE", "red")
+            .await
+            .expect("delete in missing room"));
+        let snap = s.get_room(&c).await.unwrap().unwrap();
+        assert_eq!(snap.seats, vec![red, blue2]);
+
+        match s.upsert_seat(&seat("MISSING1", "red", "X", false, 1)).await {
+            Err(StoreError::RoomNotFound(got)) => assert_eq!(got, "MISSING1"),
+            other => panic!("expected RoomNotFound, got {other:?}"),
+        }
+
+        let update = RoomStatusUpdate {
+            status: RoomStatus::Playing,
+            started_at_ms: Some(5_000),
+            finished_at_ms: None,
+            updated_at_ms: 5_000,
+        };
+        s.update_room_status(&c, update)
+            .await
+            .expect("update status");
+        let got = s.get_room(&c).await.unwrap().unwrap().room;
+        assert_eq!(got.status, RoomStatus::Playing);
+        assert_eq!(got.started_at_ms, Some(5_000));
+        assert_eq!(got.finished_at_ms, None);
+        assert_eq!(got.updated_at_ms, 5_000);
+        assert_eq!(got.created_at_ms, 1_000);
+        assert_eq!(got.settings, r.settings);
+
+        match s.update_room_status("MISSING2", update).await {
+            Err(StoreError::RoomNotFound(got)) => assert_eq!(got, "MISSING2"),
+            other => panic!("expected RoomNotFound, got {other:?}"),
+        }
+        assert_eq!(s.get_room("MISSING3").await.expect("get missing"), None);
+    }
+
+    pub async fn append_and_load_in_order(h: &Harness) {
+        let s = &h.store;
+        let c = code();
+        s.create_room(&room(&c, RoomStatus::Playing, 10))
+            .await
+            .unwrap();
+        let g = game(&c, 20);
+        s.create_game(&g).await.expect("create game");
+
+        s.append_events(g.id, &[ev(1, "a"), ev(2, "a"), ev(3, "a")])
+            .await
+            .expect("batch 1");
+        s.append_events(g.id, &[ev(4, "b")]).await.expect("batch 2");
+        // Given out of order; read back by seq.
+        s.append_events(g.id, &[ev(6, "c"), ev(5, "c")])
+            .await
+            .expect("batch 3");
+        s.append_events(g.id, &[])
+            .await
+            .expect("empty batch is a no-op");
+
+        let (got_game, events) = s.get_game(g.id).await.expect("get game").expect("exists");
+        assert_eq!(got_game, g);
+        assert_eq!(seqs(&events), vec![1, 2, 3, 4, 5, 6]);
+        let expected = vec![
+            ev(1, "a"),
+            ev(2, "a"),
+            ev(3, "a"),
+            ev(4, "b"),
+            ev(5, "c"),
+            ev(6, "c"),
+        ];
+        assert_eq!(events, expected);
+
+        let snap = s.get_room(&c).await.unwrap().unwrap();
+        assert_eq!(snap.game, Some(g.clone()));
+        assert_eq!(snap.events, expected);
+
+        let ghost = Uuid::new_v4();
+        match s.append_events(ghost, &[ev(1, "x")]).await {
+            Err(StoreError::GameNotFound(id)) => assert_eq!(id, ghost),
+            other => panic!("expected GameNotFound, got {other:?}"),
+        }
+        assert_eq!(s.get_game(ghost).await.expect("get missing game"), None);
+    }
+
+    pub async fn duplicate_seq_rejects_whole_batch(h: &Harness) {
+        let s = &h.store;
+        let c = code();
+        s.create_room(&room(&c, RoomStatus::Playing, 10))
+            .await
+            .unwrap();
+        let g = game(&c, 20);
+        s.create_game(&g).await.unwrap();
+        s.append_events(g.id, &[ev(1, "a"), ev(2, "a")])
+            .await
+            .unwrap();
+
+        // 3 and 4 are new, 2 is not: nothing of the batch may be written.
+        match s
+            .append_events(g.id, &[ev(3, "b"), ev(2, "b"), ev(4, "b")])
+            .await
+        {
+            Err(StoreError::DuplicateSeq { game_id, seq }) => {
+                assert_eq!(game_id, g.id);
+                assert_eq!(seq, 2);
+            }
+            other => panic!("expected DuplicateSeq, got {other:?}"),
+        }
+        // A seq repeated inside one batch.
+        match s.append_events(g.id, &[ev(5, "c"), ev(5, "d")]).await {
+            Err(StoreError::DuplicateSeq { game_id, seq }) => {
+                assert_eq!(game_id, g.id);
+                assert_eq!(seq, 5);
+            }
+            other => panic!("expected DuplicateSeq, got {other:?}"),
+        }
+        let (_, events) = s.get_game(g.id).await.unwrap().unwrap();
+        assert_eq!(events, vec![ev(1, "a"), ev(2, "a")]);
+
+        // The log is still writable and the rejected seqs are free.
+        s.append_events(g.id, &[ev(3, "e"), ev(4, "e")])
+            .await
+            .expect("append after rejection");
+        let (_, events) = s.get_game(g.id).await.unwrap().unwrap();
+        assert_eq!(events, vec![ev(1, "a"), ev(2, "a"), ev(3, "e"), ev(4, "e")]);
+
+        // The same seq in another game is fine.
+        let g2 = game(&c, 30);
+        s.create_game(&g2).await.unwrap();
+        s.append_events(g2.id, &[ev(1, "other")])
+            .await
+            .expect("same seq, other game");
+        assert_eq!(
+            s.get_game(g2.id).await.unwrap().unwrap().1,
+            vec![ev(1, "other")]
+        );
+    }
+
+    pub async fn load_unfinished_returns_exactly_unfinished_rooms(h: &Harness) {
+        let s = &h.store;
+        assert!(s.load_unfinished().await.expect("load empty").is_empty());
+
+        // Created in this order: open (no game), finished, playing, playing with two games.
+        let (a, b, c, d) = (code(), code(), code(), code());
+        s.create_room(&room(&a, RoomStatus::Open, 100))
+            .await
+            .unwrap();
+        s.create_room(&room(&b, RoomStatus::Finished, 200))
+            .await
+            .unwrap();
+        s.create_room(&room(&c, RoomStatus::Playing, 300))
+            .await
+            .unwrap();
+        s.create_room(&room(&d, RoomStatus::Open, 400))
+            .await
+            .unwrap();
+        s.upsert_seat(&seat(&a, "yellow", "A1", true, 101))
+            .await
+            .unwrap();
+        s.upsert_seat(&seat(&b, "yellow", "B1", true, 201))
+            .await
+            .unwrap();
+        s.upsert_seat(&seat(&c, "red", "C1", true, 301))
+            .await
+            .unwrap();
+        s.upsert_seat(&seat(&c, "green", "C2", false, 302))
+            .await
+            .unwrap();
+        s.upsert_seat(&seat(&d, "blue", "D1", true, 401))
+            .await
+            .unwrap();
+
+        let gb = game(&b, 210);
+        s.create_game(&gb).await.unwrap();
+        s.append_events(gb.id, &[ev(1, "b")]).await.unwrap();
+        s.finish_game(gb.id, &json!({"winner": "yellow"}), "completed", 290)
+            .await
+            .unwrap();
+
+        let gc = game(&c, 310);
+        s.create_game(&gc).await.unwrap();
+        s.append_events(gc.id, &[ev(1, "c"), ev(2, "c")])
+            .await
+            .unwrap();
+        s.append_events(gc.id, &[ev(3, "c")]).await.unwrap();
+
+        // d: an old finished game and a newer running one; only the newer is current.
+        let d_old = game(&d, 410);
+        let d_new = game(&d, 420);
+        s.create_game(&d_new).await.unwrap();
+        s.create_game(&d_old).await.unwrap();
+        s.append_events(d_old.id, &[ev(1, "d-old"), ev(2, "d-old")])
+            .await
+            .unwrap();
+        s.finish_game(d_old.id, &json!({"winner": "blue"}), "completed", 415)
+            .await
+            .unwrap();
+        s.append_events(d_new.id, &[ev(1, "d-new")]).await.unwrap();
+        s.update_room_status(
+            &d,
+            RoomStatusUpdate {
+                status: RoomStatus::Playing,
+                started_at_ms: Some(420),
+                finished_at_ms: None,
+                updated_at_ms: 420,
+            },
+        )
+        .await
+        .unwrap();
+
+        let snaps = s.load_unfinished().await.expect("load unfinished");
+        let codes: Vec<&str> = snaps.iter().map(|x| x.room.code.as_str()).collect();
+        assert_eq!(codes, vec![a.as_str(), c.as_str(), d.as_str()]);
+
+        let sa = &snaps[0];
+        assert_eq!(sa.room.status, RoomStatus::Open);
+        assert_eq!(sa.seats, vec![seat(&a, "yellow", "A1", true, 101)]);
+        assert_eq!(sa.game, None);
+        assert!(sa.events.is_empty());
+
+        let sc = &snaps[1];
+        assert_eq!(sc.room, room(&c, RoomStatus::Playing, 300));
+        assert_eq!(
+            sc.seats,
+            vec![
+                seat(&c, "red", "C1", true, 301),
+                seat(&c, "green", "C2", false, 302)
+            ]
+        );
+        assert_eq!(sc.game, Some(gc.clone()));
+        assert_eq!(sc.events, vec![ev(1, "c"), ev(2, "c"), ev(3, "c")]);
+
+        let sd = &snaps[2];
+        assert_eq!(sd.room.status, RoomStatus::Playing);
+        assert_eq!(sd.room.started_at_ms, Some(420));
+        assert_eq!(sd.game.as_ref().map(|g| g.id), Some(d_new.id));
+        assert_eq!(sd.events, vec![ev(1, "d-new")]);
+
+        // Finishing c's room removes it from the set.
+        s.update_room_status(
+            &c,
+            RoomStatusUpdate {
+                status: RoomStatus::Finished,
+                started_at_ms: Some(310),
+                finished_at_ms: Some(999),
+                updated_at_ms: 999,
+            },
+        )
+        .await
+        .unwrap();
+        let codes: Vec<String> = s
+            .load_unfinished()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|x| x.room.code)
+            .collect();
+        assert_eq!(codes, vec![a.clone(), d.clone()]);
+
+        // A finished room is still readable on its own, with its last game.
+        let sb = s.get_room(&b).await.unwrap().expect("finished room");
+        assert_eq!(sb.room.status, RoomStatus::Finished);
+        assert_eq!(sb.game.as_ref().map(|g| g.id), Some(gb.id));
+        assert_eq!(sb.events, vec![ev(1, "b")]);
+    }
+
+    pub async fn finish_game_stores_result_once(h: &Harness) {
+        let s = &h.store;
+        let c = code();
+        s.create_room(&room(&c, RoomStatus::Playing, 10))
+            .await
+            .unwrap();
+        let g = game(&c, 20);
+        s.create_game(&g).await.unwrap();
+        s.set_deadline(g.id, Some(50_000)).await.unwrap();
+        let (before, _) = s.get_game(g.id).await.unwrap().unwrap();
+        assert!(!before.is_finished());
+
+        let result = json!({"standings": ["red", "blue"], "turns": 87});
+        s.finish_game(g.id, &result, "completed", 60_000)
+            .await
+            .expect("finish");
+        let (after, _) = s.get_game(g.id).await.unwrap().unwrap();
+        assert!(after.is_finished());
+        assert_eq!(after.finished_at_ms, Some(60_000));
+        assert_eq!(after.result, Some(result.clone()));
+        assert_eq!(after.reason.as_deref(), Some("completed"));
+        assert_eq!(after.deadline_ms, None, "finishing clears the turn clock");
+        assert_eq!(after.rules, g.rules);
+        assert_eq!(after.created_at_ms, 20);
+
+        match s
+            .finish_game(g.id, &json!({"other": true}), "abandoned", 70_000)
+            .await
+        {
+            Err(StoreError::GameFinished(id)) => assert_eq!(id, g.id),
+            other => panic!("expected GameFinished, got {other:?}"),
+        }
+        let (again, _) = s.get_game(g.id).await.unwrap().unwrap();
+        assert_eq!(again, after, "the first result is kept");
+
+        let ghost = Uuid::new_v4();
+        match s.finish_game(ghost, &json!(null), "x", 1).await {
+            Err(StoreError::GameNotFound(id)) => assert_eq!(id, ghost),
+            other => panic!("expected GameNotFound, got {other:?}"),
+        }
+    }
+
+    pub async fn list_games_oldest_first(h: &Harness) {
+        let s = &h.store;
+        let (c, other) = (code(), code());
+        s.create_room(&room(&c, RoomStatus::Playing, 10))
+            .await
+            .unwrap();
+        s.create_room(&room(&other, RoomStatus::Playing, 10))
+            .await
+            .unwrap();
+        let g2 = game(&c, 200);
+        let g1 = game(&c, 100);
+        let g3 = game(&c, 300);
+        for g in [&g2, &g3, &g1] {
+            s.create_game(g).await.unwrap();
+        }
+        s.create_game(&game(&other, 150)).await.unwrap();
+
+        let listed = s.list_games(&c).await.expect("list games");
+        assert_eq!(listed, vec![g1.clone(), g2.clone(), g3.clone()]);
+        assert!(s
+            .list_games("NOROOM")
+            .await
+            .expect("list unknown")
+            .is_empty());
+
+        match s.create_game(&g2).await {
+            Err(StoreError::GameExists(id)) => assert_eq!(id, g2.id),
+            other => panic!("expected GameExists, got {other:?}"),
+        }
+        match s.create_game(&game("NOROOM", 1)).await {
+            Err(StoreError::RoomNotFound(got)) => assert_eq!(got, "NOROOM"),
+            other => panic!("expected RoomNotFound, got {other:?}"),
+        }
+        assert_eq!(s.list_games(&c).await.unwrap().len(), 3);
+    }
+
+    pub async fn deadlines_are_set_and_cleared(h: &Harness) {
+        let s = &h.store;
+        let c = code();
+        s.create_room(&room(&c, RoomStatus::Playing, 10))
+            .await
+            .unwrap();
+        let g = game(&c, 20);
+        s.create_game(&g).await.unwrap();
+        assert_eq!(s.get_game(g.id).await.unwrap().unwrap().0.deadline_ms, None);
+
+        let deadline = 1_893_456_000_123_i64; // beyond i32 range on purpose
+        s.set_deadline(g.id, Some(deadline))
+            .await
+            .expect("set deadline");
+        assert_eq!(
+            s.get_game(g.id).await.unwrap().unwrap().0.deadline_ms,
+            Some(deadline)
+        );
+        let snaps = s.load_unfinished().await.unwrap();
+        let snap = snaps
+            .iter()
+            .find(|x| x.room.code == c)
+            .expect("room loaded");
+        assert_eq!(
+            snap.game.as_ref().and_then(|g| g.deadline_ms),
+            Some(deadline)
+        );
+
+        s.set_deadline(g.id, Some(deadline + 30_000)).await.unwrap();
+        assert_eq!(
+            s.get_game(g.id).await.unwrap().unwrap().0.deadline_ms,
+            Some(deadline + 30_000)
+        );
+        s.set_deadline(g.id, None).await.expect("clear deadline");
+        assert_eq!(s.get_game(g.id).await.unwrap().unwrap().0.deadline_ms, None);
+
+        let ghost = Uuid::new_v4();
+        match s.set_deadline(ghost, Some(1)).await {
+            Err(StoreError::GameNotFound(id)) => assert_eq!(id, ghost),
+            other => panic!("expected GameNotFound, got {other:?}"),
+        }
+    }
+
+    /// 50 rooms append 40 events each, one at a time, all at once; every event must be
+    /// stored exactly once and read back in order.
+    pub async fn many_rooms_append_concurrently(h: &Harness) {
+        const ROOMS: usize = 50;
+        const EVENTS: i64 = 40;
+        let mut games = Vec::new();
+        for i in 0..ROOMS {
+            let c = code();
+            h.store
+                .create_room(&room(&c, RoomStatus::Playing, i as i64))
+                .await
+                .unwrap();
+            let g = game(&c, 1_000 + i as i64);
+            h.store.create_game(&g).await.unwrap();
+            games.push((c, g.id));
+        }
+        let start = Arc::new(tokio::sync::Barrier::new(ROOMS));
+        let mut tasks = tokio::task::JoinSet::new();
+        for (i, (_, game_id)) in games.iter().cloned().enumerate() {
+            let store = Arc::clone(&h.store);
+            let start = Arc::clone(&start);
+            tasks.spawn(async move {
+                start.wait().await;
+                let tag = format!("room-{i}");
+                let mut seq = 1;
+                while seq <= EVENTS {
+                    // Mostly single events, sometimes a pair, as a game would.
+                    if seq % 7 == 0 && seq < EVENTS {
+                        store
+                            .append_events(game_id, &[ev(seq, &tag), ev(seq + 1, &tag)])
+                            .await
+                            .expect("append pair");
+                        seq += 2;
+                    } else {
+                        store
+                            .append_events(game_id, &[ev(seq, &tag)])
+                            .await
+                            .expect("append");
+                        seq += 1;
+                    }
+                    if seq % 10 == 0 {
+                        store
+                            .set_deadline(game_id, Some(seq))
+                            .await
+                            .expect("deadline");
+                    }
+                }
+            });
+        }
+        while let Some(joined) = tasks.join_next().await {
+            joined.expect("append task panicked");
+        }
+
+        let expected_seqs: Vec<i64> = (1..=EVENTS).collect();
+        for (i, (_, game_id)) in games.iter().enumerate() {
+            let (g, events) = h.store.get_game(*game_id).await.unwrap().expect("game");
+            assert_eq!(seqs(&events), expected_seqs, "room {i}");
+            let tag = format!("room-{i}");
+            for e in &events {
+                assert_eq!(*e, ev(e.seq, &tag), "room {i} event {}", e.seq);
+            }
+            assert_eq!(g.deadline_ms, Some(40));
+        }
+        let snaps = h.store.load_unfinished().await.unwrap();
+        assert_eq!(snaps.len(), ROOMS);
+        let total: usize = snaps.iter().map(|x| x.events.len()).sum();
+        assert_eq!(total, ROOMS * EVENTS as usize);
+    }
+
+    /// Racing writers submit the same seq: in whatever groups they land, exactly one per game
+    /// wins, the loser gets DuplicateSeq, and no innocent neighbour fails.
+    pub async fn group_commit_isolates_failures(h: &Harness) {
+        const GAMES: usize = 30;
+        const CONTESTED: usize = 10;
+        let c = code();
+        h.store
+            .create_room(&room(&c, RoomStatus::Playing, 1))
+            .await
+            .unwrap();
+        let mut ids = Vec::new();
+        for i in 0..GAMES {
+            let g = game(&c, 10 + i as i64);
+            h.store.create_game(&g).await.unwrap();
+            ids.push(g.id);
+        }
+        let ghost = Uuid::new_v4();
+        let writers = GAMES + CONTESTED + 1;
+        let start = Arc::new(tokio::sync::Barrier::new(writers));
+        let mut tasks = tokio::task::JoinSet::new();
+        // One writer per game, a second writer for the first CONTESTED games, one for a ghost.
+        let jobs = ids
+            .iter()
+            .map(|id| (*id, "first"))
+            .chain(ids.iter().take(CONTESTED).map(|id| (*id, "second")))
+            .chain(std::iter::once((ghost, "ghost")));
+        for (id, tag) in jobs {
+            let store = Arc::clone(&h.store);
+            let start = Arc::clone(&start);
+            tasks.spawn(async move {
+                start.wait().await;
+                (
+                    id,
+                    tag,
+                    store.append_events(id, &[ev(1, tag), ev(2, tag)]).await,
+                )
+            });
+        }
+        let mut ok = 0;
+        let mut dup = 0;
+        while let Some(joined) = tasks.join_next().await {
+            let (id, tag, result) = joined.expect("task panicked");
+            match result {
+                Ok(()) => ok += 1,
+                Err(StoreError::DuplicateSeq { game_id, seq }) => {
+                    assert_eq!(game_id, id);
+                    assert!(seq == 1 || seq == 2, "seq {seq}");
+                    dup += 1;
+                }
+                Err(StoreError::GameNotFound(g)) => {
+                    assert_eq!((g, tag), (ghost, "ghost"));
+                }
+                Err(e) => panic!("unexpected error for {tag}: {e}"),
+            }
+        }
+        assert_eq!(ok, GAMES);
+        assert_eq!(dup, CONTESTED);
+        for (i, id) in ids.iter().enumerate() {
+            let (_, events) = h.store.get_game(*id).await.unwrap().unwrap();
+            assert_eq!(seqs(&events), vec![1, 2], "game {i}");
+            // Both events come from the same (winning) writer.
+            assert_eq!(events[0].event["tag"], events[1].event["tag"], "game {i}");
+            if i >= CONTESTED {
+                assert_eq!(events[0].event["tag"], "first");
+            }
+        }
+    }
+
+    /// Ties on time are broken by comparing text bytewise on every backend
+    /// ("B…" < "a…", "Yellow" < "blue"), whatever the database's collation.
+    pub async fn text_order_is_bytewise(h: &Harness) {
+        let s = &h.store;
+        let r = code().to_lowercase();
+        let (lower, upper) = (format!("a{r}"), format!("B{r}"));
+        s.create_room(&room(&lower, RoomStatus::Open, 50))
+            .await
+            .unwrap();
+        s.create_room(&room(&upper, RoomStatus::Open, 50))
+            .await
+            .unwrap();
+        let codes: Vec<String> = s
+            .load_unfinished()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|x| x.room.code)
+            .collect();
+        assert_eq!(codes, vec![upper.clone(), lower.clone()]);
+
+        s.upsert_seat(&seat(&lower, "blue", "b", false, 60))
+            .await
+            .unwrap();
+        s.upsert_seat(&seat(&lower, "Yellow", "y", false, 60))
+            .await
+            .unwrap();
+        let colours: Vec<String> = s
+            .get_room(&lower)
+            .await
+            .unwrap()
+            .unwrap()
+            .seats
+            .into_iter()
+            .map(|x| x.colour)
+            .collect();
+        assert_eq!(colours, vec!["Yellow".to_owned(), "blue".to_owned()]);
+    }
+
+    pub async fn survives_reopen(h: &Harness) {
+        let Some(_) = h.url else {
+            return; // memory: nothing to reopen
+        };
+        let c = code();
+        let g = game(&c, 20);
+        h.store
+            .create_room(&room(&c, RoomStatus::Playing, 10))
+            .await
+            .unwrap();
+        h.store
+            .upsert_seat(&seat(&c, "red", "Ana", true, 11))
+            .await
+            .unwrap();
+        h.store.create_game(&g).await.unwrap();
+        h.store
+            .append_events(g.id, &[ev(1, "x"), ev(2, "x")])
+            .await
+            .unwrap();
+        h.store.set_deadline(g.id, Some(123_456)).await.unwrap();
+
+        let other = h.reopen().await.expect("reopenable");
+        let snap = other
+            .get_room(&c)
+            .await
+            .unwrap()
+            .expect("room after reopen");
+        assert_eq!(snap.room, room(&c, RoomStatus::Playing, 10));
+        assert_eq!(snap.seats, vec![seat(&c, "red", "Ana", true, 11)]);
+        assert_eq!(
+            snap.game.as_ref().and_then(|g| g.deadline_ms),
+            Some(123_456)
+        );
+        assert_eq!(snap.events, vec![ev(1, "x"), ev(2, "x")]);
+        // Both handles write to the same database.
+        other.append_events(g.id, &[ev(3, "y")]).await.unwrap();
+        assert_eq!(
+            seqs(&h.store.get_game(g.id).await.unwrap().unwrap().1),
+            vec![1, 2, 3]
+        );
+        other.close().await;
+    }
+
+    pub async fn closed_store_refuses_calls(h: &Harness) {
+        let c = code();
+        h.store
+            .create_room(&room(&c, RoomStatus::Open, 1))
+            .await
+            .unwrap();
+        h.store.close().await;
+        match h
+            .store
+            .create_room(&room(&code(), RoomStatus::Open, 2))
+            .await
+        {
+            Err(StoreError::Closed) => {}
+            other => panic!("expected Closed, got {other:?}"),
+        }
+        match h.store.get_room(&c).await {
+            Err(StoreError::Closed) => {}
+            other => panic!("expected Closed, got {other:?}"),
+        }
+        h.store.close().await; // twice is harmless
+        if h.kind != Kind::Memory {
+            // The write made before closing is durable.
+            let other = h.reopen().await.expect("reopenable");
+            assert!(other.get_room(&c).await.unwrap().is_some());
+            other.close().await;
+        }
+    }
+}
+
+macro_rules! suite {
+    ($($case:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let h = crate::Harness::sqlite().await;
+                    crate::cases::$case(&h).await;
+                    h.finish().await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let Some(h) = crate::Harness::postgres(stringify!($case)).await else {
+                        return;
+                    };
+                    crate::cases::$case(&h).await;
+                    h.finish().await;
+                }
+            )*
+        }
+        mod memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let h = crate::Harness::memory().await;
+                    crate::cases::$case(&h).await;
+                    h.finish().await;
+                }
+            )*
+        }
+    };
+}
+
+suite!(
+    rooms_and_seats_round_trip,
+    append_and_load_in_order,
+    duplicate_seq_rejects_whole_batch,
+    load_unfinished_returns_exactly_unfinished_rooms,
+    finish_game_stores_result_once,
+    list_games_oldest_first,
+    deadlines_are_set_and_cleared,
+    many_rooms_append_concurrently,
+    group_commit_isolates_failures,
+    text_order_is_bytewise,
+    survives_reopen,
+    closed_store_refuses_calls,
+);
