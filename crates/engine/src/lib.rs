@@ -20,6 +20,7 @@ mod board;
 mod game;
 mod notation;
 mod position;
+mod record;
 mod rules;
 mod types;
 
@@ -28,6 +29,7 @@ pub use board::{is_safe, Colour, Location, COLOURS, HOME_COLUMN, PIECES, RING};
 pub use game::{Expect, Game, SetupError};
 pub use notation::NotationError;
 pub use position::{PieceState, PlayerPosition, Position, PositionError, StagePosition};
+pub use record::{result_tag, GameRecord, RecordError};
 pub use rules::{
     BlockadeKind, BonusTakers, BonusTiming, DoublesBonus, ExitCapture, FirstPlayer, GameEnd,
     OneDiePlayable, OpenOn, Preset, RollAgainOn, RuleSet, SafeWithOpponent, ThirdRepeat,

@@ -1,0 +1,267 @@
+//! Game records: the list of actions of a whole game, rebuilt from its events, replayable
+//! through the engine, with a text export (`proto/GAME_EXPORT.md`):
+//!
+//! ```text
+//! [Preset "online"]
+//! [Seats "Y R"]
+//! [First "Y"]
+//! [Result "R forfeit"]
+//! Y roll 5,3; exit; move 0 3
+//! R roll 2,2
+//! R roll 6,1
+//! Y timeout
+//! Y abandon
+//! ```
+//!
+//! One line per throw: the colour, `roll A,B`, then the moves of that throw separated
+//! by `; `. `timeout` and `abandon` stand on lines of their own. Header tags are
+//! `[Name "value"]`; `Preset`, `Seats` and `First` are required, others are free.
+
+use crate::action::{Action, Event, MoveKind};
+use crate::board::Colour;
+use crate::game::{Game, SetupError};
+use crate::rules::Preset;
+use crate::types::WinReason;
+use std::fmt;
+use std::str::FromStr;
+
+/// A whole game as actions: enough to rebuild every position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameRecord {
+    /// The preset played.
+    pub preset: Preset,
+    /// Seated colours at the start, in board order.
+    pub seats: Vec<Colour>,
+    /// Who threw first (R-FIRST).
+    pub first: Colour,
+    /// Free header tags (room, game id, players' names, dates), in order.
+    pub tags: Vec<(String, String)>,
+    /// Every action in order, with the colour that took it.
+    pub actions: Vec<(Colour, Action)>,
+}
+
+/// Errors reading or replaying a record.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    /// The text is malformed.
+    #[error("line {line}: {message}")]
+    Syntax {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The header does not describe a playable game.
+    #[error("{0}")]
+    Setup(#[from] SetupError),
+    /// An action is illegal at its point in the game.
+    #[error("action {index} ({colour} {action}): {error}")]
+    Illegal {
+        /// 0-based index in `actions`.
+        index: usize,
+        /// Who took it.
+        colour: Colour,
+        /// The action.
+        action: Action,
+        /// The engine's reason.
+        error: String,
+    },
+}
+
+impl GameRecord {
+    /// Rebuilds the actions of a game from its events, in order (the events a server
+    /// stored). Dice come from `dice_rolled`, moves from `piece_exited`/`piece_moved`,
+    /// and `timed_out`/`player_abandoned` become their actions.
+    pub fn from_events(
+        preset: Preset,
+        seats: Vec<Colour>,
+        first: Colour,
+        events: &[Event],
+    ) -> GameRecord {
+        let mut actions = Vec::new();
+        for e in events {
+            match *e {
+                Event::DiceRolled { colour, dice, .. } => {
+                    actions.push((colour, Action::Roll { dice }))
+                }
+                Event::PieceExited { colour, .. } => actions.push((colour, Action::Exit)),
+                Event::PieceMoved {
+                    colour,
+                    piece,
+                    steps,
+                    by: MoveKind::Die,
+                    ..
+                } => actions.push((colour, Action::Move { piece, die: steps })),
+                Event::PieceMoved {
+                    colour,
+                    piece,
+                    steps,
+                    by: MoveKind::Bonus,
+                    ..
+                } => actions.push((
+                    colour,
+                    Action::Bonus {
+                        piece,
+                        amount: steps,
+                    },
+                )),
+                Event::TimedOut { colour, .. } => actions.push((colour, Action::Timeout)),
+                Event::PlayerAbandoned { colour } => {
+                    actions.push((colour, Action::Abandon { colour }))
+                }
+                _ => {}
+            }
+        }
+        GameRecord {
+            preset,
+            seats,
+            first,
+            tags: Vec::new(),
+            actions,
+        }
+    }
+
+    /// The starting position of this record.
+    pub fn start(&self) -> Result<Game, RecordError> {
+        Ok(Game::new(self.preset.rules(), &self.seats, self.first)?)
+    }
+
+    /// Replays every action from the start; returns the final game and all events.
+    pub fn replay(&self) -> Result<(Game, Vec<Event>), RecordError> {
+        let mut g = self.start()?;
+        let mut all = Vec::new();
+        for (index, (colour, action)) in self.actions.iter().enumerate() {
+            let illegal = |error: String| RecordError::Illegal {
+                index,
+                colour: *colour,
+                action: *action,
+                error,
+            };
+            if !matches!(action, Action::Abandon { .. }) && g.turn() != *colour {
+                return Err(illegal(format!("it is {}'s turn", g.turn())));
+            }
+            all.extend(g.play(action).map_err(|e| illegal(e.to_string()))?);
+        }
+        Ok((g, all))
+    }
+}
+
+fn quote(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+impl fmt::Display for GameRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "[Preset \"{}\"]", self.preset.name())?;
+        let seats: Vec<String> = self.seats.iter().map(|c| c.letter().to_string()).collect();
+        writeln!(f, "[Seats \"{}\"]", seats.join(" "))?;
+        writeln!(f, "[First \"{}\"]", self.first.letter())?;
+        for (k, v) in &self.tags {
+            writeln!(f, "[{k} \"{}\"]", quote(v))?;
+        }
+        let mut open_line = false;
+        for (colour, action) in &self.actions {
+            match action {
+                Action::Roll { .. } | Action::Timeout | Action::Abandon { .. } => {
+                    if open_line {
+                        writeln!(f)?;
+                    }
+                    let text = match action {
+                        Action::Abandon { .. } => "abandon".to_string(),
+                        other => other.to_string(),
+                    };
+                    write!(f, "{} {}", colour.letter(), text)?;
+                    open_line = true;
+                }
+                other => write!(f, "; {other}")?,
+            }
+        }
+        if open_line {
+            writeln!(f)?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for GameRecord {
+    type Err = RecordError;
+
+    fn from_str(s: &str) -> Result<GameRecord, RecordError> {
+        let syntax = |line: usize, message: String| RecordError::Syntax { line, message };
+        let (mut preset, mut seats, mut first) = (None, None, None);
+        let mut tags = Vec::new();
+        let mut actions = Vec::new();
+        for (n, raw) in s.lines().enumerate() {
+            let line = n + 1;
+            let text = raw.trim();
+            if text.is_empty() || text.starts_with('#') {
+                continue;
+            }
+            if let Some(inner) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+                let (key, value) = inner.split_once(' ').ok_or_else(|| {
+                    syntax(
+                        line,
+                        format!("bad tag {text:?} (expected [Name \"value\"])"),
+                    )
+                })?;
+                let value = value
+                    .trim()
+                    .strip_prefix('"')
+                    .and_then(|v| v.strip_suffix('"'))
+                    .ok_or_else(|| syntax(line, format!("tag value must be quoted: {text:?}")))?
+                    .replace("\\\"", "\"")
+                    .replace("\\\\", "\\");
+                match key {
+                    "Preset" => {
+                        preset = Some(value.parse::<Preset>().map_err(|e| syntax(line, e))?)
+                    }
+                    "Seats" => {
+                        seats = Some(
+                            value
+                                .split_whitespace()
+                                .map(|c| c.parse::<Colour>())
+                                .collect::<Result<Vec<_>, _>>()
+                                .map_err(|e| syntax(line, e))?,
+                        )
+                    }
+                    "First" => first = Some(value.parse::<Colour>().map_err(|e| syntax(line, e))?),
+                    _ => tags.push((key.to_string(), value)),
+                }
+                continue;
+            }
+            let (who, rest) = text.split_once(' ').ok_or_else(|| {
+                syntax(line, format!("expected `C action; action…`, got {text:?}"))
+            })?;
+            let colour: Colour = who.parse().map_err(|e| syntax(line, e))?;
+            for part in rest.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+                let action = if part == "abandon" {
+                    Action::Abandon { colour }
+                } else {
+                    part.parse::<Action>().map_err(|e| syntax(line, e))?
+                };
+                actions.push((colour, action));
+            }
+        }
+        Ok(GameRecord {
+            preset: preset.ok_or_else(|| syntax(0, "missing [Preset \"…\"]".into()))?,
+            seats: seats.ok_or_else(|| syntax(0, "missing [Seats \"…\"]".into()))?,
+            first: first.ok_or_else(|| syntax(0, "missing [First \"…\"]".into()))?,
+            tags,
+            actions,
+        })
+    }
+}
+
+/// The `[Result "…"]` tag value for a finished game: `"Y goal"` or `"R forfeit"`.
+pub fn result_tag(game: &Game) -> Option<String> {
+    game.outcome().map(|o| {
+        format!(
+            "{} {}",
+            o.winner.letter(),
+            match o.reason {
+                WinReason::Goal => "goal",
+                WinReason::Forfeit => "forfeit",
+            }
+        )
+    })
+}
