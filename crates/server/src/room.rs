@@ -674,6 +674,10 @@ impl Room {
         }
         if let Some(g) = game {
             self.game = Some(g);
+            // The result is durable before anyone hears of it.
+            if let Some(outcome) = g.outcome() {
+                self.finish(outcome).await;
+            }
         }
         for (seq, event) in numbered {
             self.seq = seq;
@@ -734,8 +738,8 @@ impl Room {
         self.commit(Some(next), events).await?;
         self.deadline = deadline;
         let game_id = self.game_id.unwrap_or_default();
-        if let Some(outcome) = next.outcome() {
-            self.finish(outcome).await;
+        if next.outcome().is_some() {
+            // Finished inside `commit`, before the broadcast.
         } else if new_throw {
             if let Some(d) = deadline {
                 if let Err(e) = self.state.store().set_deadline(game_id, Some(d.ms)).await {

@@ -22,7 +22,7 @@ pub const WAIT: Duration = Duration::from_secs(10);
 pub struct Server {
     pub addr: SocketAddr,
     pub shutdown: CancellationToken,
-    pub store: Arc<MemoryStore>,
+    pub store: Arc<dyn Store>,
     pub task: tokio::task::JoinHandle<std::io::Result<()>>,
 }
 
@@ -37,12 +37,16 @@ pub fn test_config() -> ServerConfig {
 
 /// Starts the real server on 127.0.0.1:0.
 pub async fn start(config: ServerConfig) -> Server {
-    let store = Arc::new(MemoryStore::new());
+    start_on(config, Arc::new(MemoryStore::new())).await
+}
+
+/// Starts the real server on 127.0.0.1:0 over `store`.
+pub async fn start_on(config: ServerConfig, store: Arc<dyn Store>) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let state = AppState::new(config, store.clone() as Arc<dyn Store>);
+    let state = AppState::new(config, store.clone());
     let shutdown = CancellationToken::new();
     let task = tokio::spawn(parchis_server::run(listener, state, shutdown.clone()));
     Server {
