@@ -272,7 +272,7 @@ fn r_exit_2_two_own_pieces_on_the_exit_square_one_must_move_first() {
 }
 
 #[test]
-fn r_exit_capture_own_and_opponent_captures_the_opponent_with_bonus_20() {
+fn r_exit_capture_and_d4_own_and_opponent_captures_the_opponent_with_bonus_20_played_at_once() {
     let g = game("online Y:5,n,n,n R:5',n,n,n turn=Y roll");
     let (g, ev) = roll(&g, 5, 2);
     assert!(ev.iter().all(|e| !matches!(e, Event::PieceCaptured { .. })));
@@ -519,7 +519,7 @@ fn r_must_no_legal_move_loses_the_turn() {
 // ----- §2.6 doubles open blockades (D-3, D-8, D-15) -----------------------------------------
 
 #[test]
-fn r_open_doubles_force_a_blockade_open_and_reforming_the_pair_does_not_count() {
+fn r_open_and_d3_doubles_force_a_blockade_open_and_reforming_the_pair_does_not_count() {
     let g = game("online Y:10,10',30,n R:n,n,n,n turn=Y roll");
     let (g, _) = roll(&g, 2, 2);
     assert_eq!(
@@ -555,7 +555,7 @@ fn d8_exit_first_then_the_doubles_open_the_blockade() {
 // ----- §2.7 bonus moves (D-4) -----------------------------------------------------------------
 
 #[test]
-fn r_bonus_lost_when_no_piece_can_take_it() {
+fn r_bonus_and_d22_lost_when_no_piece_can_take_it() {
     // Yellow captures on 13; the only ring piece cannot count 20 past blue's blockade on 22,
     // and the home-column piece may not take it.
     let g = game("online Y:10,h1,n,n B:22,22',n,n R:13,n,n,n turn=Y move=3,6");
@@ -769,4 +769,47 @@ fn r_leave_with_three_players_the_game_goes_on_without_them() {
         "yellow is skipped"
     );
     assert_eq!(refuse(&g, "abandon Y").rule, "R-LEAVE");
+}
+
+// ----- decisions added by this project (docs/RULES.md) -------------------------------------
+
+#[test]
+fn d17_consecutive_timeouts_reset_when_a_turn_ends_normally() {
+    let g = game("online Y:n,n,n,n R:n,n,n,n turn=Y roll timeouts=Y2");
+    assert_eq!(g.consecutive_timeouts(Colour::Yellow), 2);
+    let (g, _) = roll(&g, 1, 2); // nothing to play: the turn ends normally
+    assert_eq!(g.consecutive_timeouts(Colour::Yellow), 0);
+    let (g, ev) = act(&g, "timeout"); // red times out: counted for red only
+    assert_eq!(
+        ev[0],
+        Event::TimedOut {
+            colour: Colour::Red,
+            consecutive: 1
+        }
+    );
+    assert_eq!(
+        g.to_string(),
+        "online Y:n,n,n,n R:n,n,n,n turn=Y roll timeouts=R1"
+    );
+}
+
+#[test]
+fn d21_a_bonus_move_makes_its_piece_the_last_moved_for_r_third() {
+    // Doubles: piece 0 captures on 13, piece 1 takes the 20, then the other 3.
+    let g = game("online Y:10,30,n,n R:13,n,n,n turn=Y roll doubles=1");
+    let (g, _) = roll(&g, 3, 3);
+    let (g, _) = act(&g, "move 0 3");
+    let (g, _) = act(&g, "bonus 1 20");
+    let (g, _) = act(&g, "move 1 3");
+    assert_eq!(
+        g.to_string(),
+        "online Y:13,53,n,n R:n,n,n,n turn=Y roll doubles=2 last=1"
+    );
+    let (g, ev) = roll(&g, 2, 2);
+    assert!(ev.contains(&Event::ThirdDoublesPenalty {
+        colour: Colour::Yellow,
+        piece: Some(1),
+        from: Some(Location::Ring(53))
+    }));
+    assert_eq!(g.to_string(), "online Y:13,n,n,n R:n,n,n,n turn=R roll");
 }
