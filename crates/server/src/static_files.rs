@@ -1,22 +1,92 @@
-//! The web client's spot: `/` will serve the browser client (a later issue). Until then it
-//! serves a short page that points to the API and the protocol documentation.
+//! The web client: plain HTML, CSS and ES modules from `web/` at the repository root,
+//! embedded into the binary at compile time (`include_str!`), so running the server needs
+//! nothing else. No build step: the files in `web/` are what the browser gets.
+//!
+//! Routes: `/` and `/index.html` (the app shell), `/r/{code}` (an invite link: the same
+//! shell, which opens room `code`; `/?room=CODE` works too) and one route per asset.
 
 use crate::state::AppState;
-use axum::response::Html;
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS};
+use axum::http::HeaderValue;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
-/// Routes for the web client.
-pub fn router() -> Router<AppState> {
-    Router::new().route("/", get(index))
+/// One embedded file: its URL path, content type and contents.
+#[derive(Clone, Copy, Debug)]
+pub struct Asset {
+    /// URL path, e.g. `/app.js`.
+    pub path: &'static str,
+    /// The file's name inside `web/`.
+    pub file: &'static str,
+    /// `Content-Type` header value.
+    pub content_type: &'static str,
+    /// The file's bytes.
+    pub body: &'static str,
 }
 
-async fn index() -> Html<&'static str> {
-    Html(
-        "<!doctype html><meta charset=utf-8><title>Parchís</title>\
-         <h1>Parchís server</h1>\
-         <p>The web client is not built yet. Create a room with <code>POST /api/rooms</code>, \
-         list rooms with <code>GET /api/rooms</code>, and play over the WebSocket at \
-         <code>/ws</code> (see <code>proto/README.md</code>).</p>",
-    )
+macro_rules! asset {
+    ($file:literal, $ct:expr) => {
+        Asset {
+            path: concat!("/", $file),
+            file: $file,
+            content_type: $ct,
+            body: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../web/", $file)),
+        }
+    };
+}
+
+const HTML: &str = "text/html; charset=utf-8";
+const JS: &str = "text/javascript; charset=utf-8";
+const CSS: &str = "text/css; charset=utf-8";
+const SVG: &str = "image/svg+xml";
+
+/// Every file of the web client, as embedded.
+pub const ASSETS: &[Asset] = &[
+    asset!("index.html", HTML),
+    asset!("app.js", JS),
+    asset!("board.js", JS),
+    asset!("i18n.js", JS),
+    asset!("net.js", JS),
+    asset!("style.css", CSS),
+    asset!("favicon.svg", SVG),
+];
+
+/// The embedded `index.html`.
+pub fn index_html() -> &'static str {
+    ASSETS[0].body
+}
+
+/// Content Security Policy of the client: only its own scripts, styles and WebSocket.
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
+                   img-src 'self' data:; connect-src 'self' ws: wss:; base-uri 'none'; \
+                   frame-ancestors 'none'; form-action 'self'";
+
+fn respond(asset: &Asset) -> Response {
+    let mut res = asset.body.into_response();
+    let h = res.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static(asset.content_type));
+    // The files change only with the binary; revalidating keeps an upgrade visible.
+    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    if asset.content_type == HTML {
+        h.insert(
+            axum::http::header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CSP),
+        );
+    }
+    res
+}
+
+/// Routes for the web client.
+pub fn router() -> Router<AppState> {
+    let index = ASSETS[0];
+    let mut router = Router::new()
+        .route("/", get(move || async move { respond(&index) }))
+        .route("/r/{code}", get(move || async move { respond(&index) }));
+    for asset in ASSETS {
+        let asset = *asset;
+        router = router.route(asset.path, get(move || async move { respond(&asset) }));
+    }
+    router
 }
