@@ -971,14 +971,44 @@ impl Game {
             ));
         };
         let step = self.action_to_step(action, &t)?;
-        let (node, legal, scored) = self.legal_steps();
-        if !legal.contains(&step) {
+        let Some(node) = self.check_legal(step) else {
+            let (node, legal, scored) = self.legal_steps();
             return Err(self.diagnose(step, &node, &legal, &scored));
-        }
+        };
         *self = node;
         self.exec(step, ev);
         self.settle(ev);
         Ok(())
+    }
+
+    /// The settled node when `step` is legal (the same answer as membership in
+    /// [`Game::legal_steps`], but only the step's own play and the best play are
+    /// searched, and the best stops at the first play reaching the upper bound).
+    fn check_legal(&self, step: Step) -> Option<Game> {
+        let mut node = *self;
+        let mut steps = Steps::new();
+        node.forfeit_bonus_if_stuck(&mut Discard, &mut steps);
+        if !steps.as_slice().contains(&step) {
+            return None;
+        }
+        let remaining = match node.stage {
+            Stage::Move(t) => t.remaining() as u8,
+            _ => 0,
+        };
+        let top = node.best();
+        if Self::child_value(&node, step, remaining) != top {
+            return None;
+        }
+        // D-18: when an exit starts a best play, only exits may be played first.
+        if !matches!(step, Step::Exit(_)) {
+            let exit_first = steps.as_slice().iter().any(|&s| {
+                matches!(s, Step::Exit(_)) && Self::child_value(&node, s, remaining) == top
+            });
+            if exit_first {
+                return None;
+            }
+        }
+        Some(node)
     }
 
     fn action_to_step(&self, action: &Action, t: &Throw) -> Result<Step, ActionError> {
