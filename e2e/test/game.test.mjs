@@ -1,0 +1,306 @@
+// End-to-end browser test of the web client: the real server binary, Debian's chromium
+// driven by playwright-core. Two players create and join a room through the UI and play
+// real turns (roll, select a piece, click the target square) until a capture and a piece
+// reaching the goal have happened; a spectator sees the same board; a reload mid-game
+// resumes the same seat. Screenshots go to ../artifacts/e2e/.
+//
+// Run with `bash e2e/run.sh` (installs chromium and npm deps, builds the server).
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, '..', '..');
+const ARTIFACTS = resolve(ROOT, 'artifacts', 'e2e');
+const SERVER_BIN = process.env.PARCHIS_SERVER_BIN
+  || join(process.env.CARGO_TARGET_DIR ? resolve(ROOT, process.env.CARGO_TARGET_DIR) : join(ROOT, 'target'), 'debug', 'parchis-server');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const DICE_SEED = process.env.PARCHIS_E2E_DICE_SEED || '20240601';
+const MAX_THROWS = Number(process.env.PARCHIS_E2E_MAX_THROWS || 1500);
+const STEP_TIMEOUT = 15000;
+
+let server; let base; let browser; let tmp; let serverLog = '';
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.unref();
+    s.on('error', rej);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function waitHealthy(url, ms = 20000) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    try { const r = await fetch(`${url}/healthz`); if (r.ok) return; } catch (_) { /* not up yet */ }
+    await sleep(100);
+  }
+  throw new Error(`server did not come up:\n${serverLog}`);
+}
+
+before(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  tmp = mkdtempSync(join(tmpdir(), 'parchis-e2e-'));
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  const args = ['--bind', '127.0.0.1', '--port', String(port), '--database-url', 'sqlite::memory:', '--log', 'info'];
+  // Seeded dice make the game reproducible. The flag is passed when the binary has it.
+  const help = execFileSync(SERVER_BIN, ['--help'], { encoding: 'utf8' });
+  const seeded = help.includes('--dice-seed');
+  if (seeded) args.push('--dice-seed', DICE_SEED);
+  else console.log('# note: the server has no --dice-seed option; dice are random in this run');
+  server = spawn(SERVER_BIN, args, {
+    env: { ...process.env, PARCHIS_DICE_SEED: DICE_SEED, PARCHIS_PUBLIC_URL: base, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const keep = (d) => { serverLog = (serverLog + d.toString()).slice(-20000); };
+  server.stdout.on('data', keep);
+  server.stderr.on('data', keep);
+  await waitHealthy(base);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    // Playwright gives every launch a fresh profile in TMPDIR; point it at our temp dir.
+    env: { ...process.env, TMPDIR: tmp },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic',
+      '--no-first-run', '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  if (browser) await browser.close().catch(() => {});
+  if (server) {
+    server.kill('SIGTERM');
+    await new Promise((r) => { server.once('exit', r); setTimeout(r, 5000); });
+  }
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+async function newPage(name, viewport) {
+  const ctx = await browser.newContext({ viewport, locale: 'es-ES' });
+  const page = await ctx.newPage();
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(`${name}: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') page.errors.push(`${name} console: ${m.text()}`); });
+  page.tag = name;
+  return page;
+}
+
+const shot = (page, file) => page.screenshot({ path: join(ARTIFACTS, file) });
+
+/** The client's state, read through its test hook (for the strategy and the checks). */
+function status(page) {
+  return page.evaluate(() => {
+    const s = window.__parchis.state();
+    return {
+      seq: s.seq, role: s.role, colour: s.colour, turn: s.turn, outcome: s.outcome,
+      myTurn: s.myTurn ? { must_roll: s.myTurn.must_roll, bonus: s.myTurn.bonus, n: s.myTurn.legal.length } : null,
+      pieces: s.pieces, status: s.room && s.room.status,
+    };
+  });
+}
+
+/** The pieces drawn on the board, as sorted "colour:piece:loc" strings. */
+function boardPieces(page) {
+  return page.$$eval('svg.board .piece', (els) => els.map((e) => `${e.dataset.colour}:${e.dataset.piece}:${e.dataset.loc}`).sort());
+}
+
+async function waitFor(fn, what, ms = STEP_TIMEOUT) {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}\n--- server log ---\n${serverLog.slice(-4000)}`);
+    await sleep(25);
+  }
+}
+
+/** All pages at the same event seq (the spectator included). */
+async function settle(pages) {
+  return waitFor(async () => {
+    const seqs = await Promise.all(pages.map((p) => p.evaluate(() => window.__parchis.state().seq)));
+    return seqs.every((s) => s === seqs[0]) ? seqs[0] : null;
+  }, 'all clients at the same seq');
+}
+
+const progressOf = (colour, loc) => {
+  const exit = { yellow: 5, blue: 22, red: 39, green: 56 }[colour];
+  if (loc === 'nest') return -1;
+  if (loc === 'goal') return 71;
+  if (loc.startsWith('h')) return 63 + Number(loc.slice(1));
+  return (Number(loc) - exit + 68) % 68;
+};
+
+/** Picks an action the way a keen player would: capture, goal, exit, then the leader. */
+function choose(actions, pieces, colour) {
+  const by = (pred) => actions.find(pred);
+  return by((a) => a.capture === '1')
+    || by((a) => a.target === 'goal')
+    || by((a) => a.kind === 'exit')
+    || actions.slice().sort((a, b) => {
+      const pa = progressOf(colour, pieces[colour][Number(a.piece)]);
+      const pb = progressOf(colour, pieces[colour][Number(b.piece)]);
+      // Home-column pieces only move when nothing else can (they are safe there).
+      const wa = pa >= 64 ? -100 : pa; const wb = pb >= 64 ? -100 : pb;
+      return wb - wa || Number(b.progress) - Number(a.progress);
+    })[0];
+}
+
+/** Plays one step (a roll or one action) on `page` through the UI. */
+async function act(page, st, useList) {
+  const before = st.seq;
+  if (st.myTurn.must_roll) {
+    await page.click('#roll-btn');
+  } else {
+    const actions = await page.$$eval('#action-list button', (bs) => bs.map((b) => ({ ...b.dataset })));
+    assert.ok(actions.length > 0, 'a throw to play shows its actions');
+    const a = choose(actions, st.pieces, st.colour);
+    if (useList || a.kind === 'bonus') {
+      // The list of moves (keyboard and small screens); bonus moves are prompted there.
+      if (a.kind === 'bonus') {
+        const prompt = await page.textContent('#prompt');
+        assert.match(prompt, /Cuentas (20|10)/, 'a bonus move is prompted');
+      }
+      await page.click(`#action-list button[data-key='${a.key}']`);
+    } else {
+      // The board: select the piece, then click the highlighted square.
+      const sel = `svg.board .piece.selectable[data-colour="${st.colour}"][data-piece="${a.piece}"]`;
+      const selected = await page.$eval(sel, (e) => e.classList.contains('selected'));
+      if (!selected) await page.click(sel);
+      await page.click(`svg.board .target[data-key='${a.key}']`);
+    }
+  }
+  await waitFor(async () => (await page.evaluate(() => window.__parchis.state().seq)) > before, `${page.tag} to see its action applied`);
+}
+
+test('two players create, join and play; a spectator watches; a reload resumes', { timeout: 15 * 60 * 1000 }, async () => {
+  const a = await newPage('A', { width: 1280, height: 900 });
+  const b = await newPage('B', { width: 390, height: 844 });
+  const c = await newPage('C', { width: 1024, height: 800 });
+
+  // --- Lobby: A creates a two-seat room. ---
+  await a.goto(base);
+  await a.waitForSelector('#view-lobby:not([hidden])');
+  assert.equal(await a.getAttribute('html', 'lang'), 'es');
+  assert.equal((await a.textContent('#create-btn')).trim(), 'Crear sala');
+  await a.fill('#name', 'Ana');
+  await a.selectOption('#seats', '2');
+  await a.fill('#clock', '120');
+  await a.selectOption('#colour-pref', 'yellow');
+  await shot(a, 'lobby.png');
+  await a.click('#create-btn');
+  await a.waitForSelector('#view-room:not([hidden])');
+  const invite = await a.inputValue('#invite');
+  const code = new URL(invite).searchParams.get('room');
+  assert.match(code, /^[0-9A-Z]{10}$/);
+  assert.ok(await a.isVisible('#start-btn'), 'the creator sees Start');
+  assert.ok(await a.isDisabled('#start-btn'), 'Start needs two players');
+
+  // The public list shows the room.
+  const list = await (await fetch(`${base}/api/rooms`)).json();
+  assert.ok(list.rooms.some((r) => r.code === code));
+
+  // --- B opens the invite link on a phone-sized screen and joins as red, then picks green. ---
+  await b.goto(invite);
+  await b.waitForSelector('#view-join:not([hidden])');
+  await b.fill('#join-name', 'Benito');
+  await b.selectOption('#join-colour', 'red');
+  await b.click('#join-btn');
+  await b.waitForSelector('#view-room:not([hidden])');
+  await b.click('#seat-list li[data-colour="green"] button');
+  await waitFor(async () => (await status(b)).colour === 'green', 'B to be green');
+  await waitFor(async () => (await a.textContent('#seat-list li[data-colour="green"]')).includes('Benito'), 'A to see B on green');
+  assert.ok(!(await b.isVisible('#start-btn')), 'only the creator sees Start');
+  await shot(a, 'room.png');
+  await shot(b, 'room-phone.png');
+
+  // --- A starts; C opens the same link and watches. ---
+  await a.click('#start-btn');
+  await a.waitForSelector('#view-game:not([hidden])');
+  await b.waitForSelector('#view-game:not([hidden])');
+  await c.goto(`${base}/r/${code}`);
+  await c.waitForSelector('#view-game:not([hidden])');
+  assert.equal((await status(c)).role, 'spectator');
+  await waitFor(async () => (await a.textContent('#game-spectators')).includes('1'), 'A to count one spectator');
+  assert.match(await a.textContent('#countdown'), /Tiempo: \d+ s/);
+
+  // --- Play. ---
+  const players = [a, b];
+  let throws = 0; let steps = 0; let reloaded = false; let compared = 0; let screenshotted = false;
+  let captured = false; let goal = false;
+  while (throws < MAX_THROWS) {
+    const sts = await Promise.all(players.map(status));
+    if (sts.some((s) => s.outcome)) break;
+    captured ||= await a.$('#log li.capture') !== null;
+    goal ||= Object.values(sts[0].pieces).some((locs) => locs.includes('goal'));
+    if (captured && goal) break;
+    const i = sts.findIndex((s) => s.myTurn);
+    if (i < 0) {
+      await waitFor(async () => (await Promise.all(players.map(status))).some((s) => s.myTurn || s.outcome), 'someone to act');
+      continue;
+    }
+    if (sts[i].myTurn.must_roll) throws += 1;
+    steps += 1;
+    await act(players[i], sts[i], steps % 5 === 0);
+
+    if (!screenshotted && throws >= 12) {
+      screenshotted = true;
+      await settle([a, b, c]);
+      await shot(a, 'game.png');
+      await shot(b, 'game-phone.png');
+      await shot(c, 'game-spectator.png');
+    }
+    if (!reloaded && throws >= 16) {
+      // --- Reload B mid-game: it resumes the same seat with the stored token. ---
+      reloaded = true;
+      const beforeSt = await status(b);
+      await b.reload();
+      await b.waitForSelector('#view-game:not([hidden])');
+      await waitFor(async () => {
+        const s = await status(b);
+        return s.role === 'player' && s.colour === beforeSt.colour;
+      }, 'B to resume its seat after the reload');
+      await settle([a, b, c]);
+      assert.deepEqual(await boardPieces(b), await boardPieces(a), 'after the reload B sees the same board');
+      assert.ok((await b.$$('#log li')).length > 0, 'the resumed client rebuilt its event log');
+      await shot(b, 'game-after-reload.png');
+    }
+    if (steps % 40 === 0) {
+      await settle([a, b, c]);
+      const pa = await boardPieces(a);
+      assert.deepEqual(await boardPieces(b), pa, 'both players see the same board');
+      assert.deepEqual(await boardPieces(c), pa, 'the spectator sees the same board');
+      compared += 1;
+    }
+  }
+
+  await settle([a, b, c]);
+  const pa = await boardPieces(a);
+  assert.deepEqual(await boardPieces(b), pa, 'both players see the same board at the end');
+  assert.deepEqual(await boardPieces(c), pa, 'the spectator sees the same board at the end');
+  const logText = (await a.$$eval('#log li', (ls) => ls.map((l) => l.textContent))).join('\n');
+  await shot(a, 'game-final.png');
+  await shot(c, 'spectator-final.png');
+  const final = await status(a);
+  console.log(`# throws: ${throws}, steps: ${steps}, board comparisons: ${compared}, outcome: ${JSON.stringify(final.outcome)}`);
+  assert.ok(reloaded, 'the reload happened mid-game');
+  if (!final.outcome) {
+    assert.ok(captured, 'a capture happened');
+    assert.match(logText, /(Amarillo|Verde) come a (Amarillo|Verde) en la casilla \d+ y cuenta 20/);
+    assert.ok(goal, 'a piece reached the goal');
+    assert.match(logText, /mete una ficha en la meta y cuenta 10/);
+  } else {
+    await a.waitForSelector('#result:not([hidden])');
+    await shot(a, 'result.png');
+  }
+  for (const p of [a, b, c]) assert.deepEqual(p.errors, [], `${p.tag} had no page errors`);
+});
