@@ -39,7 +39,8 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Serves [`app`] on `listener` until `shutdown` is cancelled, then shuts down gracefully:
+/// Brings back the stored rooms ([`recover`]), then serves [`app`] on `listener` until
+/// `shutdown` is cancelled, then shuts down gracefully:
 /// stops accepting, closes every WebSocket with code 1001 (the room actors and connection
 /// tasks watch the same token), waits for them, and closes the store (flushing pending
 /// writes).
@@ -48,6 +49,7 @@ pub async fn run(
     state: AppState,
     shutdown: CancellationToken,
 ) -> io::Result<()> {
+    recover(&state).await.map_err(io::Error::other)?;
     let send_buffer = state.config().send_buffer_bytes;
     let router = app(state.clone());
     // Link the server's own token to the caller's so actors and connections see it.
@@ -78,4 +80,29 @@ pub async fn run(
     watcher.abort();
     tracing::info!("shut down");
     result
+}
+
+/// Brings back every unfinished room from the store ([`room::restore`]): lobbies and
+/// running games, replayed through the engine. A room whose stored events do not replay
+/// is logged (with room and game ids) and left closed. Returns how many rooms came back.
+///
+/// # Errors
+/// The store could not be read.
+pub async fn recover(state: &AppState) -> Result<usize, parchis_store::StoreError> {
+    let snapshots = state.store().load_unfinished().await?;
+    let mut restored = 0;
+    for snapshot in &snapshots {
+        let game = snapshot.game.as_ref().map(|g| g.id);
+        match room::restore(state, snapshot).await {
+            Ok(()) => restored += 1,
+            Err(e) => tracing::error!(
+                room = %snapshot.room.code,
+                game = ?game,
+                error = %e,
+                "room not restored: it stays closed"
+            ),
+        }
+    }
+    tracing::info!(restored, stored = snapshots.len(), "recovery done");
+    Ok(restored)
 }

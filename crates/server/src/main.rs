@@ -41,6 +41,9 @@ struct Args {
     /// Outbound messages queued per connection before it is dropped as too slow.
     #[arg(long, env = "PARCHIS_OUTBOUND_QUEUE", default_value_t = 256)]
     outbound_queue: usize,
+    /// Fixed dice seed, for tests only: every game's dice become predictable.
+    #[arg(long, env = "PARCHIS_DICE_SEED", hide = true)]
+    dice_seed: Option<u64>,
 }
 
 #[tokio::main]
@@ -75,6 +78,7 @@ async fn serve(args: Args) -> Result<(), MainError> {
         read_buffer_bytes: args.read_buffer_bytes,
         commands_per_second: args.commands_per_second,
         outbound_queue: args.outbound_queue,
+        dice_seed: args.dice_seed,
         ..ServerConfig::default()
     };
     let state = AppState::new(config, store);

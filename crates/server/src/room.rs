@@ -1410,3 +1410,254 @@ fn sha2_digest(bytes: &[u8]) -> Vec<u8> {
     use sha2::Digest;
     sha2::Sha256::digest(bytes).to_vec()
 }
+
+// ----- restart recovery --------------------------------------------------------------------
+
+/// Why a stored room could not be brought back. The room then stays closed: it is not
+/// registered, and its stored rows are left untouched for an operator to inspect.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    /// A stored value does not parse (settings, colour, preset, event JSON).
+    #[error("stored data unreadable: {0}")]
+    Unreadable(String),
+    /// Replaying the stored actions through the engine failed or produced other events.
+    #[error("replay diverges from the stored events: {0}")]
+    Diverged(String),
+    /// The room code is taken or the server is full.
+    #[error("could not register the room")]
+    Register,
+}
+
+fn unreadable(what: &str, e: impl std::fmt::Display) -> RestoreError {
+    RestoreError::Unreadable(format!("{what}: {e}"))
+}
+
+/// The game part of a stored room, rebuilt by replay.
+struct RestoredGame {
+    id: Uuid,
+    game: Game,
+    seq: u64,
+    history: VecDeque<(u64, Arc<str>)>,
+    /// The stored absolute deadline, or that of the last `turn` event.
+    deadline_ms: Option<i64>,
+}
+
+/// Rebuilds the running game of a stored room: parses its events, replays the actions they
+/// record through the engine, and checks the replay produced exactly the stored engine events.
+fn rebuild_game(
+    code: &str,
+    snapshot: &parchis_store::RoomSnapshot,
+    history_len: usize,
+) -> Result<Option<RestoredGame>, RestoreError> {
+    let Some(record) = &snapshot.game else {
+        return Ok(None);
+    };
+    let preset: parchis_engine::Preset = record
+        .preset
+        .parse()
+        .map_err(|e: String| unreadable("preset", e))?;
+    let mut start: Option<(Vec<Colour>, Colour)> = None;
+    let mut stored_engine = Vec::new();
+    let mut history = VecDeque::new();
+    let mut last_turn_deadline = None;
+    let mut seq = 0u64;
+    for rec in &snapshot.events {
+        let event: RoomEvent = serde_json::from_value(rec.event.clone())
+            .map_err(|e| unreadable(&format!("event seq {}", rec.seq), e))?;
+        let this_seq = u64::try_from(rec.seq).map_err(|e| unreadable("event seq", e))?;
+        if seq != 0 && this_seq != seq + 1 {
+            return Err(RestoreError::Diverged(format!(
+                "event seq {this_seq} follows seq {seq}"
+            )));
+        }
+        seq = this_seq;
+        match &event {
+            RoomEvent::GameStarted {
+                first, position, ..
+            } => {
+                start = Some((position.players.iter().map(|p| p.colour).collect(), *first));
+            }
+            RoomEvent::Turn { deadline_ms, .. } => last_turn_deadline = Some(*deadline_ms),
+            RoomEvent::Game { event } => stored_engine.push(*event),
+            _ => {}
+        }
+        let frame = encode(&ServerMessage::Event {
+            room: code.to_owned(),
+            seq: this_seq,
+            at_ms: rec.created_at_ms,
+            event,
+        });
+        history.push_back((this_seq, frame));
+        while history.len() > history_len {
+            history.pop_front();
+        }
+    }
+    let Some((seats, first)) = start else {
+        return Err(RestoreError::Diverged(
+            "the log has no game_started event".into(),
+        ));
+    };
+    let replay = parchis_engine::GameRecord::from_events(preset, seats, first, &stored_engine);
+    let (game, replayed) = replay
+        .replay()
+        .map_err(|e| RestoreError::Diverged(e.to_string()))?;
+    if replayed != stored_engine {
+        let at = replayed
+            .iter()
+            .zip(&stored_engine)
+            .position(|(a, b)| a != b)
+            .unwrap_or(replayed.len().min(stored_engine.len()));
+        return Err(RestoreError::Diverged(format!(
+            "engine event {at} differs ({} replayed, {} stored)",
+            replayed.len(),
+            stored_engine.len()
+        )));
+    }
+    Ok(Some(RestoredGame {
+        id: record.id,
+        game,
+        seq,
+        history,
+        deadline_ms: record.deadline_ms.or(last_turn_deadline),
+    }))
+}
+
+/// Brings back one stored room after a restart: seats (with their token hashes, so old
+/// session tokens `resume`), the game rebuilt by replaying its events through the engine,
+/// the event seq counter and the turn clock, then spawns and registers its actor.
+///
+/// Every seat starts disconnected with a fresh grace period. A stored deadline still in
+/// the future is kept as it was; one that passed while the server was down gives the
+/// current player a fresh full clock, announced by a new `turn` event.
+///
+/// # Errors
+/// [`RestoreError`] when the stored rows do not parse or the replay diverges from the
+/// stored events; the room is then not registered (it stays closed).
+pub async fn restore(
+    state: &AppState,
+    snapshot: &parchis_store::RoomSnapshot,
+) -> Result<(), RestoreError> {
+    let code = snapshot.room.code.clone();
+    let settings: RoomSettings = serde_json::from_value(snapshot.room.settings.clone())
+        .map_err(|e| unreadable("room settings", e))?;
+    let grace = Duration::from_secs(u64::from(settings.disconnect_grace_secs));
+    let mut seats = Vec::with_capacity(snapshot.seats.len());
+    for (i, s) in snapshot.seats.iter().enumerate() {
+        let colour: Colour = s.colour.parse().map_err(|e| unreadable("seat colour", e))?;
+        seats.push(Seat {
+            id: i as u64 + 1,
+            colour,
+            name: s.display_name.clone(),
+            token_hash: s.token_hash.clone(),
+            creator: s.is_creator,
+            joined_at_ms: s.joined_at_ms,
+            conn: None,
+            grace_until: Some(Instant::now() + grace),
+            abandoned: false,
+        });
+    }
+    let playing = snapshot.room.status == StoredStatus::Playing;
+    let restored = if playing {
+        rebuild_game(&code, snapshot, state.config().history)?
+    } else {
+        None
+    };
+    let rng = match state.config().dice_seed {
+        Some(seed) => ChaCha20Rng::seed_from_u64(seed.wrapping_add(state.next_id())),
+        None => ChaCha20Rng::from_entropy(),
+    };
+    let (tx, rx) = mpsc::channel(state.config().room_queue);
+    let next_seat_id = seats.len() as u64 + 1;
+    let mut room = Room {
+        state: state.clone(),
+        code: code.clone(),
+        settings,
+        created_at_ms: snapshot.room.created_at_ms,
+        status: RoomStatus::Lobby,
+        seats,
+        spectators: Vec::new(),
+        next_seat_id,
+        seq: 0,
+        history: VecDeque::new(),
+        game: None,
+        game_id: None,
+        deadline: None,
+        rng,
+        listing: watch::channel(placeholder_listing()).0,
+        turn_pending: false,
+        idle_since: None,
+    };
+    if room.seats.is_empty() {
+        room.idle_since = Some(Instant::now());
+    }
+    let span = tracing::info_span!("room", room = %code, game = tracing::field::Empty);
+    if let Some(r) = restored {
+        span.record("game", tracing::field::display(r.id));
+        for seat in &mut room.seats {
+            if r.game.seat(seat.colour) != SeatStatus::Playing {
+                seat.abandoned = true;
+                seat.grace_until = None;
+            }
+        }
+        room.seq = r.seq;
+        room.history = r.history;
+        room.game_id = Some(r.id);
+        room.game = Some(r.game);
+        if let Some(outcome) = r.game.outcome() {
+            // The crash came between the last event and the room's status update.
+            room.finish(outcome).instrument(span.clone()).await;
+            info!(room = %code, game = %r.id, "restored game had already ended: room closed");
+            return Ok(());
+        }
+        room.status = RoomStatus::Playing;
+        let now = now_ms();
+        match r.deadline_ms {
+            Some(ms) if ms > now => {
+                let left = Duration::from_millis((ms - now) as u64);
+                room.deadline = Some(Deadline {
+                    at: Instant::now() + left,
+                    ms,
+                });
+            }
+            _ => {
+                // The deadline passed while the server was down: a fresh full clock.
+                let d = room.fresh_deadline();
+                let turn = RoomEvent::Turn {
+                    colour: r.game.turn(),
+                    deadline_ms: d.ms,
+                };
+                room.commit(None, vec![turn])
+                    .instrument(span.clone())
+                    .await
+                    .map_err(|e| unreadable("store", e.message))?;
+                room.deadline = Some(d);
+                if let Err(e) = state.store().set_deadline(r.id, Some(d.ms)).await {
+                    warn!(room = %code, game = %r.id, error = %e, "store failed saving the deadline");
+                }
+            }
+        }
+        info!(
+            room = %code,
+            game = %r.id,
+            seq = room.seq,
+            deadline_ms = room.deadline.map(|d| d.ms),
+            "game restored"
+        );
+    } else {
+        info!(room = %code, seats = room.seats.len(), "lobby restored");
+    }
+    let (ltx, lrx) = watch::channel(room.listing());
+    room.listing = ltx;
+    let handle = RoomHandle {
+        code: Arc::from(code.as_str()),
+        tx,
+        listing: lrx,
+    };
+    if !state.register(handle) {
+        return Err(RestoreError::Register);
+    }
+    state
+        .tracker()
+        .spawn(async move { room.run(rx).await }.instrument(span));
+    Ok(())
+}
