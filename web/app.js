@@ -43,11 +43,14 @@ function freshState() {
     deadline: null,
     outcome: null,
     myTurn: null,
+    lastTurn: null,
     selected: null,
     log: [],
     clockOffset: 0,
     pending: new Map(), // req -> kind
     resultShown: false,
+    welcomed: false,
+    wantColour: null,
   };
 }
 
@@ -235,16 +238,20 @@ function startSession(code, intent, saved = null, view = null) {
   setUrl(code);
   $('log').replaceChildren();
   $('result').hidden = true;
-  conn = new Connection({
-    onOpen: () => sendEntry(),
-    onMessage: onMessage,
+  // Handlers ignore a connection the app has let go of (after leaving, its last frames).
+  const c = new Connection({
+    onOpen: () => { if (conn === c) sendEntry(); },
+    onMessage: (m) => { if (conn === c) onMessage(m); },
     onState: (st) => {
+      if (conn !== c && st !== 'closed') return;
       const el = $('conn-status');
       el.dataset.state = st;
       el.textContent = st === 'open' ? t('connected') : st === 'closed' ? '' : t(st === 'connecting' ? 'connecting' : 'reconnecting');
     },
     onClose: (code) => (code === 4000 ? (toast(t('replaced')), false) : true),
   });
+  conn = c;
+  c.start();
   render();
 }
 
@@ -315,9 +322,10 @@ function onWelcome(msg) {
   if (msg.snapshot) {
     applySnapshot(msg.snapshot);
     S.seq = msg.seq;
-    $('log').replaceChildren();
-    S.log = [];
+    // A first snapshot starts a fresh log; after a reconnection the log goes on.
+    if (!S.welcomed) { $('log').replaceChildren(); S.log = []; }
   }
+  S.welcomed = true;
   render();
 }
 
@@ -339,6 +347,11 @@ function onError(msg) {
     stopWith(msg);
     if (msg.code === 'game_started' && kind === 'join') enterRoom(S.code, 'watch');
     return;
+  }
+  if ((kind === 'play' || kind === 'roll') && S.lastTurn && S.lastTurn.seq === S.seq) {
+    // Nothing changed: offer the same choices again.
+    S.myTurn = S.lastTurn;
+    render();
   }
   if (msg.code === 'stale_seq' || msg.code === 'not_your_turn') {
     // The room moved on (a clock ran out): the next your_turn says what to do.
@@ -370,6 +383,7 @@ function onPresence(msg) {
 function onYourTurn(msg) {
   if (msg.seq < S.seq) return;
   S.myTurn = msg;
+  S.lastTurn = msg;
   S.dice = msg.dice;
   S.used = msg.used;
   S.bonus = msg.bonus;
@@ -461,7 +475,12 @@ function applyRoomEvent(ev) {
     case 'colour_changed': {
       const s = seatOf(ev.from);
       if (s) s.colour = ev.to;
-      if (S.colour === ev.from && S.role === 'player') { S.colour = ev.to; saveSession(); }
+      // Ours only when we asked for it (a replay after a reload holds others' changes too).
+      if (S.colour === ev.from && S.role === 'player' && S.wantColour === ev.to) {
+        S.colour = ev.to;
+        S.wantColour = null;
+        saveSession();
+      }
       log(t('ev_colour', { from: colourName(ev.from), to: colourName(ev.to) }));
       break;
     }
@@ -583,6 +602,7 @@ function applyGameEvent(e) {
       S.outcome = { winner: e.winner, reason: e.reason };
       S.room.status = 'finished';
       S.deadline = null;
+      S.dice = null;
       log(t(e.reason === 'forfeit' ? 'ev_won_forfeit' : 'ev_won', { colour: C(e.winner) }), `c-${e.winner} big`);
       break;
     default:
@@ -717,7 +737,7 @@ function renderRoom() {
     }
     li.append(sw, label);
     if (!seat && me && room.seats.length <= room.settings.seats) {
-      li.appendChild(button(t('take_colour', { colour: colourName(c) }), () => command('choose_colour', { colour: c }), null, 'small'));
+      li.appendChild(button(t('take_colour', { colour: colourName(c) }), () => { S.wantColour = c; command('choose_colour', { colour: c }); }, null, 'small'));
     }
     ul.appendChild(li);
   }
@@ -949,6 +969,10 @@ function init() {
 }
 
 // Test hook: read-only view of the client state (used by the browser test).
-window.__parchis = { state: () => S };
+window.__parchis = {
+  state: () => S,
+  // Simulates a dropped network: closes the socket as a failure would; the client reconnects.
+  drop: () => { if (conn && conn.ws) conn.ws.close(4999, 'test drop'); },
+};
 
 init();

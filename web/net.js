@@ -19,7 +19,7 @@ export async function api(method, path, body) {
 }
 
 /**
- * A WebSocket that reconnects by itself until closed with close().
+ * A WebSocket that reconnects by itself from start() until closed with close().
  * handlers: onOpen(conn) after each (re)connection, onMessage(msg), onState(state) with
  * state 'connecting' | 'open' | 'reconnecting' | 'closed', onClose(code, reason).
  */
@@ -32,9 +32,14 @@ export class Connection {
     this.attempt = 0;
     this.timer = null;
     this.pingTimer = null;
-    this.connect();
     this.onOnline = () => { if (!this.ws || this.ws.readyState > 1) this.reconnectNow(); };
     window.addEventListener('online', this.onOnline);
+  }
+
+  /** Opens the first connection. */
+  start() {
+    this.connect();
+    return this;
   }
 
   url() {

@@ -156,7 +156,7 @@ function choose(actions, pieces, colour) {
 }
 
 /** Plays one step (a roll or one action) on `page` through the UI. */
-async function act(page, st, useList) {
+async function act(page, st, mode) {
   const before = st.seq;
   if (st.myTurn.must_roll) {
     await page.click('#roll-btn');
@@ -164,13 +164,23 @@ async function act(page, st, useList) {
     const actions = await page.$$eval('#action-list button', (bs) => bs.map((b) => ({ ...b.dataset })));
     assert.ok(actions.length > 0, 'a throw to play shows its actions');
     const a = choose(actions, st.pieces, st.colour);
-    if (useList || a.kind === 'bonus') {
+    if (mode === 'list' || a.kind === 'bonus') {
       // The list of moves (keyboard and small screens); bonus moves are prompted there.
       if (a.kind === 'bonus') {
         const prompt = await page.textContent('#prompt');
         assert.match(prompt, /Cuentas (20|10)/, 'a bonus move is prompted');
       }
       await page.click(`#action-list button[data-key='${a.key}']`);
+    } else if (mode === 'keyboard') {
+      // Keyboard only: focus the piece, Enter selects it and focuses a target, Enter plays.
+      const sel = `svg.board .piece.selectable[data-colour="${st.colour}"][data-piece="${a.piece}"]`;
+      const selected = await page.$eval(sel, (e) => e.classList.contains('selected'));
+      if (!selected) {
+        await page.focus(sel);
+        await page.keyboard.press('Enter');
+      }
+      await page.focus(`svg.board .target[data-key='${a.key}']`);
+      await page.keyboard.press('Enter');
     } else {
       // The board: select the piece, then click the highlighted square.
       const sel = `svg.board .piece.selectable[data-colour="${st.colour}"][data-piece="${a.piece}"]`;
@@ -235,7 +245,7 @@ test('two players create, join and play; a spectator watches; a reload resumes',
 
   // --- Play. ---
   const players = [a, b];
-  let throws = 0; let steps = 0; let reloaded = false; let compared = 0; let screenshotted = false;
+  let throws = 0; let steps = 0; let reloaded = false; let dropped = false; let compared = 0; let screenshotted = false;
   let captured = false; let goal = false;
   while (throws < MAX_THROWS) {
     const sts = await Promise.all(players.map(status));
@@ -250,7 +260,7 @@ test('two players create, join and play; a spectator watches; a reload resumes',
     }
     if (sts[i].myTurn.must_roll) throws += 1;
     steps += 1;
-    await act(players[i], sts[i], steps % 5 === 0);
+    await act(players[i], sts[i], steps % 5 === 0 ? 'list' : steps % 7 === 0 ? 'keyboard' : 'board');
 
     if (!screenshotted && throws >= 12) {
       screenshotted = true;
@@ -273,6 +283,24 @@ test('two players create, join and play; a spectator watches; a reload resumes',
       assert.deepEqual(await boardPieces(b), await boardPieces(a), 'after the reload B sees the same board');
       assert.ok((await b.$$('#log li')).length > 0, 'the resumed client rebuilt its event log');
       await shot(b, 'game-after-reload.png');
+    }
+    if (!dropped && throws >= 24) {
+      // --- A dropped connection (player and spectator) reconnects by itself. ---
+      dropped = true;
+      await b.evaluate(() => window.__parchis.drop());
+      await c.evaluate(() => window.__parchis.drop());
+      await waitFor(async () => (await b.getAttribute('#conn-status', 'data-state')) === 'open'
+        && (await c.getAttribute('#conn-status', 'data-state')) === 'open', 'B and C to reconnect');
+      await settle([a, b, c]);
+      assert.equal((await status(b)).role, 'player');
+      assert.deepEqual(await boardPieces(c), await boardPieces(a), 'the spectator is back on the same board');
+      // English is available (the spectator switches and back).
+      await c.click('#lang-btn');
+      assert.match(await c.textContent('#game-spectators'), /^Spectators: \d+$/);
+      assert.equal(await c.getAttribute('html', 'lang'), 'en');
+      await shot(c, 'game-spectator-en.png');
+      await c.click('#lang-btn');
+      assert.match(await c.textContent('#game-spectators'), /^Espectadores: \d+$/);
     }
     if (steps % 40 === 0) {
       await settle([a, b, c]);
@@ -298,9 +326,22 @@ test('two players create, join and play; a spectator watches; a reload resumes',
     assert.match(logText, /(Amarillo|Verde) come a (Amarillo|Verde) en la casilla \d+ y cuenta 20/);
     assert.ok(goal, 'a piece reached the goal');
     assert.match(logText, /mete una ficha en la meta y cuenta 10/);
-  } else {
-    await a.waitForSelector('#result:not([hidden])');
-    await shot(a, 'result.png');
   }
+  if (!final.outcome) {
+    // --- B leaves mid-game: with two players the game ends by forfeit (R-LEAVE). ---
+    b.once('dialog', (d) => d.accept());
+    await b.click('#game-leave');
+    await b.waitForSelector('#view-lobby:not([hidden])');
+  }
+  await a.waitForSelector('#result:not([hidden])');
+  await c.waitForSelector('#result:not([hidden])');
+  const resultText = await a.textContent('#result-text');
+  assert.match(resultText, /^¡Gana (Amarillo|Verde) \((Ana|Benito)\)/);
+  if (!final.outcome) {
+    assert.equal(resultText, '¡Gana Amarillo (Ana) por abandono!');
+    assert.equal(await a.textContent('#result-you'), '¡Has ganado!');
+  }
+  await shot(a, 'result.png');
+  await shot(c, 'result-spectator.png');
   for (const p of [a, b, c]) assert.deepEqual(p.errors, [], `${p.tag} had no page errors`);
 });
