@@ -1,0 +1,2 @@
+//! parchis-arena (work in progress).
+fn main() {}

@@ -1,0 +1,2 @@
+//! parchis-loadgen (work in progress).
+fn main() {}
