@@ -51,9 +51,9 @@ enum Command {
         /// Number of players, 2 to 4.
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(2..=4))]
         players: u8,
-        /// Print the position after every action.
-        #[arg(long)]
-        positions: bool,
+        /// Rule set: a preset name and `+variant`s, e.g. `classic+murcia-12`.
+        #[arg(long, default_value = "online")]
+        preset: String,
     },
     /// Play many random games and print statistics as JSON.
     Selfplay {
@@ -66,6 +66,9 @@ enum Command {
         /// Number of players, 2 to 4.
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(2..=4))]
         players: u8,
+        /// Rule set: a preset name and `+variant`s, e.g. `classic+murcia-12`.
+        #[arg(long, default_value = "online")]
+        preset: String,
     },
 }
 
@@ -100,20 +103,24 @@ fn seats(players: u8) -> Vec<Colour> {
 /// Returns the final game, the action log and the events.
 fn random_game(
     rng: &mut ChaCha8Rng,
+    rules: RuleSet,
     players: u8,
     log: Option<&mut Vec<String>>,
 ) -> Result<(Game, u32, u32), String> {
     let seated = seats(players);
-    let mut game = Game::new(RuleSet::online(), &seated, seated[0]).map_err(|e| e.to_string())?;
+    let mut game = Game::new(rules, &seated, seated[0]).map_err(|e| e.to_string())?;
     let mut turns = 0u32;
     let mut captures = 0u32;
     let mut log = log;
     for _ in 0..1_000_000 {
         let action = match game.expect() {
             parchis_engine::Expect::Finished(_) => return Ok((game, turns, captures)),
-            parchis_engine::Expect::Roll { .. } => Action::Roll {
-                dice: Dice::two(rng.gen_range(1..=6), rng.gen_range(1..=6))?,
-            },
+            parchis_engine::Expect::Roll { .. } => {
+                let values: Vec<u8> = (0..rules.dice).map(|_| rng.gen_range(1..=6)).collect();
+                Action::Roll {
+                    dice: Dice::from_slice(&values)?,
+                }
+            }
             parchis_engine::Expect::Move { .. } => {
                 let legal = game.legal_actions();
                 if legal.is_empty() {
@@ -184,12 +191,12 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Play {
             seed,
             players,
-            positions,
+            preset,
         } => {
+            let rules = RuleSet::from_name(&preset)?;
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let mut log = Vec::new();
-            let (game, turns, captures) = random_game(&mut rng, players, Some(&mut log))?;
-            let _ = positions;
+            let (game, turns, captures) = random_game(&mut rng, rules, players, Some(&mut log))?;
             for line in &log {
                 println!("{line}");
             }
@@ -204,14 +211,16 @@ fn run(cli: Cli) -> Result<(), String> {
             games,
             seed,
             players,
+            preset,
         } => {
+            let rules = RuleSet::from_name(&preset)?;
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let start = Instant::now();
             let mut turns = 0u64;
             let mut captures = 0u64;
             let mut wins = std::collections::BTreeMap::new();
             for _ in 0..games {
-                let (g, t, c) = random_game(&mut rng, players, None)?;
+                let (g, t, c) = random_game(&mut rng, rules, players, None)?;
                 turns += t as u64;
                 captures += c as u64;
                 if let Some(o) = g.outcome() {
@@ -223,6 +232,7 @@ fn run(cli: Cli) -> Result<(), String> {
             let secs = start.elapsed().as_secs_f64();
             let out = serde_json::json!({
                 "games": games,
+                "preset": rules.name(),
                 "players": players,
                 "mean_turns_per_game": turns as f64 / games.max(1) as f64,
                 "mean_captures_per_game": captures as f64 / games.max(1) as f64,

@@ -24,17 +24,24 @@ pub enum Action {
     Exit,
     /// Move `piece` (0..=3) forward by one unused die showing `die` (R-MOVE).
     Move {
-        /// Piece index 0..=3 of the current player's colour.
+        /// Piece index 0..=3 of the colour being moved.
         piece: u8,
-        /// The value of the die played, in squares.
+        /// The value shown by the die played (a six may count 7 or 12, see the rules).
         die: u8,
+        /// Pair play (seed 004): on landing on a lone partner piece on a normal square,
+        /// capture it (+20) instead of forming a blockade. Omitted (false) otherwise.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        capture: bool,
     },
     /// Take the pending bonus move of `amount` squares (20 or 10) with `piece` (R-BONUS).
     Bonus {
-        /// Piece index 0..=3 of the current player's colour.
+        /// Piece index 0..=3 of the colour being moved.
         piece: u8,
         /// Squares: must equal the pending bonus.
         amount: u8,
+        /// As for [`Action::Move`]: capture a lone partner piece (pair play).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        capture: bool,
     },
     /// The current throw's clock ran out (R-CLOCK): the turn is lost.
     Timeout,
@@ -52,8 +59,28 @@ impl fmt::Display for Action {
         match self {
             Action::Roll { dice } => write!(f, "roll {dice}"),
             Action::Exit => f.write_str("exit"),
-            Action::Move { piece, die } => write!(f, "move {piece} {die}"),
-            Action::Bonus { piece, amount } => write!(f, "bonus {piece} {amount}"),
+            Action::Move {
+                piece,
+                die,
+                capture,
+            } => {
+                write!(
+                    f,
+                    "move {piece} {die}{}",
+                    if *capture { " capture" } else { "" }
+                )
+            }
+            Action::Bonus {
+                piece,
+                amount,
+                capture,
+            } => {
+                write!(
+                    f,
+                    "bonus {piece} {amount}{}",
+                    if *capture { " capture" } else { "" }
+                )
+            }
             Action::Timeout => f.write_str("timeout"),
             Action::Abandon { colour } => write!(f, "abandon {}", colour.letter()),
         }
@@ -87,10 +114,12 @@ impl std::str::FromStr for Action {
             Some("move") => Ok(Action::Move {
                 piece: num(words.get(1), "piece")?,
                 die: num(words.get(2), "die")?,
+                capture: capture_word(words.get(3))?,
             }),
             Some("bonus") => Ok(Action::Bonus {
                 piece: num(words.get(1), "piece")?,
                 amount: num(words.get(2), "amount")?,
+                capture: capture_word(words.get(3))?,
             }),
             Some("timeout") => Ok(Action::Timeout),
             Some("abandon") => {
@@ -101,6 +130,14 @@ impl std::str::FromStr for Action {
                 "unknown action {s:?} (expected roll A,B | exit | move P D | bonus P N | timeout | abandon C)"
             )),
         }
+    }
+}
+
+fn capture_word(w: Option<&&str>) -> Result<bool, String> {
+    match w.copied() {
+        None => Ok(false),
+        Some("capture") => Ok(true),
+        Some(other) => Err(format!("unexpected {other:?} (only `capture` may follow)")),
     }
 }
 
@@ -164,6 +201,9 @@ pub enum Event {
         by: MoveKind,
         /// It overshot the goal and ran back (R-BOUNCE).
         bounced: bool,
+        /// The die shown, when it differs from `steps` (a six counting 7 or 12).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        die: Option<u8>,
     },
     /// A piece was captured and went back to its nest (R-CAPTURE, R-EXIT-CAPTURE).
     PieceCaptured {
@@ -239,12 +279,23 @@ pub enum Event {
         /// Who left.
         colour: Colour,
     },
+    /// A player has all four pieces in the goal but the game goes on (seed 001's
+    /// places; seed 004's pairs).
+    PlayerFinished {
+        /// Who finished.
+        colour: Colour,
+        /// Finishing place, 1 = first.
+        place: u8,
+    },
     /// The game is over (R-WIN, D-5).
     GameWon {
         /// The winner.
         winner: Colour,
         /// Goal or forfeit.
         reason: WinReason,
+        /// The winner's partner, in pair play.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        partner: Option<Colour>,
     },
 }
 

@@ -1,20 +1,26 @@
-//! The validated game state and the turn procedure (reference §2): rolling, exits,
-//! moves, captures, bonus moves, must-play, opening blockades, third doubles, the
-//! goal and the bounce, victory, timeouts and abandonment.
+//! The validated game state and the turn procedure (reference §2 and the §3 matrix):
+//! rolling, exits, moves, captures, bonus moves, must-play, opening blockades, repeats
+//! and the third-repeat penalty, the goal and the bounce, the doubles bonus, victory,
+//! timeouts and abandonment — for every preset.
 
 use crate::action::{Action, ActionError, BonusReason, ErrorKind, Event, MoveKind};
 use crate::board::{
     cell, exit_square, is_safe, Colour, Location, CELLS, COLOURS, EXIT, GOAL, HOME_COLUMN,
-    LAST_RING, NEST, PIECES,
+    LAST_RING, NEST, PIECES, RING,
 };
-use crate::rules::{RuleSet, TurnDirection};
+use crate::rules::{
+    BlockadeKind, BonusTakers, BonusTiming, DoublesBonus, ExitCapture, GameEnd, OneDiePlayable,
+    OpenOn, RollAgainOn, RuleSet, SafeWithOpponent, ThirdRepeat, TurnDirection,
+};
 use crate::types::{Dice, Outcome, PieceId, SeatStatus, WinReason};
 
-/// Blockades the player owned when rolling doubles, as pairs of global piece ids
-/// (`colour * 4 + piece`); R-OPEN asks that one of them no longer stands (D-3, D-15).
+/// Blockades the player owned when the throw began, as pairs of global piece ids
+/// (`colour * 4 + piece`) with the cell they stood on. R-OPEN asks that one of them no
+/// longer stands (D-3, D-15); Parcheesi forbids moving one on together to a new square.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub(crate) struct OpenPairs {
     pub(crate) pairs: [(u8, u8); 4],
+    pub(crate) cells: [u8; 4],
     pub(crate) len: u8,
 }
 
@@ -22,9 +28,10 @@ impl OpenPairs {
     pub(crate) fn as_slice(&self) -> &[(u8, u8)] {
         &self.pairs[..self.len as usize]
     }
-    pub(crate) fn push(&mut self, a: usize, b: usize) -> bool {
+    pub(crate) fn push(&mut self, a: usize, b: usize, c: usize) -> bool {
         if (self.len as usize) < self.pairs.len() {
             self.pairs[self.len as usize] = (a as u8, b as u8);
+            self.cells[self.len as usize] = c as u8;
             self.len += 1;
             true
         } else {
@@ -33,32 +40,81 @@ impl OpenPairs {
     }
 }
 
-/// A throw being played: its dice, which are used, a pending bonus, and the
-/// blockades R-OPEN asks to open.
+/// A throw being played: the dice thrown, the values to play (the dice, or the four
+/// parts of the Parcheesi doubles bonus), which are used, pending bonus moves, and the
+/// blockades the throw must open (R-OPEN) or may not move on together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Throw {
     pub(crate) dice: Dice,
-    pub(crate) used: [bool; 2],
-    pub(crate) bonus: Option<u8>,
+    pub(crate) parts: [u8; 4],
+    pub(crate) nparts: u8,
+    pub(crate) used: [bool; 4],
+    pub(crate) bonus: [u8; 4],
+    pub(crate) nbonus: u8,
     pub(crate) open: OpenPairs,
+    /// R-OPEN applies to `open` in this throw.
+    pub(crate) must_open: bool,
+    /// The four parts of the doubles bonus (14) are being played.
+    pub(crate) bonus14: bool,
+    /// The mover finished (all pieces in the goal) in `play-on` mode: the throw is over.
+    pub(crate) done: bool,
 }
 
 impl Throw {
+    pub(crate) fn new(dice: Dice) -> Throw {
+        let mut parts = [0; 4];
+        parts[..dice.len()].copy_from_slice(dice.values());
+        Throw {
+            dice,
+            parts,
+            nparts: dice.len() as u8,
+            used: [false; 4],
+            bonus: [0; 4],
+            nbonus: 0,
+            open: OpenPairs::default(),
+            must_open: false,
+            bonus14: false,
+            done: false,
+        }
+    }
+    pub(crate) fn part_values(&self) -> &[u8] {
+        &self.parts[..self.nparts as usize]
+    }
     fn unused(&self) -> impl Iterator<Item = (usize, u8)> + '_ {
-        self.dice
-            .values()
+        self.part_values()
             .iter()
             .enumerate()
             .filter(|(i, _)| !self.used[*i])
             .map(|(i, v)| (i, *v))
     }
-    fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
+        if self.done {
+            return 0;
+        }
         self.unused().count()
     }
-    /// The unused dice as a [`Dice`] value (for events); `None` when all are used.
+    fn used_count(&self) -> usize {
+        self.nparts as usize - self.unused().count()
+    }
+    /// The unused values as a [`Dice`] value (for events); `None` when all are used.
     fn remaining_dice(&self) -> Option<Dice> {
-        let v: Vec<u8> = self.unused().map(|(_, v)| v).collect();
+        let v: Vec<u8> = self.unused().map(|(_, v)| v).take(2).collect();
         Dice::from_slice(&v).ok()
+    }
+    pub(crate) fn pending_bonus(&self) -> Option<u8> {
+        (self.nbonus > 0).then_some(self.bonus[0])
+    }
+    pub(crate) fn push_bonus(&mut self, amount: u8) {
+        if (self.nbonus as usize) < self.bonus.len() {
+            self.bonus[self.nbonus as usize] = amount;
+            self.nbonus += 1;
+        }
+    }
+    fn pop_bonus(&mut self) -> Option<u8> {
+        let b = self.pending_bonus()?;
+        self.bonus.copy_within(1.., 0);
+        self.nbonus -= 1;
+        Some(b)
     }
 }
 
@@ -84,9 +140,9 @@ pub enum Expect {
         colour: Colour,
         /// The dice of the throw being played.
         dice: Dice,
-        /// Which dice are already used.
+        /// Which dice are already used (the first two parts of a doubles bonus).
         used: [bool; 2],
-        /// A pending bonus move, in squares.
+        /// The next pending bonus move, in squares.
         bonus: Option<u8>,
     },
     /// The game has ended.
@@ -106,12 +162,16 @@ pub struct Game {
     pub(crate) late: u16,
     pub(crate) turn: Colour,
     pub(crate) stage: Stage,
-    /// Doubles thrown in a row this turn (R-THIRD).
+    /// Repeats (doubles or sixes) thrown in a row this turn (R-THIRD).
     pub(crate) doubles: u8,
     /// The piece of the current player that moved last this turn (R-THIRD, D-7, D-16).
     pub(crate) last_moved: Option<u8>,
+    /// The previous throw of this turn had no move played (seed 004's R-THIRD exception).
+    pub(crate) prev_unplayed: bool,
     /// Consecutive timeouts per colour (R-LEAVE).
     pub(crate) timeouts: [u8; COLOURS],
+    /// Finishing place per colour (1 = first), 0 when not finished (play-on and teams).
+    pub(crate) places: [u8; COLOURS],
     /// Pieces per occupancy cell (derived from `pos`, kept in step for speed).
     pub(crate) occ: [u8; CELLS],
 }
@@ -121,6 +181,8 @@ pub struct Game {
 struct Landing {
     to: u8,
     capture: Option<usize>,
+    /// A lone partner piece on a normal square: the mover chooses (seed 004).
+    partner: Option<usize>,
     bounced: bool,
 }
 
@@ -130,22 +192,28 @@ enum Refusal {
     NoSuchPiece,
     InNest,
     InGoal,
-    NotOnRing,
+    NotATaker,
     PassesBlockade(Location),
     Full(Location),
+    SafeOccupied(Location),
     Overshoots,
+    BounceTooFar,
+    LastSafeExact,
     NoPieceInNest,
     ExitBlocked,
     NoFive,
+    NoPartnerChoice,
 }
 
 impl Refusal {
     fn into_error(self, colour: Colour, piece: u8) -> ActionError {
         use ErrorKind as K;
         match self {
-            Refusal::NoSuchPiece => {
-                ActionError::new(K::BadPiece, "R-MOVE", format!("there is no piece {piece}: pieces are 0 to 3"))
-            }
+            Refusal::NoSuchPiece => ActionError::new(
+                K::BadPiece,
+                "R-MOVE",
+                format!("there is no piece {piece}: pieces are 0 to 3"),
+            ),
             Refusal::InNest => ActionError::new(
                 K::BadPiece,
                 "R-EXIT-1",
@@ -156,10 +224,10 @@ impl Refusal {
                 "R-MOVE",
                 format!("{colour} piece {piece} is in the goal and cannot move"),
             ),
-            Refusal::NotOnRing => ActionError::new(
+            Refusal::NotATaker => ActionError::new(
                 K::Bonus,
                 "R-BONUS",
-                format!("{colour} piece {piece} is not on the ring; only a piece on the ring may take a bonus"),
+                format!("{colour} piece {piece} may not take a bonus move where it stands"),
             ),
             Refusal::PassesBlockade(at) => ActionError::new(
                 K::Blocked,
@@ -171,23 +239,45 @@ impl Refusal {
                 "R-BLOCK",
                 format!("{colour} piece {piece} would land on {at}, which already holds two pieces"),
             ),
+            Refusal::SafeOccupied(at) => ActionError::new(
+                K::Blocked,
+                "R-SAFE",
+                format!("{colour} piece {piece} may not land on safe square {at}, held by an opponent"),
+            ),
             Refusal::Overshoots => ActionError::new(
                 K::Blocked,
-                "R-BOUNCE",
-                format!("{colour} piece {piece} would overshoot the goal by more than the home column"),
+                "R-GOAL",
+                format!("{colour} piece {piece} would overshoot the goal"),
             ),
-            Refusal::NoPieceInNest => {
-                ActionError::new(K::NoExit, "R-EXIT-1", format!("{colour} has no piece in the nest"))
-            }
+            Refusal::BounceTooFar => ActionError::new(
+                K::Blocked,
+                "R-BOUNCE",
+                format!("{colour} piece {piece} would bounce back out of its home column"),
+            ),
+            Refusal::LastSafeExact => ActionError::new(
+                K::Blocked,
+                "R-GOAL",
+                format!("{colour} piece {piece} must stop exactly on its last safe square first (Murcia)"),
+            ),
+            Refusal::NoPieceInNest => ActionError::new(
+                K::NoExit,
+                "R-EXIT-1",
+                format!("{colour} has no piece in the nest"),
+            ),
             Refusal::ExitBlocked => ActionError::new(
                 K::NoExit,
                 "R-EXIT-2",
-                format!("{colour}'s exit square holds two of its own pieces; one must move first"),
+                format!("{colour}'s exit square is barred; a piece must move off it first"),
             ),
             Refusal::NoFive => ActionError::new(
                 K::NoExit,
                 "R-EXIT-1",
-                "an exit needs an unused die showing 5 or two unused dice summing to 5",
+                "an exit needs an unused die showing 5 (or two unused dice summing to 5)",
+            ),
+            Refusal::NoPartnerChoice => ActionError::new(
+                K::NotAllowed,
+                "R-CAPTURE",
+                format!("{colour} piece {piece} does not land on a lone partner piece: there is nothing to capture"),
             ),
         }
     }
@@ -196,26 +286,25 @@ impl Refusal {
 /// One step of a throw, internally.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
-    /// Exit using the die mask (bit 0: first die, bit 1: second die).
+    /// Exit using the part mask (bit i: part i).
     Exit(u8),
-    /// Move piece by the die at index.
-    Move(u8, u8),
-    /// Bonus move with piece.
-    Bonus(u8),
+    /// Move piece by the part at index; capture a lone partner piece (pairs).
+    Move(u8, u8, bool),
+    /// Bonus move with piece; capture a lone partner piece (pairs).
+    Bonus(u8, bool),
 }
 
-/// A small fixed-capacity list of steps (at most one exit, two dice × four pieces, or
-/// four bonus moves), so the search never allocates.
+/// A small fixed-capacity list of steps, so the search never allocates.
 #[derive(Clone, Copy)]
 struct Steps {
-    items: [Step; 12],
+    items: [Step; 40],
     len: u8,
 }
 
 impl Steps {
     fn new() -> Steps {
         Steps {
-            items: [Step::Bonus(0); 12],
+            items: [Step::Bonus(0, false); 40],
             len: 0,
         }
     }
@@ -259,21 +348,34 @@ pub enum SetupError {
     /// The first player is not seated (R-FIRST).
     #[error("R-FIRST: the first player {0} is not seated")]
     FirstNotSeated(Colour),
-    /// The rule set is not playable yet.
+    /// The rule set is not playable.
     #[error("{0}")]
     Unsupported(String),
 }
 
-// Score weights of a play (D-14): exits first, then dice played, then R-OPEN.
-const W_EXIT: u8 = 16;
-const W_DIE: u8 = 2;
+/// Every raw step with the value of its best play (`None`: forbidden).
+type Scored = Vec<(Step, Option<u16>)>;
+
+// Score of a play (D-14): exits first, then dice (parts) played, then R-OPEN, then the
+// larger die when only one can be played (seed 003). `None` marks a forbidden play
+// (a blockade moved on together, seeds 002/003).
+const W_EXIT: u16 = 256;
+const W_DIE: u16 = 32;
+const W_OPEN: u16 = 16;
+const W_LARGER: u16 = 2;
+
+/// The partner colour index of `k` in pair play (opposite seats).
+#[inline]
+fn partner(k: usize) -> usize {
+    (k + 2) % COLOURS
+}
 
 impl Game {
-    /// A new game: every piece in its nest, `first` to roll (R-FIRST).
+    /// A new game: every piece in its nest (one on its exit square with the
+    /// `start_with_one_out` variant), `first` to roll (R-FIRST).
     ///
     /// Errors: fewer than `rules.min_players` or more than `rules.max_players` seats, a
-    /// repeated colour (R-SEAT), `first` not seated (R-FIRST), a rule set the engine does
-    /// not play yet.
+    /// repeated colour (R-SEAT), `first` not seated (R-FIRST), an invalid rule set.
     pub fn new(rules: RuleSet, seated: &[Colour], first: Colour) -> Result<Game, SetupError> {
         rules.check_supported().map_err(SetupError::Unsupported)?;
         let n = seated.len();
@@ -293,18 +395,27 @@ impl Game {
         if seats[first.index()] != SeatStatus::Playing {
             return Err(SetupError::FirstNotSeated(first));
         }
+        let mut pos = [[NEST; PIECES]; COLOURS];
+        if rules.start_with_one_out {
+            for c in seated {
+                pos[c.index()][0] = EXIT;
+            }
+        }
         Ok(Game {
             rules,
             seats,
-            pos: [[NEST; PIECES]; COLOURS],
+            pos,
             late: 0,
             turn: first,
             stage: Stage::Roll,
             doubles: 0,
             last_moved: None,
+            prev_unplayed: false,
             timeouts: [0; COLOURS],
+            places: [0; COLOURS],
             occ: [0; CELLS],
-        })
+        }
+        .recounted())
     }
 
     /// The rule set.
@@ -330,6 +441,22 @@ impl Game {
         self.turn
     }
 
+    /// The colour whose pieces the player to act moves: their own, or in pair play the
+    /// partner's once all their own are in the goal (seed 004).
+    pub fn mover(&self) -> Colour {
+        Colour::ALL[self.mover_index()]
+    }
+
+    #[inline]
+    fn mover_index(&self) -> usize {
+        let k = self.turn.index();
+        if self.rules.teams && self.pos[k].iter().all(|&p| p == GOAL) {
+            partner(k)
+        } else {
+            k
+        }
+    }
+
     /// What the game waits for.
     pub fn expect(&self) -> Expect {
         match self.stage {
@@ -337,8 +464,8 @@ impl Game {
             Stage::Move(t) => Expect::Move {
                 colour: self.turn,
                 dice: t.dice,
-                used: t.used,
-                bonus: t.bonus,
+                used: [t.used[0], t.used[1]],
+                bonus: t.pending_bonus(),
             },
             Stage::Finished(o) => Expect::Finished(o),
         }
@@ -350,6 +477,13 @@ impl Game {
             Stage::Finished(o) => Some(o),
             _ => None,
         }
+    }
+
+    /// Finishing place of `colour` (1 = first) in play-on and pair games; `None` while
+    /// it has not finished.
+    pub fn place(&self, colour: Colour) -> Option<u8> {
+        let p = self.places[colour.index()];
+        (p > 0).then_some(p)
     }
 
     /// Where `piece` stands.
@@ -372,7 +506,7 @@ impl Game {
         (p != NEST).then(|| p - EXIT)
     }
 
-    /// Doubles thrown in a row in this turn (R-THIRD).
+    /// Repeats (doubles, or sixes with one die) thrown in a row in this turn (R-THIRD).
     pub fn doubles_in_row(&self) -> u8 {
         self.doubles
     }
@@ -424,6 +558,30 @@ impl Game {
         (n, out)
     }
 
+    /// Whether the two pieces on cell `c` form a blockade under these rules (R-BLOCK).
+    #[inline]
+    fn is_blockade(&self, c: usize) -> bool {
+        if self.occ[c] < 2 {
+            return false;
+        }
+        if self.rules.blockade == BlockadeKind::AnyTwo && !self.rules.blockades_only_on_safe {
+            return true;
+        }
+        if c > RING as usize {
+            return true; // a home column holds one colour only
+        }
+        let safe = is_safe(c as u8);
+        if self.rules.blockades_only_on_safe && !safe {
+            return false;
+        }
+        let (_, occ) = self.occupants(c, usize::MAX);
+        let (a, b) = (occ[0] / PIECES, occ[1] / PIECES);
+        a == b
+            || self.rules.blockade == BlockadeKind::AnyTwo
+            || (self.rules.blockade == BlockadeKind::SameTeam && a % 2 == b % 2)
+            || (self.rules.mixed_blockades_on_safe && safe)
+    }
+
     fn gid_pos(&self, g: usize) -> u8 {
         self.pos[g / PIECES][g % PIECES]
     }
@@ -434,6 +592,16 @@ impl Game {
 
     fn loc_of_cell(&self, k: usize, pos: u8) -> Location {
         Location::from_progress(Colour::ALL[k], pos)
+    }
+
+    /// Squares a part is worth for colour `k`: a six counts 7 (or 12) when the colour
+    /// has no piece in the nest (seeds 001, 004).
+    #[inline]
+    fn steps_for(&self, k: usize, part: u8, t: &Throw) -> u8 {
+        match self.rules.six_counts_when_nest_empty {
+            Some(x) if part == 6 && !t.bonus14 && self.pos[k].iter().all(|&p| p != NEST) => x,
+            _ => part,
+        }
     }
 
     // ----- single moves ------------------------------------------------------------
@@ -451,10 +619,16 @@ impl Game {
         let me = k * PIECES + i;
         let own_cell = cell(k, p);
         let raw = p + n;
+        if self.rules.exact_count_last_safe && p < LAST_RING && raw > LAST_RING {
+            return Err(Refusal::LastSafeExact);
+        }
         let (to, bounced) = if raw > GOAL {
             let back = raw - GOAL;
-            if !self.rules.bounce || back > HOME_COLUMN {
+            if !self.rules.bounce {
                 return Err(Refusal::Overshoots);
+            }
+            if back > HOME_COLUMN {
+                return Err(Refusal::BounceTooFar);
             }
             (GOAL - back, true)
         } else {
@@ -468,94 +642,139 @@ impl Game {
                 continue;
             }
             let c = cell(k, q);
-            if c != own_cell && self.occ[c] >= 2 {
+            if c != own_cell && self.is_blockade(c) {
                 return Err(Refusal::PassesBlockade(self.loc_of_cell(k, q)));
             }
         }
+        let mut landing = Landing {
+            to,
+            capture: None,
+            partner: None,
+            bounced,
+        };
         if to == GOAL {
-            return Ok(Landing {
-                to,
-                capture: None,
-                bounced,
-            });
+            return Ok(landing);
         }
         let c = cell(k, to);
         let count = self.occ[c] - (c == own_cell) as u8;
         if count >= 2 {
             return Err(Refusal::Full(self.loc_of_cell(k, to)));
         }
-        let mut capture = None;
-        if count == 1 && to <= LAST_RING && !is_safe(c as u8) {
-            // R-CAPTURE: a lone opponent piece on a non-safe ring square.
+        if count == 1 && to <= LAST_RING {
             let (_, occ) = self.occupants(c, me);
-            if occ[0] / PIECES != k {
-                capture = Some(occ[0]);
+            let other = occ[0] / PIECES;
+            if other != k {
+                let mate = self.rules.teams && other % 2 == k % 2;
+                if is_safe(c as u8) {
+                    // R-SAFE: no capture on a safe square.
+                    if !mate && self.rules.safe_with_opponent == SafeWithOpponent::Forbidden {
+                        return Err(Refusal::SafeOccupied(self.loc_of_cell(k, to)));
+                    }
+                } else if mate && self.rules.partner_capture_choice {
+                    landing.partner = Some(occ[0]);
+                } else {
+                    // R-CAPTURE: a lone opponent piece on a normal ring square.
+                    landing.capture = Some(occ[0]);
+                }
             }
         }
-        Ok(Landing {
-            to,
-            capture,
-            bounced,
-        })
+        Ok(landing)
     }
 
     /// Plans an exit for colour `k` (R-EXIT-1, R-EXIT-2, R-EXIT-CAPTURE): the nest
-    /// piece that comes out and the piece captured, if any.
-    fn plan_exit(&self, k: usize) -> Result<(usize, Option<usize>), Refusal> {
+    /// piece that comes out, the piece captured, and whether the capture earns a bonus.
+    fn plan_exit(&self, k: usize) -> Result<(usize, Option<usize>, bool), Refusal> {
         let i = (0..PIECES)
             .find(|&i| self.pos[k][i] == NEST)
             .ok_or(Refusal::NoPieceInNest)?;
         let c = exit_square(k) as usize;
-        match self.occ[c] {
-            0 | 1 => Ok((i, None)),
-            _ => {
+        let own = |g: usize| g / PIECES == k;
+        match self.rules.exit_capture {
+            ExitCapture::LoneOpponent => match self.occ[c] {
+                0 => Ok((i, None, false)),
+                1 => {
+                    let (_, occ) = self.occupants(c, usize::MAX);
+                    if own(occ[0]) {
+                        Ok((i, None, false))
+                    } else {
+                        Ok((i, Some(occ[0]), true))
+                    }
+                }
+                _ => Err(Refusal::ExitBlocked),
+            },
+            ExitCapture::Online | ExitCapture::Classic | ExitCapture::Pairs => {
+                if self.occ[c] < 2 {
+                    return Ok((i, None, false));
+                }
                 let (_, occ) = self.occupants(c, usize::MAX);
-                let own = |g: usize| g / PIECES == k;
-                match (own(occ[0]), own(occ[1])) {
+                let (a, b) = (occ[0], occ[1]);
+                match (own(a), own(b)) {
                     (true, true) => Err(Refusal::ExitBlocked),
-                    (true, false) => Ok((i, Some(occ[1]))),
-                    (false, true) => Ok((i, Some(occ[0]))),
-                    // Two opponents: the one that arrived last (D-6).
+                    (true, false) => Ok((i, Some(b), true)),
+                    (false, true) => Ok((i, Some(a), true)),
                     (false, false) => {
-                        Ok((i, Some(if self.is_late(occ[1]) { occ[1] } else { occ[0] })))
+                        let last = if self.is_late(b) { (b, a) } else { (a, b) };
+                        if self.rules.exit_capture == ExitCapture::Pairs {
+                            // Seed 004: the opponent team's piece before the partner's,
+                            // and no +20 when both pieces were other players'.
+                            let opp = |g: usize| (g / PIECES) % 2 != k % 2;
+                            let victim = match (opp(last.0), opp(last.1)) {
+                                (false, true) => last.1,
+                                _ => last.0,
+                            };
+                            Ok((i, Some(victim), false))
+                        } else {
+                            // D-6: the one that arrived last.
+                            Ok((i, Some(last.0), true))
+                        }
                     }
                 }
             }
         }
     }
 
-    /// The dice an exit would use now: a die showing 5, else both when they sum to 5.
-    fn exit_dice(&self, t: &Throw) -> Option<u8> {
+    /// The parts an exit would use now: a part showing 5, else both dice when they sum
+    /// to 5.
+    fn exit_parts(&self, t: &Throw) -> Option<u8> {
+        if t.bonus14 {
+            return None;
+        }
         if self.rules.exit_on_five {
             if let Some((i, _)) = t.unused().find(|&(_, v)| v == 5) {
                 return Some(1 << i);
             }
         }
-        if self.rules.exit_on_sum_five && t.dice.len() == 2 && t.remaining() == 2 {
-            let v = t.dice.values();
-            if v[0] + v[1] == 5 {
-                return Some(0b11);
-            }
+        if self.rules.exit_on_sum_five
+            && t.nparts == 2
+            && !t.used[0]
+            && !t.used[1]
+            && t.parts[0] + t.parts[1] == 5
+        {
+            return Some(0b11);
         }
         None
     }
 
     // ----- mutation ----------------------------------------------------------------
 
-    /// Moves piece `g` to progress `to`, keeping arrival order (D-6) and reporting a
-    /// blockade it leaves.
-    fn relocate<S: Sink>(&mut self, g: usize, to: u8, sink: &mut S) {
+    /// Moves piece `g` to progress `to`, keeping arrival order (D-6); returns the
+    /// event for a blockade it leaves, if any.
+    fn relocate(&mut self, g: usize, to: u8) -> Option<Event> {
+        let mut opened = None;
         let k = g / PIECES;
         let from = self.gid_pos(g);
         let from_cell = cell(k, from);
         if from_cell != 0 && self.occ[from_cell] == 2 {
             let (n, occ) = self.occupants(from_cell, g);
             if n == 1 {
+                let was_blockade = self.is_blockade(from_cell);
                 self.late &= !(1 << occ[0]);
-                sink.push(Event::BlockadeOpened {
-                    colour: Colour::ALL[k],
-                    at: Location::from_progress(Colour::ALL[k], from),
-                });
+                if was_blockade {
+                    opened = Some(Event::BlockadeOpened {
+                        colour: Colour::ALL[k],
+                        at: Location::from_progress(Colour::ALL[k], from),
+                    });
+                }
             }
         }
         if from_cell != 0 {
@@ -570,6 +789,7 @@ impl Game {
             }
             self.occ[to_cell] += 1;
         }
+        opened
     }
 
     fn capture(&mut self, victim: usize, by: usize) -> Event {
@@ -595,8 +815,11 @@ impl Game {
     }
 
     fn earn_bonus<S: Sink>(&mut self, amount: u8, reason: BonusReason, sink: &mut S) {
+        if amount == 0 {
+            return;
+        }
         if let Stage::Move(t) = &mut self.stage {
-            t.bonus = Some(amount);
+            t.push_bonus(amount);
         }
         sink.push(Event::BonusEarned {
             colour: self.turn,
@@ -605,19 +828,78 @@ impl Game {
         });
     }
 
-    /// After a piece reached the goal: victory (R-WIN) or the goal bonus (R-BONUS).
+    /// After colour `k`'s piece reached the goal: victory, a finishing place, or the
+    /// goal bonus (R-WIN, R-BONUS).
     fn reached_goal<S: Sink>(&mut self, k: usize, sink: &mut S) {
-        if self.pos[k].iter().all(|&p| p == GOAL) {
-            self.finish(
+        let all_in = self.pos[k].iter().all(|&p| p == GOAL);
+        if !all_in {
+            self.earn_bonus(self.rules.goal_bonus, BonusReason::Goal, sink);
+            return;
+        }
+        let colour = Colour::ALL[k];
+        match self.rules.game_end {
+            GameEnd::FirstToFinish => self.finish(
                 Outcome {
-                    winner: Colour::ALL[k],
+                    winner: colour,
                     reason: WinReason::Goal,
+                    partner: None,
                 },
                 sink,
-            );
-        } else if self.rules.goal_bonus > 0 {
-            self.earn_bonus(self.rules.goal_bonus, BonusReason::Goal, sink);
+            ),
+            GameEnd::FirstTeam => {
+                if self.places[k] == 0 {
+                    self.places[k] = self.next_place();
+                    sink.push(Event::PlayerFinished {
+                        colour,
+                        place: self.places[k],
+                    });
+                }
+                let mate = partner(k);
+                if self.pos[mate].iter().all(|&p| p == GOAL) {
+                    self.finish(
+                        Outcome {
+                            winner: Colour::ALL[mate],
+                            reason: WinReason::Goal,
+                            partner: Some(colour),
+                        },
+                        sink,
+                    );
+                } else if self.rules.goal_bonus_for_last_piece {
+                    self.earn_bonus(self.rules.goal_bonus, BonusReason::Goal, sink);
+                }
+            }
+            GameEnd::PlayOn => {
+                self.places[k] = self.next_place();
+                sink.push(Event::PlayerFinished {
+                    colour,
+                    place: self.places[k],
+                });
+                self.seats[k] = SeatStatus::Finished;
+                let left: Vec<usize> = (0..COLOURS)
+                    .filter(|&c| self.seats[c] == SeatStatus::Playing)
+                    .collect();
+                if left.len() <= 1 {
+                    if let Some(&last) = left.first() {
+                        self.places[last] = self.next_place();
+                    }
+                    let winner = (0..COLOURS).find(|&c| self.places[c] == 1).unwrap_or(k);
+                    self.finish(
+                        Outcome {
+                            winner: Colour::ALL[winner],
+                            reason: WinReason::Goal,
+                            partner: None,
+                        },
+                        sink,
+                    );
+                } else if let Stage::Move(t) = &mut self.stage {
+                    t.done = true; // seed 001: "deja de lanzar el dado y pasa turno"
+                }
+            }
         }
+    }
+
+    fn next_place(&self) -> u8 {
+        self.places.iter().copied().max().unwrap_or(0) + 1
     }
 
     fn finish<S: Sink>(&mut self, o: Outcome, sink: &mut S) {
@@ -626,28 +908,30 @@ impl Game {
         sink.push(Event::GameWon {
             winner: o.winner,
             reason: o.reason,
+            partner: o.partner,
         });
     }
 
     fn exec<S: Sink>(&mut self, step: Step, sink: &mut S) {
-        let k = self.turn.index();
-        let colour = self.turn;
+        let k = self.mover_index();
+        let colour = Colour::ALL[k];
         let Stage::Move(mut t) = self.stage else {
             return;
         };
         match step {
             Step::Exit(mask) => {
-                let Ok((i, victim)) = self.plan_exit(k) else {
+                let Ok((i, victim, bonus)) = self.plan_exit(k) else {
                     return;
                 };
-                for d in 0..2 {
+                let all_in_nest = self.pos[k].iter().all(|&p| p == NEST);
+                for d in 0..4 {
                     if mask & (1 << d) != 0 {
                         t.used[d] = true;
                     }
                 }
                 self.stage = Stage::Move(t);
                 let captured = victim.map(|v| self.capture(v, k));
-                self.relocate(k * PIECES + i, EXIT, sink);
+                self.relocate(k * PIECES + i, EXIT);
                 self.last_moved = Some(i as u8);
                 sink.push(Event::PieceExited {
                     colour,
@@ -656,30 +940,57 @@ impl Game {
                 });
                 if let Some(e) = captured {
                     sink.push(e);
-                    self.earn_bonus(self.rules.capture_bonus, BonusReason::Capture, sink);
+                    if bonus {
+                        self.earn_bonus(self.rules.capture_bonus, BonusReason::Capture, sink);
+                    }
+                }
+                // Variant (001): the first 5 brings out two pieces, room permitting.
+                if self.rules.two_out_on_first_five && all_in_nest {
+                    if let Ok((j, None, _)) = self.plan_exit(k) {
+                        if self.occ[exit_square(k) as usize] < 2 {
+                            self.relocate(k * PIECES + j, EXIT);
+                            self.last_moved = Some(j as u8);
+                            sink.push(Event::PieceExited {
+                                colour,
+                                piece: j as u8,
+                                square: exit_square(k),
+                            });
+                        }
+                    }
                 }
             }
-            Step::Move(i, d) => {
+            Step::Move(i, d, take) => {
                 t.used[d as usize] = true;
                 self.stage = Stage::Move(t);
-                self.exec_move(i as usize, t.dice.values()[d as usize], MoveKind::Die, sink);
+                let n = self.steps_for(k, t.parts[d as usize], &t);
+                let die = t.parts[d as usize];
+                self.exec_move(k, i as usize, n, MoveKind::Die, Some(die), take, sink);
             }
-            Step::Bonus(i) => {
-                let n = t.bonus.take().unwrap_or(0);
+            Step::Bonus(i, take) => {
+                let n = t.pop_bonus().unwrap_or(0);
                 self.stage = Stage::Move(t);
-                self.exec_move(i as usize, n, MoveKind::Bonus, sink);
+                self.exec_move(k, i as usize, n, MoveKind::Bonus, None, take, sink);
             }
         }
     }
 
-    fn exec_move<S: Sink>(&mut self, i: usize, n: u8, by: MoveKind, sink: &mut S) {
-        let k = self.turn.index();
-        let colour = self.turn;
+    #[allow(clippy::too_many_arguments)]
+    fn exec_move<S: Sink>(
+        &mut self,
+        k: usize,
+        i: usize,
+        n: u8,
+        by: MoveKind,
+        die: Option<u8>,
+        take_partner: bool,
+        sink: &mut S,
+    ) {
+        let colour = Colour::ALL[k];
         let Ok(l) = self.plan_move(k, i, n) else {
             return;
         };
         let from = Location::from_progress(colour, self.pos[k][i]);
-        self.relocate(k * PIECES + i, l.to, sink);
+        let opened = self.relocate(k * PIECES + i, l.to);
         self.last_moved = Some(i as u8);
         sink.push(Event::PieceMoved {
             colour,
@@ -689,9 +1000,14 @@ impl Game {
             steps: n,
             by,
             bounced: l.bounced,
+            die: die.filter(|&d| d != n),
         });
-        if let Some(v) = l.capture {
-            let e = self.capture(v, k);
+        if let Some(e) = opened {
+            sink.push(e);
+        }
+        let victim = l.capture.or(l.partner.filter(|_| take_partner));
+        if let Some(v) = victim {
+            let e = self.capture(v, self.turn.index());
             sink.push(e);
             self.earn_bonus(self.rules.capture_bonus, BonusReason::Capture, sink);
         } else if l.to == GOAL {
@@ -701,8 +1017,6 @@ impl Game {
 
     // ----- step generation and the must-play search ---------------------------------
 
-    /// Every step possible right now, before the must-play filters (D-13 is handled by
-    /// the search, which tries every order).
     fn raw_steps(&self, out: &mut Steps) {
         self.for_each_step(|st| {
             out.push(st);
@@ -710,40 +1024,61 @@ impl Game {
         });
     }
 
+    /// Whether a bonus move must be played before anything else now.
+    #[inline]
+    fn bonus_due(&self, t: &Throw) -> bool {
+        t.nbonus > 0 && (self.rules.bonus_timing == BonusTiming::Immediately || t.remaining() == 0)
+    }
+
     /// Calls `f` with every step possible right now, before the must-play filters,
     /// until `f` returns false. (D-13 is handled by the search, which tries every order.)
     #[inline]
     fn for_each_step(&self, mut f: impl FnMut(Step) -> bool) {
         let Stage::Move(t) = self.stage else { return };
-        let k = self.turn.index();
-        if let Some(amount) = t.bonus {
+        if t.done {
+            return;
+        }
+        let k = self.mover_index();
+        if self.bonus_due(&t) {
+            let amount = t.bonus[0];
             for i in 0..PIECES {
                 let p = self.pos[k][i];
-                if self.bonus_taker(p)
-                    && self.plan_move(k, i, amount).is_ok()
-                    && !f(Step::Bonus(i as u8))
-                {
-                    return;
+                if !self.bonus_taker(p) {
+                    continue;
+                }
+                if let Ok(l) = self.plan_move(k, i, amount) {
+                    if !f(Step::Bonus(i as u8, false)) {
+                        return;
+                    }
+                    if l.partner.is_some() && !f(Step::Bonus(i as u8, true)) {
+                        return;
+                    }
                 }
             }
             return;
         }
-        if t.used[0] && (t.used[1] || t.dice.len() == 1) {
+        if t.remaining() == 0 {
             return;
         }
-        if let Some(mask) = self.exit_dice(&t) {
+        if let Some(mask) = self.exit_parts(&t) {
             if self.plan_exit(k).is_ok() && !f(Step::Exit(mask)) {
                 return;
             }
         }
-        let v = t.dice.values();
-        for (d, n) in t.unused() {
-            if d == 1 && !t.used[0] && v[0] == v[1] {
-                continue; // equal dice: one step is enough
+        let v = t.part_values();
+        for (d, part) in t.unused() {
+            if (0..d).any(|e| !t.used[e] && v[e] == part) {
+                continue; // an equal unused part comes first: one step is enough
             }
+            let n = self.steps_for(k, part, &t);
             for i in 0..PIECES {
-                if self.plan_move(k, i, n).is_ok() && !f(Step::Move(i as u8, d as u8)) {
-                    return;
+                if let Ok(l) = self.plan_move(k, i, n) {
+                    if !f(Step::Move(i as u8, d as u8, false)) {
+                        return;
+                    }
+                    if l.partner.is_some() && !f(Step::Move(i as u8, d as u8, true)) {
+                        return;
+                    }
                 }
             }
         }
@@ -751,12 +1086,12 @@ impl Game {
 
     fn bonus_taker(&self, p: u8) -> bool {
         match self.rules.bonus_takers {
-            crate::rules::BonusTakers::RingOnly => (EXIT..=LAST_RING).contains(&p),
-            crate::rules::BonusTakers::OutOfNestAndGoal => p != NEST && p != GOAL,
+            BonusTakers::RingOnly => (EXIT..=LAST_RING).contains(&p),
+            BonusTakers::OutOfNestAndGoal => p != NEST && p != GOAL,
         }
     }
 
-    /// Clears a bonus no piece can take (R-BONUS). Returns whether the throw still has
+    /// Clears bonuses no piece can take (R-BONUS). Returns whether the throw still has
     /// a step to play.
     fn forfeit_bonus_if_stuck<S: Sink>(&mut self, sink: &mut S, buf: &mut Steps) -> bool {
         loop {
@@ -768,101 +1103,133 @@ impl Game {
             if !buf.is_empty() {
                 return true;
             }
-            match t.bonus.take() {
-                Some(amount) => {
-                    self.stage = Stage::Move(t);
-                    sink.push(Event::BonusForfeited {
-                        colour: self.turn,
-                        amount,
-                    });
-                }
-                None => return false,
+            if !self.bonus_due(&t) {
+                return false;
             }
-        }
-    }
-
-    fn step_value(step: Step) -> u8 {
-        match step {
-            Step::Exit(mask) => W_EXIT + W_DIE * mask.count_ones() as u8,
-            Step::Move(..) => W_DIE,
-            Step::Bonus(_) => 0,
-        }
-    }
-
-    /// Value of the end of a play: R-OPEN satisfied (1) or not (0); a win counts every
-    /// remaining die as played (D-14).
-    fn leaf_value(&self) -> u8 {
-        match self.stage {
-            Stage::Finished(_) => {
-                // The throw's dice are gone with the stage; the caller adds them.
-                0
-            }
-            Stage::Move(t) => {
-                let open = t.open.as_slice().iter().any(|&(a, b)| {
-                    let (a, b) = (a as usize, b as usize);
-                    let ca = cell(a / PIECES, self.gid_pos(a));
-                    ca == 0 || ca != cell(b / PIECES, self.gid_pos(b))
+            if let Some(amount) = t.pop_bonus() {
+                self.stage = Stage::Move(t);
+                sink.push(Event::BonusForfeited {
+                    colour: self.turn,
+                    amount,
                 });
-                open as u8
             }
-            Stage::Roll => 0,
         }
+    }
+
+    fn step_value(step: Step) -> u16 {
+        match step {
+            Step::Exit(mask) => W_EXIT + W_DIE * mask.count_ones() as u16,
+            Step::Move(..) => W_DIE,
+            Step::Bonus(..) => 0,
+        }
+    }
+
+    fn step_parts(step: Step) -> u16 {
+        match step {
+            Step::Exit(m) => m.count_ones() as u16,
+            Step::Move(..) => 1,
+            Step::Bonus(..) => 0,
+        }
+    }
+
+    /// Value of the end of a play: `None` when it moves a blockade on together
+    /// (seeds 002/003); otherwise R-OPEN satisfied and the larger-die preference.
+    fn leaf_value(&self) -> Option<u16> {
+        let Stage::Move(t) = self.stage else {
+            return Some(0);
+        };
+        let mut v = 0;
+        if t.open.len > 0 {
+            let mut open = false;
+            for (idx, &(a, b)) in t.open.as_slice().iter().enumerate() {
+                let (a, b) = (a as usize, b as usize);
+                let ca = cell(a / PIECES, self.gid_pos(a));
+                let together = ca != 0 && ca == cell(b / PIECES, self.gid_pos(b));
+                if !together {
+                    open = true;
+                } else if self.rules.no_moving_blockade_together && ca != t.open.cells[idx] as usize
+                {
+                    return None;
+                }
+            }
+            if open && t.must_open {
+                v += W_OPEN;
+            }
+        }
+        if self.rules.one_die_playable == OneDiePlayable::Larger
+            && t.nparts == 2
+            && t.used_count() == 1
+        {
+            let used = if t.used[0] { t.parts[0] } else { t.parts[1] };
+            v += W_LARGER * used as u16;
+        }
+        Some(v)
     }
 
     /// Value of taking `s` from `node` and then playing as well as possible.
-    fn child_value(node: &Game, s: Step, remaining: u8) -> u8 {
+    fn child_value(node: &Game, s: Step, remaining: u16) -> Option<u16> {
         let mut child = *node;
         child.exec(s, &mut Discard);
-        if let Stage::Finished(_) = child.stage {
-            // D-14: a play that wins counts as using every die.
-            let used = match s {
-                Step::Exit(m) => m.count_ones() as u8,
-                Step::Move(..) => 1,
-                Step::Bonus(_) => 0,
-            };
-            Self::step_value(s)
-                + W_DIE * (remaining - used.min(remaining))
-                + node.open_required() as u8
+        let over = match child.stage {
+            Stage::Finished(_) => true,
+            Stage::Move(t) => t.done,
+            Stage::Roll => false,
+        };
+        if over {
+            // D-14: a play that wins (or finishes the player) counts as using every die.
+            let used = Self::step_parts(s).min(remaining);
+            let open = (node.open_required()) as u16 * W_OPEN;
+            Some(Self::step_value(s) + W_DIE * (remaining - used) + open)
         } else {
-            Self::step_value(s) + child.best()
+            child.best().map(|b| Self::step_value(s) + b)
         }
     }
 
-    /// An upper bound of [`Game::best`] at this node: every remaining die played, as
-    /// many exits as the dice and the nest allow, and R-OPEN satisfied.
-    fn bound(&self) -> u8 {
+    /// An upper bound of [`Game::best`] at this node: every remaining part played, as
+    /// many exits as the dice and the nest allow, R-OPEN satisfied, the larger die.
+    fn bound(&self) -> u16 {
         let Stage::Move(t) = self.stage else { return 0 };
-        let k = self.turn.index();
-        let nest = self.pos[k].iter().filter(|&&p| p == NEST).count() as u8;
-        let fives = t.unused().filter(|&(_, v)| v == 5).count() as u8;
-        let sum5 = (t.remaining() == 2
-            && t.dice.len() == 2
-            && t.dice.values().iter().sum::<u8>() == 5) as u8;
+        let k = self.mover_index();
+        let nest = self.pos[k].iter().filter(|&&p| p == NEST).count() as u16;
+        let fives = t.unused().filter(|&(_, v)| v == 5).count() as u16;
+        let sum5 =
+            (t.remaining() == 2 && t.nparts == 2 && !t.bonus14 && t.parts[0] + t.parts[1] == 5)
+                as u16;
         let exits = (fives + sum5).min(nest);
-        W_EXIT * exits + W_DIE * t.remaining() as u8 + self.open_required() as u8
+        W_EXIT * exits
+            + W_DIE * t.remaining() as u16
+            + self.open_required() as u16 * W_OPEN
+            + if self.rules.one_die_playable == OneDiePlayable::Larger {
+                W_LARGER * 6
+            } else {
+                0
+            }
     }
 
     /// Best value over all plays continuing from this position (D-14 order of filters),
-    /// stopping as soon as a play reaches the upper bound.
-    fn best(&self) -> u8 {
+    /// stopping as soon as a play reaches the upper bound. `None`: every play is
+    /// forbidden.
+    fn best(&self) -> Option<u16> {
         let mut node = *self;
         loop {
             let Stage::Move(mut t) = node.stage else {
                 return node.leaf_value();
             };
-            let remaining = t.remaining() as u8;
+            let remaining = t.remaining() as u16;
             let bound = node.bound();
-            let mut best = 0;
+            let mut best: Option<u16> = None;
             let mut any = false;
             node.for_each_step(|s| {
                 any = true;
-                best = best.max(Self::child_value(&node, s, remaining));
-                best < bound
+                let v = Self::child_value(&node, s, remaining);
+                best = best.max(v);
+                best.is_none_or(|b| b < bound)
             });
             if any {
-                return best;
+                // When every continuation is forbidden, stopping here is the play.
+                return best.or_else(|| node.leaf_value());
             }
-            if t.bonus.take().is_none() {
+            if !node.bonus_due(&t) || t.pop_bonus().is_none() {
                 return node.leaf_value();
             }
             node.stage = Stage::Move(t); // R-BONUS: nobody can take it, it is lost
@@ -870,29 +1237,32 @@ impl Game {
     }
 
     fn open_required(&self) -> bool {
-        matches!(self.stage, Stage::Move(t) if t.open.len > 0)
+        matches!(self.stage, Stage::Move(t) if t.open.len > 0 && t.must_open)
     }
 
     /// The steps a player may take now, after every filter (D-14): the first steps of
-    /// the best plays, and exits first when an exit starts a best play (R-EXIT-1).
-    /// Also returns the bonus forfeits and the settled node.
-    fn legal_steps(&self) -> (Game, Vec<Step>, Vec<(Step, u8)>) {
+    /// the best plays, and exits first when an exit starts a best play (D-18).
+    /// Also returns the settled node and every step's value.
+    fn legal_steps(&self) -> (Game, Vec<Step>, Scored) {
         let mut node = *self;
         let mut steps = Steps::new();
         node.forfeit_bonus_if_stuck(&mut Discard, &mut steps);
         let remaining = match node.stage {
-            Stage::Move(t) => t.remaining() as u8,
+            Stage::Move(t) => t.remaining() as u16,
             _ => 0,
         };
-        let scored: Vec<(Step, u8)> = steps
+        let scored: Vec<(Step, Option<u16>)> = steps
             .as_slice()
             .iter()
             .map(|&s| (s, Self::child_value(&node, s, remaining)))
             .collect();
-        let top = scored.iter().map(|&(_, v)| v).max().unwrap_or(0);
+        let top = scored.iter().filter_map(|&(_, v)| v).max();
+        if node.all_or_none_blocked(top) {
+            return (node, Vec::new(), scored);
+        }
         let mut legal: Vec<Step> = scored
             .iter()
-            .filter(|&&(_, v)| v == top)
+            .filter(|&&(_, v)| v.is_some() && v == top)
             .map(|&(s, _)| s)
             .collect();
         if legal.iter().any(|s| matches!(s, Step::Exit(_))) {
@@ -901,18 +1271,35 @@ impl Game {
         (node, legal, scored)
     }
 
+    /// Seed 002: the four parts of the doubles bonus are played all or not at all.
+    fn all_or_none_blocked(&self, top: Option<u16>) -> bool {
+        match self.stage {
+            Stage::Move(t) if t.bonus14 && self.rules.doubles_bonus == DoublesBonus::AllOrNone => {
+                let full = W_DIE * t.remaining() as u16;
+                top.is_none_or(|v| (v % W_EXIT) / W_DIE * W_DIE < full)
+            }
+            _ => false,
+        }
+    }
+
     fn step_to_action(&self, s: Step) -> Action {
         match (s, self.stage) {
             (Step::Exit(_), _) => Action::Exit,
-            (Step::Move(i, d), Stage::Move(t)) => Action::Move {
+            (Step::Move(i, d, capture), Stage::Move(t)) => Action::Move {
                 piece: i,
-                die: t.dice.values()[d as usize],
+                die: t.parts[d as usize],
+                capture,
             },
-            (Step::Bonus(i), Stage::Move(t)) => Action::Bonus {
+            (Step::Bonus(i, capture), Stage::Move(t)) => Action::Bonus {
                 piece: i,
-                amount: t.bonus.unwrap_or(0),
+                amount: t.pending_bonus().unwrap_or(0),
+                capture,
             },
-            (Step::Move(i, _), _) | (Step::Bonus(i), _) => Action::Move { piece: i, die: 0 },
+            (Step::Move(i, _, capture), _) | (Step::Bonus(i, capture), _) => Action::Move {
+                piece: i,
+                die: 0,
+                capture,
+            },
         }
     }
 
@@ -992,11 +1379,15 @@ impl Game {
             return None;
         }
         let remaining = match node.stage {
-            Stage::Move(t) => t.remaining() as u8,
+            Stage::Move(t) => t.remaining() as u16,
             _ => 0,
         };
         let top = node.best();
-        if Self::child_value(&node, step, remaining) != top {
+        if node.all_or_none_blocked(top) {
+            return None;
+        }
+        let mine = Self::child_value(&node, step, remaining);
+        if mine.is_none() || mine != top {
             return None;
         }
         // D-18: when an exit starts a best play, only exits may be played first.
@@ -1013,22 +1404,27 @@ impl Game {
 
     fn action_to_step(&self, action: &Action, t: &Throw) -> Result<Step, ActionError> {
         use ErrorKind as K;
-        let colour = self.turn;
+        let colour = self.mover();
+        let bonus_due = self.bonus_due(t);
         match *action {
             Action::Exit => {
-                if t.bonus.is_some() {
+                if bonus_due {
                     return Err(self.bonus_first(t));
                 }
                 let mask = self
-                    .exit_dice(t)
+                    .exit_parts(t)
                     .ok_or_else(|| Refusal::NoFive.into_error(colour, 0))?;
                 Ok(Step::Exit(mask))
             }
-            Action::Move { piece, die } => {
+            Action::Move {
+                piece,
+                die,
+                capture,
+            } => {
                 if piece as usize >= PIECES {
                     return Err(Refusal::NoSuchPiece.into_error(colour, piece));
                 }
-                if t.bonus.is_some() {
+                if bonus_due {
                     return Err(self.bonus_first(t));
                 }
                 let d = t
@@ -1045,24 +1441,33 @@ impl Game {
                             ),
                         )
                     })?;
-                Ok(Step::Move(piece, d as u8))
+                Ok(Step::Move(piece, d as u8, capture))
             }
-            Action::Bonus { piece, amount } => {
+            Action::Bonus {
+                piece,
+                amount,
+                capture,
+            } => {
                 if piece as usize >= PIECES {
                     return Err(Refusal::NoSuchPiece.into_error(colour, piece));
                 }
-                match t.bonus {
+                match t.pending_bonus() {
                     None => Err(ActionError::new(
                         K::Bonus,
                         "R-BONUS",
                         format!("{colour} has no bonus move pending"),
+                    )),
+                    Some(_) if !bonus_due => Err(ActionError::new(
+                        K::Bonus,
+                        "D-4",
+                        "bonus moves are played after every die in this rule set",
                     )),
                     Some(b) if b != amount => Err(ActionError::new(
                         K::Bonus,
                         "R-BONUS",
                         format!("the pending bonus is {b} squares, not {amount}"),
                     )),
-                    Some(_) => Ok(Step::Bonus(piece)),
+                    Some(_) => Ok(Step::Bonus(piece, capture)),
                 }
             }
             Action::Roll { .. } | Action::Timeout | Action::Abandon { .. } => Err(
@@ -1077,7 +1482,7 @@ impl Game {
             "R-BONUS",
             format!(
                 "a bonus move of {} squares must be played first (D-4)",
-                t.bonus.unwrap_or(0)
+                t.pending_bonus().unwrap_or(0)
             ),
         )
     }
@@ -1088,61 +1493,76 @@ impl Game {
         step: Step,
         node: &Game,
         legal: &[Step],
-        scored: &[(Step, u8)],
+        scored: &[(Step, Option<u16>)],
     ) -> ActionError {
         use ErrorKind as K;
-        let colour = self.turn;
-        let k = colour.index();
+        let k = self.mover_index();
+        let colour = Colour::ALL[k];
         // Raw feasibility is judged on the position as the player saw it (before any
         // automatic forfeit of an impossible bonus).
-        let raw_err = match step {
-            Step::Exit(_) => self.plan_exit(k).err().map(|r| r.into_error(colour, 0)),
-            Step::Move(i, d) => {
-                let Stage::Move(t) = self.stage else {
-                    return Refusal::NoFive.into_error(colour, i);
-                };
-                self.plan_move(k, i as usize, t.dice.values()[d as usize])
-                    .err()
-                    .map(|r| r.into_error(colour, i))
+        let raw = |i: u8, n: u8, capture: bool| -> Option<ActionError> {
+            match self.plan_move(k, i as usize, n) {
+                Err(r) => Some(r.into_error(colour, i)),
+                Ok(l) if capture && l.partner.is_none() => {
+                    Some(Refusal::NoPartnerChoice.into_error(colour, i))
+                }
+                Ok(_) => None,
             }
-            Step::Bonus(i) => {
-                let Stage::Move(t) = self.stage else {
-                    return Refusal::NoFive.into_error(colour, i);
-                };
+        };
+        let raw_err = match (step, self.stage) {
+            (Step::Exit(_), _) => self.plan_exit(k).err().map(|r| r.into_error(colour, 0)),
+            (Step::Move(i, d, capture), Stage::Move(t)) => {
+                raw(i, self.steps_for(k, t.parts[d as usize], &t), capture)
+            }
+            (Step::Bonus(i, capture), Stage::Move(t)) => {
                 if !self.bonus_taker(self.pos[k][i as usize]) {
-                    Some(Refusal::NotOnRing.into_error(colour, i))
+                    Some(Refusal::NotATaker.into_error(colour, i))
                 } else {
-                    self.plan_move(k, i as usize, t.bonus.unwrap_or(0))
-                        .err()
-                        .map(|r| r.into_error(colour, i))
+                    raw(i, t.pending_bonus().unwrap_or(0), capture)
                 }
             }
+            (_, _) => Some(Refusal::NoFive.into_error(colour, 0)),
         };
         if let Some(e) = raw_err {
             return e;
         }
-        let top = scored.iter().map(|&(_, v)| v).max().unwrap_or(0);
+        let top = scored.iter().filter_map(|&(_, v)| v).max().unwrap_or(0);
         let mine = scored
             .iter()
             .find(|&&(s, _)| s == step)
-            .map(|&(_, v)| v)
-            .unwrap_or(0);
+            .and_then(|&(_, v)| v);
         let allowed = legal
             .iter()
             .map(|&s| node.step_to_action(s).to_string())
             .collect::<Vec<_>>()
             .join(", ");
-        let (rule, why) =
-            if mine / W_EXIT < top / W_EXIT || legal.iter().any(|s| matches!(s, Step::Exit(_))) {
+        let (rule, why) = match mine {
+            None => (
+                "R-BLOCK",
+                "the two pieces of a blockade may not move on together to a new square",
+            ),
+            Some(_) if node.all_or_none_blocked(Some(top)) || legal.is_empty() => (
+                "R-DOUBLES",
+                "the doubles bonus is played with all four parts or not at all",
+            ),
+            Some(m)
+                if m / W_EXIT < top / W_EXIT
+                    || legal.iter().any(|s| matches!(s, Step::Exit(_))) =>
+            {
                 ("R-EXIT-1", "a piece must come out of the nest first")
-            } else if (mine % W_EXIT) / W_DIE < (top % W_EXIT) / W_DIE {
-                (
-                    "D-2",
-                    "another play uses more dice (must play as many dice as possible)",
-                )
-            } else {
-                ("R-OPEN", "after doubles a blockade must be opened")
-            };
+            }
+            Some(m) if (m % W_EXIT) / W_DIE < (top % W_EXIT) / W_DIE => (
+                "D-2",
+                "another play uses more dice (must play as many dice as possible)",
+            ),
+            Some(m) if (m % W_DIE) / W_OPEN < (top % W_DIE) / W_OPEN => {
+                ("R-OPEN", "this throw must open a blockade")
+            }
+            Some(_) => (
+                "D-2",
+                "when only one die can be played it must be the larger",
+            ),
+        };
         ActionError::new(K::NotAllowed, rule, format!("{why}; legal now: {allowed}"))
     }
 
@@ -1150,11 +1570,20 @@ impl Game {
     /// over (R-MUST, R-BONUS, R-DOUBLES).
     fn settle(&mut self, ev: &mut Vec<Event>) {
         let mut buf = Steps::new();
-        if !matches!(self.stage, Stage::Move(_)) {
+        let Stage::Move(t0) = self.stage else {
+            return;
+        };
+        if t0.done {
+            self.end_throw(ev);
             return;
         }
         if self.forfeit_bonus_if_stuck(ev, &mut buf) {
-            return;
+            // Raw steps always include a legal one, except where some plays are
+            // forbidden outright (blockades moving on together; the all-or-none bonus).
+            let may_be_empty = self.rules.no_moving_blockade_together || t0.bonus14;
+            if !may_be_empty || !self.legal_steps().1.is_empty() {
+                return;
+            }
         }
         if let Stage::Move(t) = self.stage {
             if let Some(d) = t.remaining_dice() {
@@ -1163,18 +1592,35 @@ impl Game {
                     dice: d,
                 });
             }
-            self.end_throw(t.dice.is_doubles(), ev);
+            self.end_throw(ev);
         }
     }
 
-    fn end_throw(&mut self, doubles: bool, ev: &mut Vec<Event>) {
-        if doubles {
+    fn end_throw(&mut self, ev: &mut Vec<Event>) {
+        let Stage::Move(t) = self.stage else {
+            return;
+        };
+        self.prev_unplayed = self.rules.third_repeat_needs_played_second && t.used_count() == 0;
+        let again = !t.done
+            && self.is_repeat(&t.dice)
+            && !(t.bonus14
+                && self.rules.doubles_bonus == DoublesBonus::AsManyAsPossible
+                && t.remaining() > 0);
+        if again {
             // R-DOUBLES, D-9: roll again, even when no die could be played.
             self.stage = Stage::Roll;
             ev.push(Event::RollAgain { colour: self.turn });
         } else {
             self.timeouts[self.turn.index()] = 0;
             self.pass_turn(ev);
+        }
+    }
+
+    /// A throw that earns another throw (R-DOUBLES; a six with one die).
+    fn is_repeat(&self, dice: &Dice) -> bool {
+        match self.rules.roll_again_on {
+            RollAgainOn::Doubles => dice.is_doubles(),
+            RollAgainOn::Six => dice.values().first() == Some(&6),
         }
     }
 
@@ -1201,6 +1647,7 @@ impl Game {
         self.stage = Stage::Roll;
         self.doubles = 0;
         self.last_moved = None;
+        self.prev_unplayed = false;
         ev.push(Event::TurnPassed { from, to });
     }
 
@@ -1225,9 +1672,9 @@ impl Game {
             ));
         }
         let colour = self.turn;
-        let k = colour.index();
-        let doubles = dice.is_doubles();
-        if doubles {
+        let mk = self.mover_index();
+        let repeat = self.is_repeat(&dice);
+        if repeat {
             self.doubles += 1;
         }
         ev.push(Event::DiceRolled {
@@ -1235,49 +1682,73 @@ impl Game {
             dice,
             doubles_in_row: self.doubles,
         });
-        if doubles && self.doubles >= 3 {
-            // R-THIRD, D-7, D-10: the last moved piece goes to the nest unless it is in
-            // the home column or goal; the turn ends.
-            let mut penalty = (None, None);
-            if let Some(i) = self.last_moved {
-                let p = self.pos[k][i as usize];
-                if (EXIT..=LAST_RING).contains(&p) {
-                    penalty = (Some(i), Some(Location::from_progress(colour, p)));
-                    self.relocate(k * PIECES + i as usize, NEST, &mut Discard);
-                }
-            }
-            ev.push(Event::ThirdDoublesPenalty {
-                colour,
-                piece: penalty.0,
-                from: penalty.1,
-            });
-            self.timeouts[k] = 0;
+        if repeat && self.doubles >= 3 && self.rules.third_repeat != ThirdRepeat::None {
+            self.third_repeat_penalty(mk, ev);
+            self.timeouts[colour.index()] = 0;
             self.pass_turn(ev);
             return Ok(());
         }
-        let mut open = OpenPairs::default();
-        if doubles && self.rules.open_on == crate::rules::OpenOn::Doubles {
+        let mut t = Throw::new(dice);
+        if dice.is_doubles()
+            && self.rules.doubles_bonus != DoublesBonus::None
+            && self.pos[mk].iter().all(|&p| p != NEST)
+        {
+            // Seeds 002/003: tops and bottoms, 14 squares in four parts.
+            let (a, b) = (dice.values()[0], 7 - dice.values()[0]);
+            t.parts = [a, a, b, b];
+            t.nparts = 4;
+            t.bonus14 = true;
+        }
+        let forces_open = match self.rules.open_on {
+            OpenOn::Doubles => dice.is_doubles(),
+            OpenOn::Six => dice.values().first() == Some(&6),
+            OpenOn::Never => false,
+        };
+        let track_together = self.rules.no_moving_blockade_together && dice.is_doubles();
+        if forces_open || track_together {
             // R-OPEN, D-15: every blockade with one of the mover's pieces, home column included.
             for i in 0..PIECES {
-                let c = cell(k, self.pos[k][i]);
-                if c == 0 {
+                let c = cell(mk, self.pos[mk][i]);
+                if c == 0 || !self.is_blockade(c) {
                     continue;
                 }
-                let g = k * PIECES + i;
+                let g = mk * PIECES + i;
                 let (n, occ) = self.occupants(c, g);
-                if n == 1 && (occ[0] / PIECES != k || occ[0] > g) {
-                    open.push(g, occ[0]);
+                if n == 1 && (occ[0] / PIECES != mk || occ[0] > g) {
+                    t.open.push(g, occ[0], c);
                 }
             }
+            t.must_open = forces_open && t.open.len > 0;
         }
-        self.stage = Stage::Move(Throw {
-            dice,
-            used: [false; 2],
-            bonus: None,
-            open,
-        });
+        self.stage = Stage::Move(t);
         self.settle(ev);
         Ok(())
+    }
+
+    /// R-THIRD: the third repeat in a row is not played; a piece goes to the nest.
+    fn third_repeat_penalty(&mut self, k: usize, ev: &mut Vec<Event>) {
+        let colour = Colour::ALL[k];
+        let victim = match self.rules.third_repeat {
+            ThirdRepeat::LastMovedToNest => self.last_moved.filter(|&i| {
+                let p = self.pos[k][i as usize];
+                (EXIT..=LAST_RING).contains(&p)
+                    && !(self.rules.third_repeat_needs_played_second && self.prev_unplayed)
+            }),
+            ThirdRepeat::MostAdvancedToNest => (0..PIECES)
+                .filter(|&i| self.pos[k][i] != NEST && self.pos[k][i] != GOAL)
+                .max_by_key(|&i| self.pos[k][i])
+                .map(|i| i as u8),
+            ThirdRepeat::None => None,
+        };
+        let from = victim.map(|i| Location::from_progress(colour, self.pos[k][i as usize]));
+        if let Some(i) = victim {
+            self.relocate(k * PIECES + i as usize, NEST);
+        }
+        ev.push(Event::ThirdDoublesPenalty {
+            colour,
+            piece: victim,
+            from,
+        });
     }
 
     fn timeout(&mut self, ev: &mut Vec<Event>) -> Result<(), ActionError> {
@@ -1294,30 +1765,49 @@ impl Game {
 
     fn abandon(&mut self, colour: Colour, ev: &mut Vec<Event>) -> Result<(), ActionError> {
         let k = colour.index();
-        if self.seats[k] != SeatStatus::Playing {
+        if !matches!(self.seats[k], SeatStatus::Playing | SeatStatus::Finished) {
             return Err(ActionError::new(
                 ErrorKind::NotPlaying,
                 "R-LEAVE",
                 format!("{colour} is not playing in this game"),
             ));
         }
+        let was_playing = self.seats[k] == SeatStatus::Playing;
         self.seats[k] = SeatStatus::Abandoned;
         for i in 0..PIECES {
             if self.pos[k][i] != NEST {
-                self.relocate(k * PIECES + i, NEST, &mut Discard);
+                self.relocate(k * PIECES + i, NEST);
             }
         }
         ev.push(Event::PlayerAbandoned { colour });
         let active = self.active_colours();
-        if active.len() == 1 {
+        let one_team_left = self.rules.teams
+            && !active.is_empty()
+            && active
+                .iter()
+                .all(|c| c.index() % 2 == active[0].index() % 2);
+        if active.len() == 1 || one_team_left {
+            let winner = active[0];
+            let mate = active.iter().copied().find(|c| *c != winner);
             self.finish(
                 Outcome {
-                    winner: active[0],
+                    winner,
                     reason: WinReason::Forfeit,
+                    partner: mate,
                 },
                 ev,
             );
-        } else if self.turn == colour {
+        } else if active.is_empty() {
+            let winner = (0..COLOURS).find(|&c| self.places[c] == 1).unwrap_or(k);
+            self.finish(
+                Outcome {
+                    winner: Colour::ALL[winner],
+                    reason: WinReason::Goal,
+                    partner: None,
+                },
+                ev,
+            );
+        } else if self.turn == colour && was_playing {
             self.pass_turn(ev);
         }
         Ok(())

@@ -28,7 +28,9 @@ pub use action::{Action, ActionError, BonusReason, ErrorKind, Event, MoveKind};
 pub use board::{is_safe, Colour, Location, COLOURS, HOME_COLUMN, PIECES, RING};
 pub use game::{Expect, Game, SetupError};
 pub use notation::NotationError;
-pub use position::{PieceState, PlayerPosition, Position, PositionError, StagePosition};
+pub use position::{
+    HeldBlockade, PieceState, PlayerPosition, Position, PositionError, StagePosition,
+};
 pub use record::{result_tag, GameRecord, RecordError};
 pub use rules::{
     BlockadeKind, BonusTakers, BonusTiming, DoublesBonus, ExitCapture, FirstPlayer, GameEnd,

@@ -4,16 +4,18 @@
 //! online Y:5,h3,n,g R:30',30,n,n turn=R move=3*,4 bonus=20 doubles=1 last=2
 //! ```
 //!
-//! Tokens, separated by spaces: the preset name; one token per seated colour
-//! (`Y:` four locations, `!` before the colon when abandoned, `'` after a location when
-//! that piece arrived last on a shared square); `turn=C`; the stage (`roll`,
-//! `move=D[,D]` with `*` after a used die, or `over=C:goal|forfeit`); then optional
-//! `bonus=N`, `open=Y0+Y1,…`, `doubles=N`, `last=I`, `timeouts=Y1,…`.
+//! Tokens, separated by spaces: the rule set (a preset name, then `+variant` for each
+//! option, e.g. `classic+murcia-12`); one token per seated colour (`Y:` four locations,
+//! `!` before the colon when abandoned, `'` after a location when that piece arrived
+//! last on a shared square); `turn=C`; the stage (`roll`, `move=D[,D]` with `*` after a
+//! used die, or `over=C:goal|forfeit`); then optional `parts=…`, `bonus=N[,N]`,
+//! `open=Y0+Y1@10,…`, `held=…`, `doubles=N`, `last=I`, `unplayed=1`, `timeouts=Y1,…`,
+//! `places=Y1,…`.
 
 use crate::board::{Colour, Location, PIECES};
 use crate::game::Game;
-use crate::position::{PieceState, PlayerPosition, Position, StagePosition};
-use crate::rules::Preset;
+use crate::position::{HeldBlockade, PieceState, PlayerPosition, Position, StagePosition};
+use crate::rules::{GameEnd, RuleSet};
 use crate::types::{Dice, Outcome, PieceId, SeatStatus, WinReason};
 use std::fmt;
 use std::str::FromStr;
@@ -25,6 +27,14 @@ pub struct NotationError(pub String);
 
 fn err<T>(msg: impl Into<String>) -> Result<T, NotationError> {
     Err(NotationError(msg.into()))
+}
+
+fn parse_colour(s: &str, what: &str) -> Result<Colour, NotationError> {
+    s.chars()
+        .next()
+        .filter(|_| s.len() == 1)
+        .and_then(Colour::from_letter)
+        .ok_or_else(|| NotationError(format!("bad {what} {s:?} (expected Y, B, R or G)")))
 }
 
 fn parse_piece_id(s: &str) -> Result<PieceId, NotationError> {
@@ -43,70 +53,99 @@ fn parse_piece_id(s: &str) -> Result<PieceId, NotationError> {
     }
 }
 
+/// Values with optional `*` (used) marks: `3*,4`.
+fn parse_marked(val: &str, tok: &str) -> Result<(Vec<u8>, Vec<bool>), NotationError> {
+    let mut values = Vec::new();
+    let mut used = Vec::new();
+    for d in val.split(',') {
+        let (d, u) = match d.strip_suffix('*') {
+            Some(d) => (d, true),
+            None => (d, false),
+        };
+        values.push(
+            d.parse::<u8>()
+                .map_err(|_| NotationError(format!("bad value {d:?} in {tok:?}")))?,
+        );
+        used.push(u);
+    }
+    Ok((values, used))
+}
+
+fn parse_u8(val: &str, what: &str) -> Result<u8, NotationError> {
+    val.parse::<u8>()
+        .map_err(|_| NotationError(format!("bad {what} {val:?}")))
+}
+
+/// `Y0+Y1@10` (the `@` part optional on input).
+fn parse_blockades(
+    val: &str,
+    players: &[PlayerPosition],
+) -> Result<Vec<HeldBlockade>, NotationError> {
+    let mut out = Vec::new();
+    for item in val.split(',') {
+        let (pair, at) = match item.split_once('@') {
+            Some((p, a)) => (p, Some(a)),
+            None => (item, None),
+        };
+        let (a, b) = pair.split_once('+').ok_or_else(|| {
+            NotationError(format!("bad blockade {item:?} (expected like Y0+Y1@10)"))
+        })?;
+        let (a, b) = (parse_piece_id(a)?, parse_piece_id(b)?);
+        let at = match at {
+            Some(l) => l.parse::<Location>().map_err(NotationError)?,
+            None => players
+                .iter()
+                .find(|p| p.colour == a.colour)
+                .map(|p| p.pieces[a.piece as usize].at)
+                .ok_or_else(|| NotationError(format!("blockade piece {a} is not seated")))?,
+        };
+        out.push(HeldBlockade { pieces: [a, b], at });
+    }
+    Ok(out)
+}
+
 impl FromStr for Position {
     type Err = NotationError;
 
     /// Parses the text notation into an unvalidated position.
     fn from_str(s: &str) -> Result<Position, NotationError> {
         let mut tokens = s.split_whitespace();
-        let preset: Preset = match tokens.next() {
-            Some(t) => t.parse().map_err(NotationError)?,
+        let rules: RuleSet = match tokens.next() {
+            Some(t) => RuleSet::from_name(t).map_err(NotationError)?,
             None => return err("empty position: expected a preset name such as `online`"),
         };
         let mut players: Vec<PlayerPosition> = Vec::new();
         let mut turn = None;
-        let mut stage = None;
-        let mut bonus = None;
-        let mut must_open = Vec::new();
+        let mut stage: Option<(Dice, Vec<bool>)> = None;
+        let mut parts: Option<(Vec<u8>, Vec<bool>)> = None;
+        let mut bonus = Vec::new();
+        let mut open = None;
+        let mut held = None;
         let mut doubles = 0;
         let mut last = None;
+        let mut unplayed = false;
         let mut timeouts: Vec<(Colour, u8)> = Vec::new();
+        let mut places: Vec<(Colour, u8)> = Vec::new();
         let mut over: Option<Outcome> = None;
+        let mut deferred: Vec<(&str, &str)> = Vec::new();
         for tok in tokens {
             if let Some((key, val)) = tok.split_once('=') {
                 match key {
-                    "turn" => {
-                        turn = Some(
-                            val.chars()
-                                .next()
-                                .filter(|_| val.len() == 1)
-                                .and_then(Colour::from_letter)
-                                .ok_or_else(|| {
-                                    NotationError(format!(
-                                        "bad turn {val:?} (expected Y, B, R or G)"
-                                    ))
-                                })?,
-                        )
-                    }
+                    "turn" => turn = Some(parse_colour(val, "turn")?),
                     "move" => {
-                        let mut values = Vec::new();
-                        let mut used = [false; 2];
-                        for (i, d) in val.split(',').enumerate() {
-                            let (d, u) = match d.strip_suffix('*') {
-                                Some(d) => (d, true),
-                                None => (d, false),
-                            };
-                            if i < 2 {
-                                used[i] = u;
-                            }
-                            values.push(
-                                d.parse::<u8>().map_err(|_| {
-                                    NotationError(format!("bad die {d:?} in {tok:?}"))
-                                })?,
-                            );
-                        }
+                        let (values, used) = parse_marked(val, tok)?;
                         let dice = Dice::from_slice(&values)
                             .map_err(|e| NotationError(format!("{tok}: {e}")))?;
                         stage = Some((dice, used));
                     }
+                    "parts" => parts = Some(parse_marked(val, tok)?),
                     "over" => {
                         let (c, why) = val.split_once(':').unwrap_or((val, "goal"));
-                        let winner = c
-                            .chars()
-                            .next()
-                            .filter(|_| c.len() == 1)
-                            .and_then(Colour::from_letter)
-                            .ok_or_else(|| NotationError(format!("bad winner {c:?}")))?;
+                        let (c, partner) = match c.split_once('+') {
+                            Some((a, b)) => (a, Some(parse_colour(b, "partner")?)),
+                            None => (c, None),
+                        };
+                        let winner = parse_colour(c, "winner")?;
                         let reason = match why {
                             "goal" => WinReason::Goal,
                             "forfeit" => WinReason::Forfeit,
@@ -116,46 +155,31 @@ impl FromStr for Position {
                                 ))
                             }
                         };
-                        over = Some(Outcome { winner, reason });
+                        over = Some(Outcome {
+                            winner,
+                            reason,
+                            partner,
+                        });
                     }
                     "bonus" => {
-                        bonus = Some(
-                            val.parse::<u8>()
-                                .map_err(|_| NotationError(format!("bad bonus {val:?}")))?,
-                        )
-                    }
-                    "open" => {
-                        for pair in val.split(',') {
-                            let (a, b) = pair.split_once('+').ok_or_else(|| {
-                                NotationError(format!(
-                                    "bad blockade {pair:?} (expected like Y0+Y1)"
-                                ))
-                            })?;
-                            must_open.push([parse_piece_id(a)?, parse_piece_id(b)?]);
+                        for b in val.split(',') {
+                            bonus.push(parse_u8(b, "bonus")?);
                         }
                     }
-                    "doubles" => {
-                        doubles = val
-                            .parse::<u8>()
-                            .map_err(|_| NotationError(format!("bad doubles {val:?}")))?
-                    }
-                    "last" => {
-                        last = Some(
-                            val.parse::<u8>()
-                                .map_err(|_| NotationError(format!("bad last piece {val:?}")))?,
-                        )
-                    }
-                    "timeouts" => {
+                    "open" | "held" => deferred.push((key, val)),
+                    "doubles" => doubles = parse_u8(val, "doubles")?,
+                    "last" => last = Some(parse_u8(val, "last piece")?),
+                    "unplayed" => unplayed = val == "1",
+                    "timeouts" | "places" => {
                         for t in val.split(',') {
                             let mut ch = t.chars();
                             let c = ch.next().and_then(Colour::from_letter);
                             let n = ch.as_str().parse::<u8>().ok();
                             match (c, n) {
-                                (Some(c), Some(n)) => timeouts.push((c, n)),
+                                (Some(c), Some(n)) if key == "timeouts" => timeouts.push((c, n)),
+                                (Some(c), Some(n)) => places.push((c, n)),
                                 _ => {
-                                    return err(format!(
-                                        "bad timeouts entry {t:?} (expected like Y1)"
-                                    ))
+                                    return err(format!("bad {key} entry {t:?} (expected like Y1)"))
                                 }
                             }
                         }
@@ -169,12 +193,7 @@ impl FromStr for Position {
                     Some(h) => (h, true),
                     None => (head, false),
                 };
-                let colour = letter
-                    .chars()
-                    .next()
-                    .filter(|_| letter.len() == 1)
-                    .and_then(Colour::from_letter)
-                    .ok_or_else(|| NotationError(format!("bad colour {letter:?} in {tok:?}")))?;
+                let colour = parse_colour(letter, "colour")?;
                 let locs: Vec<&str> = body.split(',').collect();
                 if locs.len() != PIECES {
                     return err(format!(
@@ -205,6 +224,7 @@ impl FromStr for Position {
                     },
                     pieces,
                     timeouts: 0,
+                    place: None,
                 });
             } else {
                 return err(format!("unexpected token {tok:?}"));
@@ -216,50 +236,103 @@ impl FromStr for Position {
                 None => return err(format!("timeouts for {c}, which is not seated")),
             }
         }
+        for (c, n) in places {
+            match players.iter_mut().find(|p| p.colour == c) {
+                Some(p) => {
+                    p.place = Some(n);
+                    let all_home = p.pieces.iter().all(|q| q.at == Location::Goal);
+                    if rules.game_end == GameEnd::PlayOn
+                        && p.status == SeatStatus::Playing
+                        && all_home
+                    {
+                        p.status = SeatStatus::Finished;
+                    }
+                }
+                None => return err(format!("places for {c}, which is not seated")),
+            }
+        }
+        for (key, val) in deferred {
+            let list = parse_blockades(val, &players)?;
+            if key == "open" {
+                open = Some(list);
+            } else {
+                held = Some(list);
+            }
+        }
         players.sort_by_key(|p| p.colour);
         if let Some(outcome) = over {
-            if stage.is_some() || bonus.is_some() || !must_open.is_empty() {
-                return err("over= cannot be combined with move=, bonus= or open=");
+            if stage.is_some() || !bonus.is_empty() || open.is_some() || held.is_some() {
+                return err("over= cannot be combined with move=, bonus=, open= or held=");
             }
             return Ok(Position {
-                rules: preset.rules(),
+                rules,
                 players,
                 turn: outcome.winner,
                 stage: StagePosition::Finished { outcome },
                 doubles_in_row: doubles,
                 last_moved: last,
+                previous_throw_unplayed: unplayed,
             });
         }
         let turn = turn.ok_or_else(|| NotationError("missing turn=C".into()))?;
         let stage = match stage {
             None => {
-                if bonus.is_some() || !must_open.is_empty() {
-                    return err("bonus= and open= belong to a move= stage");
+                if !bonus.is_empty() || open.is_some() || held.is_some() || parts.is_some() {
+                    return err("bonus=, open=, held= and parts= belong to a move= stage");
                 }
                 StagePosition::Roll
             }
-            Some((dice, used)) => StagePosition::Move {
-                dice,
-                used,
-                bonus,
-                must_open,
-            },
+            Some((dice, dice_used)) => {
+                let (parts, used) = match parts {
+                    Some((values, used)) => (values, used),
+                    None => (Vec::new(), dice_used),
+                };
+                let must_open = open.is_some();
+                let blockades = open.or(held).unwrap_or_default();
+                StagePosition::Move {
+                    dice,
+                    used: if used.iter().any(|u| *u) {
+                        used
+                    } else {
+                        Vec::new()
+                    },
+                    parts,
+                    bonus,
+                    blockades,
+                    must_open,
+                }
+            }
         };
         Ok(Position {
-            rules: preset.rules(),
+            rules,
             players,
             turn,
             stage,
             doubles_in_row: doubles,
             last_moved: last,
+            previous_throw_unplayed: unplayed,
         })
     }
+}
+
+fn write_marked(f: &mut fmt::Formatter<'_>, values: &[u8], used: &[bool]) -> fmt::Result {
+    for (i, d) in values.iter().enumerate() {
+        let u = used.get(i).copied().unwrap_or(false);
+        write!(
+            f,
+            "{}{}{}",
+            if i > 0 { "," } else { "" },
+            d,
+            if u { "*" } else { "" }
+        )?;
+    }
+    Ok(())
 }
 
 impl fmt::Display for Position {
     /// The canonical text notation of this position.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.rules.preset.name())?;
+        f.write_str(&self.rules.name())?;
         for p in &self.players {
             write!(
                 f,
@@ -292,32 +365,45 @@ impl fmt::Display for Position {
                     WinReason::Goal => "goal",
                     WinReason::Forfeit => "forfeit",
                 };
-                write!(f, " over={}:{}", outcome.winner.letter(), why)?;
+                match outcome.partner {
+                    Some(m) => write!(
+                        f,
+                        " over={}+{}:{}",
+                        outcome.winner.letter(),
+                        m.letter(),
+                        why
+                    )?,
+                    None => write!(f, " over={}:{}", outcome.winner.letter(), why)?,
+                }
             }
             StagePosition::Roll => write!(f, " turn={} roll", self.turn.letter())?,
             StagePosition::Move {
                 dice,
                 used,
+                parts,
                 bonus,
+                blockades,
                 must_open,
             } => {
                 write!(f, " turn={} move=", self.turn.letter())?;
-                for (i, d) in dice.values().iter().enumerate() {
-                    write!(
-                        f,
-                        "{}{}{}",
-                        if i > 0 { "," } else { "" },
-                        d,
-                        if used[i] { "*" } else { "" }
-                    )?;
+                if parts.is_empty() {
+                    write_marked(f, dice.values(), used)?;
+                } else {
+                    write_marked(f, dice.values(), &[])?;
+                    f.write_str(" parts=")?;
+                    write_marked(f, parts, used)?;
                 }
-                if let Some(b) = bonus {
-                    write!(f, " bonus={b}")?;
+                if !bonus.is_empty() {
+                    let b: Vec<String> = bonus.iter().map(|b| b.to_string()).collect();
+                    write!(f, " bonus={}", b.join(","))?;
                 }
-                if !must_open.is_empty() {
-                    let pairs: Vec<String> =
-                        must_open.iter().map(|[a, b]| format!("{a}+{b}")).collect();
-                    write!(f, " open={}", pairs.join(","))?;
+                if !blockades.is_empty() {
+                    let pairs: Vec<String> = blockades
+                        .iter()
+                        .map(|h| format!("{}+{}@{}", h.pieces[0], h.pieces[1], h.at))
+                        .collect();
+                    let key = if *must_open { "open" } else { "held" };
+                    write!(f, " {key}={}", pairs.join(","))?;
                 }
             }
         }
@@ -327,14 +413,25 @@ impl fmt::Display for Position {
         if let Some(l) = self.last_moved {
             write!(f, " last={l}")?;
         }
-        let t: Vec<String> = self
-            .players
-            .iter()
-            .filter(|p| p.timeouts > 0)
-            .map(|p| format!("{}{}", p.colour.letter(), p.timeouts))
-            .collect();
-        if !t.is_empty() {
-            write!(f, " timeouts={}", t.join(","))?;
+        if self.previous_throw_unplayed {
+            f.write_str(" unplayed=1")?;
+        }
+        for (key, get) in [
+            (
+                "timeouts",
+                (|p: &PlayerPosition| Some(p.timeouts).filter(|t| *t > 0))
+                    as fn(&PlayerPosition) -> Option<u8>,
+            ),
+            ("places", |p: &PlayerPosition| p.place),
+        ] {
+            let t: Vec<String> = self
+                .players
+                .iter()
+                .filter_map(|p| get(p).map(|n| format!("{}{}", p.colour.letter(), n)))
+                .collect();
+            if !t.is_empty() {
+                write!(f, " {key}={}", t.join(","))?;
+            }
         }
         Ok(())
     }

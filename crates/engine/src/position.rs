@@ -2,8 +2,10 @@
 //! game state with public fields (serde JSON, documented in `proto/POSITION.md`), and
 //! its validation into a [`Game`].
 
-use crate::board::{cell, is_safe, Colour, Location, COLOURS, GOAL, NEST, PIECES};
-use crate::game::{Game, OpenPairs, Stage, Throw};
+use crate::board::{
+    cell, is_safe, Colour, Location, COLOURS, GOAL, HOME_COLUMN, NEST, PIECES, RING,
+};
+use crate::game::{Game, Stage, Throw};
 use crate::rules::RuleSet;
 use crate::types::{Dice, Outcome, PieceId, SeatStatus, WinReason};
 use schemars::JsonSchema;
@@ -32,10 +34,23 @@ pub struct PlayerPosition {
     /// Consecutive timeouts (R-CLOCK, R-LEAVE).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub timeouts: u8,
+    /// Finishing place (1 = first) once all four pieces are in the goal, in play-on
+    /// and pair games.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<u8>,
 }
 
 fn is_zero(v: &u8) -> bool {
     *v == 0
+}
+
+/// A blockade the player held when the throw began (R-OPEN, seeds 002/003).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct HeldBlockade {
+    /// Its two pieces.
+    pub pieces: [PieceId; 2],
+    /// Where it stood, in the first piece's terms.
+    pub at: Location,
 }
 
 /// What the game waits for, in a [`Position`].
@@ -48,15 +63,24 @@ pub enum StagePosition {
     Move {
         /// The throw's dice.
         dice: Dice,
-        /// Which dice are used, by index.
-        #[serde(default)]
-        used: [bool; 2],
-        /// A pending bonus move, in squares (R-BONUS).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        bonus: Option<u8>,
-        /// Blockades (as piece pairs) the doubles force open (R-OPEN, D-3).
+        /// Which values are used, by index (of `parts` when present, else of `dice`);
+        /// empty means none.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        must_open: Vec<[PieceId; 2]>,
+        used: Vec<bool>,
+        /// The four parts of the doubles bonus (tops and bottoms, 14 squares; seeds
+        /// 002/003), when this throw plays them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<u8>,
+        /// Pending bonus moves, in squares, in the order they will be played (R-BONUS).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        bonus: Vec<u8>,
+        /// Blockades held when the throw began.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        blockades: Vec<HeldBlockade>,
+        /// The throw must open one of `blockades` (R-OPEN, D-3); otherwise they are
+        /// only kept so that they do not move on together (seeds 002/003).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        must_open: bool,
     },
     /// The game has ended.
     Finished {
@@ -83,6 +107,9 @@ pub struct Position {
     /// Index of the current player's piece that moved last this turn (R-THIRD).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_moved: Option<u8>,
+    /// The previous throw of this turn played no move (seed 004's R-THIRD exception).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub previous_throw_unplayed: bool,
 }
 
 /// Why a [`Position`] is not a possible game state.
@@ -123,6 +150,7 @@ impl From<&Game> for Position {
                         late: g.late & (1 << (k * PIECES + i)) != 0,
                     }),
                     timeouts: g.timeouts[k],
+                    place: (g.places[k] > 0).then_some(g.places[k]),
                 }
             })
             .collect();
@@ -130,14 +158,31 @@ impl From<&Game> for Position {
             Stage::Roll => StagePosition::Roll,
             Stage::Move(t) => StagePosition::Move {
                 dice: t.dice,
-                used: t.used,
-                bonus: t.bonus,
-                must_open: t
+                used: if t.used.iter().any(|u| *u) {
+                    t.used[..t.nparts as usize].to_vec()
+                } else {
+                    Vec::new()
+                },
+                parts: if t.bonus14 {
+                    t.part_values().to_vec()
+                } else {
+                    Vec::new()
+                },
+                bonus: t.bonus[..t.nbonus as usize].to_vec(),
+                blockades: t
                     .open
                     .as_slice()
                     .iter()
-                    .map(|&(a, b)| [PieceId::from_gid(a as usize), PieceId::from_gid(b as usize)])
+                    .zip(t.open.cells)
+                    .map(|(&(a, b), c)| {
+                        let first = PieceId::from_gid(a as usize);
+                        HeldBlockade {
+                            pieces: [first, PieceId::from_gid(b as usize)],
+                            at: cell_location(first.colour, c as usize),
+                        }
+                    })
                     .collect(),
+                must_open: t.must_open && t.open.len > 0,
             },
             Stage::Finished(o) => StagePosition::Finished { outcome: o },
         };
@@ -148,7 +193,17 @@ impl From<&Game> for Position {
             stage,
             doubles_in_row: g.doubles,
             last_moved: g.last_moved,
+            previous_throw_unplayed: g.prev_unplayed,
         }
+    }
+}
+
+/// The location of cell `c` in colour `colour`'s terms.
+fn cell_location(_colour: Colour, c: usize) -> Location {
+    if c <= RING as usize {
+        Location::Ring(c as u8)
+    } else {
+        Location::HomeColumn(((c - RING as usize - 1) % HOME_COLUMN as usize) as u8 + 1)
     }
 }
 
@@ -167,6 +222,7 @@ impl TryFrom<&Position> for Game {
         let mut pos = [[NEST; PIECES]; COLOURS];
         let mut late: u16 = 0;
         let mut timeouts = [0u8; COLOURS];
+        let mut places = [0u8; COLOURS];
         for pl in &p.players {
             let k = pl.colour.index();
             if seats[k] != SeatStatus::Empty {
@@ -183,6 +239,7 @@ impl TryFrom<&Position> for Game {
             }
             seats[k] = pl.status;
             timeouts[k] = pl.timeouts;
+            places[k] = pl.place.unwrap_or(0);
             for (i, piece) in pl.pieces.iter().enumerate() {
                 pos[k][i] = piece.at.to_progress(pl.colour).ok_or_else(|| {
                     PositionError::Seats(format!(
@@ -242,11 +299,14 @@ impl TryFrom<&Position> for Game {
                 }
                 2 => {
                     let (a, b) = (occ[0], occ[1]);
-                    if a / PIECES != b / PIECES
-                        && (c > crate::board::RING as usize || !is_safe(c as u8))
-                    {
+                    let (ka, kb) = (a / PIECES, b / PIECES);
+                    let mates = p.rules.teams && ka % 2 == kb % 2;
+                    let safe_ok = c <= RING as usize
+                        && is_safe(c as u8)
+                        && p.rules.safe_with_opponent == crate::rules::SafeWithOpponent::Join;
+                    if ka != kb && !mates && !safe_ok {
                         return Err(PositionError::Mixed(format!(
-                            "{} and {} share square {}, which is not a safe square",
+                            "{} and {} share square {}, where two colours cannot stand together",
                             PieceId::from_gid(a),
                             PieceId::from_gid(b),
                             name()
@@ -276,7 +336,9 @@ impl TryFrom<&Position> for Game {
             StagePosition::Move {
                 dice,
                 used,
+                parts,
                 bonus,
+                blockades,
                 must_open,
             } => {
                 if dice.len() != p.rules.dice as usize {
@@ -286,7 +348,7 @@ impl TryFrom<&Position> for Game {
                         dice.len()
                     )));
                 }
-                if let Some(b) = bonus {
+                for b in bonus {
                     if *b != p.rules.capture_bonus && *b != p.rules.goal_bonus {
                         return Err(PositionError::Stage(format!(
                             "R-BONUS: a bonus is {} or {} squares, not {b}",
@@ -294,47 +356,74 @@ impl TryFrom<&Position> for Game {
                         )));
                     }
                 }
-                let mut open = OpenPairs::default();
-                for [a, b] in must_open {
+                if bonus.len() > 4 {
+                    return Err(PositionError::Stage(
+                        "R-BONUS: at most four pending bonuses".into(),
+                    ));
+                }
+                let mut t = Throw::new(*dice);
+                if !parts.is_empty() {
+                    let a = dice.values()[0];
+                    if !dice.is_doubles()
+                        || p.rules.doubles_bonus == crate::rules::DoublesBonus::None
+                        || parts.as_slice() != [a, a, 7 - a, 7 - a]
+                    {
+                        return Err(PositionError::Stage(format!(
+                            "R-DOUBLES: the doubles bonus of {dice} is tops and bottoms [{a}, {a}, {b}, {b}]",
+                            b = 7 - a
+                        )));
+                    }
+                    t.parts = [a, a, 7 - a, 7 - a];
+                    t.nparts = 4;
+                    t.bonus14 = true;
+                }
+                if !used.is_empty() && used.len() != t.nparts as usize {
+                    return Err(PositionError::Stage(format!(
+                        "used has {} flags for {} values",
+                        used.len(),
+                        t.nparts
+                    )));
+                }
+                for (i, u) in used.iter().enumerate() {
+                    t.used[i] = *u;
+                }
+                for b in bonus {
+                    t.push_bonus(*b);
+                }
+                for h in blockades {
+                    let [a, b] = h.pieces;
                     if a.piece as usize >= PIECES || b.piece as usize >= PIECES || a == b {
                         return Err(PositionError::Stage(format!(
                             "R-OPEN: bad blockade pair {a}+{b}"
                         )));
                     }
-                    if a.colour != p.turn && b.colour != p.turn {
-                        return Err(PositionError::Stage(format!(
-                            "R-OPEN: blockade {a}+{b} has no piece of the player to move"
-                        )));
-                    }
-                    if !open.push(a.gid(), b.gid()) {
+                    let c =
+                        h.at.to_progress(a.colour)
+                            .map(|q| cell(a.colour.index(), q))
+                            .filter(|&c| c != 0)
+                            .ok_or_else(|| {
+                                PositionError::Stage(format!(
+                                    "R-OPEN: blockade {a}+{b} at {} is not a square",
+                                    h.at
+                                ))
+                            })?;
+                    if !t.open.push(a.gid(), b.gid(), c) {
                         return Err(PositionError::Stage(
                             "R-OPEN: at most four blockades".into(),
                         ));
                     }
                 }
-                let mut used = *used;
-                if dice.len() == 1 {
-                    used[1] = true;
-                }
-                if used.iter().all(|u| *u) && bonus.is_none() {
+                t.must_open = *must_open;
+                if t.remaining() == 0 && t.nbonus == 0 {
                     return Err(PositionError::Stage(
                         "every die is used and no bonus is pending: the throw is over".into(),
                     ));
                 }
-                Stage::Move(Throw {
-                    dice: *dice,
-                    used: if dice.len() == 1 {
-                        [used[0], false]
-                    } else {
-                        used
-                    },
-                    bonus: *bonus,
-                    open,
-                })
+                Stage::Move(t)
             }
             StagePosition::Finished { outcome } => {
                 let w = outcome.winner.index();
-                if seats[w] != SeatStatus::Playing {
+                if !matches!(seats[w], SeatStatus::Playing | SeatStatus::Finished) {
                     return Err(PositionError::Stage(format!(
                         "R-WIN: the winner {} is not playing",
                         outcome.winner
@@ -356,16 +445,23 @@ impl TryFrom<&Position> for Game {
                     p.turn
                 )));
             }
-            if let Some(c) = Colour::ALL
-                .into_iter()
-                .find(|c| pos[c.index()].iter().all(|&q| q == GOAL))
-            {
+            let home = |c: Colour| pos[c.index()].iter().all(|&q| q == GOAL);
+            let over = match p.rules.game_end {
+                crate::rules::GameEnd::FirstToFinish => Colour::ALL.into_iter().find(|&c| home(c)),
+                crate::rules::GameEnd::FirstTeam => Colour::ALL
+                    .into_iter()
+                    .find(|&c| home(c) && home(Colour::ALL[(c.index() + 2) % COLOURS])),
+                crate::rules::GameEnd::PlayOn => Colour::ALL.into_iter().find(|&c| {
+                    home(c) && (seats[c.index()] != SeatStatus::Finished || places[c.index()] == 0)
+                }),
+            };
+            if let Some(c) = over {
                 return Err(PositionError::Stage(format!(
-                    "R-WIN: {c} has four pieces in the goal, so the game is over"
+                    "R-WIN: {c} has four pieces in the goal, so the game is over (or, playing on, it has finished with a place)"
                 )));
             }
         }
-        if p.doubles_in_row > 2 {
+        if p.doubles_in_row > 2 && p.rules.third_repeat != crate::rules::ThirdRepeat::None {
             return Err(PositionError::Stage(format!(
                 "R-THIRD: {} doubles in a row; the third ends the turn",
                 p.doubles_in_row
@@ -387,7 +483,9 @@ impl TryFrom<&Position> for Game {
             stage,
             doubles: p.doubles_in_row,
             last_moved: p.last_moved,
+            prev_unplayed: p.previous_throw_unplayed,
             timeouts,
+            places,
             occ: [0; crate::board::CELLS],
         }
         .recounted())

@@ -78,47 +78,71 @@ impl GameRecord {
         first: Colour,
         events: &[Event],
     ) -> GameRecord {
-        let mut actions = Vec::new();
-        for e in events {
-            match *e {
-                Event::DiceRolled { colour, dice, .. } => {
-                    actions.push((colour, Action::Roll { dice }))
-                }
-                Event::PieceExited { colour, .. } => actions.push((colour, Action::Exit)),
-                Event::PieceMoved {
-                    colour,
-                    piece,
-                    steps,
-                    by: MoveKind::Die,
-                    ..
-                } => actions.push((colour, Action::Move { piece, die: steps })),
-                Event::PieceMoved {
-                    colour,
-                    piece,
-                    steps,
-                    by: MoveKind::Bonus,
-                    ..
-                } => actions.push((
-                    colour,
-                    Action::Bonus {
-                        piece,
-                        amount: steps,
-                    },
-                )),
-                Event::TimedOut { colour, .. } => actions.push((colour, Action::Timeout)),
-                Event::PlayerAbandoned { colour } => {
-                    actions.push((colour, Action::Abandon { colour }))
-                }
-                _ => {}
-            }
-        }
-        GameRecord {
+        let mut record = GameRecord {
             preset,
             seats,
             first,
             tags: Vec::new(),
-            actions,
+            actions: Vec::new(),
+        };
+        // Replay as we read, so that each action consumes exactly the events it causes
+        // and the acting colour is known (pair play moves a partner's pieces).
+        let mut game = record.start().ok();
+        let mut i = 0;
+        while i < events.len() {
+            let action = match events[i] {
+                Event::DiceRolled { dice, .. } => Action::Roll { dice },
+                Event::PieceExited { .. } => Action::Exit,
+                Event::PieceMoved {
+                    colour,
+                    piece,
+                    steps,
+                    by,
+                    die,
+                    ..
+                } => {
+                    let capture = preset.rules().teams
+                        && matches!(
+                            events.get(i + 1),
+                            Some(Event::PieceCaptured { colour: c, .. })
+                                if *c != colour && c.index() % 2 == colour.index() % 2
+                        );
+                    match by {
+                        MoveKind::Die => Action::Move {
+                            piece,
+                            die: die.unwrap_or(steps),
+                            capture,
+                        },
+                        MoveKind::Bonus => Action::Bonus {
+                            piece,
+                            amount: steps,
+                            capture,
+                        },
+                    }
+                }
+                Event::TimedOut { .. } => Action::Timeout,
+                Event::PlayerAbandoned { colour } => Action::Abandon { colour },
+                _ => {
+                    i += 1; // a consequence of an earlier action
+                    continue;
+                }
+            };
+            let actor = match (action, &game) {
+                (Action::Abandon { colour }, _) => colour,
+                (_, Some(g)) => g.turn(),
+                (_, None) => first,
+            };
+            let produced = game.as_mut().and_then(|g| g.play(&action).ok());
+            match produced {
+                Some(p) if !p.is_empty() => i += p.len(),
+                _ => {
+                    game = None; // the log does not replay: keep reading naively
+                    i += 1;
+                }
+            }
+            record.actions.push((actor, action));
         }
+        record
     }
 
     /// The starting position of this record.

@@ -428,18 +428,113 @@ impl RuleSet {
         }
     }
 
-    /// `Ok(())` when the engine plays every setting of this rule set; otherwise the
-    /// first unsupported setting, in words. Today the engine plays the `online` preset
-    /// exactly; other presets are described but not yet played.
+    /// `Ok(())` when this rule set is playable: every combination of settings is
+    /// checked (see [`RuleSet::validate`]).
     pub fn check_supported(&self) -> Result<(), String> {
-        if *self == RuleSet::online() {
-            Ok(())
-        } else {
-            Err(format!(
-                "rule set {:?} is not playable yet: the engine implements the `online` preset only",
-                self.preset.name()
-            ))
+        self.validate()
+    }
+
+    /// Checks that the settings fit together; the error names the conflict.
+    pub fn validate(&self) -> Result<(), String> {
+        let two = self.dice == 2;
+        let conflicts: [(bool, &str); 17] = [
+            (self.dice == 0 || self.dice > 2, "dice must be 1 or 2"),
+            (self.min_players < 2 || self.max_players > 4 || self.min_players > self.max_players,
+                "players must be 2 to 4, with min_players <= max_players"),
+            (self.roll_again_on == RollAgainOn::Six && two, "roll_again_on = six needs one die"),
+            (self.roll_again_on == RollAgainOn::Doubles && !two, "roll_again_on = doubles needs two dice"),
+            (self.open_on == OpenOn::Six && two, "open_on = six needs one die"),
+            (self.open_on == OpenOn::Doubles && !two, "open_on = doubles needs two dice"),
+            (self.doubles_bonus != DoublesBonus::None && !two, "the doubles bonus needs two dice"),
+            ((self.exit_on_sum_five || self.double_five_exits_two) && !two,
+                "exit_on_sum_five and double_five_exits_two need two dice"),
+            (!self.exit_on_five && !self.exit_on_sum_five, "pieces could never leave the nest: enable exit_on_five"),
+            (self.six_counts_when_nest_empty.is_some() && two, "six_counts_when_nest_empty needs one die"),
+            (self.six_counts_when_nest_empty.is_some_and(|x| x != 7 && x != 12),
+                "a six counts 7 (classic) or 12 (Murcia)"),
+            (self.teams != (self.game_end == GameEnd::FirstTeam),
+                "teams and game_end = first_team go together"),
+            (self.teams && (self.min_players != 4 || self.max_players != 4), "pair play needs exactly 4 players"),
+            ((self.partner_capture_choice || self.exit_capture == ExitCapture::Pairs || self.blockade == BlockadeKind::SameTeam) && !self.teams,
+                "partner rules (partner_capture_choice, exit_capture = pairs, blockade = same_team) need teams"),
+            (self.mixed_blockades_on_safe && self.safe_with_opponent == SafeWithOpponent::Forbidden,
+                "mixed_blockades_on_safe conflicts with safe_with_opponent = forbidden (two colours never share a safe square)"),
+            (self.one_die_playable == OneDiePlayable::Larger && !two, "one_die_playable = larger needs two dice"),
+            (self.capture_bonus > 40 || self.goal_bonus > 40, "bonuses are at most 40 squares"),
+        ];
+        match conflicts.iter().find(|(bad, _)| *bad) {
+            Some((_, why)) => Err(format!("invalid rule set ({}): {why}", self.name())),
+            None => Ok(()),
         }
+    }
+
+    /// The named options (variants of seed 001) this rule set switches on or off
+    /// relative to its preset, as `+name` suffixes.
+    pub const VARIANTS: [&'static str; 6] = [
+        "murcia-12",
+        "two-out",
+        "one-out",
+        "mixed-safe",
+        "safe-only",
+        "murcia-exact",
+    ];
+
+    /// Switches a named variant on (see [`RuleSet::VARIANTS`]).
+    pub fn with_variant(mut self, name: &str) -> Result<RuleSet, String> {
+        match name {
+            "murcia-12" => self.six_counts_when_nest_empty = Some(12),
+            "two-out" => self.two_out_on_first_five = true,
+            "one-out" => self.start_with_one_out = true,
+            "mixed-safe" => self.mixed_blockades_on_safe = true,
+            "safe-only" => self.blockades_only_on_safe = true,
+            "murcia-exact" => self.exact_count_last_safe = true,
+            other => {
+                return Err(format!(
+                    "unknown variant {other:?} (expected one of {})",
+                    RuleSet::VARIANTS.join(", ")
+                ))
+            }
+        }
+        Ok(self)
+    }
+
+    fn variant_on(&self, name: &str) -> bool {
+        match name {
+            "murcia-12" => self.six_counts_when_nest_empty == Some(12),
+            "two-out" => self.two_out_on_first_five,
+            "one-out" => self.start_with_one_out,
+            "mixed-safe" => self.mixed_blockades_on_safe,
+            "safe-only" => self.blockades_only_on_safe,
+            "murcia-exact" => self.exact_count_last_safe,
+            _ => false,
+        }
+    }
+
+    /// The rule set's name: the preset, then `+variant` for each variant it adds, e.g.
+    /// `classic+murcia-12+two-out`. Settings changed outside the named variants are not
+    /// named (the JSON position carries every field).
+    pub fn name(&self) -> String {
+        let base = self.preset.rules();
+        let mut s = self.preset.name().to_string();
+        for v in RuleSet::VARIANTS {
+            if self.variant_on(v) && !base.variant_on(v) {
+                s.push('+');
+                s.push_str(v);
+            }
+        }
+        s
+    }
+
+    /// Parses a name written by [`RuleSet::name`] and validates the combination.
+    pub fn from_name(name: &str) -> Result<RuleSet, String> {
+        let mut parts = name.split('+');
+        let preset: Preset = parts.next().unwrap_or_default().parse()?;
+        let mut rules = preset.rules();
+        for v in parts {
+            rules = rules.with_variant(v)?;
+        }
+        rules.validate()?;
+        Ok(rules)
     }
 }
 
@@ -468,7 +563,57 @@ mod tests {
             Preset::Parcheesi.rules().bonus_timing,
             BonusTiming::AfterDice
         );
-        assert!(Preset::Online.rules().check_supported().is_ok());
-        assert!(Preset::Classic.rules().check_supported().is_err());
+        for p in Preset::ALL {
+            assert_eq!(p.rules().validate(), Ok(()), "{p}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod variant_tests {
+    use super::*;
+
+    #[test]
+    fn variants_round_trip_through_names() {
+        let r = RuleSet::from_name("classic+murcia-12+two-out").unwrap();
+        assert_eq!(r.six_counts_when_nest_empty, Some(12));
+        assert!(r.two_out_on_first_five);
+        assert_eq!(r.name(), "classic+murcia-12+two-out");
+        assert_eq!(RuleSet::from_name(&r.name()), Ok(r));
+    }
+
+    #[test]
+    fn invalid_combinations_name_the_conflict() {
+        let e = RuleSet::from_name("online+murcia-12").unwrap_err();
+        assert!(
+            e.contains("six_counts_when_nest_empty needs one die"),
+            "{e}"
+        );
+        let e = RuleSet::from_name("parcheesi+mixed-safe").unwrap_err();
+        assert!(e.contains("safe_with_opponent = forbidden"), "{e}");
+        let e = RuleSet::from_name("classic+flying").unwrap_err();
+        assert!(e.contains("unknown variant"), "{e}");
+        let mut r = RuleSet::online();
+        r.teams = true;
+        assert!(r.validate().unwrap_err().contains("teams and game_end"));
+    }
+}
+
+impl RuleSet {
+    /// R-FIRST for the presets that roll for it: given each seated colour's opening roll
+    /// (the sum of its dice), the colour that starts — the highest roll (seeds 001, 002,
+    /// 004) or the lowest (seed 003). `None` when the deciding roll is tied (those
+    /// players roll again) or when the creator starts (seed 000).
+    pub fn first_by_roll(&self, rolls: &[(crate::Colour, u8)]) -> Option<crate::Colour> {
+        let pick = match self.first_player {
+            FirstPlayer::Creator => return None,
+            FirstPlayer::HighestRoll => rolls.iter().map(|r| r.1).max()?,
+            FirstPlayer::LowestRoll => rolls.iter().map(|r| r.1).min()?,
+        };
+        let mut best = rolls.iter().filter(|r| r.1 == pick);
+        match (best.next(), best.next()) {
+            (Some(&(c, _)), None) => Some(c),
+            _ => None,
+        }
     }
 }

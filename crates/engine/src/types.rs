@@ -107,6 +107,9 @@ pub enum SeatStatus {
     Playing,
     /// The player abandoned (R-LEAVE): pieces off the board, turns skipped.
     Abandoned,
+    /// The player has all four pieces in the goal and the game plays on for the other
+    /// places (seed 001): turns skipped.
+    Finished,
 }
 
 /// Why a game ended.
@@ -126,6 +129,9 @@ pub struct Outcome {
     pub winner: Colour,
     /// How the game was won.
     pub reason: WinReason,
+    /// The winner's partner, in pair play (seed 004).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partner: Option<Colour>,
 }
 
 /// One piece: its colour and its index 0..=3 within the colour.

@@ -3,8 +3,8 @@
 //! ends with a winner.
 
 use parchis_engine::{
-    is_safe, Action, Colour, Dice, Event, Expect, Game, Location, MoveKind, PieceId, Position,
-    RuleSet,
+    is_safe, Action, BlockadeKind, Colour, Dice, Event, Expect, Game, Location, MoveKind, PieceId,
+    Position, RuleSet,
 };
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -46,15 +46,44 @@ fn key(c: Colour, l: Location) -> (Option<Colour>, Location) {
     }
 }
 
-/// Checks a die or bonus move against the board before it: no blockade passed or landed
-/// on (R-BLOCK, D-1), and a lone opponent on a normal ring square is captured.
-fn check_move(before: &Game, colour: Colour, piece: u8, steps: u8, events: &[Event]) {
+/// Whether two pieces on `l` block passage under `rules` (R-BLOCK and the matrix rows).
+fn blocks(rules: &RuleSet, l: Location, pieces: &[PieceId]) -> bool {
+    if pieces.len() < 2 {
+        return false;
+    }
+    let (a, b) = (pieces[0].colour, pieces[1].colour);
+    match l {
+        Location::HomeColumn(_) => true,
+        Location::Ring(sq) => {
+            if rules.blockades_only_on_safe && !is_safe(sq) {
+                return false;
+            }
+            a == b
+                || rules.blockade == BlockadeKind::AnyTwo
+                || (rules.blockade == BlockadeKind::SameTeam && a.index() % 2 == b.index() % 2)
+                || (rules.mixed_blockades_on_safe && is_safe(sq))
+        }
+        _ => false,
+    }
+}
+
+/// Checks a die or bonus move against the board before it: no blockade passed, no
+/// full square landed on (R-BLOCK, R-CAP, D-1), captures where the rules say.
+fn check_move(
+    before: &Game,
+    colour: Colour,
+    piece: u8,
+    steps: u8,
+    take_partner: bool,
+    events: &[Event],
+) {
+    let rules = *before.rules();
     let id = PieceId { colour, piece };
     let start = before
         .progress(id)
         .expect("a moving piece is out of the nest");
     let occ = occupancy(before);
-    let count_other = |l: Location| -> Vec<PieceId> {
+    let others_on = |l: Location| -> Vec<PieceId> {
         occ.get(&key(colour, l))
             .map(|v| v.iter().copied().filter(|p| *p != id).collect())
             .unwrap_or_default()
@@ -62,38 +91,53 @@ fn check_move(before: &Game, colour: Colour, piece: u8, steps: u8, events: &[Eve
     let mut path = Vec::new();
     for s in 1..=steps {
         let x = start + s;
-        let q = if x > 71 { 142 - x } else { x };
-        path.push(q);
+        assert!(
+            x <= 71 || rules.bounce,
+            "{before}: {id} overshot the goal without bounce"
+        );
+        path.push(if x > 71 { 142 - x } else { x });
     }
     let (last, passed) = path.split_last().expect("at least one step");
     for &q in passed {
         let l = loc_at(colour, q);
         if l != Location::Goal {
             assert!(
-                count_other(l).len() < 2,
+                !blocks(&rules, l, &others_on(l)),
                 "{before}: {id} passed the blockade on {l}"
             );
         }
     }
     let landing = loc_at(colour, *last);
     if landing != Location::Goal {
-        let others = count_other(landing);
+        let others = others_on(landing);
         assert!(
             others.len() < 2,
-            "{before}: {id} landed on the blockade on {landing}"
+            "{before}: {id} landed on the full square {landing}"
         );
         if let (Location::Ring(sq), [o]) = (landing, others.as_slice()) {
             let captured = events.iter().any(|e| matches!(e, Event::PieceCaptured { colour: c, piece: p, .. } if *c == o.colour && *p == o.piece));
-            assert_eq!(
-                captured,
-                o.colour != colour && !is_safe(sq),
-                "{before}: {id} on {landing} with {o}"
-            );
+            let mate = rules.teams && o.colour.index() % 2 == colour.index() % 2;
+            let expected = if o.colour == colour || is_safe(sq) {
+                false
+            } else if mate {
+                take_partner
+            } else {
+                true
+            };
+            assert_eq!(captured, expected, "{before}: {id} on {landing} with {o}");
+            if is_safe(sq) && o.colour != colour && !mate {
+                assert_eq!(
+                    rules.safe_with_opponent,
+                    parchis_engine::SafeWithOpponent::Join,
+                    "{before}: {id} joined {o} on safe {sq}"
+                );
+            }
         }
     }
 }
 
 fn check_invariants(g: &Game) {
+    let rules = *g.rules();
     let pos = g.to_position();
     for p in &pos.players {
         assert_eq!(p.pieces.len(), 4);
@@ -101,8 +145,14 @@ fn check_invariants(g: &Game) {
     for ((_, l), pieces) in occupancy(g) {
         assert!(pieces.len() <= 2, "{g}: {} pieces on {l}", pieces.len());
         if pieces.len() == 2 && pieces[0].colour != pieces[1].colour {
+            let mates = rules.teams && pieces[0].colour.index() % 2 == pieces[1].colour.index() % 2;
             match l {
-                Location::Ring(sq) => assert!(is_safe(sq), "{g}: two colours on non-safe {sq}"),
+                Location::Ring(sq) => assert!(
+                    mates
+                        || (is_safe(sq)
+                            && rules.safe_with_opponent == parchis_engine::SafeWithOpponent::Join),
+                    "{g}: two colours on {sq}"
+                ),
                 _ => panic!("{g}: two colours in a home column"),
             }
         }
@@ -120,15 +170,28 @@ fn check_invariants(g: &Game) {
     );
 }
 
+/// Every preset, and the classic variants.
+const RULE_SETS: [&str; 8] = [
+    "online",
+    "classic",
+    "pairs",
+    "parcheesi",
+    "parcheesi-strict",
+    "classic+murcia-12+two-out+one-out",
+    "classic+mixed-safe+murcia-exact",
+    "classic+safe-only",
+];
+
 /// Plays one random legal game, checking every step; returns the number of throws.
-fn random_game(seed: u64, players: usize) -> (Game, u32) {
+fn random_game(seed: u64, players: usize, rules: RuleSet) -> (Game, u32) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let players = players.clamp(rules.min_players as usize, rules.max_players as usize);
     let mut seated: Vec<Colour> = Colour::ALL.to_vec();
     while seated.len() > players {
         seated.remove(rng.gen_range(0..seated.len()));
     }
     let first = seated[rng.gen_range(0..seated.len())];
-    let mut g = Game::new(RuleSet::online(), &seated, first).expect("new game");
+    let mut g = Game::new(rules, &seated, first).expect("new game");
     let mut throws = 0;
     loop {
         check_invariants(&g);
@@ -136,9 +199,10 @@ fn random_game(seed: u64, players: usize) -> (Game, u32) {
             Expect::Finished(_) => return (g, throws),
             Expect::Roll { .. } => {
                 throws += 1;
-                assert!(throws < 5_000, "game did not end: {g}");
+                assert!(throws < 10_000, "game did not end: {g}");
+                let values: Vec<u8> = (0..rules.dice).map(|_| rng.gen_range(1..=6)).collect();
                 Action::Roll {
-                    dice: Dice::two(rng.gen_range(1..=6), rng.gen_range(1..=6)).expect("dice"),
+                    dice: Dice::from_slice(&values).expect("dice"),
                 }
             }
             Expect::Move { .. } => {
@@ -158,6 +222,10 @@ fn random_game(seed: u64, players: usize) -> (Game, u32) {
         let events = g
             .play(&action)
             .unwrap_or_else(|e| panic!("{before}: {action}: {e}"));
+        let take = matches!(
+            action,
+            Action::Move { capture: true, .. } | Action::Bonus { capture: true, .. }
+        );
         for e in &events {
             if let Event::PieceMoved {
                 colour,
@@ -167,20 +235,24 @@ fn random_game(seed: u64, players: usize) -> (Game, u32) {
                 ..
             } = *e
             {
-                check_move(&before, colour, piece, steps, &events);
+                check_move(&before, colour, piece, steps, take, &events);
             }
         }
     }
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     #[test]
-    fn random_games_keep_every_invariant_and_end_with_a_winner(seed in any::<u64>(), players in 2usize..=4) {
-        let (g, throws) = random_game(seed, players);
+    fn random_games_keep_every_invariant_and_end_with_a_winner(seed in any::<u64>(), players in 2usize..=4, which in 0..RULE_SETS.len()) {
+        let rules = RuleSet::from_name(RULE_SETS[which]).expect("rule set");
+        let (g, throws) = random_game(seed, players, rules);
         let o = g.outcome().expect("finished");
         prop_assert!(g.pieces(o.winner).iter().all(|l| *l == Location::Goal));
+        if let Some(p) = o.partner {
+            prop_assert!(g.pieces(p).iter().all(|l| *l == Location::Goal));
+        }
         prop_assert!(throws > 10);
     }
 
@@ -211,9 +283,10 @@ fn invalid_positions_are_rejected_with_the_rule() {
         ("online Y:69,n,n,n R:n,n,n,n turn=Y roll", "1..68"),
         ("online Y!:5,n,n,n R:n,n,n,n turn=R roll", "abandoned"),
         (
-            "classic Y:n,n,n,n R:n,n,n,n turn=Y roll",
-            "not playable yet",
+            "online+murcia-12 Y:n,n,n,n R:n,n,n,n turn=Y roll",
+            "needs one die",
         ),
+        ("pairs Y:n,n,n,n R:n,n,n,n turn=Y roll", "4 to 4"),
         (
             "online Y:n,n,n,n R:n,n,n,n turn=Y roll doubles=3",
             "R-THIRD",
@@ -235,12 +308,24 @@ fn d6_arrival_order_is_kept_on_shared_squares() {
     let g: Game = "online Y:10,n,n,n R:12,n,n,n turn=Y move=2,6"
         .parse()
         .unwrap();
-    let (g, _) = g.apply(&Action::Move { piece: 0, die: 2 }).unwrap();
+    let (g, _) = g
+        .apply(&Action::Move {
+            piece: 0,
+            die: 2,
+            capture: false,
+        })
+        .unwrap();
     let pos = g.to_position();
     assert!(pos.players[0].pieces[0].late);
     assert!(!pos.players[1].pieces[0].late);
     // When yellow leaves, red is alone and no longer marked.
-    let (g, _) = g.apply(&Action::Move { piece: 0, die: 6 }).unwrap();
+    let (g, _) = g
+        .apply(&Action::Move {
+            piece: 0,
+            die: 6,
+            capture: false,
+        })
+        .unwrap();
     assert_eq!(g.to_string(), "online Y:18,n,n,n R:12,n,n,n turn=R roll");
 }
 
@@ -288,5 +373,16 @@ fn game_records_rebuilt_from_events_replay_to_the_same_game() {
         let text = record.to_string();
         let back: GameRecord = text.parse().unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(back, record);
+    }
+}
+
+#[test]
+fn every_rule_set_plays_complete_games() {
+    for (i, name) in RULE_SETS.iter().enumerate() {
+        let rules = RuleSet::from_name(name).expect("rule set");
+        for seed in 0..3u64 {
+            let (g, _) = random_game(seed * 31 + i as u64, 4, rules);
+            assert!(g.outcome().is_some(), "{name}");
+        }
     }
 }

@@ -421,7 +421,8 @@ fn r_capture_on_a_normal_square_sends_home_and_earns_20() {
                 to: Location::Ring(13),
                 steps: 3,
                 by: MoveKind::Die,
-                bounced: false
+                bounced: false,
+                die: None
             },
             Event::PieceCaptured {
                 colour: Colour::Red,
@@ -524,7 +525,7 @@ fn r_open_and_d3_doubles_force_a_blockade_open_and_reforming_the_pair_does_not_c
     let (g, _) = roll(&g, 2, 2);
     assert_eq!(
         g.to_string(),
-        "online Y:10,10',30,n R:n,n,n,n turn=Y move=2,2 open=Y0+Y1 doubles=1"
+        "online Y:10,10',30,n R:n,n,n,n turn=Y move=2,2 open=Y0+Y1@10 doubles=1"
     );
     assert_eq!(legal(&g), vec!["move 0 2", "move 1 2", "move 2 2"]);
     let (g1, _) = act(&g, "move 0 2");
@@ -646,7 +647,8 @@ fn r_goal_needs_the_exact_count_and_r_bounce_runs_back() {
             to: Location::HomeColumn(7),
             steps: 4,
             by: MoveKind::Die,
-            bounced: true
+            bounced: true,
+            die: None
         }]
     );
     let (g3, _) = act(&g2, "move 0 6");
@@ -680,7 +682,8 @@ fn r_win_four_pieces_in_the_goal_and_d14_a_win_uses_every_die() {
         ev.last(),
         Some(&Event::GameWon {
             winner: Colour::Yellow,
-            reason: WinReason::Goal
+            reason: WinReason::Goal,
+            partner: None
         })
     );
     assert_eq!(
@@ -728,7 +731,8 @@ fn d5_two_players_abandon_ends_with_a_forfeit_winner() {
             },
             Event::GameWon {
                 winner: Colour::Red,
-                reason: WinReason::Forfeit
+                reason: WinReason::Forfeit,
+                partner: None
             },
         ]
     );

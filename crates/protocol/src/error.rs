@@ -25,6 +25,8 @@ pub enum ErrorCode {
     FrameTooLarge,
     /// No room has this code.
     UnknownRoom,
+    /// No game has this id (HTTP `GET /api/games/{id}`).
+    UnknownGame,
     /// The command names a room other than the one this connection joined.
     WrongRoom,
     /// The command needs a joined room (send `join`, `watch` or `resume` first).
@@ -79,6 +81,7 @@ impl ErrorCode {
             BadRequest => "bad_request",
             FrameTooLarge => "frame_too_large",
             UnknownRoom => "unknown_room",
+            UnknownGame => "unknown_game",
             WrongRoom => "wrong_room",
             NotJoined => "not_joined",
             AlreadyJoined => "already_joined",
@@ -113,6 +116,7 @@ impl ErrorCode {
             BadRequest => "a field has an invalid value",
             FrameTooLarge => "the frame exceeds the maximum message size",
             UnknownRoom => "no room has this code",
+            UnknownGame => "no game has this id",
             WrongRoom => "this connection joined another room",
             NotJoined => "join, watch or resume a room first",
             AlreadyJoined => "this connection already joined a room",

@@ -31,6 +31,10 @@ pub enum Play {
         piece: u8,
         /// Value of the die played.
         die: u8,
+        /// Pair play only: landing on a lone partner piece on a normal square, capture
+        /// it (+20) rather than form a blockade. Omitted means false.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        capture: bool,
     },
     /// Take the pending bonus of `amount` squares with `piece` (R-BONUS).
     Bonus {
@@ -38,6 +42,9 @@ pub enum Play {
         piece: u8,
         /// 20 or 10: must equal the pending bonus.
         amount: u8,
+        /// As for `move`: capture a lone partner piece (pair play).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        capture: bool,
     },
 }
 
@@ -45,8 +52,24 @@ impl From<Play> for Action {
     fn from(p: Play) -> Action {
         match p {
             Play::Exit => Action::Exit,
-            Play::Move { piece, die } => Action::Move { piece, die },
-            Play::Bonus { piece, amount } => Action::Bonus { piece, amount },
+            Play::Move {
+                piece,
+                die,
+                capture,
+            } => Action::Move {
+                piece,
+                die,
+                capture,
+            },
+            Play::Bonus {
+                piece,
+                amount,
+                capture,
+            } => Action::Bonus {
+                piece,
+                amount,
+                capture,
+            },
         }
     }
 }
@@ -465,7 +488,14 @@ mod tests {
             panic!("not a play: {msg:?}");
         };
         let a: Action = action.into();
-        assert_eq!(a, Action::Move { piece: 2, die: 4 });
+        assert_eq!(
+            a,
+            Action::Move {
+                piece: 2,
+                die: 4,
+                capture: false
+            }
+        );
         assert_eq!(
             serde_json::to_value(a).ok(),
             serde_json::to_value(action).ok()
