@@ -20,7 +20,7 @@
 use crate::action::{Action, Event, MoveKind};
 use crate::board::Colour;
 use crate::game::{Game, SetupError};
-use crate::rules::Preset;
+use crate::rules::RuleSet;
 use crate::types::WinReason;
 use std::fmt;
 use std::str::FromStr;
@@ -28,8 +28,8 @@ use std::str::FromStr;
 /// A whole game as actions: enough to rebuild every position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GameRecord {
-    /// The preset played.
-    pub preset: Preset,
+    /// The rule set played (a preset and its variants).
+    pub rules: RuleSet,
     /// Seated colours at the start, in board order.
     pub seats: Vec<Colour>,
     /// Who threw first (R-FIRST).
@@ -73,13 +73,14 @@ impl GameRecord {
     /// stored). Dice come from `dice_rolled`, moves from `piece_exited`/`piece_moved`,
     /// and `timed_out`/`player_abandoned` become their actions.
     pub fn from_events(
-        preset: Preset,
+        rules: impl Into<RuleSet>,
         seats: Vec<Colour>,
         first: Colour,
         events: &[Event],
     ) -> GameRecord {
+        let rules: RuleSet = rules.into();
         let mut record = GameRecord {
-            preset,
+            rules,
             seats,
             first,
             tags: Vec::new(),
@@ -101,7 +102,7 @@ impl GameRecord {
                     die,
                     ..
                 } => {
-                    let capture = preset.rules().teams
+                    let capture = rules.teams
                         && matches!(
                             events.get(i + 1),
                             Some(Event::PieceCaptured { colour: c, .. })
@@ -147,7 +148,7 @@ impl GameRecord {
 
     /// The starting position of this record.
     pub fn start(&self) -> Result<Game, RecordError> {
-        Ok(Game::new(self.preset.rules(), &self.seats, self.first)?)
+        Ok(Game::new(self.rules, &self.seats, self.first)?)
     }
 
     /// Replays every action from the start; returns the final game and all events.
@@ -176,7 +177,7 @@ fn quote(v: &str) -> String {
 
 impl fmt::Display for GameRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "[Preset \"{}\"]", self.preset.name())?;
+        writeln!(f, "[Preset \"{}\"]", self.rules.name())?;
         let seats: Vec<String> = self.seats.iter().map(|c| c.letter().to_string()).collect();
         writeln!(f, "[Seats \"{}\"]", seats.join(" "))?;
         writeln!(f, "[First \"{}\"]", self.first.letter())?;
@@ -237,7 +238,7 @@ impl FromStr for GameRecord {
                     .replace("\\\\", "\\");
                 match key {
                     "Preset" => {
-                        preset = Some(value.parse::<Preset>().map_err(|e| syntax(line, e))?)
+                        preset = Some(RuleSet::from_name(&value).map_err(|e| syntax(line, e))?)
                     }
                     "Seats" => {
                         seats = Some(
@@ -267,7 +268,7 @@ impl FromStr for GameRecord {
             }
         }
         Ok(GameRecord {
-            preset: preset.ok_or_else(|| syntax(0, "missing [Preset \"…\"]".into()))?,
+            rules: preset.ok_or_else(|| syntax(0, "missing [Preset \"…\"]".into()))?,
             seats: seats.ok_or_else(|| syntax(0, "missing [Seats \"…\"]".into()))?,
             first: first.ok_or_else(|| syntax(0, "missing [First \"…\"]".into()))?,
             tags,

@@ -617,3 +617,9 @@ impl RuleSet {
         }
     }
 }
+
+impl From<Preset> for RuleSet {
+    fn from(p: Preset) -> RuleSet {
+        p.rules()
+    }
+}

@@ -498,3 +498,45 @@ fn parcheesi_strict_first_player_is_the_lowest_roll() {
     let r = Preset::ParcheesiStrict.rules();
     assert_eq!(r.first_by_roll(&[(Y, 9), (G, 4), (R, 7)]), Some(G));
 }
+
+#[test]
+fn game_records_keep_the_variants_and_the_partner_capture_choice() {
+    use parchis_engine::{GameRecord, RuleSet};
+    use rand::{Rng, SeedableRng};
+    let rules = RuleSet::from_name("pairs+murcia-12").unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+    let mut g = Game::new(rules, &Colour::ALL, Y).unwrap();
+    let mut events = Vec::new();
+    let mut partner_captures = 0;
+    while g.outcome().is_none() {
+        let action = if g.legal_actions().is_empty() {
+            Action::Roll {
+                dice: Dice::from_slice(&[rng.gen_range(1..=6)]).unwrap(),
+            }
+        } else {
+            let legal = g.legal_actions();
+            // Prefer capturing a partner when offered, to exercise the choice.
+            match legal.iter().find(|a| {
+                matches!(
+                    a,
+                    Action::Move { capture: true, .. } | Action::Bonus { capture: true, .. }
+                )
+            }) {
+                Some(a) => {
+                    partner_captures += 1;
+                    *a
+                }
+                None => legal[rng.gen_range(0..legal.len())],
+            }
+        };
+        events.extend(g.play(&action).unwrap());
+    }
+    assert!(partner_captures > 0);
+    let record = GameRecord::from_events(rules, Colour::ALL.to_vec(), Y, &events);
+    let text = record.to_string();
+    assert!(text.starts_with("[Preset \"pairs+murcia-12\"]"), "{text}");
+    assert!(text.contains(" capture"), "the choice is in the export");
+    let back: GameRecord = text.parse().unwrap();
+    let (replayed, replay_events) = back.replay().unwrap();
+    assert_eq!((replayed, replay_events), (g, events));
+}
