@@ -658,16 +658,34 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
     let cpu_start = pid.and_then(cpu_secs);
     let _ = go_tx.send(true);
     let mut rss_peak = rss_idle.unwrap_or(0);
-    while Instant::now() < end {
-        tokio::time::sleep(Duration::from_millis(500)).await;
+    // Last samples taken while every client is still playing (just before `end`).
+    let mut open_at_end = ctx.stats.open.load(Ordering::Relaxed);
+    let mut open_min = open_at_end;
+    let mut rss_playing = rss_idle;
+    let mut cpu_end = cpu_start;
+    let mut actions = 0;
+    loop {
+        let next = Instant::now() + Duration::from_millis(500);
+        if next + Duration::from_millis(100) >= end {
+            break;
+        }
+        sleep_until(next).await;
+        open_at_end = ctx.stats.open.load(Ordering::Relaxed);
+        open_min = open_min.min(open_at_end);
         if let Some(r) = pid.and_then(rss_kib) {
             rss_peak = rss_peak.max(r);
+            rss_playing = Some(r);
         }
     }
-    let open_at_end = ctx.stats.open.load(Ordering::Relaxed);
-    let cpu_end = pid.and_then(cpu_secs);
-    let rss_playing = pid.and_then(rss_kib);
-    let actions = ctx.stats.actions.load(Ordering::Relaxed);
+    sleep_until(end - Duration::from_millis(50)).await;
+    if let Some(c) = pid.and_then(cpu_secs) {
+        cpu_end = Some(c);
+        actions = ctx.stats.actions.load(Ordering::Relaxed);
+    }
+    let measured = start.elapsed().as_secs_f64();
+    if pid.is_none() {
+        actions = ctx.stats.actions.load(Ordering::Relaxed);
+    }
     // Wind down: every client stops at `end`; give them a few seconds to close.
     let _ = timeout(Duration::from_secs(20), async {
         for t in tasks {
@@ -675,7 +693,7 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
         }
     })
     .await;
-    let secs = args.duration_secs.max(1) as f64;
+    let secs = measured.max(0.001);
     let latency = ctx.stats.latency.lock().ok().and_then(|h| h.clone());
     let lat = |q: f64| {
         latency
@@ -705,6 +723,7 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
         "setup_secs": setup_secs,
         "think_ms": args.think_ms,
         "duration_secs": args.duration_secs,
+        "measured_secs": measured,
         "source_addrs": args.source_addrs.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
         "actions": actions,
         "commands_sent": ctx.stats.sent.load(Ordering::Relaxed),
@@ -719,6 +738,7 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
         "connections": {
             "idle_before_play": idle_connections,
             "open_at_end_of_play": open_at_end,
+            "min_during_play": open_min,
             "peak": ctx.stats.open_peak.load(Ordering::Relaxed),
         },
         "server": pid.map(|p| json!({
