@@ -117,3 +117,256 @@ pub async fn get_room(
         .map_err(|_| unknown())?;
     answer.await.map(Json).map_err(|_| unknown())
 }
+
+// ----- stored games ----------------------------------------------------------------------
+
+/// One seated player of a stored game.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PlayerInfo {
+    /// The seat's colour.
+    pub colour: String,
+    /// Display name.
+    pub name: String,
+    /// Whether this player created the room.
+    pub creator: bool,
+}
+
+/// One stored event of a game, with its room seq.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StoredEvent {
+    /// The event's seq in the room's event stream.
+    pub seq: i64,
+    /// When it happened (unix ms).
+    pub at_ms: i64,
+    /// The [`parchis_protocol::RoomEvent`] as sent on the WebSocket.
+    pub event: serde_json::Value,
+}
+
+/// Summary of one stored game (`GET /api/games?room=…`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GameSummary {
+    /// Game id (UUID).
+    pub id: uuid::Uuid,
+    /// Room code.
+    pub room: String,
+    /// Rules preset name.
+    pub preset: String,
+    /// When the game started (unix ms).
+    pub created_at_ms: i64,
+    /// When it finished (unix ms); `null` while it runs.
+    pub finished_at_ms: Option<i64>,
+    /// The engine's outcome (`winner`, `reason`, …); `null` while it runs.
+    pub result: Option<serde_json::Value>,
+    /// Why it ended: `completed` or `abandoned`; `null` while it runs.
+    pub reason: Option<String>,
+    /// Absolute deadline of the running turn clock (unix ms), if any.
+    pub deadline_ms: Option<i64>,
+}
+
+impl From<parchis_store::GameRecord> for GameSummary {
+    fn from(g: parchis_store::GameRecord) -> Self {
+        GameSummary {
+            id: g.id,
+            room: g.room_code,
+            preset: g.preset,
+            created_at_ms: g.created_at_ms,
+            finished_at_ms: g.finished_at_ms,
+            result: g.result,
+            reason: g.reason,
+            deadline_ms: g.deadline_ms,
+        }
+    }
+}
+
+/// A stored game with its players and every event (`GET /api/games/{id}`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GameDetail {
+    /// The game.
+    #[serde(flatten)]
+    pub game: GameSummary,
+    /// Seated players, in joining order.
+    pub players: Vec<PlayerInfo>,
+    /// Every stored event, by ascending seq.
+    pub events: Vec<StoredEvent>,
+}
+
+/// The games of one room (`GET /api/games?room=…`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GameList {
+    /// Oldest first.
+    pub games: Vec<GameSummary>,
+}
+
+/// Query of `GET /api/games`.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct GamesQuery {
+    /// Room code (read like any room code: case-insensitive, `O`→`0`…).
+    pub room: Option<String>,
+}
+
+fn store_failed(e: parchis_store::StoreError) -> ApiError {
+    tracing::warn!(error = %e, "store failed serving a game");
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorCode::Internal,
+        "the game store failed",
+    )
+}
+
+fn parse_game_id(id: &str) -> Result<uuid::Uuid, ApiError> {
+    uuid::Uuid::parse_str(id).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::BadRequest,
+            format!("{id:?} is not a game id (UUID): {e}"),
+        )
+    })
+}
+
+type StoredGame = (
+    parchis_store::GameRecord,
+    Vec<parchis_store::EventRecord>,
+    Vec<parchis_store::SeatRecord>,
+);
+
+async fn load_game(state: &AppState, id: &str) -> Result<StoredGame, ApiError> {
+    let id = parse_game_id(id)?;
+    let (game, events) = state
+        .store()
+        .get_game(id)
+        .await
+        .map_err(store_failed)?
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                ErrorCode::UnknownGame,
+                format!("no game has id {id}"),
+            )
+        })?;
+    let seats = state
+        .store()
+        .get_room(&game.room_code)
+        .await
+        .map_err(store_failed)?
+        .map(|r| r.seats)
+        .unwrap_or_default();
+    Ok((game, events, seats))
+}
+
+/// `GET /api/games/{id}`: one stored game ([`GameDetail`]): players, preset, result and
+/// every event with its seq. `400 bad_request` for a malformed id, `404 unknown_game`.
+pub async fn get_game(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<GameDetail>, ApiError> {
+    let (game, events, seats) = load_game(&state, &id).await?;
+    Ok(Json(GameDetail {
+        game: game.into(),
+        players: seats
+            .into_iter()
+            .map(|s| PlayerInfo {
+                colour: s.colour,
+                name: s.display_name,
+                creator: s.is_creator,
+            })
+            .collect(),
+        events: events
+            .into_iter()
+            .map(|e| StoredEvent {
+                seq: e.seq,
+                at_ms: e.created_at_ms,
+                event: e.event,
+            })
+            .collect(),
+    }))
+}
+
+/// `GET /api/games?room=CODE`: the room's games, oldest first ([`GameList`]); empty for a
+/// room with no games or no such room. `400 bad_request` without `room`.
+pub async fn list_games(
+    State(state): State<AppState>,
+    axum::extract::Query(query): axum::extract::Query<GamesQuery>,
+) -> Result<Json<GameList>, ApiError> {
+    let Some(room) = query.room else {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::BadRequest,
+            "give the room: /api/games?room=CODE",
+        ));
+    };
+    let code = normalise_code(&room);
+    let games = state
+        .store()
+        .list_games(&code)
+        .await
+        .map_err(store_failed)?;
+    Ok(Json(GameList {
+        games: games.into_iter().map(GameSummary::from).collect(),
+    }))
+}
+
+/// `GET /api/games/{id}/export`: the game in the text notation of `proto/GAME_EXPORT.md`
+/// (`text/plain`), with tags `Room`, `Game`, `Result` (`*` while it runs) and one tag per
+/// player named after its colour (`[Yellow "Ana"]`).
+pub async fn export_game(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let (game, events, seats) = load_game(&state, &id).await?;
+    let corrupt = |message: String| {
+        tracing::error!(room = %game.room_code, game = %game.id, %message, "stored game does not export");
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::Internal,
+            message,
+        )
+    };
+    let mut start = None;
+    let mut engine_events = Vec::new();
+    for e in &events {
+        let event: parchis_protocol::RoomEvent = serde_json::from_value(e.event.clone())
+            .map_err(|err| corrupt(format!("event seq {}: {err}", e.seq)))?;
+        match event {
+            parchis_protocol::RoomEvent::GameStarted {
+                first, position, ..
+            } => {
+                start = Some((
+                    position.rules,
+                    position.players.iter().map(|p| p.colour).collect(),
+                    first,
+                ))
+            }
+            parchis_protocol::RoomEvent::Game { event } => engine_events.push(event),
+            _ => {}
+        }
+    }
+    let (rules, seated, first) = start.ok_or_else(|| corrupt("no game_started event".into()))?;
+    let mut record = parchis_engine::GameRecord::from_events(rules, seated, first, &engine_events);
+    let (replayed, _) = record.replay().map_err(|e| corrupt(e.to_string()))?;
+    record.tags.push(("Room".into(), game.room_code.clone()));
+    record.tags.push(("Game".into(), game.id.to_string()));
+    record.tags.push((
+        "Result".into(),
+        parchis_engine::result_tag(&replayed).unwrap_or_else(|| "*".into()),
+    ));
+    for seat in &seats {
+        let tag = match seat.colour.parse::<parchis_engine::Colour>() {
+            Ok(c) => c.name().to_owned(),
+            Err(_) => continue,
+        };
+        let mut chars = tag.chars();
+        let tag: String = chars
+            .next()
+            .map(|f| f.to_uppercase().chain(chars).collect())
+            .unwrap_or_default();
+        record.tags.push((tag, seat.display_name.clone()));
+    }
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; charset=utf-8",
+        )],
+        record.to_string(),
+    )
+        .into_response())
+}

@@ -2,7 +2,8 @@
 //!
 //! The authoritative online Parchís server (axum 0.8 on tokio):
 //!
-//! * [`app`] builds the router: `POST/GET /api/rooms`, `GET /api/rooms/{code}`, the
+//! * [`app`] builds the router: `POST/GET /api/rooms`, `GET /api/rooms/{code}`,
+//!   `GET /api/games?room=…`, `GET /api/games/{id}` and `GET /api/games/{id}/export`, the
 //!   WebSocket endpoint `/ws`, and the web client's spot at `/` ([`static_files`]).
 //! * [`run`] serves a router on a listener until a shutdown token fires, then tells every
 //!   client, waits for the room actors and flushes the store. Tests call it on port 0.
@@ -33,6 +34,9 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/api/rooms", get(http::list_rooms).post(http::create_room))
         .route("/api/rooms/{code}", get(http::get_room))
+        .route("/api/games", get(http::list_games))
+        .route("/api/games/{id}", get(http::get_game))
+        .route("/api/games/{id}/export", get(http::export_game))
         .route("/ws", get(ws::upgrade))
         .route("/healthz", get(|| async { "ok" }))
         .merge(static_files::router())

@@ -1452,11 +1452,7 @@ fn rebuild_game(
     let Some(record) = &snapshot.game else {
         return Ok(None);
     };
-    let preset: parchis_engine::Preset = record
-        .preset
-        .parse()
-        .map_err(|e: String| unreadable("preset", e))?;
-    let mut start: Option<(Vec<Colour>, Colour)> = None;
+    let mut start: Option<(RuleSet, Vec<Colour>, Colour)> = None;
     let mut stored_engine = Vec::new();
     let mut history = VecDeque::new();
     let mut last_turn_deadline = None;
@@ -1475,7 +1471,11 @@ fn rebuild_game(
             RoomEvent::GameStarted {
                 first, position, ..
             } => {
-                start = Some((position.players.iter().map(|p| p.colour).collect(), *first));
+                start = Some((
+                    position.rules,
+                    position.players.iter().map(|p| p.colour).collect(),
+                    *first,
+                ));
             }
             RoomEvent::Turn { deadline_ms, .. } => last_turn_deadline = Some(*deadline_ms),
             RoomEvent::Game { event } => stored_engine.push(*event),
@@ -1492,12 +1492,12 @@ fn rebuild_game(
             history.pop_front();
         }
     }
-    let Some((seats, first)) = start else {
+    let Some((rules, seats, first)) = start else {
         return Err(RestoreError::Diverged(
             "the log has no game_started event".into(),
         ));
     };
-    let replay = parchis_engine::GameRecord::from_events(preset, seats, first, &stored_engine);
+    let replay = parchis_engine::GameRecord::from_events(rules, seats, first, &stored_engine);
     let (game, replayed) = replay
         .replay()
         .map_err(|e| RestoreError::Diverged(e.to_string()))?;

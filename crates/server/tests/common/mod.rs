@@ -60,37 +60,48 @@ pub async fn start_on(config: ServerConfig, store: Arc<dyn Store>) -> Server {
 impl Server {
     /// `(status, JSON body)` of an HTTP request.
     pub async fn http(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
-        let mut s = TcpStream::connect(self.addr).await.expect("connect");
-        let body = body.unwrap_or("");
-        let req = format!(
+        http_at(self.addr, method, path, body).await
+    }
+}
+
+pub async fn http_at(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> (u16, Value) {
+    let mut s = TcpStream::connect(addr).await.expect("connect");
+    let body = body.unwrap_or("");
+    let req = format!(
             "{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         );
-        s.write_all(req.as_bytes()).await.expect("write");
-        let mut buf = Vec::new();
-        s.read_to_end(&mut buf).await.expect("read");
-        let text = String::from_utf8_lossy(&buf).to_string();
-        let status: u16 = text
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .expect("status");
-        let (head, body) = text.split_once("\r\n\r\n").expect("body");
-        // Chunked bodies: keep only the JSON part.
-        let json_text = if head
-            .to_ascii_lowercase()
-            .contains("transfer-encoding: chunked")
-        {
-            body.lines()
-                .filter(|l| l.starts_with('{') || l.starts_with('['))
-                .collect::<String>()
-        } else {
-            body.to_owned()
-        };
-        let value = serde_json::from_str(&json_text).unwrap_or(Value::String(json_text));
-        (status, value)
-    }
+    s.write_all(req.as_bytes()).await.expect("write");
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).await.expect("read");
+    let text = String::from_utf8_lossy(&buf).to_string();
+    let status: u16 = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    let (head, body) = text.split_once("\r\n\r\n").expect("body");
+    // Chunked bodies: keep only the JSON part.
+    let json_text = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        body.lines()
+            .filter(|l| l.starts_with('{') || l.starts_with('['))
+            .collect::<String>()
+    } else {
+        body.to_owned()
+    };
+    let value = serde_json::from_str(&json_text).unwrap_or(Value::String(json_text));
+    (status, value)
+}
 
+impl Server {
     /// Creates a room with `settings` (JSON object), returns its code.
     pub async fn create_room(&self, settings: Value) -> String {
         let (status, body) = self
@@ -142,7 +153,7 @@ pub struct Client {
 }
 
 impl Client {
-    fn new(ws: WebSocketStream<MaybeTlsStream<TcpStream>>) -> Client {
+    pub fn new(ws: WebSocketStream<MaybeTlsStream<TcpStream>>) -> Client {
         Client {
             ws,
             seq: 0,

@@ -1,0 +1,330 @@
+//! End-to-end restart test: the real `parchis-server` binary on a SQLite database (and on
+//! Postgres when `DATABASE_URL` is set) is killed with SIGKILL mid-game and started again
+//! on the same database; the clients resume with their tokens and finish the game.
+
+mod common;
+
+use common::{http_at, play_to_end, Client};
+use parchis_engine::{Colour, GameRecord, RuleSet};
+use parchis_protocol::RoomEvent;
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running server process.
+struct Proc {
+    child: Child,
+    addr: SocketAddr,
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").port()
+}
+
+/// Starts the binary on a free port and waits until `/healthz` answers.
+async fn spawn(data_dir: &Path, database_url: Option<&str>) -> Proc {
+    let port = free_port();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_parchis-server"));
+    cmd.arg("--port")
+        .arg(port.to_string())
+        .arg("--data-dir")
+        .arg(data_dir)
+        .arg("--dice-seed")
+        .arg("7")
+        .arg("--commands-per-second")
+        .arg("2000")
+        .env("PARCHIS_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    match database_url {
+        Some(url) => cmd.env("DATABASE_URL", url),
+        None => cmd.env_remove("DATABASE_URL"),
+    };
+    let mut child = cmd.spawn().expect("spawn the server binary");
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            let (status, _) = http_at(addr, "GET", "/healthz", None).await;
+            if status == 200 {
+                return Proc { child, addr };
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("server did not come up on {addr}");
+}
+
+async fn client(addr: SocketAddr) -> Client {
+    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        .await
+        .expect("ws connect");
+    Client::new(ws)
+}
+
+/// Both clients play legal actions until an event with seq ≥ `target` is seen. No command
+/// is in flight when this returns: commands answer `your_turn`, which follows the events.
+async fn play_until(clients: Vec<Client>, target: u64) -> Vec<Client> {
+    let mut tasks = Vec::new();
+    for mut c in clients {
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..10_000 {
+                let v = c.next().await.expect("socket closed mid-game");
+                assert_ne!(v["type"], "error", "unexpected error: {v}");
+                assert!(
+                    !Client::is_game_event(&v, "game_won"),
+                    "game ended too early"
+                );
+                if v["type"] == "event" && v["seq"].as_u64().unwrap_or(0) >= target {
+                    return c;
+                }
+                if v["type"] == "your_turn" && v["seq"].as_u64() == Some(c.seq) {
+                    if v["must_roll"] == true {
+                        c.cmd(json!({"type": "roll"})).await;
+                    } else {
+                        let action = v["legal"][0].clone();
+                        c.cmd(json!({"type": "play", "action": action})).await;
+                    }
+                }
+            }
+            panic!("no event with seq {target} within 10000 messages");
+        }));
+    }
+    let mut out = Vec::new();
+    for t in tasks {
+        let c = tokio::time::timeout(Duration::from_secs(60), t)
+            .await
+            .expect("part of the game did not finish in 60 s")
+            .expect("player task panicked");
+        out.push(c);
+    }
+    out
+}
+
+/// Keeps each event once, by seq, checking duplicates are identical.
+fn by_seq(events: &[Value]) -> std::collections::BTreeMap<u64, Value> {
+    let mut map = std::collections::BTreeMap::new();
+    for e in events {
+        let seq = e["seq"].as_u64().expect("seq");
+        if let Some(old) = map.insert(seq, e["event"].clone()) {
+            assert_eq!(
+                old, e["event"],
+                "seq {seq} delivered twice with different events"
+            );
+        }
+    }
+    map
+}
+
+async fn restart_scenario(database_url: Option<&str>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = spawn(dir.path(), database_url).await;
+    let (status, body) = http_at(
+        server.addr,
+        "POST",
+        "/api/rooms",
+        Some(
+            &json!({"seats": 2, "turn_clock_secs": 2, "disconnect_grace_secs": 120,
+                    "timeouts_to_abandon": 10, "public": false})
+            .to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let code = body["code"].as_str().expect("code").to_owned();
+
+    let mut a = client(server.addr).await;
+    let mut b = client(server.addr).await;
+    a.join(&code, "Ana", Some("yellow")).await;
+    b.join(&code, "Bruno", Some("red")).await;
+    a.until("bruno's join", |v| v["seq"].as_u64() == Some(2))
+        .await;
+    a.ok(json!({"type": "start"})).await;
+    let started = a
+        .events
+        .iter()
+        .find(|e| e["event"]["type"] == "game_started")
+        .cloned()
+        .expect("game_started");
+    let game_id = started["event"]["game_id"].as_str().expect("id").to_owned();
+    let first_seq = started["seq"].as_u64().expect("seq");
+    assert_eq!(first_seq, 3, "two lobby events, then the game");
+
+    // Play part of the game, then SIGKILL.
+    let target = first_seq + 40;
+    let clients = play_until(vec![a, b], target).await;
+    let mut server = server;
+    let (status, before) =
+        http_at(server.addr, "GET", &format!("/api/games/{game_id}"), None).await;
+    assert_eq!(status, 200, "{before}");
+    let stored_before = before["events"].as_array().cloned().expect("events");
+    let last_before = stored_before
+        .last()
+        .and_then(|e| e["seq"].as_u64())
+        .expect("a stored event");
+    let seen_before = clients.iter().map(|c| c.seq).max().unwrap_or(0);
+    // A batch (roll + turn…) may run past the target: the clients stopped inside it.
+    assert!(
+        last_before >= seen_before && last_before < seen_before + 8,
+        "every broadcast event was stored first: stored {last_before}, seen {seen_before}"
+    );
+    server.child.kill().expect("SIGKILL");
+    let _ = server.child.wait();
+
+    // Start again on the same database; resume with the old tokens.
+    let mut server = spawn(dir.path(), database_url).await;
+    let mut resumed = Vec::new();
+    for old in clients {
+        let mut c = client(server.addr).await;
+        c.events = old.events;
+        c.seq = old.seq;
+        let token = old.token.expect("token");
+        let req = c
+            .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": old.seq}))
+            .await;
+        let w = c.reply(req).await;
+        assert_eq!(w["type"], "welcome", "{w}");
+        assert_eq!(w["colour"], old.colour.clone().expect("colour").as_str());
+        assert!(
+            w["seq"].as_u64() >= Some(old.seq),
+            "seq went backwards: {w}"
+        );
+        resumed.push(c);
+    }
+    // Nobody acts: the clock runs again and times the player to act out.
+    for c in &mut resumed {
+        let t = c
+            .until("timed_out", |v| Client::is_game_event(v, "timed_out"))
+            .await;
+        assert!(t["seq"].as_u64() > Some(last_before), "{t}");
+    }
+    let (won, clients) = play_to_end(resumed).await;
+    let winner = won["winner"].as_str().expect("winner").to_owned();
+
+    // The stored log: gap-free, the same events every client saw, continuing the seq.
+    let (status, detail) =
+        http_at(server.addr, "GET", &format!("/api/games/{game_id}"), None).await;
+    assert_eq!(status, 200, "{detail}");
+    assert_eq!(detail["room"], code.as_str());
+    assert_eq!(detail["preset"], "online");
+    assert_eq!(detail["result"]["winner"], winner.as_str());
+    assert_eq!(detail["reason"], "completed");
+    let names: Vec<&str> = detail["players"]
+        .as_array()
+        .expect("players")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(names, ["Ana", "Bruno"]);
+    let stored = detail["events"].as_array().cloned().expect("events");
+    let seqs: Vec<u64> = stored.iter().filter_map(|e| e["seq"].as_u64()).collect();
+    let expected: Vec<u64> = (first_seq..first_seq + stored.len() as u64).collect();
+    assert_eq!(seqs, expected, "stored seqs are gap-free from game_started");
+    assert_eq!(
+        &stored[..stored_before.len()],
+        &stored_before[..],
+        "nothing lost"
+    );
+    for c in &clients {
+        let seen = by_seq(&c.events);
+        let game_seen: Vec<(u64, Value)> =
+            seen.into_iter().filter(|(s, _)| *s >= first_seq).collect();
+        let stored_pairs: Vec<(u64, Value)> = stored
+            .iter()
+            .map(|e| (e["seq"].as_u64().unwrap_or(0), e["event"].clone()))
+            .collect();
+        assert_eq!(
+            game_seen, stored_pairs,
+            "client saw exactly the stored events"
+        );
+    }
+    let timed_out = stored
+        .iter()
+        .filter(|e| e["seq"].as_u64() > Some(last_before))
+        .any(|e| e["event"]["event"]["type"] == "timed_out");
+    assert!(timed_out, "the clock ran after the restart");
+
+    // Replaying the stored events through the engine reproduces the game.
+    let mut start = None;
+    let mut engine = Vec::new();
+    for e in &stored {
+        match serde_json::from_value::<RoomEvent>(e["event"].clone()).expect("RoomEvent") {
+            RoomEvent::GameStarted {
+                first, position, ..
+            } => {
+                start = Some((
+                    position.rules,
+                    position.players.iter().map(|p| p.colour).collect(),
+                    first,
+                ))
+            }
+            RoomEvent::Game { event } => engine.push(event),
+            _ => {}
+        }
+    }
+    let (rules, seats, first): (RuleSet, Vec<Colour>, Colour) = start.expect("game_started stored");
+    assert_eq!(seats, [Colour::Yellow, Colour::Red]);
+    let record = GameRecord::from_events(rules, seats, first, &engine);
+    let (game, replayed) = record.replay().expect("stored game replays");
+    assert_eq!(replayed, engine, "replay gives the stored engine events");
+    let outcome = game.outcome().expect("finished");
+    assert_eq!(outcome.winner.name(), winner);
+
+    // The room's games, the export, and errors.
+    let (status, list) =
+        http_at(server.addr, "GET", &format!("/api/games?room={code}"), None).await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(list["games"].as_array().map(Vec::len), Some(1));
+    assert_eq!(list["games"][0]["id"], game_id.as_str());
+    let (status, export) = http_at(
+        server.addr,
+        "GET",
+        &format!("/api/games/{game_id}/export"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let text = export.as_str().expect("text export").to_owned();
+    assert!(text.contains(&format!("[Room \"{code}\"]")), "{text}");
+    assert!(text.contains(&format!("[Game \"{game_id}\"]")), "{text}");
+    assert!(
+        text.contains("[Yellow \"Ana\"]") && text.contains("[Red \"Bruno\"]"),
+        "{text}"
+    );
+    let result = parchis_engine::result_tag(&game).expect("result");
+    assert!(text.contains(&format!("[Result \"{result}\"]")), "{text}");
+    let parsed: GameRecord = text.parse().expect("the export parses");
+    assert_eq!(parsed.actions, record.actions);
+    let (status, err) = http_at(
+        server.addr,
+        "GET",
+        "/api/games/00000000-0000-0000-0000-000000000000",
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_eq!(err["code"], "unknown_game");
+    let (status, err) = http_at(server.addr, "GET", "/api/games/not-a-uuid", None).await;
+    assert_eq!(status, 400);
+    assert_eq!(err["code"], "bad_request");
+
+    server.child.kill().expect("kill");
+    let _ = server.child.wait();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_mid_game_then_resume_and_finish_on_sqlite() {
+    restart_scenario(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_mid_game_then_resume_and_finish_on_postgres() {
+    match std::env::var("DATABASE_URL") {
+        Ok(url) if url.starts_with("postgres") => restart_scenario(Some(&url)).await,
+        _ => eprintln!("DATABASE_URL not set to Postgres: skipped"),
+    }
+}
