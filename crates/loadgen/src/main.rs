@@ -754,3 +754,33 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
         })),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_loopback_urls_only() {
+        let (addr, host) = parse_url("http://127.0.0.3:18080/").unwrap();
+        assert_eq!(addr, "127.0.0.3:18080".parse::<SocketAddr>().unwrap());
+        assert_eq!(host, "127.0.0.3:18080");
+        let (addr, _) = parse_url("http://localhost:8080").unwrap();
+        assert_eq!(addr, "127.0.0.1:8080".parse::<SocketAddr>().unwrap());
+        assert!(parse_url("http://10.0.0.1:8080")
+            .unwrap_err()
+            .contains("refusing"));
+        assert!(parse_url("http://example.com:80").is_err());
+        assert!(parse_url("https://127.0.0.1:8080").is_err());
+        assert!(parse_url("http://127.0.0.1:99999").is_err());
+    }
+
+    #[test]
+    fn rng_choices_stay_in_range_and_cover_it() {
+        let mut rng = Rng(0x1234_5678_9abc_def1);
+        let mut seen = [0u32; 5];
+        for _ in 0..1000 {
+            seen[rng.below(5)] += 1;
+        }
+        assert!(seen.iter().all(|&n| n > 100), "{seen:?}");
+    }
+}
