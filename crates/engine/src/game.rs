@@ -297,14 +297,14 @@ enum Step {
 /// A small fixed-capacity list of steps, so the search never allocates.
 #[derive(Clone, Copy)]
 struct Steps {
-    items: [Step; 40],
+    items: [Step; 24],
     len: u8,
 }
 
 impl Steps {
     fn new() -> Steps {
         Steps {
-            items: [Step::Bonus(0, false); 40],
+            items: [Step::Bonus(0, false); 24],
             len: 0,
         }
     }
