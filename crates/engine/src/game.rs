@@ -353,8 +353,14 @@ pub enum SetupError {
     Unsupported(String),
 }
 
-/// Every raw step with the value of its best play (`None`: forbidden).
-type Scored = Vec<(Step, Option<u16>)>;
+/// The result of the must-play search at one position: the settled node, every raw
+/// step with the value of its best play (`None`: forbidden), and the legal steps.
+struct Scoring {
+    node: Game,
+    raw: Steps,
+    values: [Option<u16>; 24],
+    legal: Steps,
+}
 
 // Score of a play (D-14): exits first, then dice (parts) played, then R-OPEN, then the
 // larger die when only one can be played (seed 003). `None` marks a forbidden play
@@ -1243,32 +1249,45 @@ impl Game {
     /// The steps a player may take now, after every filter (D-14): the first steps of
     /// the best plays, and exits first when an exit starts a best play (D-18).
     /// Also returns the settled node and every step's value.
-    fn legal_steps(&self) -> (Game, Vec<Step>, Scored) {
+    fn legal_steps(&self) -> Scoring {
         let mut node = *self;
-        let mut steps = Steps::new();
-        node.forfeit_bonus_if_stuck(&mut Discard, &mut steps);
+        let mut raw = Steps::new();
+        node.forfeit_bonus_if_stuck(&mut Discard, &mut raw);
         let remaining = match node.stage {
             Stage::Move(t) => t.remaining() as u16,
             _ => 0,
         };
-        let scored: Vec<(Step, Option<u16>)> = steps
-            .as_slice()
-            .iter()
-            .map(|&s| (s, Self::child_value(&node, s, remaining)))
-            .collect();
-        let top = scored.iter().filter_map(|&(_, v)| v).max();
-        if node.all_or_none_blocked(top) {
-            return (node, Vec::new(), scored);
+        let mut values = [None; 24];
+        let mut top = None;
+        for (i, &s) in raw.as_slice().iter().enumerate() {
+            values[i] = Self::child_value(&node, s, remaining);
+            top = top.max(values[i]);
         }
-        let mut legal: Vec<Step> = scored
-            .iter()
-            .filter(|&&(_, v)| v.is_some() && v == top)
-            .map(|&(s, _)| s)
-            .collect();
-        if legal.iter().any(|s| matches!(s, Step::Exit(_))) {
-            legal.retain(|s| matches!(s, Step::Exit(_)));
+        let mut legal = Steps::new();
+        if !node.all_or_none_blocked(top) {
+            let mut exits_only = false;
+            for (i, &s) in raw.as_slice().iter().enumerate() {
+                if values[i].is_some() && values[i] == top {
+                    exits_only |= matches!(s, Step::Exit(_));
+                    legal.push(s);
+                }
+            }
+            if exits_only {
+                let mut only = Steps::new();
+                for &s in legal.as_slice() {
+                    if matches!(s, Step::Exit(_)) {
+                        only.push(s);
+                    }
+                }
+                legal = only;
+            }
         }
-        (node, legal, scored)
+        Scoring {
+            node,
+            raw,
+            values,
+            legal,
+        }
     }
 
     /// Seed 002: the four parts of the doubles bonus are played all or not at all.
@@ -1311,8 +1330,12 @@ impl Game {
         if !matches!(self.stage, Stage::Move(_)) {
             return Vec::new();
         }
-        let (node, steps, _) = self.legal_steps();
-        steps.into_iter().map(|s| node.step_to_action(s)).collect()
+        let sc = self.legal_steps();
+        sc.legal
+            .as_slice()
+            .iter()
+            .map(|&s| sc.node.step_to_action(s))
+            .collect()
     }
 
     // ----- applying actions ------------------------------------------------------------
@@ -1359,8 +1382,7 @@ impl Game {
         };
         let step = self.action_to_step(action, &t)?;
         let Some(node) = self.check_legal(step) else {
-            let (node, legal, scored) = self.legal_steps();
-            return Err(self.diagnose(step, &node, &legal, &scored));
+            return Err(self.diagnose(step, &self.legal_steps()));
         };
         *self = node;
         self.exec(step, ev);
@@ -1488,13 +1510,7 @@ impl Game {
     }
 
     /// Names the rule an action breaks, given the legal steps.
-    fn diagnose(
-        &self,
-        step: Step,
-        node: &Game,
-        legal: &[Step],
-        scored: &[(Step, Option<u16>)],
-    ) -> ActionError {
+    fn diagnose(&self, step: Step, sc: &Scoring) -> ActionError {
         use ErrorKind as K;
         let k = self.mover_index();
         let colour = Colour::ALL[k];
@@ -1526,11 +1542,10 @@ impl Game {
         if let Some(e) = raw_err {
             return e;
         }
-        let top = scored.iter().filter_map(|&(_, v)| v).max().unwrap_or(0);
-        let mine = scored
-            .iter()
-            .find(|&&(s, _)| s == step)
-            .and_then(|&(_, v)| v);
+        let (node, legal) = (&sc.node, sc.legal.as_slice());
+        let scored = || sc.raw.as_slice().iter().zip(sc.values);
+        let top = scored().filter_map(|(_, v)| v).max().unwrap_or(0);
+        let mine = scored().find(|(s, _)| **s == step).and_then(|(_, v)| v);
         let allowed = legal
             .iter()
             .map(|&s| node.step_to_action(s).to_string())
@@ -1581,7 +1596,7 @@ impl Game {
             // Raw steps always include a legal one, except where some plays are
             // forbidden outright (blockades moving on together; the all-or-none bonus).
             let may_be_empty = self.rules.no_moving_blockade_together || t0.bonus14;
-            if !may_be_empty || !self.legal_steps().1.is_empty() {
+            if !may_be_empty || !self.legal_steps().legal.is_empty() {
                 return;
             }
         }
