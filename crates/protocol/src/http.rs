@@ -1,12 +1,12 @@
 //! HTTP bodies (`/api/rooms`) and the room views shared with the WebSocket protocol.
 
 use crate::error::ErrorCode;
-use parchis_engine::{Colour, Outcome, Position, Preset};
+use parchis_engine::{Colour, Outcome, Position, RuleSet};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-fn default_preset() -> Preset {
-    Preset::Online
+fn default_preset() -> String {
+    "online".to_owned()
 }
 fn default_seats() -> u8 {
     4
@@ -29,10 +29,13 @@ fn default_true() -> bool {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoomSettings {
-    /// Rules preset; only `online` is playable today.
+    /// The rule set, as a name accepted by [`RuleSet::from_name`]: a preset (`online`,
+    /// `classic`, `pairs`, `parcheesi`, `parcheesi-strict`) followed by any `+variant`
+    /// (see [`RuleSet::VARIANTS`]), e.g. `classic+murcia-12+two-out`. The server answers
+    /// with the canonical name ([`RuleSet::name`]).
     #[serde(default = "default_preset")]
-    pub preset: Preset,
-    /// Number of seats, 2 to 4.
+    pub preset: String,
+    /// Number of seats, 2 to 4, within the rule set's player range (`pairs`: 4).
     #[serde(default = "default_seats")]
     pub seats: u8,
     /// Seconds to roll and play each throw (R-CLOCK, D-12), 1 to 600.
@@ -90,7 +93,33 @@ impl RoomSettings {
                 self.timeouts_to_abandon
             ));
         }
-        self.preset.rules().check_supported()
+        let rules = self.rules()?;
+        if self.seats < rules.min_players || self.seats > rules.max_players {
+            return Err(format!(
+                "{} plays with {} to {} players; seats must be in that range, got {}",
+                rules.name(),
+                rules.min_players,
+                rules.max_players,
+                self.seats
+            ));
+        }
+        Ok(())
+    }
+
+    /// The rule set named by `preset`, validated; the error names the conflict.
+    pub fn rules(&self) -> Result<RuleSet, String> {
+        RuleSet::from_name(self.preset.trim())
+    }
+}
+
+/// The teams of pair play (seed 004): yellow+red against blue+green.
+pub const TEAMS: [[Colour; 2]; 2] = [[Colour::Yellow, Colour::Red], [Colour::Blue, Colour::Green]];
+
+/// The team (index into [`TEAMS`]) of `colour`.
+pub fn team_of(colour: Colour) -> u8 {
+    match colour {
+        Colour::Yellow | Colour::Red => 0,
+        Colour::Blue | Colour::Green => 1,
     }
 }
 
@@ -125,8 +154,8 @@ pub enum RoomStatus {
 pub struct RoomSummary {
     /// Room code.
     pub code: String,
-    /// Rules preset.
-    pub preset: Preset,
+    /// The rule set's name (preset and variants, e.g. `classic+murcia-12`).
+    pub preset: String,
     /// Seats in the room.
     pub seats: u8,
     /// Seats taken.
@@ -161,6 +190,8 @@ pub struct SeatView {
     pub connected: bool,
     /// The player abandoned the game (R-LEAVE).
     pub abandoned: bool,
+    /// Pair play only: the seat's team, 0 (yellow+red) or 1 (blue+green).
+    pub team: Option<u8>,
 }
 
 /// The running or finished game of a room.
@@ -183,6 +214,11 @@ pub struct RoomView {
     pub code: String,
     /// Settings.
     pub settings: RoomSettings,
+    /// The full rule set in force (every point of the rule matrix), named by
+    /// `settings.preset`.
+    pub rules: RuleSet,
+    /// Pair play only: the teams, `[["yellow","red"],["blue","green"]]`; empty otherwise.
+    pub teams: Vec<Vec<Colour>>,
     /// Lifecycle.
     pub status: RoomStatus,
     /// Seated players in joining order.

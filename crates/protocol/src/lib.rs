@@ -22,16 +22,16 @@ pub mod schema;
 
 pub use error::{close_code, ErrorCode};
 pub use http::{
-    CreateRoomRequest, CreateRoomResponse, GameView, HttpError, RoomList, RoomSettings, RoomStatus,
-    RoomSummary, RoomView, SeatView,
+    team_of, CreateRoomRequest, CreateRoomResponse, GameView, HttpError, RoomList, RoomSettings,
+    RoomStatus, RoomSummary, RoomView, SeatView, TEAMS,
 };
 pub use messages::{
-    parse_client_message, AbandonReason, ClientMessage, ParseError, Play, Role, RoomEvent,
-    ServerMessage, TurnInfo,
+    parse_client_message, AbandonReason, ClientMessage, OpeningRollEntry, ParseError, Play, Role,
+    RoomEvent, ServerMessage, TurnInfo,
 };
 
 /// Re-exported engine types that appear on the wire.
-pub use parchis_engine::{Action, Colour, Dice, Event, Outcome, Position, Preset};
+pub use parchis_engine::{Action, Colour, Dice, Event, Outcome, Position, Preset, RuleSet};
 
 /// Longest display name accepted, in characters.
 pub const MAX_NAME_CHARS: usize = 24;

@@ -260,7 +260,19 @@ pub enum RoomEvent {
         /// The new creator.
         colour: Colour,
     },
-    /// The game started; the creator rolls first (R-FIRST).
+    /// One round of the opening roll that decides who plays first (R-FIRST), for rule
+    /// sets whose first player is not the creator: each colour in `rolls` threw the rule
+    /// set's dice (the value is their total). A tie for the best value leaves `first`
+    /// null and the tied colours roll again in a further `opening_roll`. Sent just before
+    /// `game_started`.
+    OpeningRoll {
+        /// Each rolling colour's value, in seat order.
+        rolls: Vec<OpeningRollEntry>,
+        /// The colour that plays first, once decided; null on a tie.
+        first: Option<Colour>,
+    },
+    /// The game started; `first` rolls first (R-FIRST): the creator (`online`) or the
+    /// winner of the opening roll.
     GameStarted {
         /// Game id (UUID).
         game_id: String,
@@ -289,6 +301,15 @@ pub enum RoomEvent {
         /// The engine event.
         event: Event,
     },
+}
+
+/// One colour's value in an [`RoomEvent::OpeningRoll`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct OpeningRollEntry {
+    /// Who rolled.
+    pub colour: Colour,
+    /// The total of the dice thrown (1–6 with one die, 2–12 with two).
+    pub value: u8,
 }
 
 /// What the player to act must do now, sent to that player only.

@@ -45,7 +45,7 @@ pub async fn create_room(
     State(state): State<AppState>,
     body: Bytes,
 ) -> Result<(StatusCode, Json<CreateRoomResponse>), ApiError> {
-    let settings: RoomSettings = if body.iter().all(u8::is_ascii_whitespace) {
+    let mut settings: RoomSettings = if body.iter().all(u8::is_ascii_whitespace) {
         RoomSettings::default()
     } else {
         serde_json::from_slice(&body).map_err(|e| {
@@ -60,6 +60,10 @@ pub async fn create_room(
     settings
         .validate()
         .map_err(|m| ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::BadRequest, m))?;
+    // The canonical name: `classic+two-out+murcia-12` is stored as `classic+murcia-12+two-out`.
+    if let Ok(rules) = settings.rules() {
+        settings.preset = rules.name();
+    }
     if state.shutdown_token().is_cancelled() {
         return Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,

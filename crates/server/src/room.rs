@@ -10,8 +10,9 @@ use crate::ids;
 use crate::state::AppState;
 use parchis_engine::{Action, Colour, Dice, Expect, Game, RuleSet, SeatStatus};
 use parchis_protocol::{
-    close_code, AbandonReason, ErrorCode, GameView, Play, Role, RoomEvent, RoomSettings,
-    RoomStatus, RoomSummary, RoomView, SeatView, ServerMessage, TurnInfo,
+    close_code, team_of, AbandonReason, ErrorCode, GameView, OpeningRollEntry, Play, Role,
+    RoomEvent, RoomSettings, RoomStatus, RoomSummary, RoomView, SeatView, ServerMessage, TurnInfo,
+    TEAMS,
 };
 use parchis_store::{
     hash_token, EventRecord, GameRecord, RoomStatus as StoredStatus, RoomStatusUpdate, SeatRecord,
@@ -281,6 +282,8 @@ struct Room {
     state: AppState,
     code: String,
     settings: RoomSettings,
+    /// The rule set named by `settings.preset` (validated at creation).
+    rules: RuleSet,
     created_at_ms: i64,
     status: RoomStatus,
     seats: Vec<Seat>,
@@ -305,6 +308,9 @@ const LOBBY_IDLE: Duration = Duration::from_secs(30 * 60);
 /// Creates room `code`: stores it, spawns its actor on the server's tracker and registers
 /// its handle. Returns `None` if the code is taken, the server is full, or the store fails.
 pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, Refusal> {
+    let rules = settings
+        .rules()
+        .map_err(|m| Refusal::new(ErrorCode::BadRequest, m))?;
     for _ in 0..4 {
         let code = ids::room_code();
         if state.room(&code).is_some() {
@@ -337,6 +343,7 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
             state: state.clone(),
             code: code.clone(),
             settings,
+            rules,
             created_at_ms,
             status: RoomStatus::Lobby,
             seats: Vec::new(),
@@ -382,7 +389,7 @@ fn placeholder_listing() -> Listing {
         public: false,
         summary: RoomSummary {
             code: String::new(),
-            preset: parchis_engine::Preset::Online,
+            preset: String::new(),
             seats: 0,
             taken: 0,
             free: 0,
@@ -449,7 +456,7 @@ impl Room {
             public: self.settings.public,
             summary: RoomSummary {
                 code: self.code.clone(),
-                preset: self.settings.preset,
+                preset: self.settings.preset.clone(),
                 seats: self.settings.seats,
                 taken,
                 free: self.settings.seats.saturating_sub(taken),
@@ -472,6 +479,12 @@ impl Room {
         RoomView {
             code: self.code.clone(),
             settings: self.settings.clone(),
+            rules: self.rules,
+            teams: if self.rules.teams {
+                TEAMS.iter().map(|t| t.to_vec()).collect()
+            } else {
+                Vec::new()
+            },
             status: self.status,
             seats: self
                 .seats
@@ -482,6 +495,7 @@ impl Room {
                     creator: s.creator,
                     connected: s.conn.is_some(),
                     abandoned: s.abandoned,
+                    team: self.rules.teams.then(|| team_of(s.colour)),
                 })
                 .collect(),
             spectators: self.spectators.len() as u32,
@@ -1197,10 +1211,8 @@ impl Room {
                 }
                 let action = match cmd {
                     SeatCmd::Roll => {
-                        let a = self.rng.gen_range(1..=6);
-                        let b = self.rng.gen_range(1..=6);
-                        let dice =
-                            Dice::two(a, b).map_err(|m| Refusal::new(ErrorCode::Internal, m))?;
+                        let dice = Dice::from_slice(&self.throw())
+                            .map_err(|m| Refusal::new(ErrorCode::Internal, m))?;
                         Action::Roll { dice }
                     }
                     SeatCmd::Play(p) => Action::from(p),
@@ -1241,6 +1253,49 @@ impl Room {
             .await
     }
 
+    /// One throw of the rule set's dice (1 or 2) from the room's RNG.
+    fn throw(&mut self) -> Vec<u8> {
+        (0..self.rules.dice.clamp(1, 2))
+            .map(|_| self.rng.gen_range(1..=6))
+            .collect()
+    }
+
+    /// The opening roll (R-FIRST) for rule sets whose first player is not the creator:
+    /// every seated colour throws the dice; a tie for the best value makes the tied
+    /// colours throw again. Returns one `opening_roll` event per round and the winner.
+    fn opening_roll(&mut self, colours: &[Colour]) -> (Vec<RoomEvent>, Option<Colour>) {
+        let mut events = Vec::new();
+        let mut rollers = colours.to_vec();
+        // A tie among n players repeats with probability < 1/6; 100 rounds never tie.
+        for _ in 0..100 {
+            let rolls: Vec<(Colour, u8)> = rollers
+                .iter()
+                .map(|&c| (c, self.throw().iter().sum()))
+                .collect();
+            let first = self.rules.first_by_roll(&rolls);
+            events.push(RoomEvent::OpeningRoll {
+                rolls: rolls
+                    .iter()
+                    .map(|&(colour, value)| OpeningRollEntry { colour, value })
+                    .collect(),
+                first,
+            });
+            if first.is_some() {
+                return (events, first);
+            }
+            let best = match self.rules.first_player {
+                parchis_engine::FirstPlayer::LowestRoll => rolls.iter().map(|r| r.1).min(),
+                _ => rolls.iter().map(|r| r.1).max(),
+            };
+            rollers = rolls
+                .iter()
+                .filter(|r| Some(r.1) == best)
+                .map(|r| r.0)
+                .collect();
+        }
+        (events, None)
+    }
+
     async fn start(&mut self, i: usize) -> Result<(), Refusal> {
         if self.status != RoomStatus::Lobby {
             return Err(Refusal::code(ErrorCode::GameStarted));
@@ -1248,12 +1303,29 @@ impl Room {
         if !self.seats[i].creator {
             return Err(Refusal::code(ErrorCode::NotCreator));
         }
-        if self.seats.len() < 2 {
-            return Err(Refusal::code(ErrorCode::NotEnoughPlayers));
+        let rules = self.rules;
+        let seated = self.seats.len();
+        if seated < 2 || seated < usize::from(rules.min_players) {
+            return Err(Refusal::new(
+                ErrorCode::NotEnoughPlayers,
+                format!(
+                    "{} needs at least {} players to start; {seated} seated",
+                    rules.name(),
+                    rules.min_players.max(2)
+                ),
+            ));
         }
         let colours: Vec<Colour> = self.seats.iter().map(|s| s.colour).collect();
-        let first = self.seats[i].colour;
-        let rules = RuleSet::preset(self.settings.preset);
+        let creator = self.seats[i].colour;
+        // Check the seats before any dice are thrown.
+        Game::new(rules, &colours, creator)
+            .map_err(|e| Refusal::new(ErrorCode::BadRequest, e.to_string()))?;
+        let (opening, first) = if rules.first_player == parchis_engine::FirstPlayer::Creator {
+            (Vec::new(), creator)
+        } else {
+            let (events, winner) = self.opening_roll(&colours);
+            (events, winner.unwrap_or(creator))
+        };
         let game = Game::new(rules, &colours, first)
             .map_err(|e| Refusal::new(ErrorCode::BadRequest, e.to_string()))?;
         let game_id = Uuid::now_v7();
@@ -1262,7 +1334,7 @@ impl Room {
         let record = GameRecord {
             id: game_id,
             room_code: self.code.clone(),
-            preset: self.settings.preset.name().to_owned(),
+            preset: rules.name(),
             rules_hash: hex::encode(sha2_digest(rules_json.to_string().as_bytes())),
             rules: rules_json,
             created_at_ms: at,
@@ -1287,7 +1359,8 @@ impl Room {
         }
         self.game_id = Some(game_id);
         let d = self.fresh_deadline();
-        let events = vec![
+        let mut events = opening;
+        events.extend([
             RoomEvent::GameStarted {
                 game_id: game_id.to_string(),
                 first,
@@ -1297,7 +1370,7 @@ impl Room {
                 colour: first,
                 deadline_ms: d.ms,
             },
-        ];
+        ]);
         if let Err(e) = self.commit(Some(game), events).await {
             self.game_id = None;
             return Err(e);
@@ -1541,6 +1614,9 @@ pub async fn restore(
     let settings: RoomSettings = serde_json::from_value(snapshot.room.settings.clone())
         .map_err(|e| unreadable("room settings", e))?;
     let grace = Duration::from_secs(u64::from(settings.disconnect_grace_secs));
+    let mut rules = settings
+        .rules()
+        .map_err(|e| unreadable("room rule set", e))?;
     let mut seats = Vec::with_capacity(snapshot.seats.len());
     for (i, s) in snapshot.seats.iter().enumerate() {
         let colour: Colour = s.colour.parse().map_err(|e| unreadable("seat colour", e))?;
@@ -1566,12 +1642,17 @@ pub async fn restore(
         Some(seed) => ChaCha20Rng::seed_from_u64(seed.wrapping_add(state.next_id())),
         None => ChaCha20Rng::from_entropy(),
     };
+    if let Some(r) = &restored {
+        // The game's own rule set (from its `game_started` position) is authoritative.
+        rules = *r.game.rules();
+    }
     let (tx, rx) = mpsc::channel(state.config().room_queue);
     let next_seat_id = seats.len() as u64 + 1;
     let mut room = Room {
         state: state.clone(),
         code: code.clone(),
         settings,
+        rules,
         created_at_ms: snapshot.room.created_at_ms,
         status: RoomStatus::Lobby,
         seats,

@@ -78,10 +78,61 @@ async fn http_create_list_get_and_404() {
     let (status, err) = server.http("POST", "/api/rooms", Some("{nope")).await;
     assert_eq!(status, 400);
     assert_eq!(err["code"], "bad_json");
-    let (status, _) = server
-        .http("POST", "/api/rooms", Some(r#"{"preset": "classic"}"#))
+    // Every preset is playable; an invalid combination is refused naming the conflict.
+    let (status, err) = server
+        .http(
+            "POST",
+            "/api/rooms",
+            Some(r#"{"preset": "online+murcia-12"}"#),
+        )
         .await;
-    assert_eq!(status, 400, "presets the engine does not play are refused");
+    assert_eq!(status, 400, "{err}");
+    assert_eq!(err["code"], "bad_request");
+    let message = err["message"].as_str().unwrap_or_default();
+    assert!(message.contains("needs one die"), "{message}");
+    let (status, err) = server
+        .http("POST", "/api/rooms", Some(r#"{"preset": "classic+nope"}"#))
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("unknown variant"),
+        "{err}"
+    );
+    let (status, err) = server
+        .http(
+            "POST",
+            "/api/rooms",
+            Some(r#"{"preset": "pairs", "seats": 2}"#),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("pairs plays with 4 to 4 players"),
+        "{err}"
+    );
+    // A valid combination is accepted and named canonically.
+    let (status, body) = server
+        .http(
+            "POST",
+            "/api/rooms",
+            Some(r#"{"preset": "classic+two-out+murcia-12", "seats": 2}"#),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["settings"]["preset"], "classic+murcia-12+two-out");
+    let code = body["code"].as_str().unwrap_or_default().to_owned();
+    let room = server.room(&code).await;
+    assert_eq!(room["rules"]["preset"], "classic");
+    assert_eq!(room["rules"]["dice"], 1);
+    assert_eq!(room["rules"]["six_counts_when_nest_empty"], 12);
+    assert_eq!(room["rules"]["two_out_on_first_five"], true);
+    assert_eq!(room["teams"], json!([]));
 }
 
 // ----- full games ---------------------------------------------------------------------

@@ -305,6 +305,15 @@ impl Client {
 /// Drives every client until the game is won: each player rolls or plays the first legal
 /// action whenever it gets `your_turn`. Returns the `game_won` engine event.
 pub async fn play_to_end(clients: Vec<Client>) -> (Value, Vec<Client>) {
+    play_to_end_by(clients, |legal| legal[0].clone()).await
+}
+
+/// As [`play_to_end`], but each player plays the entry of `legal` (a non-empty JSON
+/// array) that `pick` returns.
+pub async fn play_to_end_by(
+    clients: Vec<Client>,
+    pick: fn(&Value) -> Value,
+) -> (Value, Vec<Client>) {
     let mut tasks = Vec::new();
     for mut c in clients {
         tasks.push(tokio::spawn(async move {
@@ -320,7 +329,7 @@ pub async fn play_to_end(clients: Vec<Client>) -> (Value, Vec<Client>) {
                     if v["must_roll"] == true {
                         c.cmd(json!({"type": "roll"})).await;
                     } else {
-                        let action = v["legal"][0].clone();
+                        let action = pick(&v["legal"]);
                         c.cmd(json!({"type": "play", "action": action})).await;
                     }
                 }
