@@ -191,6 +191,7 @@ pub struct SeatView {
     /// The player abandoned the game (R-LEAVE).
     pub abandoned: bool,
     /// Pair play only: the seat's team, 0 (yellow+red) or 1 (blue+green).
+    #[serde(default)]
     pub team: Option<u8>,
 }
 
@@ -218,6 +219,7 @@ pub struct RoomView {
     /// `settings.preset`.
     pub rules: RuleSet,
     /// Pair play only: the teams, `[["yellow","red"],["blue","green"]]`; empty otherwise.
+    #[serde(default)]
     pub teams: Vec<Vec<Colour>>,
     /// Lifecycle.
     pub status: RoomStatus,

@@ -355,7 +355,7 @@ pub enum ServerMessage {
         /// The room's latest event seq.
         seq: u64,
         /// The room's state; `null` on a `resume` whose missed events follow as `event`s.
-        snapshot: Option<RoomView>,
+        snapshot: Option<Box<RoomView>>,
     },
     /// A command was applied.
     Ok {

@@ -1037,7 +1037,7 @@ impl Room {
             colour: Some(colour),
             token: Some(token),
             seq: self.seq,
-            snapshot: Some(self.view()),
+            snapshot: Some(Box::new(self.view())),
         };
         self.send_to(conn, &welcome);
         self.presence();
@@ -1057,7 +1057,7 @@ impl Room {
             colour: None,
             token: None,
             seq: self.seq,
-            snapshot: Some(self.view()),
+            snapshot: Some(Box::new(self.view())),
         };
         self.send_to(conn, &welcome);
         self.presence();
@@ -1111,7 +1111,7 @@ impl Room {
             colour: Some(colour),
             token: None,
             seq: self.seq,
-            snapshot: (!replay).then(|| self.view()),
+            snapshot: (!replay).then(|| Box::new(self.view())),
         };
         self.send_to(conn, &welcome);
         if replay {
