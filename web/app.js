@@ -162,7 +162,7 @@ async function createRoom(e) {
   if (!name) return;
   const body = {
     preset: $('preset').value,
-    seats: Number($('seats').value),
+    seats: $('preset').value === 'pairs' ? 4 : Number($('seats').value), // pairs: exactly 4
     turn_clock_secs: Math.max(1, Math.min(600, Number($('clock').value) || 15)),
     public: $('public').checked,
     spectators: $('spectators-ok').checked,
@@ -491,6 +491,11 @@ function applyRoomEvent(ev) {
     case 'creator_changed':
       for (const s of room.seats) s.creator = s.colour === ev.colour;
       log(t('ev_creator', { colour: colourName(ev.colour) }));
+      break;
+    case 'opening_roll':
+      // Who plays first, by the dice (every preset but online); a tie repeats.
+      log('🎲 ' + ev.rolls.map((r) => `${colourName(r.colour)} ${r.value}`).join(', ')
+        + (ev.first ? ` → ${colourName(ev.first)}` : ' …'));
       break;
     case 'game_started':
       room.status = 'playing';
