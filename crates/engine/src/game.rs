@@ -113,6 +113,7 @@ impl Throw {
     fn pop_bonus(&mut self) -> Option<u8> {
         let b = self.pending_bonus()?;
         self.bonus.copy_within(1.., 0);
+        self.bonus[3] = 0; // keep unused slots zero: positions compare by value
         self.nbonus -= 1;
         Some(b)
     }
@@ -918,7 +919,7 @@ impl Game {
         });
     }
 
-    fn exec<S: Sink>(&mut self, step: Step, sink: &mut S) {
+    fn exec<S: Sink>(&mut self, step: Step, hint: Option<Landing>, sink: &mut S) {
         let k = self.mover_index();
         let colour = Colour::ALL[k];
         let Stage::Move(mut t) = self.stage else {
@@ -970,12 +971,12 @@ impl Game {
                 self.stage = Stage::Move(t);
                 let n = self.steps_for(k, t.parts[d as usize], &t);
                 let die = t.parts[d as usize];
-                self.exec_move(k, i as usize, n, MoveKind::Die, Some(die), take, sink);
+                self.exec_move(k, i as usize, n, MoveKind::Die, Some(die), take, hint, sink);
             }
             Step::Bonus(i, take) => {
                 let n = t.pop_bonus().unwrap_or(0);
                 self.stage = Stage::Move(t);
-                self.exec_move(k, i as usize, n, MoveKind::Bonus, None, take, sink);
+                self.exec_move(k, i as usize, n, MoveKind::Bonus, None, take, hint, sink);
             }
         }
     }
@@ -989,11 +990,16 @@ impl Game {
         by: MoveKind,
         die: Option<u8>,
         take_partner: bool,
+        hint: Option<Landing>,
         sink: &mut S,
     ) {
         let colour = Colour::ALL[k];
-        let Ok(l) = self.plan_move(k, i, n) else {
-            return;
+        let l = match hint {
+            Some(l) => l,
+            None => match self.plan_move(k, i, n) {
+                Ok(l) => l,
+                Err(_) => return,
+            },
         };
         let from = Location::from_progress(colour, self.pos[k][i]);
         let opened = self.relocate(k * PIECES + i, l.to);
@@ -1024,7 +1030,7 @@ impl Game {
     // ----- step generation and the must-play search ---------------------------------
 
     fn raw_steps(&self, out: &mut Steps) {
-        self.for_each_step(|st| {
+        self.for_each_step(|st, _| {
             out.push(st);
             true
         });
@@ -1039,7 +1045,7 @@ impl Game {
     /// Calls `f` with every step possible right now, before the must-play filters,
     /// until `f` returns false. (D-13 is handled by the search, which tries every order.)
     #[inline]
-    fn for_each_step(&self, mut f: impl FnMut(Step) -> bool) {
+    fn for_each_step(&self, mut f: impl FnMut(Step, Option<Landing>) -> bool) {
         let Stage::Move(t) = self.stage else { return };
         if t.done {
             return;
@@ -1053,10 +1059,10 @@ impl Game {
                     continue;
                 }
                 if let Ok(l) = self.plan_move(k, i, amount) {
-                    if !f(Step::Bonus(i as u8, false)) {
+                    if !f(Step::Bonus(i as u8, false), Some(l)) {
                         return;
                     }
-                    if l.partner.is_some() && !f(Step::Bonus(i as u8, true)) {
+                    if l.partner.is_some() && !f(Step::Bonus(i as u8, true), Some(l)) {
                         return;
                     }
                 }
@@ -1067,7 +1073,7 @@ impl Game {
             return;
         }
         if let Some(mask) = self.exit_parts(&t) {
-            if self.plan_exit(k).is_ok() && !f(Step::Exit(mask)) {
+            if self.plan_exit(k).is_ok() && !f(Step::Exit(mask), None) {
                 return;
             }
         }
@@ -1079,10 +1085,10 @@ impl Game {
             let n = self.steps_for(k, part, &t);
             for i in 0..PIECES {
                 if let Ok(l) = self.plan_move(k, i, n) {
-                    if !f(Step::Move(i as u8, d as u8, false)) {
+                    if !f(Step::Move(i as u8, d as u8, false), Some(l)) {
                         return;
                     }
-                    if l.partner.is_some() && !f(Step::Move(i as u8, d as u8, true)) {
+                    if l.partner.is_some() && !f(Step::Move(i as u8, d as u8, true), Some(l)) {
                         return;
                     }
                 }
@@ -1173,9 +1179,9 @@ impl Game {
     }
 
     /// Value of taking `s` from `node` and then playing as well as possible.
-    fn child_value(node: &Game, s: Step, remaining: u16) -> Option<u16> {
+    fn child_value(node: &Game, s: Step, hint: Option<Landing>, remaining: u16) -> Option<u16> {
         let mut child = *node;
-        child.exec(s, &mut Discard);
+        child.exec(s, hint, &mut Discard);
         let over = match child.stage {
             Stage::Finished(_) => true,
             Stage::Move(t) => t.done,
@@ -1225,9 +1231,9 @@ impl Game {
             let bound = node.bound();
             let mut best: Option<u16> = None;
             let mut any = false;
-            node.for_each_step(|s| {
+            node.for_each_step(|s, hint| {
                 any = true;
-                let v = Self::child_value(&node, s, remaining);
+                let v = Self::child_value(&node, s, hint, remaining);
                 best = best.max(v);
                 best.is_none_or(|b| b < bound)
             });
@@ -1260,7 +1266,7 @@ impl Game {
         let mut values = [None; 24];
         let mut top = None;
         for (i, &s) in raw.as_slice().iter().enumerate() {
-            values[i] = Self::child_value(&node, s, remaining);
+            values[i] = Self::child_value(&node, s, None, remaining);
             top = top.max(values[i]);
         }
         let mut legal = Steps::new();
@@ -1385,7 +1391,7 @@ impl Game {
             return Err(self.diagnose(step, &self.legal_steps()));
         };
         *self = node;
-        self.exec(step, ev);
+        self.exec(step, None, ev);
         self.settle(ev);
         Ok(())
     }
@@ -1408,14 +1414,14 @@ impl Game {
         if node.all_or_none_blocked(top) {
             return None;
         }
-        let mine = Self::child_value(&node, step, remaining);
+        let mine = Self::child_value(&node, step, None, remaining);
         if mine.is_none() || mine != top {
             return None;
         }
         // D-18: when an exit starts a best play, only exits may be played first.
         if !matches!(step, Step::Exit(_)) {
             let exit_first = steps.as_slice().iter().any(|&s| {
-                matches!(s, Step::Exit(_)) && Self::child_value(&node, s, remaining) == top
+                matches!(s, Step::Exit(_)) && Self::child_value(&node, s, None, remaining) == top
             });
             if exit_first {
                 return None;
