@@ -310,3 +310,83 @@ async fn invalid_combinations_are_refused_naming_the_conflict() {
     assert_eq!(status, 201, "{body}");
     assert_eq!(body["settings"]["preset"], "online");
 }
+
+#[tokio::test]
+async fn a_restart_recovers_a_classic_game_with_its_rule_set_and_first_player() {
+    let store: std::sync::Arc<dyn parchis_store::Store> =
+        std::sync::Arc::new(parchis_store::MemoryStore::new());
+    let server = common::start_on(test_config(), store.clone()).await;
+    let (code, mut clients) = seated_game(
+        &server,
+        settings("classic+murcia-12", 2),
+        &["yellow", "green"],
+    )
+    .await;
+    // Let both see the start; the first player rolls once.
+    let last = clients[0].seq;
+    for c in clients.iter_mut() {
+        while c.seq < last {
+            c.next().await;
+        }
+    }
+    let first = check_opening(&clients[0], false, 6);
+    let fi = if first == "yellow" { 0 } else { 1 };
+    clients[fi].my_turn().await;
+    clients[fi].ok(json!({"type": "roll"})).await;
+    let before = server.room(&code).await;
+    // A crash, not a graceful shutdown (which closes the store): stop serving and drop
+    // the connections; the old room actor only waits for commands that never come.
+    server.task.abort();
+    let _ = server.task.await;
+
+    // A new server on the same store recovers the room.
+    let state = parchis_server::AppState::new(test_config(), store.clone());
+    assert_eq!(parchis_server::recover(&state).await.ok(), Some(1));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let task = tokio::spawn(parchis_server::run(listener, state, shutdown.clone()));
+    let server = common::Server {
+        addr,
+        shutdown,
+        store,
+        task,
+    };
+    let after = server.room(&code).await;
+    assert_eq!(after["status"], "playing");
+    assert_eq!(after["settings"]["preset"], "classic+murcia-12");
+    assert_eq!(after["rules"], before["rules"]);
+    assert_eq!(after["rules"]["six_counts_when_nest_empty"], 12);
+    assert_eq!(after["game"]["position"], before["game"]["position"]);
+    assert_eq!(
+        after["game"]["position"]["turn"],
+        before["game"]["position"]["turn"]
+    );
+    let history = server.room(&code).await;
+    assert_eq!(history["game"]["game_id"], before["game"]["game_id"]);
+
+    // Both players resume and finish the game with one-die throws.
+    let mut resumed = Vec::new();
+    for old in clients {
+        let mut c = server.client().await;
+        c.events = old.events;
+        c.seq = old.seq;
+        let token = old.token.clone().expect("token");
+        let req = c
+            .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": old.seq}))
+            .await;
+        let w = c.reply(req).await;
+        assert_eq!(w["type"], "welcome", "{w}");
+        c.room = code.clone();
+        c.colour = old.colour.clone();
+        c.token = old.token;
+        resumed.push(c);
+    }
+    let (won, resumed) = play_to_end(resumed).await;
+    assert_eq!(won["reason"], "goal");
+    assert_dice_per_throw(&resumed[0], 1);
+    server.shutdown.cancel();
+    let _ = server.task.await;
+}
