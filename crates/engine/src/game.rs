@@ -1211,7 +1211,9 @@ impl Game {
         W_EXIT * exits
             + W_DIE * t.remaining() as u16
             + self.open_required() as u16 * W_OPEN
-            + if self.rules.one_die_playable == OneDiePlayable::Larger {
+            // The larger-die preference only scores plays that leave a die unplayed,
+            // which never beat playing every remaining die: it matters at leaves only.
+            + if self.rules.one_die_playable == OneDiePlayable::Larger && t.remaining() == 0 {
                 W_LARGER * 6
             } else {
                 0
