@@ -13,8 +13,8 @@ use crate::types::{EventRecord, GameRecord, RoomRecord, RoomSnapshot, SeatRecord
 
 /// `code, settings, status, created_at_ms, started_at_ms, finished_at_ms, updated_at_ms`
 pub(crate) type RoomRow = (String, String, String, i64, Option<i64>, Option<i64>, i64);
-/// `room_code, colour, display_name, token_hash, is_creator, joined_at_ms`
-pub(crate) type SeatRow = (String, String, String, String, bool, i64);
+/// `room_code, colour, display_name, token_hash, is_creator, joined_at_ms, bot`
+pub(crate) type SeatRow = (String, String, String, String, bool, i64, Option<String>);
 /// `id, room_code, preset, rules, rules_hash, created_at_ms, finished_at_ms, result, reason,
 /// deadline_ms`
 pub(crate) type GameRow<Id> = (
@@ -36,7 +36,7 @@ pub(crate) type EventRow<Id> = (Id, i64, String, i64);
 pub(crate) const ROOM_COLUMNS: &str =
     "r.code, r.settings, r.status, r.created_at_ms, r.started_at_ms, r.finished_at_ms, r.updated_at_ms";
 pub(crate) const SEAT_COLUMNS: &str =
-    "s.room_code, s.colour, s.display_name, s.token_hash, s.is_creator, s.joined_at_ms";
+    "s.room_code, s.colour, s.display_name, s.token_hash, s.is_creator, s.joined_at_ms, s.bot";
 pub(crate) const GAME_COLUMNS: &str = "g.id, g.room_code, g.preset, g.rules, g.rules_hash, \
      g.created_at_ms, g.finished_at_ms, g.result, g.reason, g.deadline_ms";
 pub(crate) const EVENT_COLUMNS: &str = "e.game_id, e.seq, e.event, e.created_at_ms";
@@ -85,7 +85,7 @@ pub(crate) fn room(row: RoomRow) -> Result<RoomRecord> {
 }
 
 pub(crate) fn seat(row: SeatRow) -> SeatRecord {
-    let (room_code, colour, display_name, token_hash, is_creator, joined_at_ms) = row;
+    let (room_code, colour, display_name, token_hash, is_creator, joined_at_ms, bot) = row;
     SeatRecord {
         room_code,
         colour,
@@ -93,6 +93,7 @@ pub(crate) fn seat(row: SeatRow) -> SeatRecord {
         token_hash,
         is_creator,
         joined_at_ms,
+        bot,
     }
 }
 

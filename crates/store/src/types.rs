@@ -112,6 +112,10 @@ pub struct SeatRecord {
     pub is_creator: bool,
     /// When the player took the seat (unix ms).
     pub joined_at_ms: i64,
+    /// The level of the bot playing this seat (e.g. `"greedy"`), `None` for a person.
+    /// Opaque to the store.
+    #[serde(default)]
+    pub bot: Option<String>,
 }
 
 /// One row of `games`: one game played in a room.

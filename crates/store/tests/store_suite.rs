@@ -64,7 +64,24 @@ mod cases {
             .await
             .expect("delete in missing room"));
         let snap = s.get_room(&c).await.unwrap().unwrap();
+        assert_eq!(snap.seats, vec![red.clone(), blue2.clone()]);
+
+        // A bot seat keeps its level; replacing a person by a bot (and back) updates it.
+        let mut bot = seat(&c, "yellow", "Greedy bot", false, 1_400);
+        bot.bot = Some("greedy".to_owned());
+        s.upsert_seat(&bot).await.expect("upsert bot seat");
+        let mut blue_bot = blue2.clone();
+        blue_bot.bot = Some("expectimax".to_owned());
+        s.upsert_seat(&blue_bot).await.expect("bot takes over blue");
+        let snap = s.get_room(&c).await.unwrap().unwrap();
+        assert_eq!(snap.seats, vec![red.clone(), blue_bot, bot.clone()]);
+        assert_eq!(snap.seats[1].bot.as_deref(), Some("expectimax"));
+        assert_eq!(snap.seats[2].bot.as_deref(), Some("greedy"));
+        s.upsert_seat(&blue2).await.expect("person again");
+        assert!(s.delete_seat(&c, "yellow").await.expect("delete bot seat"));
+        let snap = s.get_room(&c).await.unwrap().unwrap();
         assert_eq!(snap.seats, vec![red, blue2]);
+        assert_eq!(snap.seats[1].bot, None);
 
         match s.upsert_seat(&seat("MISSING1", "red", "X", false, 1)).await {
             Err(StoreError::RoomNotFound(got)) => assert_eq!(got, "MISSING1"),

@@ -180,6 +180,7 @@ pub fn seat(code: &str, colour: &str, name: &str, creator: bool, joined_at_ms: i
         token_hash: parchis_store::hash_token(&format!("token-{code}-{colour}-{name}")),
         is_creator: creator,
         joined_at_ms,
+        bot: None,
     }
 }
 
