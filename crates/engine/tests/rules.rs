@@ -6,29 +6,9 @@ use parchis_engine::{
     SetupError, WinReason,
 };
 
-fn game(s: &str) -> Game {
-    s.parse().unwrap_or_else(|e| panic!("position {s:?}: {e}"))
-}
+mod common;
 
-fn act(g: &Game, a: &str) -> (Game, Vec<Event>) {
-    let action: Action = a.parse().unwrap_or_else(|e| panic!("action {a:?}: {e}"));
-    g.apply(&action).unwrap_or_else(|e| panic!("{g}: {a}: {e}"))
-}
-
-fn roll(g: &Game, a: u8, b: u8) -> (Game, Vec<Event>) {
-    act(g, &format!("roll {a},{b}"))
-}
-
-fn legal(g: &Game) -> Vec<String> {
-    let mut v: Vec<String> = g.legal_actions().iter().map(|a| a.to_string()).collect();
-    v.sort();
-    v
-}
-
-fn refuse(g: &Game, a: &str) -> parchis_engine::ActionError {
-    let action: Action = a.parse().expect("action");
-    g.apply(&action).expect_err("action should be illegal")
-}
+use common::{act, game, legal, refuse, roll};
 
 // ----- §2.1 seating, first player, order ------------------------------------------------
 
