@@ -23,6 +23,35 @@ fn default_timeouts() -> u8 {
 fn default_true() -> bool {
     true
 }
+fn default_bot_think() -> u32 {
+    600
+}
+
+/// A computer player's level (issue 7; the bots of `crates/bots`), weakest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BotLevel {
+    /// A uniform legal action.
+    Random,
+    /// The best action one step ahead under a static evaluation (captures, safety,
+    /// progress, blockades).
+    Greedy,
+    /// Searches its own throw and averages over the next player's throws.
+    Expectimax,
+}
+
+/// What happens to the seat of a player who abandons during the game (R-LEAVE).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OnAbandon {
+    /// The reference behaviour (R-LEAVE): the player forfeits; their pieces leave the
+    /// board (`abandoned` event).
+    #[default]
+    Forfeit,
+    /// A bot of the room's level (`bots`, greedy if unset) takes over the seat and plays
+    /// on (`bot_took_over` event).
+    Bot,
+}
 
 /// Settings of a room, chosen at creation. Every field has a default, so `{}` is a valid
 /// body for `POST /api/rooms`.
@@ -53,6 +82,17 @@ pub struct RoomSettings {
     /// Spectators may watch.
     #[serde(default = "default_true")]
     pub spectators: bool,
+    /// Play against the computer: when the creator starts, every empty seat is filled by
+    /// a bot of this level. `null` or absent: no bots (at least two people are needed).
+    #[serde(default)]
+    pub bots: Option<BotLevel>,
+    /// What happens to an abandoned seat: `forfeit` (default, R-LEAVE) or `bot`.
+    #[serde(default)]
+    pub on_abandon: OnAbandon,
+    /// How long a bot waits before each roll and move, in ms, 0 to 10000 (default 600).
+    /// Bots never run out of clock: keep it well under `turn_clock_secs`.
+    #[serde(default = "default_bot_think")]
+    pub bot_think_ms: u32,
 }
 
 impl Default for RoomSettings {
@@ -65,6 +105,9 @@ impl Default for RoomSettings {
             timeouts_to_abandon: default_timeouts(),
             public: true,
             spectators: true,
+            bots: None,
+            on_abandon: OnAbandon::Forfeit,
+            bot_think_ms: default_bot_think(),
         }
     }
 }
@@ -91,6 +134,12 @@ impl RoomSettings {
             return Err(format!(
                 "timeouts_to_abandon must be 1 to 10, got {}",
                 self.timeouts_to_abandon
+            ));
+        }
+        if self.bot_think_ms > 10_000 {
+            return Err(format!(
+                "bot_think_ms must be 0 to 10000, got {}",
+                self.bot_think_ms
             ));
         }
         let rules = self.rules()?;
@@ -193,6 +242,10 @@ pub struct SeatView {
     /// Pair play only: the seat's team, 0 (yellow+red) or 1 (blue+green).
     #[serde(default)]
     pub team: Option<u8>,
+    /// A bot plays this seat (filled at the start, or took over an abandoned seat):
+    /// its level; `null` for a person.
+    #[serde(default)]
+    pub bot: Option<BotLevel>,
 }
 
 /// The running or finished game of a room.

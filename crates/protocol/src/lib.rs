@@ -22,8 +22,8 @@ pub mod schema;
 
 pub use error::{close_code, ErrorCode};
 pub use http::{
-    team_of, CreateRoomRequest, CreateRoomResponse, GameView, HttpError, RoomList, RoomSettings,
-    RoomStatus, RoomSummary, RoomView, SeatView, TEAMS,
+    team_of, BotLevel, CreateRoomRequest, CreateRoomResponse, GameView, HttpError, OnAbandon,
+    RoomList, RoomSettings, RoomStatus, RoomSummary, RoomView, SeatView, TEAMS,
 };
 pub use messages::{
     parse_client_message, AbandonReason, ClientMessage, OpeningRollEntry, ParseError, Play, Role,

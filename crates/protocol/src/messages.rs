@@ -2,7 +2,7 @@
 //! room's event stream), and the classifying parser [`parse_client_message`].
 
 use crate::error::ErrorCode;
-use crate::http::RoomView;
+use crate::http::{BotLevel, RoomView};
 use parchis_engine::{Action, Colour, Dice, Event, Position};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -242,6 +242,9 @@ pub enum RoomEvent {
         name: String,
         /// The player is the creator.
         creator: bool,
+        /// A bot took the seat (filled at the start): its level. Absent for a person.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bot: Option<BotLevel>,
     },
     /// A player changed colour before the start.
     ColourChanged {
@@ -294,6 +297,17 @@ pub enum RoomEvent {
         /// Who.
         colour: Colour,
         /// Why.
+        reason: AbandonReason,
+    },
+    /// A player abandoned (R-LEAVE) in a room with `on_abandon: bot`: instead of
+    /// forfeiting, a bot of `level` now plays the seat. The old session token no longer
+    /// resumes it.
+    BotTookOver {
+        /// The seat.
+        colour: Colour,
+        /// The bot's level.
+        level: BotLevel,
+        /// Why the player abandoned.
         reason: AbandonReason,
     },
     /// An engine event (dice rolled, piece moved, timed out, game won…).

@@ -8,11 +8,12 @@
 
 use crate::ids;
 use crate::state::AppState;
+use parchis_bots::Bot;
 use parchis_engine::{Action, Colour, Dice, Expect, Game, RuleSet, SeatStatus};
 use parchis_protocol::{
-    close_code, team_of, AbandonReason, ErrorCode, GameView, OpeningRollEntry, Play, Role,
-    RoomEvent, RoomSettings, RoomStatus, RoomSummary, RoomView, SeatView, ServerMessage, TurnInfo,
-    TEAMS,
+    close_code, team_of, AbandonReason, BotLevel, ErrorCode, GameView, OnAbandon, OpeningRollEntry,
+    Play, Role, RoomEvent, RoomSettings, RoomStatus, RoomSummary, RoomView, SeatView,
+    ServerMessage, TurnInfo, TEAMS,
 };
 use parchis_store::{
     hash_token, EventRecord, GameRecord, RoomStatus as StoredStatus, RoomStatusUpdate, SeatRecord,
@@ -224,6 +225,67 @@ pub enum RoomCmd {
         /// Where to answer.
         reply: oneshot::Sender<RoomView>,
     },
+    /// A bot finished thinking (sent by the room's own blocking task).
+    BotChose(BotChoice),
+}
+
+/// The action a bot chose on a blocking thread, with the bot itself handed back.
+pub struct BotChoice {
+    /// The room seq the choice was computed for: dropped if the room moved on.
+    seq: u64,
+    /// The bot's seat.
+    colour: Colour,
+    /// The chosen action.
+    action: Action,
+    /// The bot, back to its seat.
+    brain: Box<dyn Bot + Send>,
+}
+
+impl std::fmt::Debug for BotChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BotChoice")
+            .field("seq", &self.seq)
+            .field("colour", &self.colour)
+            .field("action", &self.action)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The bots crate's level for a wire level.
+fn bot_kind(level: BotLevel) -> parchis_bots::BotLevel {
+    match level {
+        BotLevel::Random => parchis_bots::BotLevel::Random,
+        BotLevel::Greedy => parchis_bots::BotLevel::Greedy,
+        BotLevel::Expectimax => parchis_bots::BotLevel::Expectimax,
+    }
+}
+
+/// A wire level from its stored name (`seats.bot`).
+fn parse_level(name: &str) -> Option<BotLevel> {
+    [BotLevel::Random, BotLevel::Greedy, BotLevel::Expectimax]
+        .into_iter()
+        .find(|l| bot_kind(*l).name() == name)
+}
+
+/// A bot playing a seat.
+struct SeatBot {
+    level: BotLevel,
+    /// `None` while it thinks on a blocking thread. In a mutex only to make the room
+    /// `Sync` (it is reached through `&mut`, never locked).
+    brain: Mutex<Option<Box<dyn Bot + Send>>>,
+}
+
+impl SeatBot {
+    fn new(level: BotLevel, seed: u64) -> SeatBot {
+        SeatBot {
+            level,
+            brain: Mutex::new(Some(bot_kind(level).build(seed))),
+        }
+    }
+
+    fn brain(&mut self) -> &mut Option<Box<dyn Bot + Send>> {
+        self.brain.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// Light public facts about a room, readable without asking the actor.
@@ -270,6 +332,8 @@ struct Seat {
     conn: Option<ConnLink>,
     grace_until: Option<Instant>,
     abandoned: bool,
+    /// A bot plays this seat (it has no connection, no grace period and no token).
+    bot: Option<SeatBot>,
 }
 
 #[derive(Clone, Copy)]
@@ -300,6 +364,13 @@ struct Room {
     turn_pending: bool,
     /// Since when a lobby has had neither seats nor connections.
     idle_since: Option<Instant>,
+    /// When the bot to act acts (its think time elapsed).
+    bot_due: Option<Instant>,
+    /// A bot is choosing its move on a blocking thread.
+    bot_thinking: bool,
+    /// The room's own command channel, for the bots' choices (weak: the room still ends
+    /// when every handle is gone).
+    self_tx: mpsc::WeakSender<RoomCmd>,
 }
 
 /// An empty lobby (no seats, no connections) is disposed of after this long.
@@ -358,6 +429,9 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
             listing: watch::channel(placeholder_listing()).0,
             turn_pending: false,
             idle_since: Some(Instant::now()),
+            bot_due: None,
+            bot_thinking: false,
+            self_tx: tx.downgrade(),
         };
         let listing = room.listing();
         let (ltx, lrx) = watch::channel(listing);
@@ -411,6 +485,7 @@ impl Room {
     async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>) {
         let shutdown = self.state.shutdown_token();
         loop {
+            self.schedule_bot();
             let wake = self.next_wake();
             tokio::select! {
                 biased;
@@ -496,6 +571,7 @@ impl Room {
                     connected: s.conn.is_some(),
                     abandoned: s.abandoned,
                     team: self.rules.teams.then(|| team_of(s.colour)),
+                    bot: s.bot.as_ref().map(|b| b.level),
                 })
                 .collect(),
             spectators: self.spectators.len() as u32,
@@ -522,6 +598,10 @@ impl Room {
             token_hash: seat.token_hash.clone(),
             is_creator: seat.creator,
             joined_at_ms: seat.joined_at_ms,
+            bot: seat
+                .bot
+                .as_ref()
+                .map(|b| bot_kind(b.level).name().to_owned()),
         }
     }
 
@@ -569,7 +649,201 @@ impl Room {
             .into_iter()
             .chain(graces)
             .chain(idle)
+            .chain(self.bot_due)
             .min()
+    }
+
+    // ----- bots ------------------------------------------------------------------------
+
+    /// The seat of the bot to act, while the game runs.
+    fn bot_to_act(&self) -> Option<usize> {
+        if self.status != RoomStatus::Playing {
+            return None;
+        }
+        let game = self.game.as_ref()?;
+        if matches!(game.expect(), Expect::Finished(_)) {
+            return None;
+        }
+        let turn = game.turn();
+        self.seats
+            .iter()
+            .position(|s| s.colour == turn && s.bot.is_some() && !s.abandoned)
+    }
+
+    /// Starts the think time of the bot to act, if any (and forgets it otherwise).
+    fn schedule_bot(&mut self) {
+        match self.bot_to_act() {
+            None => self.bot_due = None,
+            Some(_) if self.bot_due.is_none() && !self.bot_thinking => {
+                let think = Duration::from_millis(u64::from(self.settings.bot_think_ms));
+                self.bot_due = Some(Instant::now() + think);
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// The bot to act acts: it rolls through the normal roll path (the room's dice), or
+    /// chooses its move on a blocking thread; the choice comes back as
+    /// [`RoomCmd::BotChose`].
+    async fn bot_act(&mut self) {
+        let Some(i) = self.bot_to_act() else { return };
+        let Some(game) = self.game else { return };
+        let colour = self.seats[i].colour;
+        match game.expect() {
+            Expect::Roll { .. } => match Dice::from_slice(&self.throw()) {
+                Ok(dice) => {
+                    if let Err(e) = self.apply(Action::Roll { dice }, Vec::new()).await {
+                        warn!(%colour, error = %e.message, "bot roll not applied");
+                    }
+                }
+                Err(_) => warn!(%colour, "bot roll: bad dice"),
+            },
+            Expect::Move { .. } => {
+                let legal = game.legal_actions();
+                if legal.is_empty() {
+                    return;
+                }
+                let Some(tx) = self.self_tx.upgrade() else {
+                    return;
+                };
+                let Some(mut brain) = self.seats[i].bot.as_mut().and_then(|b| b.brain().take())
+                else {
+                    return;
+                };
+                let seq = self.seq;
+                self.bot_thinking = true;
+                tokio::task::spawn_blocking(move || {
+                    let action = brain.choose(&game, &legal);
+                    let choice = BotChoice {
+                        seq,
+                        colour,
+                        action,
+                        brain,
+                    };
+                    // The room is gone if this fails: nothing left to play.
+                    let _ = tx.blocking_send(RoomCmd::BotChose(choice));
+                });
+            }
+            Expect::Finished(_) => {}
+        }
+    }
+
+    /// A bot's choice is back: the bot returns to its seat, and the action is applied like
+    /// a person's if the room is still where the bot looked at it.
+    async fn bot_chose(&mut self, choice: BotChoice) {
+        let BotChoice {
+            seq,
+            colour,
+            action,
+            brain,
+        } = choice;
+        self.bot_thinking = false;
+        if let Some(bot) = self
+            .seats
+            .iter_mut()
+            .find(|s| s.colour == colour)
+            .and_then(|s| s.bot.as_mut())
+        {
+            *bot.brain() = Some(brain);
+        }
+        if self.status == RoomStatus::Playing {
+            self.expire_clock_first().await;
+        }
+        let still = self.bot_to_act().map(|i| self.seats[i].colour) == Some(colour);
+        if seq != self.seq || !still {
+            debug!(%colour, seq, now = self.seq, "stale bot choice dropped");
+            return;
+        }
+        if let Err(e) = self.apply(action, Vec::new()).await {
+            warn!(%colour, %action, error = %e.message, "bot action not applied");
+        }
+    }
+
+    /// Bots fill the free colours when the creator starts ("play against the computer").
+    async fn add_bots(&mut self, level: BotLevel, colours: &[Colour]) -> Result<(), Refusal> {
+        let mut events = Vec::new();
+        for (n, &colour) in colours.iter().enumerate() {
+            let kind = bot_kind(level).name();
+            let mut chars = kind.chars();
+            let title: String = chars
+                .next()
+                .map(|c| c.to_ascii_uppercase())
+                .into_iter()
+                .chain(chars)
+                .collect();
+            let name = format!("{title} bot {}", n + 1);
+            let seed = self.rng.gen();
+            let seat = Seat {
+                id: self.next_seat_id,
+                colour,
+                name: name.clone(),
+                token_hash: String::new(),
+                creator: false,
+                joined_at_ms: now_ms(),
+                conn: None,
+                grace_until: None,
+                abandoned: false,
+                bot: Some(SeatBot::new(level, seed)),
+            };
+            if let Err(e) = self
+                .state
+                .store()
+                .upsert_seat(&self.seat_record(&seat))
+                .await
+            {
+                warn!(error = %e, "store failed saving a bot seat");
+                return Err(Refusal::code(ErrorCode::Internal));
+            }
+            self.next_seat_id += 1;
+            self.seats.push(seat);
+            events.push(RoomEvent::PlayerJoined {
+                colour,
+                name,
+                creator: false,
+                bot: Some(level),
+            });
+        }
+        self.commit(None, events).await?;
+        info!(
+            level = bot_kind(level).name(),
+            bots = colours.len(),
+            "bots seated"
+        );
+        Ok(())
+    }
+
+    /// `on_abandon: bot`: a bot takes over seat `i` instead of the player forfeiting.
+    /// Returns `false` (nothing changed) if the event could not be stored.
+    async fn bot_take_over(&mut self, i: usize, reason: AbandonReason) -> bool {
+        let level = self.settings.bots.unwrap_or(BotLevel::Greedy);
+        let colour = self.seats[i].colour;
+        let event = RoomEvent::BotTookOver {
+            colour,
+            level,
+            reason,
+        };
+        if let Err(e) = self.commit(None, vec![event]).await {
+            warn!(%colour, error = %e.message, "bot takeover not committed");
+            return false;
+        }
+        let seed = self.rng.gen();
+        let seat = &mut self.seats[i];
+        seat.bot = Some(SeatBot::new(level, seed));
+        // The old session token no longer resumes the seat.
+        seat.token_hash = String::new();
+        seat.grace_until = None;
+        // A connection still on the seat (the leaver awaiting its `ok`, or a player who
+        // timed out) watches from now on.
+        if let Some(link) = seat.conn.take() {
+            self.spectators.push(link);
+        }
+        let record = self.seat_record(&self.seats[i]);
+        if let Err(e) = self.state.store().upsert_seat(&record).await {
+            warn!(%colour, error = %e, "store failed saving the bot seat");
+        }
+        info!(%colour, ?reason, level = bot_kind(level).name(), "bot took over an abandoned seat");
+        self.presence();
+        true
     }
 
     // ----- sending -------------------------------------------------------------------
@@ -826,6 +1100,10 @@ impl Room {
         for seat_id in expired {
             self.grace_expired(seat_id).await;
         }
+        if self.bot_due.is_some_and(|t| t <= now) {
+            self.bot_due = None;
+            self.bot_act().await;
+        }
     }
 
     /// Applies an expired clock before anything else (R-CLOCK): an action that arrives
@@ -882,6 +1160,17 @@ impl Room {
         let Some(game) = self.game else { return };
         if game.outcome().is_some() || game.seat(colour) != SeatStatus::Playing {
             return;
+        }
+        if self.settings.on_abandon == OnAbandon::Bot {
+            if let Some(i) = self
+                .seats
+                .iter()
+                .position(|s| s.colour == colour && s.bot.is_none())
+            {
+                if self.bot_take_over(i, reason).await {
+                    return;
+                }
+            }
         }
         let prelude = vec![RoomEvent::Abandoned { colour, reason }];
         match self.apply(Action::Abandon { colour }, prelude).await {
@@ -945,6 +1234,7 @@ impl Room {
             RoomCmd::View { reply } => {
                 let _ = reply.send(self.view());
             }
+            RoomCmd::BotChose(choice) => self.bot_chose(choice).await,
         }
     }
 
@@ -1002,6 +1292,7 @@ impl Room {
             conn: None,
             grace_until: None,
             abandoned: false,
+            bot: None,
         };
         if let Err(e) = self
             .state
@@ -1022,6 +1313,7 @@ impl Room {
                 colour,
                 name,
                 creator,
+                bot: None,
             }],
         )
         .await?;
@@ -1304,7 +1596,16 @@ impl Room {
             return Err(Refusal::code(ErrorCode::NotCreator));
         }
         let rules = self.rules;
-        let seated = self.seats.len();
+        // Play against the computer: bots take the free seats.
+        let fill: Vec<Colour> = match self.settings.bots {
+            Some(_) => self
+                .free_colours()
+                .into_iter()
+                .take(usize::from(self.settings.seats).saturating_sub(self.seats.len()))
+                .collect(),
+            None => Vec::new(),
+        };
+        let seated = self.seats.len() + fill.len();
         if seated < 2 || seated < usize::from(rules.min_players) {
             return Err(Refusal::new(
                 ErrorCode::NotEnoughPlayers,
@@ -1315,11 +1616,15 @@ impl Room {
                 ),
             ));
         }
-        let colours: Vec<Colour> = self.seats.iter().map(|s| s.colour).collect();
+        let mut colours: Vec<Colour> = self.seats.iter().map(|s| s.colour).collect();
+        colours.extend(&fill);
         let creator = self.seats[i].colour;
         // Check the seats before any dice are thrown.
         Game::new(rules, &colours, creator)
             .map_err(|e| Refusal::new(ErrorCode::BadRequest, e.to_string()))?;
+        if let (Some(level), false) = (self.settings.bots, fill.is_empty()) {
+            self.add_bots(level, &fill).await?;
+        }
         let (opening, first) = if rules.first_player == parchis_engine::FirstPlayer::Creator {
             (Vec::new(), creator)
         } else {
@@ -1617,9 +1922,20 @@ pub async fn restore(
     let mut rules = settings
         .rules()
         .map_err(|e| unreadable("room rule set", e))?;
+    let mut rng = match state.config().dice_seed {
+        Some(seed) => ChaCha20Rng::seed_from_u64(seed.wrapping_add(state.next_id())),
+        None => ChaCha20Rng::from_entropy(),
+    };
     let mut seats = Vec::with_capacity(snapshot.seats.len());
     for (i, s) in snapshot.seats.iter().enumerate() {
         let colour: Colour = s.colour.parse().map_err(|e| unreadable("seat colour", e))?;
+        let bot = match s.bot.as_deref() {
+            None => None,
+            Some(name) => {
+                let level = parse_level(name).ok_or_else(|| unreadable("seat bot level", name))?;
+                Some(SeatBot::new(level, rng.gen()))
+            }
+        };
         seats.push(Seat {
             id: i as u64 + 1,
             colour,
@@ -1628,8 +1944,9 @@ pub async fn restore(
             creator: s.is_creator,
             joined_at_ms: s.joined_at_ms,
             conn: None,
-            grace_until: Some(Instant::now() + grace),
+            grace_until: bot.is_none().then(|| Instant::now() + grace),
             abandoned: false,
+            bot,
         });
     }
     let playing = snapshot.room.status == StoredStatus::Playing;
@@ -1637,10 +1954,6 @@ pub async fn restore(
         rebuild_game(&code, snapshot, state.config().history)?
     } else {
         None
-    };
-    let rng = match state.config().dice_seed {
-        Some(seed) => ChaCha20Rng::seed_from_u64(seed.wrapping_add(state.next_id())),
-        None => ChaCha20Rng::from_entropy(),
     };
     if let Some(r) = &restored {
         // The game's own rule set (from its `game_started` position) is authoritative.
@@ -1667,6 +1980,9 @@ pub async fn restore(
         listing: watch::channel(placeholder_listing()).0,
         turn_pending: false,
         idle_since: None,
+        bot_due: None,
+        bot_thinking: false,
+        self_tx: tx.downgrade(),
     };
     if room.seats.is_empty() {
         room.idle_since = Some(Instant::now());

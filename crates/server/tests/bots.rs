@@ -1,0 +1,195 @@
+//! End-to-end tests of server-side bot seats (issue 7): real tokio-tungstenite clients
+//! against the real server on port 0, seeded dice, a 1 ms bot think time.
+
+mod common;
+
+use common::{play_to_end, start, test_config, Client};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+
+/// The colours of every `dice_rolled` engine event a client saw after the event at
+/// index `from` of its event list.
+fn rollers(c: &Client, from: usize) -> BTreeSet<String> {
+    c.events[from..]
+        .iter()
+        .filter(|e| Client::is_game_event(e, "dice_rolled"))
+        .filter_map(|e| e["event"]["event"]["colour"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The room events of kind `kind` a client saw.
+fn room_events(c: &Client, kind: &str) -> Vec<Value> {
+    c.events
+        .iter()
+        .filter(|e| e["type"] == "event" && e["event"]["type"] == kind)
+        .map(|e| e["event"].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn one_person_against_three_greedy_bots_plays_to_the_end() {
+    let server = start(test_config()).await;
+    let code = server
+        .create_room(json!({
+            "seats": 4,
+            "bots": "greedy",
+            "bot_think_ms": 1,
+            "turn_clock_secs": 600,
+            "disconnect_grace_secs": 600,
+        }))
+        .await;
+    let view = server.room(&code).await;
+    assert_eq!(view["settings"]["bots"], "greedy");
+    assert_eq!(view["settings"]["on_abandon"], "forfeit");
+    assert_eq!(view["settings"]["bot_think_ms"], 1);
+
+    let mut me = server.client().await;
+    me.join(&code, "Ana", Some("yellow")).await;
+    me.ok(json!({"type": "start"})).await;
+
+    // The bots took the three free seats.
+    let view = server.room(&code).await;
+    assert_eq!(view["status"], "playing");
+    let seats = view["seats"].as_array().cloned().unwrap_or_default();
+    assert_eq!(seats.len(), 4, "{view}");
+    assert_eq!(seats[0]["colour"], "yellow");
+    assert_eq!(seats[0]["bot"], Value::Null);
+    assert_eq!(seats[0]["creator"], true);
+    let bot_colours: BTreeSet<String> = seats[1..]
+        .iter()
+        .map(|s| {
+            assert_eq!(s["bot"], "greedy", "{s}");
+            assert_eq!(s["creator"], false, "{s}");
+            assert_eq!(s["connected"], false, "{s}");
+            s["colour"].as_str().unwrap_or_default().to_owned()
+        })
+        .collect();
+    let expected: BTreeSet<String> = ["blue", "red", "green"].map(String::from).into();
+    assert_eq!(bot_colours, expected);
+    let joined = room_events(&me, "player_joined");
+    let bot_joins: Vec<&Value> = joined.iter().filter(|e| e["bot"] == "greedy").collect();
+    assert_eq!(bot_joins.len(), 3, "{joined:?}");
+    assert_eq!(bot_joins[0]["name"], "Greedy bot 1");
+
+    let (won, clients) = play_to_end(vec![me]).await;
+    let me = &clients[0];
+    let winner = won["winner"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        ["yellow", "blue", "red", "green"].contains(&winner.as_str()),
+        "{won}"
+    );
+    // Every seat acted: the person and each bot threw the dice.
+    let all: BTreeSet<String> = ["yellow", "blue", "red", "green"].map(String::from).into();
+    assert_eq!(rollers(me, 0), all);
+    // Nobody forfeited and the room finished.
+    assert!(room_events(me, "abandoned").is_empty());
+    let view = server.room(&code).await;
+    assert_eq!(view["status"], "finished");
+    assert_eq!(view["game"]["outcome"]["winner"], winner.as_str(), "{view}");
+    server.shutdown.cancel();
+}
+
+/// The player whose turn it is (per the room view) rolls or plays its first legal action.
+async fn act_once(server: &common::Server, code: &str, clients: &mut [Client]) {
+    let view = server.room(code).await;
+    let turn = view["game"]["position"]["turn"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let seq = view["seq"].as_u64().unwrap_or_default();
+    let c = clients
+        .iter_mut()
+        .find(|c| c.colour.as_deref() == Some(turn.as_str()))
+        .expect("a client holds the turn");
+    let t = c
+        .until("your_turn", |v| {
+            v["type"] == "your_turn" && v["seq"].as_u64() == Some(seq)
+        })
+        .await;
+    if t["must_roll"] == true {
+        c.ok(json!({"type": "roll"})).await;
+    } else {
+        c.ok(json!({"type": "play", "action": t["legal"][0].clone()}))
+            .await;
+    }
+}
+
+#[tokio::test]
+async fn a_bot_takes_over_a_seat_abandoned_mid_game_and_the_game_goes_on() {
+    let server = start(test_config()).await;
+    let code = server
+        .create_room(json!({
+            "seats": 2,
+            "on_abandon": "bot",
+            "bot_think_ms": 1,
+            "turn_clock_secs": 600,
+            "disconnect_grace_secs": 600,
+        }))
+        .await;
+    let mut yellow = server.client().await;
+    yellow.join(&code, "Ana", Some("yellow")).await;
+    let mut red = server.client().await;
+    red.join(&code, "Luis", Some("red")).await;
+    let red_token = red.token.clone().expect("token");
+    yellow
+        .until("red joined", |v| {
+            v["event"]["type"] == "player_joined" && v["event"]["colour"] == "red"
+        })
+        .await;
+    yellow.ok(json!({"type": "start"})).await;
+
+    // Both people play a few throws.
+    let mut clients = vec![yellow, red];
+    for _ in 0..12 {
+        act_once(&server, &code, &mut clients).await;
+    }
+    let mut red = clients.pop().expect("red");
+    let mut yellow = clients.pop().expect("yellow");
+    let before = server.room(&code).await;
+    assert_eq!(before["status"], "playing");
+    let red_rolls_before = rollers(&yellow, 0).contains("red");
+    assert!(red_rolls_before, "red played before leaving");
+
+    // Red leaves: a greedy bot (the room has no `bots` level) takes the seat over.
+    red.ok(json!({"type": "leave"})).await;
+    let took = yellow
+        .until("bot_took_over", |v| {
+            v["type"] == "event" && v["event"]["type"] == "bot_took_over"
+        })
+        .await;
+    assert_eq!(
+        took["event"],
+        json!({"type": "bot_took_over", "colour": "red", "level": "greedy", "reason": "left"})
+    );
+    let mark = yellow.events.len();
+    let view = server.room(&code).await;
+    assert_eq!(view["status"], "playing");
+    let red_seat = view["seats"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["colour"] == "red").cloned())
+        .unwrap_or_default();
+    assert_eq!(red_seat["bot"], "greedy", "{view}");
+    assert_eq!(red_seat["abandoned"], false, "{view}");
+    assert_eq!(red_seat["name"], "Luis");
+
+    // The old token no longer resumes the seat.
+    let mut again = server.client().await;
+    let req = again
+        .cmd(json!({"type": "resume", "room": code, "token": red_token, "last_seq": 0}))
+        .await;
+    let r = again.reply(req).await;
+    assert_eq!(r["code"], "bad_token", "{r}");
+
+    // The game goes on to the end: yellow plays, the bot plays red.
+    let (won, clients) = play_to_end(vec![yellow]).await;
+    let yellow = &clients[0];
+    assert!(won["winner"] == "yellow" || won["winner"] == "red", "{won}");
+    assert_eq!(won["reason"], "goal", "a real finish, not a forfeit: {won}");
+    let after: BTreeSet<String> = rollers(yellow, mark);
+    let both: BTreeSet<String> = ["yellow", "red"].map(String::from).into();
+    assert_eq!(after, both, "the bot threw red's dice after the takeover");
+    assert!(room_events(yellow, "abandoned").is_empty());
+    let view = server.room(&code).await;
+    assert_eq!(view["status"], "finished");
+    server.shutdown.cancel();
+}
