@@ -89,8 +89,8 @@ pub struct RoomSettings {
     /// What happens to an abandoned seat: `forfeit` (default, R-LEAVE) or `bot`.
     #[serde(default)]
     pub on_abandon: OnAbandon,
-    /// How long a bot waits before each roll and move, in ms, 0 to 10000 (default 600).
-    /// Bots never run out of clock: keep it well under `turn_clock_secs`.
+    /// How long a bot waits before each roll and move, in ms, 0 to 10000 (default 600),
+    /// and less than the turn clock: bots act well within their clock.
     #[serde(default = "default_bot_think")]
     pub bot_think_ms: u32,
 }
@@ -136,9 +136,11 @@ impl RoomSettings {
                 self.timeouts_to_abandon
             ));
         }
-        if self.bot_think_ms > 10_000 {
+        if self.bot_think_ms > 10_000
+            || u64::from(self.bot_think_ms) >= u64::from(self.turn_clock_secs) * 1000
+        {
             return Err(format!(
-                "bot_think_ms must be 0 to 10000, got {}",
+                "bot_think_ms must be 0 to 10000 and shorter than the turn clock, got {}",
                 self.bot_think_ms
             ));
         }

@@ -38,6 +38,17 @@ async fn one_person_against_three_greedy_bots_plays_to_the_end() {
             "disconnect_grace_secs": 600,
         }))
         .await;
+    for bad in [
+        json!({"bot_think_ms": 20_000}),
+        json!({"bot_think_ms": 2_000, "turn_clock_secs": 2}),
+        json!({"bots": "clever"}),
+        json!({"on_abandon": "vanish"}),
+    ] {
+        let (status, body) = server
+            .http("POST", "/api/rooms", Some(&bad.to_string()))
+            .await;
+        assert_eq!(status, 400, "{bad} -> {body}");
+    }
     let view = server.room(&code).await;
     assert_eq!(view["settings"]["bots"], "greedy");
     assert_eq!(view["settings"]["on_abandon"], "forfeit");
@@ -192,4 +203,86 @@ async fn a_bot_takes_over_a_seat_abandoned_mid_game_and_the_game_goes_on() {
     let view = server.room(&code).await;
     assert_eq!(view["status"], "finished");
     server.shutdown.cancel();
+}
+
+#[tokio::test]
+async fn a_bot_seat_comes_back_as_a_bot_after_a_restart() {
+    use parchis_store::{MemoryStore, Store};
+    use std::sync::Arc;
+
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let first = common::start_on(test_config(), store.clone()).await;
+    let code = first
+        .create_room(json!({
+            "seats": 2,
+            "bots": "greedy",
+            "bot_think_ms": 1,
+            "turn_clock_secs": 600,
+            "disconnect_grace_secs": 600,
+        }))
+        .await;
+    let mut me = first.client().await;
+    me.join(&code, "Ana", Some("yellow")).await;
+    me.ok(json!({"type": "start"})).await;
+    // Play until the bot has thrown and it is my roll again: the room is then quiet.
+    loop {
+        let t = me.my_turn().await;
+        if t["seq"].as_u64() != Some(me.seq) {
+            continue;
+        }
+        if t["must_roll"] == true {
+            if rollers(&me, 0).contains("blue") {
+                break;
+            }
+            me.ok(json!({"type": "roll"})).await;
+        } else {
+            me.ok(json!({"type": "play", "action": t["legal"][0].clone()}))
+                .await;
+        }
+    }
+    let token = me.token.clone().expect("token");
+    let last_seq = me.seq;
+    drop(me);
+
+    // A second server on the same store brings the room back (the first one is left
+    // alone: its room is quiet, waiting for my roll).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let state = parchis_server::AppState::new(test_config(), store.clone());
+    let restored = parchis_server::recover(&state).await.expect("recover");
+    assert_eq!(restored, 1);
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let task = tokio::spawn(parchis_server::run(listener, state, shutdown.clone()));
+    let second = common::Server {
+        addr,
+        shutdown,
+        store,
+        task,
+    };
+    let view = second.room(&code).await;
+    assert_eq!(view["status"], "playing");
+    assert_eq!(view["seq"].as_u64(), Some(last_seq));
+    // The bot took the first free colour in board order.
+    let bot = view["seats"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["colour"] == "blue").cloned())
+        .unwrap_or_default();
+    assert_eq!(bot["bot"], "greedy", "{view}");
+    assert_eq!(bot["name"], "Greedy bot 1");
+
+    let mut me = second.client().await;
+    let req = me
+        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": last_seq}))
+        .await;
+    let w = me.reply(req).await;
+    assert_eq!(w["type"], "welcome", "{w}");
+    let (won, clients) = play_to_end(vec![me]).await;
+    assert_eq!(won["reason"], "goal", "{won}");
+    // The restored bot threw blue's dice on the second server.
+    assert!(rollers(&clients[0], 0).contains("blue"));
+    let view = second.room(&code).await;
+    assert_eq!(view["status"], "finished");
+    second.shutdown.cancel();
 }
