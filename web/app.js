@@ -166,6 +166,8 @@ async function createRoom(e) {
     turn_clock_secs: Math.max(1, Math.min(600, Number($('clock').value) || 15)),
     public: $('public').checked,
     spectators: $('spectators-ok').checked,
+    bots: $('bots').value || null, // fill the free seats with bots at the start
+    on_abandon: $('bot-takeover').checked ? 'bot' : 'forfeit',
   };
   let res;
   try { res = await api('POST', '/api/rooms', body); } catch (err) {
@@ -469,7 +471,7 @@ function applyRoomEvent(ev) {
   switch (ev.type) {
     case 'player_joined':
       room.seats = room.seats.filter((s) => s.colour !== ev.colour);
-      room.seats.push({ colour: ev.colour, name: ev.name, creator: ev.creator, connected: true, abandoned: false });
+      room.seats.push({ colour: ev.colour, name: ev.name, creator: ev.creator, connected: !ev.bot, abandoned: false, bot: ev.bot || null });
       log(t('ev_joined', { name: ev.name, colour: colourName(ev.colour) }));
       break;
     case 'colour_changed': {
@@ -509,6 +511,13 @@ function applyRoomEvent(ev) {
     case 'abandoned': {
       const s = seatOf(ev.colour);
       if (s) s.abandoned = true;
+      break;
+    }
+    case 'bot_took_over': {
+      const s = seatOf(ev.colour);
+      if (s) { s.bot = ev.level; s.connected = false; }
+      if (S.colour === ev.colour && S.role === 'player') S.role = 'spectator';
+      log(t('ev_bot_took_over', { colour: colourName(ev.colour) }));
       break;
     }
     case 'game':
@@ -734,7 +743,8 @@ function renderRoom() {
       const tags = [];
       if (seat.colour === S.colour && S.role === 'player') tags.push(t('you'));
       if (seat.creator) tags.push(t('creator'));
-      if (!seat.connected) tags.push(t('offline'));
+      if (seat.bot) tags.push(t('bot_tag'));
+      else if (!seat.connected) tags.push(t('offline'));
       label.textContent = `${colourName(c)}: ${seat.name}${tags.length ? ` (${tags.join(', ')})` : ''}`;
       li.dataset.taken = 'true';
     } else {
@@ -749,8 +759,9 @@ function renderRoom() {
   const creator = room.seats.find((s) => s.creator);
   const start = $('start-btn');
   start.hidden = !(me && me.creator);
-  start.disabled = room.seats.length < 2;
-  $('room-status').textContent = room.seats.length < 2
+  const bots = !!room.settings.bots; // bots fill the free seats at the start
+  start.disabled = room.seats.length < 2 && !bots;
+  $('room-status').textContent = room.seats.length < 2 && !bots
     ? t('need_two')
     : (me && me.creator ? '' : t('waiting_creator', { name: creator ? creator.name : '' }));
   $('room-spectators').textContent = t('spectators', { n: room.spectators || 0 });
@@ -838,7 +849,8 @@ function renderGame() {
     const home = (S.pieces[seat.colour] || []).filter((l) => l === 'goal').length;
     const tags = [];
     if (seat.colour === S.colour && S.role === 'player') tags.push(t('you'));
-    if (!seat.connected && !seat.abandoned) tags.push(t('offline'));
+    if (seat.bot) tags.push(t('bot_tag'));
+    else if (!seat.connected && !seat.abandoned) tags.push(t('offline'));
     if (seat.abandoned) tags.push(t('abandoned'));
     li.innerHTML = '';
     const sw = document.createElement('span');
