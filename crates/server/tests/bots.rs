@@ -286,3 +286,68 @@ async fn a_bot_seat_comes_back_as_a_bot_after_a_restart() {
     assert_eq!(view["status"], "finished");
     second.shutdown.cancel();
 }
+
+#[tokio::test]
+async fn bots_take_over_players_who_time_out_and_finish_the_game() {
+    let server = start(test_config()).await;
+    let code = server
+        .create_room(json!({
+            "seats": 2,
+            "bots": "random",
+            "on_abandon": "bot",
+            "bot_think_ms": 1,
+            "turn_clock_secs": 1,
+            "timeouts_to_abandon": 1,
+            "disconnect_grace_secs": 600,
+        }))
+        .await;
+    let mut yellow = server.client().await;
+    yellow.join(&code, "Ana", Some("yellow")).await;
+    let mut red = server.client().await;
+    red.join(&code, "Luis", Some("red")).await;
+    yellow
+        .until("red joined", |v| {
+            v["event"]["type"] == "player_joined" && v["event"]["colour"] == "red"
+        })
+        .await;
+    yellow.ok(json!({"type": "start"})).await;
+    // With the creator's bots setting, the two seats are people: no bot joined.
+    let view = server.room(&code).await;
+    let bots: Vec<&Value> = view["seats"]
+        .as_array()
+        .map(|s| s.iter().filter(|s| !s["bot"].is_null()).collect())
+        .unwrap_or_default();
+    assert!(bots.is_empty(), "{view}");
+
+    // Nobody acts: yellow (first) times out once and a bot takes over.
+    let took = yellow
+        .until("bot_took_over yellow", |v| {
+            v["type"] == "event" && v["event"]["type"] == "bot_took_over"
+        })
+        .await;
+    assert_eq!(
+        took["event"],
+        json!({"type": "bot_took_over", "colour": "yellow", "level": "random", "reason": "timeouts"})
+    );
+    // The seat is no longer this connection's to play.
+    let req = yellow.cmd(json!({"type": "roll"})).await;
+    let r = yellow.reply(req).await;
+    assert_eq!(r["code"], "not_joined", "{r}");
+
+    // Red never acts either: the two bots play the game out.
+    let won = red
+        .until("game_won", |v| Client::is_game_event(v, "game_won"))
+        .await;
+    assert_eq!(won["event"]["event"]["reason"], "goal", "{won}");
+    let took = room_events(&red, "bot_took_over");
+    let colours: Vec<&Value> = took.iter().map(|e| &e["colour"]).collect();
+    assert_eq!(colours, [&json!("yellow"), &json!("red")], "{took:?}");
+    assert!(took.iter().all(|e| e["reason"] == "timeouts"));
+    assert!(room_events(&red, "abandoned").is_empty());
+    let view = server.room(&code).await;
+    assert_eq!(view["status"], "finished");
+    for s in view["seats"].as_array().cloned().unwrap_or_default() {
+        assert_eq!(s["bot"], "random", "{s}");
+    }
+    server.shutdown.cancel();
+}
