@@ -1025,14 +1025,17 @@ impl Room {
         }
         self.commit(Some(next), events).await?;
         self.deadline = deadline;
-        let game_id = self.game_id.unwrap_or_default();
-        if next.outcome().is_some() {
-            // Finished inside `commit`, before the broadcast.
-        } else if new_throw {
-            if let Some(d) = deadline {
-                if let Err(e) = self.state.store().set_deadline(game_id, Some(d.ms)).await {
-                    warn!(game = %game_id, error = %e, "store failed saving the deadline");
-                }
+        // The new deadline is durable already: the `turn` event that carries it was
+        // committed with the action's events, and recovery reads it from there. The
+        // games table's deadline column is refreshed without holding the room up.
+        if new_throw && next.outcome().is_none() {
+            if let (Some(d), Some(game_id)) = (deadline, self.game_id) {
+                let store = self.state.store().clone();
+                tokio::spawn(async move {
+                    if let Err(e) = store.set_deadline(game_id, Some(d.ms)).await {
+                        warn!(game = %game_id, error = %e, "store failed saving the deadline");
+                    }
+                });
             }
         }
         self.turn_pending = true;
@@ -1896,7 +1899,9 @@ fn rebuild_game(
         game,
         seq,
         history,
-        deadline_ms: record.deadline_ms.or(last_turn_deadline),
+        // The last `turn` event is authoritative (it is written with the action); the
+        // games table's column is a convenience copy that may lag behind it.
+        deadline_ms: last_turn_deadline.or(record.deadline_ms),
     }))
 }
 
