@@ -181,9 +181,9 @@ pub struct Game {
 #[derive(Clone, Copy, Debug)]
 struct Landing {
     to: u8,
-    capture: Option<usize>,
+    capture: Option<u8>,
     /// A lone partner piece on a normal square: the mover chooses (seed 004).
-    partner: Option<usize>,
+    partner: Option<u8>,
     bounced: bool,
 }
 
@@ -299,6 +299,8 @@ enum Step {
 #[derive(Clone, Copy)]
 struct Steps {
     items: [Step; 24],
+    /// The planned landing of each step, when known (saves planning it again).
+    hints: [Option<Landing>; 24],
     len: u8,
 }
 
@@ -306,13 +308,19 @@ impl Steps {
     fn new() -> Steps {
         Steps {
             items: [Step::Bonus(0, false); 24],
+            hints: [None; 24],
             len: 0,
         }
     }
     #[inline]
     fn push(&mut self, s: Step) {
+        self.push_with(s, None);
+    }
+    #[inline]
+    fn push_with(&mut self, s: Step, hint: Option<Landing>) {
         if (self.len as usize) < self.items.len() {
             self.items[self.len as usize] = s;
+            self.hints[self.len as usize] = hint;
             self.len += 1;
         }
     }
@@ -678,10 +686,10 @@ impl Game {
                         return Err(Refusal::SafeOccupied(self.loc_of_cell(k, to)));
                     }
                 } else if mate && self.rules.partner_capture_choice {
-                    landing.partner = Some(occ[0]);
+                    landing.partner = Some(occ[0] as u8);
                 } else {
                     // R-CAPTURE: a lone opponent piece on a normal ring square.
-                    landing.capture = Some(occ[0]);
+                    landing.capture = Some(occ[0] as u8);
                 }
             }
         }
@@ -1017,7 +1025,10 @@ impl Game {
         if let Some(e) = opened {
             sink.push(e);
         }
-        let victim = l.capture.or(l.partner.filter(|_| take_partner));
+        let victim = l
+            .capture
+            .or(l.partner.filter(|_| take_partner))
+            .map(usize::from);
         if let Some(v) = victim {
             let e = self.capture(v, self.turn.index());
             sink.push(e);
@@ -1030,8 +1041,8 @@ impl Game {
     // ----- step generation and the must-play search ---------------------------------
 
     fn raw_steps(&self, out: &mut Steps) {
-        self.for_each_step(|st, _| {
-            out.push(st);
+        self.for_each_step(|st, hint| {
+            out.push_with(st, hint);
             true
         });
     }
@@ -1268,7 +1279,7 @@ impl Game {
         let mut values = [None; 24];
         let mut top = None;
         for (i, &s) in raw.as_slice().iter().enumerate() {
-            values[i] = Self::child_value(&node, s, None, remaining);
+            values[i] = Self::child_value(&node, s, raw.hints[i], remaining);
             top = top.max(values[i]);
         }
         let mut legal = Steps::new();
