@@ -328,3 +328,91 @@ async fn sigkill_mid_game_then_resume_and_finish_on_postgres() {
         _ => eprintln!("DATABASE_URL not set to Postgres: skipped"),
     }
 }
+
+/// A deadline that passed while the server was down is not held against the player to
+/// act: after the restart the throw gets a fresh full clock, announced by a stored
+/// `turn` event (proto/README.md, "Turn clock across a restart").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deadline_missed_while_down_gives_a_fresh_clock() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = spawn(dir.path(), None).await;
+    let (status, body) = http_at(
+        server.addr,
+        "POST",
+        "/api/rooms",
+        Some(&json!({"seats": 2, "turn_clock_secs": 2, "public": false}).to_string()),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let code = body["code"].as_str().expect("code").to_owned();
+    let mut a = client(server.addr).await;
+    let mut b = client(server.addr).await;
+    a.join(&code, "Ana", Some("yellow")).await;
+    b.join(&code, "Bruno", Some("red")).await;
+    a.until("bruno's join", |v| v["seq"].as_u64() == Some(2))
+        .await;
+    a.ok(json!({"type": "start"})).await;
+    let started = a
+        .events
+        .iter()
+        .find(|e| e["event"]["type"] == "game_started")
+        .cloned()
+        .expect("game_started");
+    let game_id = started["event"]["game_id"].as_str().expect("id").to_owned();
+    let clients = play_until(vec![a, b], 12).await;
+    drop(clients);
+
+    let (_, before) = http_at(server.addr, "GET", &format!("/api/games/{game_id}"), None).await;
+    let stored_before = before["events"].as_array().cloned().expect("events");
+    let last_turn_before = stored_before
+        .iter()
+        .rev()
+        .find(|e| e["event"]["type"] == "turn")
+        .and_then(|e| e["event"]["deadline_ms"].as_i64())
+        .expect("a stored turn event");
+    let mut server = server;
+    server.child.kill().expect("SIGKILL");
+    let _ = server.child.wait();
+    // Stay down past the 2 s deadline.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let restarted_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as i64;
+    assert!(
+        restarted_at > last_turn_before,
+        "the old deadline has passed"
+    );
+
+    let mut server = spawn(dir.path(), None).await;
+    let (status, after) = http_at(server.addr, "GET", &format!("/api/games/{game_id}"), None).await;
+    assert_eq!(status, 200, "{after}");
+    let stored_after = after["events"].as_array().cloned().expect("events");
+    assert_eq!(
+        &stored_after[..stored_before.len()],
+        &stored_before[..],
+        "what was stored before the kill is unchanged"
+    );
+    let new: Vec<&Value> = stored_after[stored_before.len()..].iter().collect();
+    let fresh = new
+        .iter()
+        .find(|e| e["event"]["type"] == "turn")
+        .unwrap_or_else(|| panic!("a fresh turn event after the restart: {new:?}"));
+    let fresh_deadline = fresh["event"]["deadline_ms"].as_i64().expect("deadline");
+    assert!(
+        fresh_deadline >= restarted_at + 1_500 && fresh_deadline <= restarted_at + 30_000,
+        "a full 2 s clock from the restart: deadline {fresh_deadline}, restarted {restarted_at}"
+    );
+    assert_eq!(
+        fresh["event"]["colour"],
+        stored_before
+            .iter()
+            .rev()
+            .find(|e| e["event"]["type"] == "turn")
+            .map(|e| e["event"]["colour"].clone())
+            .expect("colour"),
+        "the same player keeps the throw"
+    );
+    server.child.kill().expect("kill");
+    let _ = server.child.wait();
+}
