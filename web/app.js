@@ -61,8 +61,8 @@ function show(view) {
   document.body.dataset.view = view;
   clearInterval(roomsTimer);
   if (view === 'lobby') {
-    loadRooms();
-    roomsTimer = setInterval(loadRooms, 5000);
+    loadLobbyLists();
+    roomsTimer = setInterval(loadLobbyLists, 5000);
   }
 }
 
@@ -132,6 +132,35 @@ async function loadRooms() {
     li.append(span, join, watch);
     list.appendChild(li);
   }
+}
+
+/** The lobby's second list: public games in progress that spectators may watch. */
+async function loadLiveGames() {
+  const list = $('live-list');
+  let data;
+  try { data = await api('GET', '/api/rooms?status=playing'); } catch (_) { return; }
+  list.replaceChildren();
+  if (!data.rooms.length) {
+    const li = document.createElement('li');
+    li.className = 'muted';
+    li.textContent = t('no_live_games');
+    list.appendChild(li);
+    return;
+  }
+  for (const r of data.rooms) {
+    const li = document.createElement('li');
+    li.dataset.code = r.code;
+    const span = document.createElement('span');
+    span.textContent = t('live_row', { code: r.code, players: r.taken, spectators: r.spectators });
+    const watch = button(t('watch'), () => enterRoom(r.code, 'watch'), `${t('watch')} ${r.code}`);
+    li.append(span, watch);
+    list.appendChild(li);
+  }
+}
+
+function loadLobbyLists() {
+  loadRooms();
+  loadLiveGames();
 }
 
 function button(text, onClick, label, cls) {
@@ -918,7 +947,7 @@ function retranslate() {
   translateDom();
   fillColourSelect($('colour-pref'));
   if (board) { $('board-wrap').replaceChildren(); board = null; }
-  if (S.room) { S.resultShown = false; render(); } else loadRooms();
+  if (S.room) { S.resultShown = false; render(); } else loadLobbyLists();
 }
 
 function init() {
@@ -933,6 +962,7 @@ function init() {
   $('code-form').addEventListener('submit', (e) => { e.preventDefault(); enterRoom($('code').value, 'join'); });
   $('code-watch').addEventListener('click', () => enterRoom($('code').value, 'watch'));
   $('refresh-rooms').addEventListener('click', loadRooms);
+  $('refresh-live').addEventListener('click', loadLiveGames);
   $('join-form').addEventListener('submit', (e) => {
     e.preventDefault();
     const n = requireName($('join-name'));

@@ -76,7 +76,8 @@ pub struct RoomSettings {
     /// Consecutive timeouts after which a player has abandoned (R-LEAVE), 1 to 10.
     #[serde(default = "default_timeouts")]
     pub timeouts_to_abandon: u8,
-    /// Listed by `GET /api/rooms` while not started.
+    /// Listed by `GET /api/rooms` while not started (and, if spectators may watch, by
+    /// `GET /api/rooms?status=playing` while its game runs).
     #[serde(default = "default_true")]
     pub public: bool,
     /// Spectators may watch.
@@ -189,10 +190,11 @@ pub struct CreateRoomResponse {
 }
 
 /// Lifecycle of a room.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RoomStatus {
     /// Players are joining; no game yet.
+    #[default]
     Lobby,
     /// A game is running.
     Playing,
@@ -200,11 +202,15 @@ pub enum RoomStatus {
     Finished,
 }
 
-/// One public room not yet started, in `GET /api/rooms`.
+/// One public room in `GET /api/rooms`: not yet started, or (with `?status=playing`) a
+/// game in progress that spectators may watch.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RoomSummary {
     /// Room code.
     pub code: String,
+    /// Lifecycle: `lobby` in the default list, `playing` in `?status=playing`.
+    #[serde(default)]
+    pub status: RoomStatus,
     /// The rule set's name (preset and variants, e.g. `classic+murcia-12`).
     pub preset: String,
     /// Seats in the room.
@@ -221,10 +227,11 @@ pub struct RoomSummary {
     pub spectators: u32,
 }
 
-/// Body of `GET /api/rooms`.
+/// Body of `GET /api/rooms` (and `GET /api/rooms?status=playing`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RoomList {
-    /// Public rooms in the lobby, oldest first.
+    /// Public rooms in the lobby (or, with `?status=playing`, public games in progress
+    /// open to spectators), oldest first.
     pub rooms: Vec<RoomSummary>,
 }
 

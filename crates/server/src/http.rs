@@ -85,17 +85,54 @@ pub async fn create_room(
     ))
 }
 
-/// `GET /api/rooms`: public rooms not yet started, oldest first.
-pub async fn list_rooms(State(state): State<AppState>) -> Json<RoomList> {
+/// Query of `GET /api/rooms`.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct RoomsQuery {
+    /// `lobby` (the default) or `playing`.
+    pub status: Option<String>,
+}
+
+/// `GET /api/rooms`: public rooms not yet started, oldest first. With `?status=playing`:
+/// public rooms whose game is in progress and that allow spectators. Any other `status`
+/// is `400 bad_request`.
+pub async fn list_rooms(
+    State(state): State<AppState>,
+    query: Result<axum::extract::Query<RoomsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<RoomList>, ApiError> {
+    let axum::extract::Query(query) = query.map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::BadRequest,
+            e.body_text(),
+        )
+    })?;
+    let playing = match query.status.as_deref() {
+        None | Some("lobby") => false,
+        Some("playing") => true,
+        Some(other) => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::BadRequest,
+                format!("unknown status {other:?}: use lobby or playing"),
+            ))
+        }
+    };
     let mut rooms: Vec<_> = state
         .all_rooms()
         .into_iter()
         .map(|h| h.listing())
-        .filter(|l| l.public && l.status == RoomStatus::Lobby)
+        .filter(|l| {
+            l.public
+                && if playing {
+                    l.status == RoomStatus::Playing && l.spectators_allowed
+                } else {
+                    l.status == RoomStatus::Lobby
+                }
+        })
         .map(|l| l.summary)
         .collect();
     rooms.sort_by(|a, b| b.age_secs.cmp(&a.age_secs).then(a.code.cmp(&b.code)));
-    Json(RoomList { rooms })
+    Ok(Json(RoomList { rooms }))
 }
 
 /// `GET /api/rooms/{code}`: one room's public state ([`parchis_protocol::RoomView`]);

@@ -295,6 +295,8 @@ pub struct Listing {
     pub status: RoomStatus,
     /// Listed publicly.
     pub public: bool,
+    /// Spectators may watch (`settings.spectators`).
+    pub spectators_allowed: bool,
     /// Summary for `GET /api/rooms`.
     pub summary: RoomSummary,
 }
@@ -461,8 +463,10 @@ fn placeholder_listing() -> Listing {
     Listing {
         status: RoomStatus::Lobby,
         public: false,
+        spectators_allowed: false,
         summary: RoomSummary {
             code: String::new(),
+            status: RoomStatus::Lobby,
             preset: String::new(),
             seats: 0,
             taken: 0,
@@ -529,8 +533,10 @@ impl Room {
         Listing {
             status: self.status,
             public: self.settings.public,
+            spectators_allowed: self.settings.spectators,
             summary: RoomSummary {
                 code: self.code.clone(),
+                status: self.status,
                 preset: self.settings.preset.clone(),
                 seats: self.settings.seats,
                 taken,
