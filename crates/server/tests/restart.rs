@@ -120,25 +120,14 @@ fn by_seq(events: &[Value]) -> std::collections::BTreeMap<u64, Value> {
     map
 }
 
-async fn restart_scenario(database_url: Option<&str>) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let server = spawn(dir.path(), database_url).await;
-    let (status, body) = http_at(
-        server.addr,
-        "POST",
-        "/api/rooms",
-        Some(
-            &json!({"seats": 2, "turn_clock_secs": 2, "disconnect_grace_secs": 120,
-                    "timeouts_to_abandon": 10, "public": false})
-            .to_string(),
-        ),
-    )
-    .await;
+/// Creates a 2-seat room with `settings`, seats Ana (yellow) and Bruno (red), starts the
+/// game and returns the room code, the `game_started` event and both clients.
+async fn start_game(addr: SocketAddr, settings: Value) -> (String, Value, Client, Client) {
+    let (status, body) = http_at(addr, "POST", "/api/rooms", Some(&settings.to_string())).await;
     assert_eq!(status, 201, "{body}");
     let code = body["code"].as_str().expect("code").to_owned();
-
-    let mut a = client(server.addr).await;
-    let mut b = client(server.addr).await;
+    let mut a = client(addr).await;
+    let mut b = client(addr).await;
     a.join(&code, "Ana", Some("yellow")).await;
     b.join(&code, "Bruno", Some("red")).await;
     a.until("bruno's join", |v| v["seq"].as_u64() == Some(2))
@@ -150,6 +139,18 @@ async fn restart_scenario(database_url: Option<&str>) {
         .find(|e| e["event"]["type"] == "game_started")
         .cloned()
         .expect("game_started");
+    (code, started, a, b)
+}
+
+async fn restart_scenario(database_url: Option<&str>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = spawn(dir.path(), database_url).await;
+    let (code, started, a, b) = start_game(
+        server.addr,
+        json!({"seats": 2, "turn_clock_secs": 2, "disconnect_grace_secs": 120,
+               "timeouts_to_abandon": 10, "public": false}),
+    )
+    .await;
     let game_id = started["event"]["game_id"].as_str().expect("id").to_owned();
     let first_seq = started["seq"].as_u64().expect("seq");
     assert_eq!(first_seq, 3, "two lobby events, then the game");
@@ -336,28 +337,11 @@ async fn sigkill_mid_game_then_resume_and_finish_on_postgres() {
 async fn a_deadline_missed_while_down_gives_a_fresh_clock() {
     let dir = tempfile::tempdir().expect("tempdir");
     let server = spawn(dir.path(), None).await;
-    let (status, body) = http_at(
+    let (_code, started, a, b) = start_game(
         server.addr,
-        "POST",
-        "/api/rooms",
-        Some(&json!({"seats": 2, "turn_clock_secs": 2, "public": false}).to_string()),
+        json!({"seats": 2, "turn_clock_secs": 2, "public": false}),
     )
     .await;
-    assert_eq!(status, 201, "{body}");
-    let code = body["code"].as_str().expect("code").to_owned();
-    let mut a = client(server.addr).await;
-    let mut b = client(server.addr).await;
-    a.join(&code, "Ana", Some("yellow")).await;
-    b.join(&code, "Bruno", Some("red")).await;
-    a.until("bruno's join", |v| v["seq"].as_u64() == Some(2))
-        .await;
-    a.ok(json!({"type": "start"})).await;
-    let started = a
-        .events
-        .iter()
-        .find(|e| e["event"]["type"] == "game_started")
-        .cloned()
-        .expect("game_started");
     let game_id = started["event"]["game_id"].as_str().expect("id").to_owned();
     let clients = play_until(vec![a, b], 12).await;
     drop(clients);
