@@ -11,11 +11,13 @@
 //!
 //! Phases: (1) *setup*: each room is created with `POST /api/rooms` and four clients
 //! `join` it (at most `--setup-concurrency` rooms at a time); (2) *idle*: once every room
-//! is ready the server's RSS is sampled (memory per idle connection); (3) *play*: every
-//! creator sends `start`, then each client answers its `your_turn` after the think time
-//! with `roll` or a uniformly random entry of `legal`, until the duration is over. A
-//! room whose game ends plays a new one (new room, new connections). Only the play
-//! phase is measured.
+//! is ready the server's RSS is sampled (memory per idle connection); (3) *warm-up*
+//! (`--warmup-secs`): every creator sends `start` at a uniformly random moment within one
+//! think time, so rooms do not act in lockstep, and the games reach their steady state;
+//! (4) *measured play* (`--duration-secs`): each client answers its `your_turn` after a
+//! think time drawn uniformly from `think_ms × [1 − jitter, 1 + jitter]` with `roll` or
+//! a uniformly random entry of `legal`. A room whose game ends plays a new one (new room,
+//! new connections). Only commands sent in the measured window are counted.
 //!
 //! Latency: from writing a `roll`/`play` frame to reading the first `event` frame with
 //! a higher `seq` on the same connection (the event the command caused; events precede
@@ -53,6 +55,17 @@ struct Args {
     /// to act at a time, so 1000 ms ≈ one action per second per room.
     #[arg(long, default_value_t = 1000)]
     think_ms: u64,
+    /// Spread of the think time: each one is drawn uniformly from
+    /// `think_ms × [1 − jitter, 1 + jitter]` (mean `think_ms`), and each room's first
+    /// command waits a uniform `[0, think_ms)`, so rooms do not act in lockstep (real
+    /// players don't). 0 gives the fixed think time and simultaneous starts.
+    #[arg(long, default_value_t = 0.5, value_parser = parse_jitter)]
+    think_jitter: f64,
+    /// Warm-up before the measured window, in seconds: the games start (staggered over
+    /// one think time, each `start` creating a game in the store) and reach their steady
+    /// state; nothing of it is counted.
+    #[arg(long, default_value_t = 5)]
+    warmup_secs: u64,
     /// Length of the measured play phase, in seconds.
     #[arg(long, default_value_t = 30)]
     duration_secs: u64,
@@ -137,6 +150,8 @@ struct Ctx {
     go: watch::Receiver<bool>,
     /// End of the play phase.
     end: Mutex<Option<Instant>>,
+    /// Start of the measured window (after the warm-up).
+    measure_from: Mutex<Option<Instant>>,
 }
 
 impl Ctx {
@@ -152,8 +167,26 @@ impl Ctx {
     fn end(&self) -> Option<Instant> {
         self.end.lock().ok().and_then(|e| *e)
     }
+    /// Whether a command sent at `at` falls in the measured window.
+    fn measured(&self, at: Instant) -> bool {
+        self.measure_from
+            .lock()
+            .ok()
+            .and_then(|m| *m)
+            .is_some_and(|from| at >= from)
+    }
     fn playing(&self) -> bool {
         *self.go.borrow()
+    }
+}
+
+/// `--think-jitter`: a fraction in [0, 1].
+fn parse_jitter(s: &str) -> Result<f64, String> {
+    let j: f64 = s.parse().map_err(|e| format!("{s:?}: {e}"))?;
+    if (0.0..=1.0).contains(&j) {
+        Ok(j)
+    } else {
+        Err(format!("{s:?}: must be between 0 and 1"))
     }
 }
 
@@ -334,6 +367,16 @@ impl Rng {
         let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
         (x % n.max(1) as u64) as usize
     }
+
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        self.below(1 << 30) as f64 / (1u64 << 30) as f64
+    }
+
+    /// A think time: uniform in `think × [1 − jitter, 1 + jitter]`.
+    fn think(&mut self, think: Duration, jitter: f64) -> Duration {
+        think.mul_f64(1.0 - jitter + 2.0 * jitter * self.unit())
+    }
 }
 
 /// First `req` of a `roll`/`play` command on a connection.
@@ -353,6 +396,7 @@ async fn play(ctx: &Ctx, code: &str, mut c: Client, mut rng: Rng, creator: bool)
         Err(_) => return Ended::Failed,
     };
     let think = Duration::from_millis(ctx.args.think_ms);
+    let jitter = ctx.args.think_jitter;
     // Action requests are numbered from FIRST_ACTION_REQ; 1 was `join`, 2 is `start`.
     let mut req: u64 = FIRST_ACTION_REQ - 1;
     let mut started = !creator;
@@ -365,6 +409,10 @@ async fn play(ctx: &Ctx, code: &str, mut c: Client, mut rng: Rng, creator: bool)
     let result = 'outer: loop {
         if !started {
             started = true;
+            // Stagger the rooms' starts over one think time (unless jitter is 0).
+            if jitter > 0.0 {
+                tokio::time::sleep(think.mul_f64(rng.unit())).await;
+            }
             let msg = json!({"type": "start", "req": 2, "room": code, "seq": c.seq});
             if c.ws.send(Message::text(msg.to_string())).await.is_err() {
                 ctx.stats.error("send_failed");
@@ -387,8 +435,10 @@ async fn play(ctx: &Ctx, code: &str, mut c: Client, mut rng: Rng, creator: bool)
                         c.seq = c.seq.max(seq);
                         if let Some((_, sent_seq, at)) = inflight {
                             if seq > sent_seq {
-                                let us = at.elapsed().as_micros() as u64;
-                                let _ = hist.record(us.max(1));
+                                if ctx.measured(at) {
+                                    let us = at.elapsed().as_micros() as u64;
+                                    let _ = hist.record(us.max(1));
+                                }
                                 inflight = None;
                             }
                         }
@@ -436,7 +486,7 @@ async fn play(ctx: &Ctx, code: &str, mut c: Client, mut rng: Rng, creator: bool)
                                 }
                             }
                         };
-                        pending = Some((Instant::now() + think, msg, seq));
+                        pending = Some((Instant::now() + rng.think(think, jitter), msg, seq));
                     }
                     "closing" => {
                         ctx.stats.error("closing");
@@ -615,6 +665,7 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
         next_source: AtomicU64::new(0),
         go: go_rx,
         end: Mutex::new(None),
+        measure_from: Mutex::new(None),
     });
     let rss_before = pid.and_then(rss_kib);
     let setup_started = Instant::now();
@@ -649,21 +700,27 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
     // Let the server settle, then sample its memory with every connection idle.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_idle = pid.and_then(rss_kib);
-    // Play phase.
-    let start = Instant::now();
+    // Play phase: warm-up, then the measured window.
+    let go = Instant::now();
+    let start = go + Duration::from_secs(args.warmup_secs);
     let end = start + Duration::from_secs(args.duration_secs);
     if let Ok(mut e) = ctx.end.lock() {
         *e = Some(end);
     }
-    let cpu_start = pid.and_then(cpu_secs);
+    if let Ok(mut m) = ctx.measure_from.lock() {
+        *m = Some(start);
+    }
     let _ = go_tx.send(true);
+    sleep_until(start).await;
+    let cpu_start = pid.and_then(cpu_secs);
+    let own_cpu_start = cpu_secs(std::process::id());
+    let actions_start = ctx.stats.actions.load(Ordering::Relaxed);
+    let sent_start = ctx.stats.sent.load(Ordering::Relaxed);
     let mut rss_peak = rss_idle.unwrap_or(0);
     // Last samples taken while every client is still playing (just before `end`).
     let mut open_at_end = ctx.stats.open.load(Ordering::Relaxed);
     let mut open_min = open_at_end;
     let mut rss_playing = rss_idle;
-    let mut cpu_end = cpu_start;
-    let mut actions = 0;
     loop {
         let next = Instant::now() + Duration::from_millis(500);
         if next + Duration::from_millis(100) >= end {
@@ -678,14 +735,11 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
         }
     }
     sleep_until(end - Duration::from_millis(50)).await;
-    if let Some(c) = pid.and_then(cpu_secs) {
-        cpu_end = Some(c);
-        actions = ctx.stats.actions.load(Ordering::Relaxed);
-    }
+    let own_cpu_end = cpu_secs(std::process::id());
+    let cpu_end = pid.and_then(cpu_secs);
+    let actions = ctx.stats.actions.load(Ordering::Relaxed) - actions_start;
+    let sent = ctx.stats.sent.load(Ordering::Relaxed) - sent_start;
     let measured = start.elapsed().as_secs_f64();
-    if pid.is_none() {
-        actions = ctx.stats.actions.load(Ordering::Relaxed);
-    }
     // Wind down: every client stops at `end`; give them a few seconds to close.
     let _ = timeout(Duration::from_secs(20), async {
         for t in tasks {
@@ -722,11 +776,13 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
         "rooms_ready": rooms_ready,
         "setup_secs": setup_secs,
         "think_ms": args.think_ms,
+        "think_jitter": args.think_jitter,
+        "warmup_secs": args.warmup_secs,
         "duration_secs": args.duration_secs,
         "measured_secs": measured,
         "source_addrs": args.source_addrs.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
         "actions": actions,
-        "commands_sent": ctx.stats.sent.load(Ordering::Relaxed),
+        "commands_sent": sent,
         "actions_per_sec": actions as f64 / secs,
         "games_finished": ctx.stats.games_finished.load(Ordering::Relaxed),
         "latency_ms": {
@@ -740,6 +796,12 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
             "open_at_end_of_play": open_at_end,
             "min_during_play": open_min,
             "peak": ctx.stats.open_peak.load(Ordering::Relaxed),
+        },
+        // The load generator's own CPU during play: near 1.0 per core means it is the
+        // bottleneck and the latencies measure it, not the server.
+        "loadgen": {
+            "cpu_secs_during_play": own_cpu_start.zip(own_cpu_end).map(|(a, b)| b - a),
+            "cpu_share_during_play": own_cpu_start.zip(own_cpu_end).map(|(a, b)| (b - a) / secs),
         },
         "server": pid.map(|p| json!({
             "pid": p,
@@ -782,5 +844,21 @@ mod tests {
             seen[rng.below(5)] += 1;
         }
         assert!(seen.iter().all(|&n| n > 100), "{seen:?}");
+    }
+
+    #[test]
+    fn think_times_stay_in_the_jitter_band_with_the_requested_mean() {
+        let mut rng = Rng(0x1234_5678_9abc_def1);
+        let think = Duration::from_millis(1000);
+        let draws: Vec<Duration> = (0..10_000).map(|_| rng.think(think, 0.5)).collect();
+        let (lo, hi) = (Duration::from_millis(500), Duration::from_millis(1500));
+        assert!(draws.iter().all(|d| *d >= lo && *d <= hi));
+        let mean = draws.iter().map(Duration::as_secs_f64).sum::<f64>() / draws.len() as f64;
+        assert!((mean - 1.0).abs() < 0.02, "mean {mean}");
+        assert!(draws.iter().any(|d| *d < Duration::from_millis(600)));
+        assert!(draws.iter().any(|d| *d > Duration::from_millis(1400)));
+        assert_eq!(rng.think(think, 0.0), think);
+        assert!(parse_jitter("1.5").is_err());
+        assert_eq!(parse_jitter("0.25"), Ok(0.25));
     }
 }

@@ -219,6 +219,21 @@ impl From<parchis_store::GameRecord> for GameSummary {
     }
 }
 
+/// The stored game, with the turn clock's deadline taken from its room while the game
+/// runs there (the stored column is written at the start and on restore only; each
+/// throw's deadline is durable in its `turn` event).
+fn live_summary(state: &AppState, g: parchis_store::GameRecord) -> GameSummary {
+    let live = state
+        .room(&g.room_code)
+        .map(|room| room.listing())
+        .filter(|l| l.game_id == Some(g.id) && g.finished_at_ms.is_none());
+    let mut summary = GameSummary::from(g);
+    if let Some(listing) = live {
+        summary.deadline_ms = listing.deadline_ms;
+    }
+    summary
+}
+
 /// A stored game with its players and every event (`GET /api/games/{id}`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct GameDetail {
@@ -302,7 +317,7 @@ pub async fn get_game(
 ) -> Result<Json<GameDetail>, ApiError> {
     let (game, events, seats) = load_game(&state, &id).await?;
     Ok(Json(GameDetail {
-        game: game.into(),
+        game: live_summary(&state, game),
         players: seats
             .into_iter()
             .map(|s| PlayerInfo {
@@ -342,7 +357,7 @@ pub async fn list_games(
         .await
         .map_err(store_failed)?;
     Ok(Json(GameList {
-        games: games.into_iter().map(GameSummary::from).collect(),
+        games: games.into_iter().map(|g| live_summary(&state, g)).collect(),
     }))
 }
 

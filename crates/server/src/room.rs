@@ -299,6 +299,12 @@ pub struct Listing {
     pub spectators_allowed: bool,
     /// Summary for `GET /api/rooms`.
     pub summary: RoomSummary,
+    /// The room's game, once started.
+    pub game_id: Option<Uuid>,
+    /// Absolute deadline of the running turn clock (unix ms, R-CLOCK), `None` when no
+    /// clock runs. The games API reports it for a game in progress: the store's copy is
+    /// written at the start and on restore only, not on every throw.
+    pub deadline_ms: Option<i64>,
 }
 
 /// A handle on a running room actor.
@@ -475,6 +481,8 @@ fn placeholder_listing() -> Listing {
             age_secs: 0,
             spectators: 0,
         },
+        game_id: None,
+        deadline_ms: None,
     }
 }
 
@@ -549,6 +557,8 @@ impl Room {
                 age_secs: ((now_ms() - self.created_at_ms).max(0) / 1000) as u64,
                 spectators: self.spectators.len() as u32,
             },
+            game_id: self.game_id,
+            deadline_ms: self.deadline.map(|d| d.ms),
         }
     }
 
@@ -1029,21 +1039,16 @@ impl Room {
         if next.outcome().is_some() {
             deadline = None;
         }
-        self.commit(Some(next), events).await?;
-        self.deadline = deadline;
-        // The new deadline is durable already: the `turn` event that carries it was
-        // committed with the action's events, and recovery reads it from there. The
-        // games table's deadline column is refreshed without holding the room up.
-        if new_throw && next.outcome().is_none() {
-            if let (Some(d), Some(game_id)) = (deadline, self.game_id) {
-                let store = self.state.store().clone();
-                tokio::spawn(async move {
-                    if let Err(e) = store.set_deadline(game_id, Some(d.ms)).await {
-                        warn!(game = %game_id, error = %e, "store failed saving the deadline");
-                    }
-                });
-            }
+        // Set before the commit so the listing it publishes carries the new deadline;
+        // put back if the commit fails (nothing changed then).
+        let previous = std::mem::replace(&mut self.deadline, deadline);
+        if let Err(e) = self.commit(Some(next), events).await {
+            self.deadline = previous;
+            return Err(e);
         }
+        // The new deadline is durable already: the `turn` event that carries it was
+        // committed with the action's events, and recovery reads it from there. No second
+        // write: a separate deadline update per throw cost the store a commit of its own.
         self.turn_pending = true;
         Ok(())
     }

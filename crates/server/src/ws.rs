@@ -18,12 +18,18 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tracing::{debug, Instrument};
 
+/// Frames already queued for a connection are written to its socket together, up to about
+/// this many bytes per write (tungstenite writes through once its buffer passes it).
+const WRITE_BATCH_BYTES: usize = 16 * 1024;
+/// At most this many queued frames are coalesced before a flush.
+const WRITE_BATCH_FRAMES: usize = 64;
+
 /// `GET /ws`: upgrades to a WebSocket with the configured size limits.
 pub async fn upgrade(ws: WebSocketUpgrade, State(state): State<AppState>) -> Response {
     let cfg = state.config();
     let hard = cfg.hard_max_message_bytes.max(cfg.max_message_bytes);
     ws.read_buffer_size(cfg.read_buffer_bytes)
-        .write_buffer_size(0)
+        .write_buffer_size(WRITE_BATCH_BYTES)
         .max_message_size(hard)
         .max_frame_size(hard)
         .on_upgrade(move |socket| {
@@ -121,11 +127,11 @@ async fn writer(
             _ = kick.kicked() => break,
             m = rx.recv() => m,
         };
-        let Some(msg) = msg else { break };
+        let Some(first) = msg else { break };
         let sent = tokio::select! {
             biased;
             _ = kick.kicked() => break,
-            r = sink.send(Message::Text(msg.as_ref().into())) => r,
+            r = send_batch(&mut sink, first, &mut rx) => r,
         };
         if sent.is_err() {
             return;
@@ -154,6 +160,24 @@ async fn writer(
         .await
     })
     .await;
+}
+
+/// Writes `first` and every frame already queued behind it (up to
+/// [`WRITE_BATCH_FRAMES`]), then flushes once: the events, `ok` and `your_turn` that one
+/// action produces reach the socket in one write instead of one write each.
+async fn send_batch(
+    sink: &mut futures_util::stream::SplitSink<WebSocket, Message>,
+    first: Arc<str>,
+    rx: &mut mpsc::Receiver<Arc<str>>,
+) -> Result<(), axum::Error> {
+    sink.feed(Message::Text(first.as_ref().into())).await?;
+    for _ in 1..WRITE_BATCH_FRAMES {
+        match rx.try_recv() {
+            Ok(m) => sink.feed(Message::Text(m.as_ref().into())).await?,
+            Err(_) => break,
+        }
+    }
+    sink.flush().await
 }
 
 impl Session {

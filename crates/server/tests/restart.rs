@@ -167,6 +167,33 @@ async fn restart_scenario(database_url: Option<&str>) {
         .last()
         .and_then(|e| e["seq"].as_u64())
         .expect("a stored event");
+    // The running game's clock deadline is the one its last `turn` event announced, many
+    // throws after the start (the store's column is written at the start only).
+    let last_turn_deadline = stored_before
+        .iter()
+        .rev()
+        .find(|e| e["event"]["type"] == "turn")
+        .and_then(|e| e["event"]["deadline_ms"].as_i64())
+        .expect("a turn event");
+    let first_turn_deadline = stored_before
+        .iter()
+        .find(|e| e["event"]["type"] == "turn")
+        .and_then(|e| e["event"]["deadline_ms"].as_i64())
+        .expect("the first turn event");
+    assert!(
+        last_turn_deadline > first_turn_deadline,
+        "several throws were played"
+    );
+    assert_eq!(
+        before["deadline_ms"].as_i64(),
+        Some(last_turn_deadline),
+        "{before}"
+    );
+    let (_, listed) = http_at(server.addr, "GET", &format!("/api/games?room={code}"), None).await;
+    assert_eq!(
+        listed["games"][0]["deadline_ms"].as_i64(),
+        Some(last_turn_deadline)
+    );
     let seen_before = clients.iter().map(|c| c.seq).max().unwrap_or(0);
     // A batch (roll + turn…) may run past the target: the clients stopped inside it.
     assert!(
@@ -214,6 +241,10 @@ async fn restart_scenario(database_url: Option<&str>) {
     assert_eq!(detail["preset"], "online");
     assert_eq!(detail["result"]["winner"], winner.as_str());
     assert_eq!(detail["reason"], "completed");
+    assert!(
+        detail["deadline_ms"].is_null(),
+        "no clock after the end: {detail}"
+    );
     let names: Vec<&str> = detail["players"]
         .as_array()
         .expect("players")

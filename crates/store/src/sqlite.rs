@@ -26,6 +26,15 @@ use crate::Store;
 /// Connections in the pool: one for the writer task, the rest for concurrent readers.
 const MAX_CONNECTIONS: u32 = 4;
 
+/// Page cache per connection, as a `PRAGMA cache_size` value (negative = KiB): 32 MiB,
+/// so the pages that hundreds of running games append to stay in memory instead of being
+/// re-read from the file (SQLite's default is 2 MiB). Filled only as pages are used.
+const CACHE_SIZE_PRAGMA: &str = "-32768";
+/// WAL pages between automatic checkpoints (SQLite's default is 1,000). Under many
+/// concurrent games the same index pages are rewritten in commit after commit; a longer
+/// interval copies each of them back to the database file once instead of many times.
+const WAL_AUTOCHECKPOINT_PAGES: &str = "8000";
+
 /// A [`Store`] on one SQLite database file.
 ///
 /// The file is opened in WAL mode with `synchronous = FULL` (a write is on disk when it
@@ -74,7 +83,9 @@ impl SqliteStore {
             .create_if_missing(true)
             .foreign_keys(true)
             .synchronous(SqliteSynchronous::Full)
-            .busy_timeout(Duration::from_secs(10));
+            .busy_timeout(Duration::from_secs(10))
+            .pragma("cache_size", CACHE_SIZE_PRAGMA)
+            .pragma("wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES);
         let pool = if in_memory {
             // Each connection would otherwise risk its own empty database: keep exactly one,
             // forever.
@@ -346,14 +357,32 @@ impl Backend for SqliteBackend {
         conn: &mut SqliteConnection,
         appends: &[(Uuid, &[EventRecord])],
     ) -> Result<()> {
-        // In-process inserts through one cached prepared statement are already cheap; the
-        // win of grouping on SQLite is the single commit.
-        for (game_id, events) in appends {
-            let id = game_id.to_string();
-            for e in *events {
-                insert_event(conn, *game_id, &id, e).await?;
-            }
+        // Every event of the group in ONE statement: the rows travel as one JSON array
+        // `[[game_id, seq, event, created_at_ms], …]` that SQLite unpacks with `json_each`
+        // (the SQLite counterpart of PostgreSQL's UNNEST). One statement instead of one
+        // per event saves a round trip to sqlx's SQLite worker thread per event.
+        let ids: Vec<String> = appends.iter().map(|(id, _)| id.to_string()).collect();
+        let rows: Vec<(&str, i64, &Value, i64)> = appends
+            .iter()
+            .zip(&ids)
+            .flat_map(|((_, events), id)| {
+                events
+                    .iter()
+                    .map(move |e| (id.as_str(), e.seq, &e.event, e.created_at_ms))
+            })
+            .collect();
+        if rows.is_empty() {
+            return Ok(());
         }
+        let batch = serde_json::to_string(&rows)
+            .map_err(|e| StoreError::Corrupt(format!("cannot encode an event batch: {e}")))?;
+        sqlx::query(
+            "INSERT INTO game_events (game_id, seq, event, created_at_ms) \
+             SELECT value ->> 0, value ->> 1, value -> 2, value ->> 3 FROM json_each(?)",
+        )
+        .bind(batch)
+        .execute(&mut *conn)
+        .await?;
         Ok(())
     }
 }

@@ -599,6 +599,60 @@ mod cases {
 
     /// Ties on time are broken by comparing text bytewise on every backend
     /// ("B…" < "a…", "Yellow" < "blue"), whatever the database's collation.
+    /// Event payloads come back exactly as appended when many games' appends share one
+    /// grouped statement: escapes, non-ASCII text, nesting, number limits, null and bool.
+    pub async fn grouped_event_payloads_round_trip(h: &Harness) {
+        const GAMES: usize = 24;
+        let c = code();
+        h.store
+            .create_room(&room(&c, RoomStatus::Playing, 1))
+            .await
+            .unwrap();
+        let mut ids = Vec::new();
+        for i in 0..GAMES {
+            let g = game(&c, 10 + i as i64);
+            h.store.create_game(&g).await.unwrap();
+            ids.push(g.id);
+        }
+        let payload = |i: usize, seq: i64| {
+            json!({
+                "type": "piece_moved",
+                "quote": "a \"quoted\" word, a \\ backslash, a tab\t and a newline\n",
+                "text": format!("Parchís ñ 🎲 game {i}"),
+                "nested": {"path": [1, 2, [3, {"deep": null}]], "ok": true, "no": false},
+                "min": i64::MIN, "max": i64::MAX, "neg": -5, "float": 0.25,
+                "seq": seq, "empty": {}, "none": [],
+            })
+        };
+        let start = Arc::new(tokio::sync::Barrier::new(GAMES));
+        let mut tasks = tokio::task::JoinSet::new();
+        for (i, id) in ids.iter().copied().enumerate() {
+            let (store, start) = (Arc::clone(&h.store), Arc::clone(&start));
+            let batch: Vec<_> = (1..=3)
+                .map(|seq| parchis_store::EventRecord {
+                    seq,
+                    event: payload(i, seq),
+                    created_at_ms: 1_000 + seq,
+                })
+                .collect();
+            tasks.spawn(async move {
+                start.wait().await;
+                store.append_events(id, &batch).await.expect("append");
+            });
+        }
+        while let Some(joined) = tasks.join_next().await {
+            joined.expect("append task panicked");
+        }
+        for (i, id) in ids.iter().enumerate() {
+            let (_, events) = h.store.get_game(*id).await.unwrap().expect("game");
+            assert_eq!(seqs(&events), vec![1, 2, 3], "game {i}");
+            for e in &events {
+                assert_eq!(e.event, payload(i, e.seq), "game {i} seq {}", e.seq);
+                assert_eq!(e.created_at_ms, 1_000 + e.seq);
+            }
+        }
+    }
+
     pub async fn text_order_is_bytewise(h: &Harness) {
         let s = &h.store;
         let r = code().to_lowercase();
@@ -755,6 +809,7 @@ suite!(
     deadlines_are_set_and_cleared,
     many_rooms_append_concurrently,
     group_commit_isolates_failures,
+    grouped_event_payloads_round_trip,
     text_order_is_bytewise,
     survives_reopen,
     closed_store_refuses_calls,
