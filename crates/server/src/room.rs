@@ -971,7 +971,7 @@ impl Room {
                     created_at_ms: at_ms,
                 })
                 .collect();
-            if let Err(e) = self.state.store().append_events(game_id, &records).await {
+            if let Err(e) = self.state.store().append_events(game_id, records).await {
                 warn!(game = %game_id, error = %e, "store failed appending events; not applied");
                 return Err(Refusal::code(ErrorCode::Internal));
             }

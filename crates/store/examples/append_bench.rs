@@ -102,7 +102,7 @@ async fn run_level(store: &Arc<dyn Store>, rooms: usize, secs: f64) -> LevelResu
                 };
                 let t = Instant::now();
                 store
-                    .append_events(game_id, &[event])
+                    .append_events(game_id, vec![event])
                     .await
                     .expect("append");
                 latencies.push(t.elapsed());

@@ -17,7 +17,7 @@
 //! let store = open_store(None, std::path::Path::new("data")).await?; // data/parchis.db
 //! # let game_id = uuid::Uuid::nil();
 //! store
-//!     .append_events(game_id, &[EventRecord { seq: 1, event: serde_json::json!({"roll": 5}), created_at_ms: 0 }])
+//!     .append_events(game_id, vec![EventRecord { seq: 1, event: serde_json::json!({"roll": 5}), created_at_ms: 0 }])
 //!     .await?;
 //! # Ok(()) }
 //! ```

@@ -140,7 +140,7 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    async fn append_events(&self, game_id: Uuid, events: &[EventRecord]) -> Result<()> {
+    async fn append_events(&self, game_id: Uuid, events: Vec<EventRecord>) -> Result<()> {
         if events.is_empty() {
             return Ok(());
         }
@@ -148,7 +148,7 @@ impl Store for MemoryStore {
         if !inner.games.contains_key(&game_id) {
             return Err(StoreError::GameNotFound(game_id));
         }
-        check_batch(game_id, events)?;
+        check_batch(game_id, &events)?;
         let log = inner.events.entry(game_id).or_default();
         if let Some(dup) = events.iter().find(|e| log.contains_key(&e.seq)) {
             return Err(StoreError::DuplicateSeq {
@@ -157,7 +157,7 @@ impl Store for MemoryStore {
             });
         }
         for e in events {
-            log.insert(e.seq, e.clone());
+            log.insert(e.seq, e);
         }
         Ok(())
     }

@@ -359,7 +359,7 @@ impl Store for PostgresStore {
         self.writer.create_game(game).await
     }
 
-    async fn append_events(&self, game_id: Uuid, events: &[EventRecord]) -> Result<()> {
+    async fn append_events(&self, game_id: Uuid, events: Vec<EventRecord>) -> Result<()> {
         self.writer.append_events(game_id, events).await
     }
 

@@ -409,7 +409,7 @@ impl Store for SqliteStore {
         self.writer.create_game(game).await
     }
 
-    async fn append_events(&self, game_id: Uuid, events: &[EventRecord]) -> Result<()> {
+    async fn append_events(&self, game_id: Uuid, events: Vec<EventRecord>) -> Result<()> {
         self.writer.append_events(game_id, events).await
     }
 

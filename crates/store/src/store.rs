@@ -56,14 +56,15 @@ pub trait Store: Send + Sync {
     async fn create_game(&self, game: &GameRecord) -> Result<()>;
 
     /// Appends events to a game's log, all or nothing. Durable when it returns `Ok`.
-    /// An empty slice is a no-op. Events may be given in any order; they are read back by
-    /// ascending `seq`.
+    /// An empty batch is a no-op. Events may be given in any order; they are read back by
+    /// ascending `seq`. The batch is taken by value: it travels to the writer task without
+    /// a copy.
     ///
     /// # Errors
     /// [`StoreError::DuplicateSeq`](crate::StoreError::DuplicateSeq) if any `seq` is already
     /// stored for the game or repeated in `events` (then nothing of the batch is written);
     /// [`StoreError::GameNotFound`](crate::StoreError::GameNotFound).
-    async fn append_events(&self, game_id: Uuid, events: &[EventRecord]) -> Result<()>;
+    async fn append_events(&self, game_id: Uuid, events: Vec<EventRecord>) -> Result<()>;
 
     /// Sets (or with `None` clears) the game's absolute turn-clock deadline (unix ms).
     ///

@@ -157,11 +157,14 @@ impl Writer {
             .map(drop)
     }
 
-    pub(crate) async fn append_events(&self, game_id: Uuid, events: &[EventRecord]) -> Result<()> {
+    pub(crate) async fn append_events(
+        &self,
+        game_id: Uuid,
+        events: Vec<EventRecord>,
+    ) -> Result<()> {
         if events.is_empty() {
             return Ok(());
         }
-        let events = events.to_vec();
         self.submit(WriteOp::AppendEvents { game_id, events })
             .await
             .map(drop)

@@ -121,15 +121,17 @@ mod cases {
         let g = game(&c, 20);
         s.create_game(&g).await.expect("create game");
 
-        s.append_events(g.id, &[ev(1, "a"), ev(2, "a"), ev(3, "a")])
+        s.append_events(g.id, vec![ev(1, "a"), ev(2, "a"), ev(3, "a")])
             .await
             .expect("batch 1");
-        s.append_events(g.id, &[ev(4, "b")]).await.expect("batch 2");
+        s.append_events(g.id, vec![ev(4, "b")])
+            .await
+            .expect("batch 2");
         // Given out of order; read back by seq.
-        s.append_events(g.id, &[ev(6, "c"), ev(5, "c")])
+        s.append_events(g.id, vec![ev(6, "c"), ev(5, "c")])
             .await
             .expect("batch 3");
-        s.append_events(g.id, &[])
+        s.append_events(g.id, vec![])
             .await
             .expect("empty batch is a no-op");
 
@@ -151,7 +153,7 @@ mod cases {
         assert_eq!(snap.events, expected);
 
         let ghost = Uuid::new_v4();
-        match s.append_events(ghost, &[ev(1, "x")]).await {
+        match s.append_events(ghost, vec![ev(1, "x")]).await {
             Err(StoreError::GameNotFound(id)) => assert_eq!(id, ghost),
             other => panic!("expected GameNotFound, got {other:?}"),
         }
@@ -166,13 +168,13 @@ mod cases {
             .unwrap();
         let g = game(&c, 20);
         s.create_game(&g).await.unwrap();
-        s.append_events(g.id, &[ev(1, "a"), ev(2, "a")])
+        s.append_events(g.id, vec![ev(1, "a"), ev(2, "a")])
             .await
             .unwrap();
 
         // 3 and 4 are new, 2 is not: nothing of the batch may be written.
         match s
-            .append_events(g.id, &[ev(3, "b"), ev(2, "b"), ev(4, "b")])
+            .append_events(g.id, vec![ev(3, "b"), ev(2, "b"), ev(4, "b")])
             .await
         {
             Err(StoreError::DuplicateSeq { game_id, seq }) => {
@@ -182,7 +184,7 @@ mod cases {
             other => panic!("expected DuplicateSeq, got {other:?}"),
         }
         // A seq repeated inside one batch.
-        match s.append_events(g.id, &[ev(5, "c"), ev(5, "d")]).await {
+        match s.append_events(g.id, vec![ev(5, "c"), ev(5, "d")]).await {
             Err(StoreError::DuplicateSeq { game_id, seq }) => {
                 assert_eq!(game_id, g.id);
                 assert_eq!(seq, 5);
@@ -193,7 +195,7 @@ mod cases {
         assert_eq!(events, vec![ev(1, "a"), ev(2, "a")]);
 
         // The log is still writable and the rejected seqs are free.
-        s.append_events(g.id, &[ev(3, "e"), ev(4, "e")])
+        s.append_events(g.id, vec![ev(3, "e"), ev(4, "e")])
             .await
             .expect("append after rejection");
         let (_, events) = s.get_game(g.id).await.unwrap().unwrap();
@@ -202,7 +204,7 @@ mod cases {
         // The same seq in another game is fine.
         let g2 = game(&c, 30);
         s.create_game(&g2).await.unwrap();
-        s.append_events(g2.id, &[ev(1, "other")])
+        s.append_events(g2.id, vec![ev(1, "other")])
             .await
             .expect("same seq, other game");
         assert_eq!(
@@ -247,30 +249,32 @@ mod cases {
 
         let gb = game(&b, 210);
         s.create_game(&gb).await.unwrap();
-        s.append_events(gb.id, &[ev(1, "b")]).await.unwrap();
+        s.append_events(gb.id, vec![ev(1, "b")]).await.unwrap();
         s.finish_game(gb.id, &json!({"winner": "yellow"}), "completed", 290)
             .await
             .unwrap();
 
         let gc = game(&c, 310);
         s.create_game(&gc).await.unwrap();
-        s.append_events(gc.id, &[ev(1, "c"), ev(2, "c")])
+        s.append_events(gc.id, vec![ev(1, "c"), ev(2, "c")])
             .await
             .unwrap();
-        s.append_events(gc.id, &[ev(3, "c")]).await.unwrap();
+        s.append_events(gc.id, vec![ev(3, "c")]).await.unwrap();
 
         // d: an old finished game and a newer running one; only the newer is current.
         let d_old = game(&d, 410);
         let d_new = game(&d, 420);
         s.create_game(&d_new).await.unwrap();
         s.create_game(&d_old).await.unwrap();
-        s.append_events(d_old.id, &[ev(1, "d-old"), ev(2, "d-old")])
+        s.append_events(d_old.id, vec![ev(1, "d-old"), ev(2, "d-old")])
             .await
             .unwrap();
         s.finish_game(d_old.id, &json!({"winner": "blue"}), "completed", 415)
             .await
             .unwrap();
-        s.append_events(d_new.id, &[ev(1, "d-new")]).await.unwrap();
+        s.append_events(d_new.id, vec![ev(1, "d-new")])
+            .await
+            .unwrap();
         s.update_room_status(
             &d,
             RoomStatusUpdate {
@@ -489,13 +493,13 @@ mod cases {
                     // Mostly single events, sometimes a pair, as a game would.
                     if seq % 7 == 0 && seq < EVENTS {
                         store
-                            .append_events(game_id, &[ev(seq, &tag), ev(seq + 1, &tag)])
+                            .append_events(game_id, vec![ev(seq, &tag), ev(seq + 1, &tag)])
                             .await
                             .expect("append pair");
                         seq += 2;
                     } else {
                         store
-                            .append_events(game_id, &[ev(seq, &tag)])
+                            .append_events(game_id, vec![ev(seq, &tag)])
                             .await
                             .expect("append");
                         seq += 1;
@@ -563,7 +567,7 @@ mod cases {
                 (
                     id,
                     tag,
-                    store.append_events(id, &[ev(1, tag), ev(2, tag)]).await,
+                    store.append_events(id, vec![ev(1, tag), ev(2, tag)]).await,
                 )
             });
         }
@@ -637,7 +641,7 @@ mod cases {
                 .collect();
             tasks.spawn(async move {
                 start.wait().await;
-                store.append_events(id, &batch).await.expect("append");
+                store.append_events(id, batch).await.expect("append");
             });
         }
         while let Some(joined) = tasks.join_next().await {
@@ -706,7 +710,7 @@ mod cases {
             .unwrap();
         h.store.create_game(&g).await.unwrap();
         h.store
-            .append_events(g.id, &[ev(1, "x"), ev(2, "x")])
+            .append_events(g.id, vec![ev(1, "x"), ev(2, "x")])
             .await
             .unwrap();
         h.store.set_deadline(g.id, Some(123_456)).await.unwrap();
@@ -725,7 +729,7 @@ mod cases {
         );
         assert_eq!(snap.events, vec![ev(1, "x"), ev(2, "x")]);
         // Both handles write to the same database.
-        other.append_events(g.id, &[ev(3, "y")]).await.unwrap();
+        other.append_events(g.id, vec![ev(3, "y")]).await.unwrap();
         assert_eq!(
             seqs(&h.store.get_game(g.id).await.unwrap().unwrap().1),
             vec![1, 2, 3]
