@@ -351,3 +351,46 @@ async fn bots_take_over_players_who_time_out_and_finish_the_game() {
     }
     server.shutdown.cancel();
 }
+
+/// The search bot (expectimax over the dice, docs/BOTS.md) plays a seat through the same
+/// room path: two-seat game against a person, to the end.
+#[tokio::test]
+async fn an_expectimax_bot_plays_a_whole_game_against_a_person() {
+    let server = start(test_config()).await;
+    let code = server
+        .create_room(json!({
+            "seats": 2,
+            "bots": "expectimax",
+            "bot_think_ms": 1,
+            "turn_clock_secs": 600,
+            "disconnect_grace_secs": 600,
+        }))
+        .await;
+    let mut me = server.client().await;
+    me.join(&code, "Ana", Some("yellow")).await;
+    me.ok(json!({"type": "start"})).await;
+    let view = server.room(&code).await;
+    let seats = view["seats"].as_array().cloned().unwrap_or_default();
+    assert_eq!(seats.len(), 2, "{view}");
+    assert_eq!(seats[1]["bot"], "expectimax", "{view}");
+    let bot_colour = seats[1]["colour"].as_str().unwrap_or_default().to_owned();
+    assert_ne!(bot_colour, "yellow");
+
+    let (won, clients) = play_to_end(vec![me]).await;
+    let me = &clients[0];
+    let winner = won["winner"].as_str().unwrap_or_default().to_owned();
+    assert!(winner == "yellow" || winner == bot_colour, "{won}");
+    // The bot threw the dice and moved pieces, not only passed.
+    let bot_moves = me
+        .events
+        .iter()
+        .filter(|e| Client::is_game_event(e, "piece_moved"))
+        .filter(|e| e["event"]["event"]["colour"] == bot_colour.as_str())
+        .count();
+    assert!(bot_moves > 10, "the bot moved {bot_moves} times");
+    assert!(rollers(me, 0).contains(&bot_colour));
+    assert!(room_events(me, "abandoned").is_empty());
+    let view = server.room(&code).await;
+    assert_eq!(view["status"], "finished");
+    server.shutdown.cancel();
+}
