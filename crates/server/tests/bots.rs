@@ -26,18 +26,32 @@ fn room_events(c: &Client, kind: &str) -> Vec<Value> {
         .collect()
 }
 
-#[tokio::test]
-async fn one_person_against_three_greedy_bots_plays_to_the_end() {
-    let server = start(test_config()).await;
-    let code = server
+/// A room of `seats` whose free seats bots of `level` fill at the start (1 ms think, long
+/// clocks); its code.
+async fn bot_room(server: &common::Server, seats: u8, level: &str) -> String {
+    server
         .create_room(json!({
-            "seats": 4,
-            "bots": "greedy",
+            "seats": seats,
+            "bots": level,
             "bot_think_ms": 1,
             "turn_clock_secs": 600,
             "disconnect_grace_secs": 600,
         }))
-        .await;
+        .await
+}
+
+/// Ana joins `code` as yellow and, as its creator, starts the game.
+async fn join_and_start(server: &common::Server, code: &str) -> Client {
+    let mut me = server.client().await;
+    me.join(code, "Ana", Some("yellow")).await;
+    me.ok(json!({"type": "start"})).await;
+    me
+}
+
+#[tokio::test]
+async fn one_person_against_three_greedy_bots_plays_to_the_end() {
+    let server = start(test_config()).await;
+    let code = bot_room(&server, 4, "greedy").await;
     for bad in [
         json!({"bot_think_ms": 20_000}),
         json!({"bot_think_ms": 2_000, "turn_clock_secs": 2}),
@@ -54,9 +68,7 @@ async fn one_person_against_three_greedy_bots_plays_to_the_end() {
     assert_eq!(view["settings"]["on_abandon"], "forfeit");
     assert_eq!(view["settings"]["bot_think_ms"], 1);
 
-    let mut me = server.client().await;
-    me.join(&code, "Ana", Some("yellow")).await;
-    me.ok(json!({"type": "start"})).await;
+    let me = join_and_start(&server, &code).await;
 
     // The bots took the three free seats.
     let view = server.room(&code).await;
@@ -357,18 +369,8 @@ async fn bots_take_over_players_who_time_out_and_finish_the_game() {
 #[tokio::test]
 async fn an_expectimax_bot_plays_a_whole_game_against_a_person() {
     let server = start(test_config()).await;
-    let code = server
-        .create_room(json!({
-            "seats": 2,
-            "bots": "expectimax",
-            "bot_think_ms": 1,
-            "turn_clock_secs": 600,
-            "disconnect_grace_secs": 600,
-        }))
-        .await;
-    let mut me = server.client().await;
-    me.join(&code, "Ana", Some("yellow")).await;
-    me.ok(json!({"type": "start"})).await;
+    let code = bot_room(&server, 2, "expectimax").await;
+    let me = join_and_start(&server, &code).await;
     let view = server.room(&code).await;
     let seats = view["seats"].as_array().cloned().unwrap_or_default();
     assert_eq!(seats.len(), 2, "{view}");

@@ -142,6 +142,15 @@ async fn start_game(addr: SocketAddr, settings: Value) -> (String, Value, Client
     (code, started, a, b)
 }
 
+/// The `deadline_ms` of every stored `turn` event (`GET /api/games/{id}` events), in order.
+fn turn_deadlines(events: &[Value]) -> Vec<i64> {
+    events
+        .iter()
+        .filter(|e| e["event"]["type"] == "turn")
+        .filter_map(|e| e["event"]["deadline_ms"].as_i64())
+        .collect()
+}
+
 async fn restart_scenario(database_url: Option<&str>) {
     let dir = tempfile::tempdir().expect("tempdir");
     let server = spawn(dir.path(), database_url).await;
@@ -169,17 +178,11 @@ async fn restart_scenario(database_url: Option<&str>) {
         .expect("a stored event");
     // The running game's clock deadline is the one its last `turn` event announced, many
     // throws after the start (the store's column is written at the start only).
-    let last_turn_deadline = stored_before
-        .iter()
-        .rev()
-        .find(|e| e["event"]["type"] == "turn")
-        .and_then(|e| e["event"]["deadline_ms"].as_i64())
-        .expect("a turn event");
-    let first_turn_deadline = stored_before
-        .iter()
-        .find(|e| e["event"]["type"] == "turn")
-        .and_then(|e| e["event"]["deadline_ms"].as_i64())
-        .expect("the first turn event");
+    let deadlines = turn_deadlines(&stored_before);
+    let (first_turn_deadline, last_turn_deadline) = (
+        *deadlines.first().expect("the first turn event"),
+        *deadlines.last().expect("a turn event"),
+    );
     assert!(
         last_turn_deadline > first_turn_deadline,
         "several throws were played"
@@ -379,11 +382,8 @@ async fn a_deadline_missed_while_down_gives_a_fresh_clock() {
 
     let (_, before) = http_at(server.addr, "GET", &format!("/api/games/{game_id}"), None).await;
     let stored_before = before["events"].as_array().cloned().expect("events");
-    let last_turn_before = stored_before
-        .iter()
-        .rev()
-        .find(|e| e["event"]["type"] == "turn")
-        .and_then(|e| e["event"]["deadline_ms"].as_i64())
+    let last_turn_before = *turn_deadlines(&stored_before)
+        .last()
         .expect("a stored turn event");
     let mut server = server;
     server.child.kill().expect("SIGKILL");

@@ -16,6 +16,22 @@ use uuid::Uuid;
 mod cases {
     use super::*;
 
+    /// A new playing room with `games` games in it; their ids, in creation order.
+    async fn playing_room_with_games(h: &Harness, games: usize) -> Vec<Uuid> {
+        let c = code();
+        h.store
+            .create_room(&room(&c, RoomStatus::Playing, 1))
+            .await
+            .unwrap();
+        let mut ids = Vec::new();
+        for i in 0..games {
+            let g = game(&c, 10 + i as i64);
+            h.store.create_game(&g).await.unwrap();
+            ids.push(g.id);
+        }
+        ids
+    }
+
     pub async fn rooms_and_seats_round_trip(h: &Harness) {
         let s = &h.store;
         let c = code();
@@ -538,17 +554,7 @@ mod cases {
     pub async fn group_commit_isolates_failures(h: &Harness) {
         const GAMES: usize = 30;
         const CONTESTED: usize = 10;
-        let c = code();
-        h.store
-            .create_room(&room(&c, RoomStatus::Playing, 1))
-            .await
-            .unwrap();
-        let mut ids = Vec::new();
-        for i in 0..GAMES {
-            let g = game(&c, 10 + i as i64);
-            h.store.create_game(&g).await.unwrap();
-            ids.push(g.id);
-        }
+        let ids = playing_room_with_games(h, GAMES).await;
         let ghost = Uuid::new_v4();
         let writers = GAMES + CONTESTED + 1;
         let start = Arc::new(tokio::sync::Barrier::new(writers));
@@ -601,23 +607,11 @@ mod cases {
         }
     }
 
-    /// Ties on time are broken by comparing text bytewise on every backend
-    /// ("B…" < "a…", "Yellow" < "blue"), whatever the database's collation.
     /// Event payloads come back exactly as appended when many games' appends share one
     /// grouped statement: escapes, non-ASCII text, nesting, number limits, null and bool.
     pub async fn grouped_event_payloads_round_trip(h: &Harness) {
         const GAMES: usize = 24;
-        let c = code();
-        h.store
-            .create_room(&room(&c, RoomStatus::Playing, 1))
-            .await
-            .unwrap();
-        let mut ids = Vec::new();
-        for i in 0..GAMES {
-            let g = game(&c, 10 + i as i64);
-            h.store.create_game(&g).await.unwrap();
-            ids.push(g.id);
-        }
+        let ids = playing_room_with_games(h, GAMES).await;
         let payload = |i: usize, seq: i64| {
             json!({
                 "type": "piece_moved",
@@ -657,6 +651,8 @@ mod cases {
         }
     }
 
+    /// Ties on time are broken by comparing text bytewise on every backend
+    /// ("B…" < "a…", "Yellow" < "blue"), whatever the database's collation.
     pub async fn text_order_is_bytewise(h: &Harness) {
         let s = &h.store;
         let r = code().to_lowercase();
