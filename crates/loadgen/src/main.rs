@@ -11,10 +11,11 @@
 //!
 //! Phases: (1) *setup*: each room is created with `POST /api/rooms` and four clients
 //! `join` it (at most `--setup-concurrency` rooms at a time); (2) *idle*: once every room
-//! is ready the server's RSS is sampled (memory per idle connection); (3) *warm-up*
-//! (`--warmup-secs`): every creator sends `start` at a uniformly random moment within one
-//! think time, so rooms do not act in lockstep, and the games reach their steady state;
-//! (4) *measured play* (`--duration-secs`): each client answers its `your_turn` after a
+//! is ready the server's RSS is sampled (memory per idle connection); (3) *starts*: every
+//! creator sends `start` at a uniformly random moment within one think time, so rooms do
+//! not act in lockstep, and the generator waits until every game has started; (4)
+//! *warm-up* (`--warmup-secs`, counted from the last start): the games reach their steady
+//! state; (5) *measured play* (`--duration-secs`): each client answers its `your_turn` after a
 //! think time drawn uniformly from `think_ms × [1 − jitter, 1 + jitter]` with `roll` or
 //! a uniformly random entry of `legal`. A room whose game ends plays a new one (new room,
 //! new connections). Only commands sent in the measured window are counted.
@@ -61,9 +62,9 @@ struct Args {
     /// players don't). 0 gives the fixed think time and simultaneous starts.
     #[arg(long, default_value_t = 0.5, value_parser = parse_jitter)]
     think_jitter: f64,
-    /// Warm-up before the measured window, in seconds: the games start (staggered over
-    /// one think time, each `start` creating a game in the store) and reach their steady
-    /// state; nothing of it is counted.
+    /// Warm-up before the measured window, in seconds, counted from the moment every game
+    /// has started (the starts are staggered over one think time, each creating a game in
+    /// the store): the games reach their steady state; nothing of it is counted.
     #[arg(long, default_value_t = 5)]
     warmup_secs: u64,
     /// Length of the measured play phase, in seconds.
@@ -106,7 +107,11 @@ struct Stats {
     open_peak: AtomicI64,
     /// Errors by kind (`error` codes from the server, and local failures).
     errors: Mutex<BTreeMap<String, u64>>,
-    /// Action→event latency, microseconds.
+    /// Games whose `start` was answered `ok` (first game of each room).
+    games_started: AtomicU64,
+    /// Action→event latency, microseconds: one histogram for every client, recorded into
+    /// directly (a histogram per client would cost ~40 KiB each and, allocated for 19,600
+    /// clients at once, stall the generator for seconds just as the games start).
     latency: Mutex<Option<Histogram<u64>>>,
 }
 
@@ -123,17 +128,20 @@ impl Stats {
     fn closed(&self) {
         self.open.fetch_sub(1, Ordering::Relaxed);
     }
-    fn merge(&self, h: &Histogram<u64>) {
-        if let Ok(mut g) = self.latency.lock() {
-            match g.as_mut() {
-                Some(all) => {
-                    if all.add(h).is_err() {
-                        drop(g);
-                        self.error("histogram_merge");
-                    }
+    /// Records one action→event latency, in microseconds (at least 1).
+    fn record(&self, us: u64) {
+        let failed = match self.latency.lock() {
+            Ok(mut g) => {
+                if g.is_none() {
+                    *g = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).ok();
                 }
-                None => *g = Some(h.clone()),
+                g.as_mut()
+                    .is_none_or(|h| h.record(us.clamp(1, 60_000_000)).is_err())
             }
+            Err(_) => true,
+        };
+        if failed {
+            self.error("histogram_record");
         }
     }
 }
@@ -381,6 +389,8 @@ impl Rng {
 
 /// First `req` of a `roll`/`play` command on a connection.
 const FIRST_ACTION_REQ: u64 = 10;
+/// `req` of the creator's `start` (1 was its `join`).
+const START_REQ: u64 = 2;
 
 /// Why a client's play loop ended.
 enum Ended {
@@ -390,11 +400,16 @@ enum Ended {
 }
 
 /// Plays one client until the game ends or the play phase is over.
-async fn play(ctx: &Ctx, code: &str, mut c: Client, mut rng: Rng, creator: bool) -> Ended {
-    let mut hist = match Histogram::<u64>::new_with_bounds(1, 60_000_000, 3) {
-        Ok(h) => h,
-        Err(_) => return Ended::Failed,
-    };
+///
+/// `first_game`: this room's first game, whose `start` counts towards the warm-up.
+async fn play(
+    ctx: &Ctx,
+    code: &str,
+    mut c: Client,
+    mut rng: Rng,
+    creator: bool,
+    first_game: bool,
+) -> Ended {
     let think = Duration::from_millis(ctx.args.think_ms);
     let jitter = ctx.args.think_jitter;
     // Action requests are numbered from FIRST_ACTION_REQ; 1 was `join`, 2 is `start`.
@@ -405,15 +420,17 @@ async fn play(ctx: &Ctx, code: &str, mut c: Client, mut rng: Rng, creator: bool)
     let mut pending: Option<(Instant, Value, u64)> = None;
     // (req, seq at send, sent at)
     let mut inflight: Option<(u64, u64, Instant)> = None;
-    let end = ctx.end().unwrap_or_else(Instant::now);
+    // The end of the play phase is fixed once every game has started (see `run`).
+    let unset_end = Instant::now() + Duration::from_secs(86_400);
     let result = 'outer: loop {
+        let end = ctx.end().unwrap_or(unset_end);
         if !started {
             started = true;
             // Stagger the rooms' starts over one think time (unless jitter is 0).
             if jitter > 0.0 {
                 tokio::time::sleep(think.mul_f64(rng.unit())).await;
             }
-            let msg = json!({"type": "start", "req": 2, "room": code, "seq": c.seq});
+            let msg = json!({"type": "start", "req": START_REQ, "room": code, "seq": c.seq});
             if c.ws.send(Message::text(msg.to_string())).await.is_err() {
                 ctx.stats.error("send_failed");
                 break Ended::Failed;
@@ -436,8 +453,7 @@ async fn play(ctx: &Ctx, code: &str, mut c: Client, mut rng: Rng, creator: bool)
                         if let Some((_, sent_seq, at)) = inflight {
                             if seq > sent_seq {
                                 if ctx.measured(at) {
-                                    let us = at.elapsed().as_micros() as u64;
-                                    let _ = hist.record(us.max(1));
+                                    ctx.stats.record(at.elapsed().as_micros() as u64);
                                 }
                                 inflight = None;
                             }
@@ -454,9 +470,11 @@ async fn play(ctx: &Ctx, code: &str, mut c: Client, mut rng: Rng, creator: bool)
                     }
                     "ok" => {
                         c.seq = c.seq.max(seq);
-                        let is_action = v.get("req").and_then(Value::as_u64).is_some_and(|r| r >= FIRST_ACTION_REQ);
-                        if is_action {
+                        let req = v.get("req").and_then(Value::as_u64);
+                        if req.is_some_and(|r| r >= FIRST_ACTION_REQ) {
                             ctx.stats.actions.fetch_add(1, Ordering::Relaxed);
+                        } else if req == Some(START_REQ) && first_game {
+                            ctx.stats.games_started.fetch_add(1, Ordering::Relaxed);
                         }
                     }
                     "error" => {
@@ -513,7 +531,6 @@ async fn play(ctx: &Ctx, code: &str, mut c: Client, mut rng: Rng, creator: bool)
             }
         }
     };
-    ctx.stats.merge(&hist);
     let _ = c.ws.close(None).await;
     ctx.stats.closed();
     result
@@ -587,7 +604,7 @@ async fn room_task(ctx: Arc<Ctx>, room: usize, setup: Arc<Semaphore>) {
             let seed = ctx.args.seed ^ ((room as u64) << 20) ^ (game_no << 8) ^ (i as u64 + 1);
             let rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
             handles.push(tokio::spawn(async move {
-                play(&ctx, &code, c, rng, i == 0).await
+                play(&ctx, &code, c, rng, i == 0, game_no == 0).await
             }));
         }
         let mut again = false;
@@ -700,17 +717,27 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
     // Let the server settle, then sample its memory with every connection idle.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_idle = pid.and_then(rss_kib);
-    // Play phase: warm-up, then the measured window.
+    // Play phase: every game starts (within one think time), then the warm-up, then the
+    // measured window. The window is fixed only once every game has started, so the burst
+    // of `start`s (each a game created in the store) never falls into it.
     let go = Instant::now();
-    let start = go + Duration::from_secs(args.warmup_secs);
-    let end = start + Duration::from_secs(args.duration_secs);
-    if let Ok(mut e) = ctx.end.lock() {
-        *e = Some(end);
+    let _ = go_tx.send(true);
+    let starts_deadline = go + Duration::from_secs(args.setup_timeout_secs);
+    while ctx.stats.games_started.load(Ordering::Relaxed) < rooms_ready
+        && Instant::now() < starts_deadline
+    {
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    let starts_secs = go.elapsed().as_secs_f64();
+    let games_started = ctx.stats.games_started.load(Ordering::Relaxed);
+    let start = Instant::now() + Duration::from_secs(args.warmup_secs);
+    let end = start + Duration::from_secs(args.duration_secs);
     if let Ok(mut m) = ctx.measure_from.lock() {
         *m = Some(start);
     }
-    let _ = go_tx.send(true);
+    if let Ok(mut e) = ctx.end.lock() {
+        *e = Some(end);
+    }
     sleep_until(start).await;
     let cpu_start = pid.and_then(cpu_secs);
     let own_cpu_start = cpu_secs(std::process::id());
@@ -775,6 +802,8 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
         "rooms": args.rooms,
         "rooms_ready": rooms_ready,
         "setup_secs": setup_secs,
+        "games_started": games_started,
+        "starts_secs": starts_secs,
         "think_ms": args.think_ms,
         "think_jitter": args.think_jitter,
         "warmup_secs": args.warmup_secs,

@@ -30,20 +30,29 @@ const MAX_CONNECTIONS: u32 = 4;
 /// so the pages that hundreds of running games append to stay in memory instead of being
 /// re-read from the file (SQLite's default is 2 MiB). Filled only as pages are used.
 const CACHE_SIZE_PRAGMA: &str = "-32768";
-/// WAL pages between automatic checkpoints (SQLite's default is 1,000). Under many
-/// concurrent games the same index pages are rewritten in commit after commit; a longer
-/// interval copies each of them back to the database file once instead of many times.
-const WAL_AUTOCHECKPOINT_PAGES: &str = "8000";
+/// WAL pages at which a committing write checkpoints by itself (SQLite's default is
+/// 1,000). Only a safety net: checkpoints normally run on the [`Checkpointer`]'s reader
+/// connection, off the write path, and keep the WAL far below this (≈ 200 MiB at 4 KiB
+/// pages). A checkpoint inside a commit blocks every write behind it for as long as it
+/// copies pages and syncs the file: tens of milliseconds under load.
+const WAL_AUTOCHECKPOINT_PAGES: &str = "50000";
+/// How often the [`Checkpointer`] copies committed WAL pages back into the database file.
+/// Longer: a page rewritten by many commits (an active game's events) is copied once.
+const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// A [`Store`] on one SQLite database file.
 ///
 /// The file is opened in WAL mode with `synchronous = FULL` (a write is on disk when it
 /// returns) and foreign keys enforced; migrations from `migrations/sqlite` are applied on
 /// open. All writes go through a single group-commit writer task, so SQLite never sees
-/// competing writers; reads run concurrently on pooled connections.
+/// competing writers; reads run concurrently on pooled connections. A background task
+/// checkpoints the WAL every second (never inside a commit), and [`Store::close`] folds
+/// the whole WAL into the database file.
 pub struct SqliteStore {
     pool: SqlitePool,
     writer: Writer,
+    /// `None` for an in-memory database (no WAL).
+    checkpointer: Option<Checkpointer>,
 }
 
 impl SqliteStore {
@@ -105,7 +114,12 @@ impl SqliteStore {
         sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
         tracing::info!("sqlite store open");
         let writer = Writer::spawn::<SqliteBackend>(pool.clone());
-        Ok(SqliteStore { pool, writer })
+        let checkpointer = (!in_memory).then(|| Checkpointer::spawn(pool.clone()));
+        Ok(SqliteStore {
+            pool,
+            writer,
+            checkpointer,
+        })
     }
 
     async fn snapshots(&self, code: Option<&str>) -> Result<Vec<RoomSnapshot>> {
@@ -477,6 +491,80 @@ impl Store for SqliteStore {
 
     async fn close(&self) {
         self.writer.close().await;
+        if let Some(c) = &self.checkpointer {
+            c.stop().await;
+            // Everything is written: fold the whole WAL into the database file.
+            if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                .execute(&self.pool)
+                .await
+            {
+                tracing::warn!(error = %e, "sqlite final checkpoint failed");
+            }
+        }
         self.pool.close().await;
+    }
+}
+
+/// Runs `PRAGMA wal_checkpoint(PASSIVE)` every [`CHECKPOINT_INTERVAL`] on a pooled reader
+/// connection, so committed WAL pages reach the database file without a commit ever
+/// waiting for it. PASSIVE never blocks the writer or readers: it copies what no reader
+/// still needs, and the WAL starts over from its beginning once all of it is copied.
+struct Checkpointer {
+    stop: tokio_util::sync::CancellationToken,
+    task: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Checkpointer {
+    fn spawn(pool: SqlitePool) -> Self {
+        let stop = tokio_util::sync::CancellationToken::new();
+        let token = stop.clone();
+        let task = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(CHECKPOINT_INTERVAL);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = token.cancelled() => break,
+                    _ = tick.tick() => {}
+                }
+                // (busy, frames in the WAL, frames checkpointed)
+                match sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(PASSIVE)")
+                    .fetch_one(&pool)
+                    .await
+                {
+                    Ok((_, wal, done)) => {
+                        tracing::trace!(wal_frames = wal, checkpointed = done, "sqlite checkpoint");
+                    }
+                    Err(e) if pool.is_closed() => {
+                        tracing::debug!(error = %e, "sqlite checkpointer: pool closed");
+                        break;
+                    }
+                    Err(e) => tracing::warn!(error = %e, "sqlite checkpoint failed"),
+                }
+            }
+        });
+        Checkpointer {
+            stop,
+            task: std::sync::Mutex::new(Some(task)),
+        }
+    }
+
+    /// Stops the task and waits for a checkpoint in progress to finish.
+    async fn stop(&self) {
+        self.stop.cancel();
+        let task = self
+            .task
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        // A store dropped without `close` must not leave its task running.
+        self.stop.cancel();
     }
 }

@@ -121,3 +121,42 @@ async fn postgresql_scheme_opens_postgres() {
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
     common::drop_pg_schema(&url, &schema).await;
 }
+
+/// Committed pages reach the database file without a commit checkpointing (the
+/// background checkpointer copies them), and `close` folds the whole WAL in.
+#[tokio::test]
+async fn sqlite_checkpoints_in_the_background_and_empties_the_wal_on_close() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let store = open_store(None, tmp.path()).await.expect("open");
+    let db = tmp.path().join(DEFAULT_DB_FILE);
+    let wal = tmp.path().join(format!("{DEFAULT_DB_FILE}-wal"));
+    let size = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    // Let the first checkpoint (of the migrations) land, then write enough new pages.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let before = size(&db);
+    for i in 0..300 {
+        store
+            .create_room(&room(&code(), RoomStatus::Open, i))
+            .await
+            .unwrap();
+    }
+    assert!(size(&wal) > 0, "the writes went to the WAL");
+    // Far below the automatic checkpoint threshold: only the checkpointer moves them.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while size(&db) <= before {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "database file still {before} bytes 10 s after the writes: no checkpoint ran"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    store.close().await;
+    assert_eq!(
+        size(&wal),
+        0,
+        "close truncates the WAL after checkpointing it"
+    );
+    let store = open_store(None, tmp.path()).await.expect("reopen");
+    assert_eq!(store.load_unfinished().await.unwrap().len(), 300);
+    store.close().await;
+}
