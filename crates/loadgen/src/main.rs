@@ -389,6 +389,8 @@ impl Rng {
 
 /// First `req` of a `roll`/`play` command on a connection.
 const FIRST_ACTION_REQ: u64 = 10;
+/// Wait before sending again a command refused as `rate_limited`.
+const RATE_LIMIT_RETRY: Duration = Duration::from_millis(100);
 /// `req` of the creator's `start` (1 was its `join`).
 const START_REQ: u64 = 2;
 
@@ -420,6 +422,8 @@ async fn play(
     let mut pending: Option<(Instant, Value, u64)> = None;
     // (req, seq at send, sent at)
     let mut inflight: Option<(u64, u64, Instant)> = None;
+    // The last command sent and the seq it was decided on (to retry a `rate_limited`).
+    let mut last_sent: Option<(Value, u64)> = None;
     // The end of the play phase is fixed once every game has started (see `run`).
     let unset_end = Instant::now() + Duration::from_secs(86_400);
     let result = 'outer: loop {
@@ -481,8 +485,16 @@ async fn play(
                         let code = v.get("code").and_then(Value::as_str).unwrap_or("unknown");
                         ctx.stats.error(code);
                         inflight = None;
-                        // Decide again on the next your_turn.
-                        acted_seq = None;
+                        if code == "rate_limited" {
+                            // Refused before the room saw it: the turn is still ours, and
+                            // no new your_turn will come. Send it again a little later.
+                            if let Some((msg, seq)) = last_sent.take() {
+                                pending = Some((Instant::now() + RATE_LIMIT_RETRY, msg, seq));
+                            }
+                        } else {
+                            // Decide again on the next your_turn.
+                            acted_seq = None;
+                        }
                     }
                     "your_turn" => {
                         c.seq = c.seq.max(seq);
@@ -521,6 +533,7 @@ async fn play(
                     req += 1;
                     msg["req"] = json!(req);
                     acted_seq = Some(seq);
+                    last_sent = Some((msg.clone(), seq));
                     inflight = Some((req, seq, Instant::now()));
                     ctx.stats.sent.fetch_add(1, Ordering::Relaxed);
                     if c.ws.send(Message::text(msg.to_string())).await.is_err() {
