@@ -342,3 +342,66 @@ test('two players create, join and play; a spectator watches; a reload resumes',
   await shot(c, 'result-spectator.png');
   for (const p of [a, b, c]) assert.deepEqual(p.errors, [], `${p.tag} had no page errors`);
 });
+
+test('one player against the computer: bots fill the free seats, play their turns, and one takes over when the player leaves', { timeout: 5 * 60 * 1000 }, async () => {
+  const d = await newPage('D', { width: 1280, height: 900 });
+  await d.goto(base);
+  await d.waitForSelector('#view-lobby:not([hidden])');
+  await d.fill('#name', 'Dora');
+  await d.selectOption('#seats', '4');
+  await d.fill('#clock', '60');
+  await d.selectOption('#bots', 'greedy');
+  await d.check('#bot-takeover');
+  await d.selectOption('#colour-pref', 'red');
+  await d.click('#create-btn');
+  await d.waitForSelector('#view-room:not([hidden])');
+  const code = new URL(await d.inputValue('#invite')).searchParams.get('room');
+  const room = await (await fetch(`${base}/api/rooms/${code}`)).json();
+  assert.equal(room.settings.bots, 'greedy', 'the room was created with greedy bots');
+  assert.equal(room.settings.on_abandon, 'bot', 'and a bot takes over an abandoned seat');
+  // Alone in the room, the creator may start: the bots fill the free seats.
+  assert.ok(!(await d.isDisabled('#start-btn')), 'Start is enabled with bots to fill the seats');
+  await d.click('#start-btn');
+  await d.waitForSelector('#view-game:not([hidden])');
+  await waitFor(async () => (await d.$$('#player-list li')).length === 4, 'four players listed');
+  const players = await d.$$eval('#player-list li', (ls) => ls.map((l) => ({ colour: l.dataset.colour, text: l.textContent })));
+  const bots = players.filter((p) => p.text.includes('(bot'));
+  assert.equal(bots.length, 3, `three bot seats: ${JSON.stringify(players)}`);
+  assert.ok(players.some((p) => p.colour === 'red' && p.text.includes('Dora')), 'Dora plays red');
+
+  // Play Dora's turns through the UI; the bots play theirs on the server.
+  const turns = new Set(); let steps = 0;
+  while (steps < 400) {
+    const st = await status(d);
+    if (st.outcome) break;
+    if (st.turn) turns.add(st.turn);
+    if (turns.size === 4 && steps >= 6) break;
+    if (!st.myTurn) {
+      const seq = st.seq;
+      await waitFor(async () => { const s = await status(d); return s.seq > seq || s.myTurn || s.outcome; }, 'a bot to act or Dora to be asked', 20000);
+      continue;
+    }
+    steps += 1;
+    await act(d, st, 'board');
+  }
+  assert.equal(turns.size, 4, `every colour had a turn (bots included): ${[...turns]}`);
+  const logColours = await d.$$eval('#log li', (ls) => ls.map((l) => l.textContent).join('\n'));
+  for (const name of ['Amarillo', 'Azul', 'Verde']) assert.match(logColours, new RegExp(name), `the log shows ${name} (a bot) acting`);
+  await shot(d, 'bots-game.png');
+
+  // Dora leaves: her seat goes to a bot (on_abandon = bot) and the game goes on without her.
+  d.once('dialog', (x) => x.accept());
+  await d.click('#game-leave');
+  await d.waitForSelector('#view-lobby:not([hidden])');
+  const w = await newPage('W', { width: 1024, height: 800 });
+  await w.goto(`${base}/r/${code}`);
+  await w.waitForSelector('#view-game:not([hidden])');
+  await waitFor(async () => (await w.$$eval('#player-list li', (ls) => ls.filter((l) => l.textContent.includes('(bot')).length)) === 4, 'the spectator to see four bot seats');
+  const seq = (await status(w)).seq;
+  await waitFor(async () => (await status(w)).seq > seq + 3, 'the bots to keep playing', 30000);
+  const after = await (await fetch(`${base}/api/rooms/${code}`)).json();
+  const red = after.seats.find((x) => x.colour === 'red');
+  assert.ok(red && red.bot, `the API shows a bot on Dora's seat: ${JSON.stringify(after.seats)}`);
+  await shot(w, 'bots-took-over.png');
+  for (const p of [d, w]) assert.deepEqual(p.errors, [], `${p.tag} had no page errors`);
+});
