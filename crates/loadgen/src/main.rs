@@ -18,7 +18,9 @@
 //! state; (5) *measured play* (`--duration-secs`): each client answers its `your_turn` after a
 //! think time drawn uniformly from `think_ms × [1 − jitter, 1 + jitter]` with `roll` or
 //! a uniformly random entry of `legal`. A room whose game ends plays a new one (new room,
-//! new connections). Only commands sent in the measured window are counted.
+//! new connections). Only commands sent in the measured window are counted; after it
+//! the clients send nothing more and stay connected one more second, so the last answers
+//! arrive before every connection closes at once.
 //!
 //! Latency: from writing a `roll`/`play` frame to reading the first `event` frame with
 //! a higher `seq` on the same connection (the event the command caused; events precede
@@ -389,6 +391,9 @@ impl Rng {
 
 /// First `req` of a `roll`/`play` command on a connection.
 const FIRST_ACTION_REQ: u64 = 10;
+/// How long clients keep reading (sending nothing) after the measured window, before they
+/// close: the answers to the last commands arrive before the closing storm.
+const DRAIN: Duration = Duration::from_secs(1);
 /// Wait before sending again a command refused as `rate_limited`.
 const RATE_LIMIT_RETRY: Duration = Duration::from_millis(100);
 /// `req` of the creator's `start` (1 was its `join`).
@@ -440,7 +445,11 @@ async fn play(
                 break Ended::Failed;
             }
         }
+        // After `end` nothing is sent; the connection stays open until `end + DRAIN` so
+        // the commands still in flight are answered under the same load, not during the
+        // storm of 19,600 connections closing at once.
         let wake = match &pending {
+            _ if Instant::now() >= end => end + DRAIN,
             Some((at, _, _)) => (*at).min(end),
             None => end,
         };
@@ -526,8 +535,12 @@ async fn play(
                 }
             }
             _ = sleep_until(wake) => {
-                if Instant::now() >= end {
+                let now = Instant::now();
+                if now >= end + DRAIN {
                     break Ended::TimeUp;
+                }
+                if now >= end {
+                    continue;
                 }
                 if let Some((_, mut msg, seq)) = pending.take() {
                     req += 1;
