@@ -101,6 +101,7 @@ impl SqliteStore {
             SqlitePoolOptions::new()
                 .max_connections(1)
                 .min_connections(1)
+                .test_before_acquire(false)
                 .idle_timeout(None)
                 .max_lifetime(None)
                 .connect_with(options)
@@ -108,6 +109,9 @@ impl SqliteStore {
         } else {
             SqlitePoolOptions::new()
                 .max_connections(MAX_CONNECTIONS)
+                // An embedded database cannot drop a connection: no round trip to the
+                // connection's thread to ping it before every transaction.
+                .test_before_acquire(false)
                 .connect_with(options.journal_mode(SqliteJournalMode::Wal))
                 .await?
         };
