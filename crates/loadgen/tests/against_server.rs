@@ -1,0 +1,118 @@
+//! The load generator binary against the real server (in this process, on 127.0.0.1:0,
+//! over a `MemoryStore`): it sets up its rooms, plays, and reports what happened.
+
+use std::net::SocketAddr;
+use std::process::Output;
+use std::sync::Arc;
+
+use parchis_server::{AppState, ServerConfig};
+use parchis_store::MemoryStore;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// Starts the server; returns its address and the token that stops it.
+async fn server() -> (SocketAddr, CancellationToken) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let config = ServerConfig {
+        dice_seed: Some(11),
+        // The subject is the load generator, not the per-connection rate limit.
+        commands_per_second: 1000,
+        ..ServerConfig::default()
+    };
+    let state = AppState::new(config, Arc::new(MemoryStore::new()));
+    let shutdown = CancellationToken::new();
+    tokio::spawn(parchis_server::run(listener, state, shutdown.clone()));
+    (addr, shutdown)
+}
+
+/// Runs `parchis-loadgen` with `args` on a blocking thread (the server keeps running on
+/// this runtime meanwhile).
+async fn loadgen(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_parchis-loadgen"))
+            .args(&args)
+            .output()
+            .expect("run parchis-loadgen")
+    })
+    .await
+    .expect("join")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plays_its_rooms_against_a_real_server_and_reports_json() {
+    let (addr, shutdown) = server().await;
+    let args = [
+        "--url",
+        &format!("http://{addr}"),
+        "--rooms",
+        "3",
+        "--think-ms",
+        "100",
+        "--warmup-secs",
+        "1",
+        "--duration-secs",
+        "2",
+        "--source-addrs",
+        "127.0.0.1,127.0.0.2",
+        "--server-pid",
+        &std::process::id().to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    let out = loadgen(args).await;
+    shutdown.cancel();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "exit {:?}: {stderr}", out.status);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("the report is JSON");
+
+    assert_eq!(report["rooms"], 3);
+    assert_eq!(report["rooms_ready"], 3, "every room was set up: {report}");
+    assert_eq!(report["games_started"], 3, "every game started: {report}");
+    assert_eq!(
+        report["errors"],
+        serde_json::json!({}),
+        "no errors: {report}"
+    );
+    assert_eq!(report["connections"]["peak"], 12, "four clients per room");
+    assert_eq!(report["connections"]["min_during_play"], 12, "none dropped");
+    // Three rooms, one action each per ~100 ms think time, over a 2 s window: about 60.
+    let actions = report["actions"].as_u64().expect("actions");
+    assert!(
+        (20..=120).contains(&actions),
+        "actions {actions} not near 3 rooms × 2 s / 0.1 s: {report}"
+    );
+    let latency = &report["latency_ms"];
+    let count = latency["count"].as_u64().expect("latency count");
+    assert!(
+        count + 6 >= actions && count <= actions + 6,
+        "one latency sample per action (±2 per room at the window edges): {count} vs {actions}"
+    );
+    let p = |k: &str| latency[k].as_f64().unwrap_or(f64::NAN);
+    assert!(
+        p("p50") > 0.0 && p("p50") <= p("p99") && p("p99") <= p("max"),
+        "{latency}"
+    );
+    // `--server-pid` is this process: its memory and CPU time were read from /proc.
+    assert!(
+        report["server"]["rss_kib_idle"].as_u64().unwrap_or(0) > 0,
+        "{report}"
+    );
+    assert!(
+        report["server"]["cpu_secs_during_play"].as_f64().is_some(),
+        "{report}"
+    );
+}
+
+#[tokio::test]
+async fn refuses_a_target_off_this_machine() {
+    let out = loadgen(vec!["--url".into(), "http://192.0.2.1:8080".into()]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("127.0.0.0/8"),
+        "names the allowed range: {stderr}"
+    );
+}
