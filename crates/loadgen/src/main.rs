@@ -13,14 +13,15 @@
 //! `join` it (at most `--setup-concurrency` rooms at a time); (2) *idle*: once every room
 //! is ready the server's RSS is sampled (memory per idle connection); (3) *starts*: every
 //! creator sends `start` at a uniformly random moment within one think time, so rooms do
-//! not act in lockstep, and the generator waits until every game has started; (4)
+//! not act in lockstep, and the generator waits until every game has started (or was
+//! refused, or `--setup-timeout-secs` passed: `games_started` in the report says); (4)
 //! *warm-up* (`--warmup-secs`, counted from the last start): the games reach their steady
 //! state; (5) *measured play* (`--duration-secs`): each client answers its `your_turn` after a
 //! think time drawn uniformly from `think_ms × [1 − jitter, 1 + jitter]` with `roll` or
 //! a uniformly random entry of `legal`. A room whose game ends plays a new one (new room,
-//! new connections). Only commands sent in the measured window are counted; after it
-//! the clients send nothing more and stay connected one more second, so the last answers
-//! arrive before every connection closes at once.
+//! new connections). Only commands sent in the measured window are counted (actions,
+//! latency); after it the clients send nothing more and stay connected one more second,
+//! so the last answers arrive before every connection closes at once.
 //!
 //! Latency: from writing a `roll`/`play` frame to reading the first `event` frame with
 //! a higher `seq` on the same connection (the event the command caused; events precede
@@ -95,7 +96,7 @@ struct Args {
 /// Counters shared by every client.
 #[derive(Default)]
 struct Stats {
-    /// Commands (`roll`/`play`) answered with `ok` during the play phase.
+    /// Commands (`roll`/`play`) sent in the measured window and answered with `ok`.
     actions: AtomicU64,
     /// Commands sent during the play phase.
     sent: AtomicU64,
@@ -111,6 +112,8 @@ struct Stats {
     errors: Mutex<BTreeMap<String, u64>>,
     /// Games whose `start` was answered `ok` (first game of each room).
     games_started: AtomicU64,
+    /// First games whose `start` was refused (their rooms do not play).
+    starts_failed: AtomicU64,
     /// Action→event latency, microseconds: one histogram for every client, recorded into
     /// directly (a histogram per client would cost ~40 KiB each and, allocated for 19,600
     /// clients at once, stall the generator for seconds just as the games start).
@@ -158,8 +161,9 @@ struct Ctx {
     next_source: AtomicU64,
     /// `true` once the play phase starts.
     go: watch::Receiver<bool>,
-    /// End of the play phase.
-    end: Mutex<Option<Instant>>,
+    /// End of the measured window (clients send nothing after it and close `DRAIN`
+    /// later). `None` until every game has started: the window is placed after that.
+    end: watch::Receiver<Option<Instant>>,
     /// Start of the measured window (after the warm-up).
     measure_from: Mutex<Option<Instant>>,
 }
@@ -175,7 +179,7 @@ impl Ctx {
             .unwrap_or(Ipv4Addr::LOCALHOST)
     }
     fn end(&self) -> Option<Instant> {
-        self.end.lock().ok().and_then(|e| *e)
+        *self.end.borrow()
     }
     /// Whether a command sent at `at` falls in the measured window.
     fn measured(&self, at: Instant) -> bool {
@@ -394,7 +398,10 @@ const FIRST_ACTION_REQ: u64 = 10;
 /// How long clients keep reading (sending nothing) after the measured window, before they
 /// close: the answers to the last commands arrive before the closing storm.
 const DRAIN: Duration = Duration::from_secs(1);
-/// Wait before sending again a command refused as `rate_limited`.
+/// Wait before sending again a command refused as `rate_limited`. Each refusal still
+/// counts towards the server's error limit per connection, so a client that keeps acting
+/// faster than the server's `--commands-per-second` is eventually closed: raise that limit
+/// for saturation runs.
 const RATE_LIMIT_RETRY: Duration = Duration::from_millis(100);
 /// `req` of the creator's `start` (1 was its `join`).
 const START_REQ: u64 = 2;
@@ -429,15 +436,25 @@ async fn play(
     let mut inflight: Option<(u64, u64, Instant)> = None;
     // The last command sent and the seq it was decided on (to retry a `rate_limited`).
     let mut last_sent: Option<(Value, u64)> = None;
-    // The end of the play phase is fixed once every game has started (see `run`).
+    // `req` and send time of the last roll/play: its `ok` counts if it was sent in the
+    // measured window.
+    let mut last_action: Option<(u64, Instant)> = None;
+    // The end of the window is fixed once every game has started (see `run`); until then
+    // the loop also wakes when it is set.
+    let mut end_rx = ctx.end.clone();
     let unset_end = Instant::now() + Duration::from_secs(86_400);
     let result = 'outer: loop {
+        let end_known = end_rx.borrow_and_update().is_some();
         let end = ctx.end().unwrap_or(unset_end);
         if !started {
             started = true;
             // Stagger the rooms' starts over one think time (unless jitter is 0).
             if jitter > 0.0 {
                 tokio::time::sleep(think.mul_f64(rng.unit())).await;
+            }
+            if ctx.end().is_some_and(|e| Instant::now() >= e) {
+                // A game of a room that came back after the window: not started.
+                break Ended::TimeUp;
             }
             let msg = json!({"type": "start", "req": START_REQ, "room": code, "seq": c.seq});
             if c.ws.send(Message::text(msg.to_string())).await.is_err() {
@@ -454,6 +471,7 @@ async fn play(
             None => end,
         };
         tokio::select! {
+            Ok(()) = end_rx.changed(), if !end_known => {}
             frame = next_json(&mut c.ws) => {
                 let Some(v) = frame else {
                     ctx.stats.error("connection_lost");
@@ -485,7 +503,11 @@ async fn play(
                         c.seq = c.seq.max(seq);
                         let req = v.get("req").and_then(Value::as_u64);
                         if req.is_some_and(|r| r >= FIRST_ACTION_REQ) {
-                            ctx.stats.actions.fetch_add(1, Ordering::Relaxed);
+                            if let Some((sent_req, at)) = last_action {
+                                if req == Some(sent_req) && ctx.measured(at) {
+                                    ctx.stats.actions.fetch_add(1, Ordering::Relaxed);
+                                }
+                            }
                         } else if req == Some(START_REQ) && first_game {
                             ctx.stats.games_started.fetch_add(1, Ordering::Relaxed);
                         }
@@ -494,7 +516,11 @@ async fn play(
                         let code = v.get("code").and_then(Value::as_str).unwrap_or("unknown");
                         ctx.stats.error(code);
                         inflight = None;
-                        if code == "rate_limited" {
+                        let req = v.get("req").and_then(Value::as_u64);
+                        if req == Some(START_REQ) && first_game {
+                            // This room will not play; the starts phase stops waiting for it.
+                            ctx.stats.starts_failed.fetch_add(1, Ordering::Relaxed);
+                        } else if code == "rate_limited" {
                             // Refused before the room saw it: the turn is still ours, and
                             // no new your_turn will come. Send it again a little later.
                             if let Some((msg, seq)) = last_sent.take() {
@@ -547,7 +573,9 @@ async fn play(
                     msg["req"] = json!(req);
                     acted_seq = Some(seq);
                     last_sent = Some((msg.clone(), seq));
-                    inflight = Some((req, seq, Instant::now()));
+                    let now = Instant::now();
+                    inflight = Some((req, seq, now));
+                    last_action = Some((req, now));
                     ctx.stats.sent.fetch_add(1, Ordering::Relaxed);
                     if c.ws.send(Message::text(msg.to_string())).await.is_err() {
                         ctx.stats.error("send_failed");
@@ -699,6 +727,7 @@ fn main() -> ExitCode {
 
 async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
     let (go_tx, go_rx) = watch::channel(false);
+    let (end_tx, end_rx) = watch::channel(None);
     let pid = args.server_pid;
     let ctx = Arc::new(Ctx {
         args: args.clone(),
@@ -707,7 +736,7 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
         stats: Stats::default(),
         next_source: AtomicU64::new(0),
         go: go_rx,
-        end: Mutex::new(None),
+        end: end_rx,
         measure_from: Mutex::new(None),
     });
     let rss_before = pid.and_then(rss_kib);
@@ -749,9 +778,13 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
     let go = Instant::now();
     let _ = go_tx.send(true);
     let starts_deadline = go + Duration::from_secs(args.setup_timeout_secs);
-    while ctx.stats.games_started.load(Ordering::Relaxed) < rooms_ready
-        && Instant::now() < starts_deadline
-    {
+    let settled = || {
+        ctx.stats.games_started.load(Ordering::Relaxed)
+            + ctx.stats.starts_failed.load(Ordering::Relaxed)
+    };
+    // Gives up at the setup timeout (the report's `games_started` then falls short of
+    // `rooms_ready`) and opens the window all the same.
+    while settled() < rooms_ready && Instant::now() < starts_deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let starts_secs = go.elapsed().as_secs_f64();
@@ -761,13 +794,10 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
     if let Ok(mut m) = ctx.measure_from.lock() {
         *m = Some(start);
     }
-    if let Ok(mut e) = ctx.end.lock() {
-        *e = Some(end);
-    }
+    let _ = end_tx.send(Some(end));
     sleep_until(start).await;
     let cpu_start = pid.and_then(cpu_secs);
     let own_cpu_start = cpu_secs(std::process::id());
-    let actions_start = ctx.stats.actions.load(Ordering::Relaxed);
     let sent_start = ctx.stats.sent.load(Ordering::Relaxed);
     let mut rss_peak = rss_idle.unwrap_or(0);
     // Last samples taken while every client is still playing (just before `end`).
@@ -787,12 +817,14 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
             rss_playing = Some(r);
         }
     }
-    sleep_until(end - Duration::from_millis(50)).await;
+    sleep_until(end).await;
     let own_cpu_end = cpu_secs(std::process::id());
     let cpu_end = pid.and_then(cpu_secs);
-    let actions = ctx.stats.actions.load(Ordering::Relaxed) - actions_start;
+    let measured = (end - start).as_secs_f64();
+    // Commands sent in the window are answered during the drain; count them after it.
+    sleep_until(end + DRAIN).await;
+    let actions = ctx.stats.actions.load(Ordering::Relaxed);
     let sent = ctx.stats.sent.load(Ordering::Relaxed) - sent_start;
-    let measured = start.elapsed().as_secs_f64();
     // Wind down: every client stops at `end`; give them a few seconds to close.
     let _ = timeout(Duration::from_secs(20), async {
         for t in tasks {
