@@ -70,10 +70,12 @@ struct Args {
     /// the store): the games reach their steady state; nothing of it is counted.
     #[arg(long, default_value_t = 5)]
     warmup_secs: u64,
-    /// Length of the measured play phase, in seconds.
+    /// Length of the measured play phase, in seconds. After it the clients send nothing
+    /// more and stay connected one second (drain) so the last answers are counted.
     #[arg(long, default_value_t = 30)]
     duration_secs: u64,
-    /// Give up on the setup phase after this many seconds (the rooms ready by then play).
+    /// Give up on the setup phase after this many seconds (the rooms ready by then play),
+    /// and likewise on waiting for every game to start (the window opens anyway).
     #[arg(long, default_value_t = 120)]
     setup_timeout_secs: u64,
     /// Rooms set up at the same time.
@@ -98,7 +100,7 @@ struct Args {
 struct Stats {
     /// Commands (`roll`/`play`) sent in the measured window and answered with `ok`.
     actions: AtomicU64,
-    /// Commands sent during the play phase.
+    /// Commands (`roll`/`play`) sent in the measured window.
     sent: AtomicU64,
     /// Games that reached `game_won`.
     games_finished: AtomicU64,
@@ -576,7 +578,9 @@ async fn play(
                     let now = Instant::now();
                     inflight = Some((req, seq, now));
                     last_action = Some((req, now));
-                    ctx.stats.sent.fetch_add(1, Ordering::Relaxed);
+                    if ctx.measured(now) {
+                        ctx.stats.sent.fetch_add(1, Ordering::Relaxed);
+                    }
                     if c.ws.send(Message::text(msg.to_string())).await.is_err() {
                         ctx.stats.error("send_failed");
                         break Ended::Failed;
@@ -722,6 +726,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    if report["rooms_ready"].as_u64() == Some(0) {
+        eprintln!(
+            "parchis-loadgen: no room could be set up (is the server running at {}?); errors: {}",
+            report["url"], report["errors"]
+        );
+        return ExitCode::FAILURE;
+    }
     ExitCode::SUCCESS
 }
 
@@ -798,7 +809,6 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
     sleep_until(start).await;
     let cpu_start = pid.and_then(cpu_secs);
     let own_cpu_start = cpu_secs(std::process::id());
-    let sent_start = ctx.stats.sent.load(Ordering::Relaxed);
     let mut rss_peak = rss_idle.unwrap_or(0);
     // Last samples taken while every client is still playing (just before `end`).
     let mut open_at_end = ctx.stats.open.load(Ordering::Relaxed);
@@ -824,7 +834,7 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
     // Commands sent in the window are answered during the drain; count them after it.
     sleep_until(end + DRAIN).await;
     let actions = ctx.stats.actions.load(Ordering::Relaxed);
-    let sent = ctx.stats.sent.load(Ordering::Relaxed) - sent_start;
+    let sent = ctx.stats.sent.load(Ordering::Relaxed);
     // Wind down: every client stops at `end`; give them a few seconds to close.
     let _ = timeout(Duration::from_secs(20), async {
         for t in tasks {

@@ -117,3 +117,35 @@ async fn refuses_a_target_off_this_machine() {
         "names the allowed range: {stderr}"
     );
 }
+
+#[tokio::test]
+async fn fails_when_no_room_can_be_set_up() {
+    // A port nobody listens on: bind one, note it, close it.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let args = [
+        "--url",
+        &format!("http://127.0.0.1:{port}"),
+        "--rooms",
+        "2",
+        "--warmup-secs",
+        "0",
+        "--duration-secs",
+        "1",
+    ]
+    .map(String::from)
+    .to_vec();
+    let out = loadgen(args).await;
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a run with no room is a failure"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("the report is still printed");
+    assert_eq!(report["rooms_ready"], 0);
+    assert_eq!(report["errors"]["setup_connect"], 2, "{report}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no room could be set up"), "{stderr}");
+}

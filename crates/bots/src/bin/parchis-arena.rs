@@ -24,7 +24,12 @@ use std::time::{Duration, Instant};
 
 /// Bot against bot.
 #[derive(Parser, Debug)]
-#[command(name = "parchis-arena", version, about)]
+#[command(
+    name = "parchis-arena",
+    version,
+    about = "Bot against bot: plays N seeded games between bot levels (one per seat) on the engine and \
+             prints each level's win rate with a 95% confidence interval, as JSON."
+)]
 struct Args {
     /// Number of games.
     #[arg(long, default_value_t = 200)]
