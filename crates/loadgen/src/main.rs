@@ -164,10 +164,9 @@ struct Ctx {
     /// `true` once the play phase starts.
     go: watch::Receiver<bool>,
     /// End of the measured window (clients send nothing after it and close `DRAIN`
-    /// later). `None` until every game has started: the window is placed after that.
+    /// later); the window is the `--duration-secs` before it. `None` until every game has
+    /// started: the window is placed after that.
     end: watch::Receiver<Option<Instant>>,
-    /// Start of the measured window (after the warm-up).
-    measure_from: Mutex<Option<Instant>>,
 }
 
 impl Ctx {
@@ -185,11 +184,8 @@ impl Ctx {
     }
     /// Whether a command sent at `at` falls in the measured window.
     fn measured(&self, at: Instant) -> bool {
-        self.measure_from
-            .lock()
-            .ok()
-            .and_then(|m| *m)
-            .is_some_and(|from| at >= from)
+        let window = Duration::from_secs(self.args.duration_secs);
+        self.end().is_some_and(|end| at >= end - window)
     }
     fn playing(&self) -> bool {
         *self.go.borrow()
@@ -408,6 +404,18 @@ const RATE_LIMIT_RETRY: Duration = Duration::from_millis(100);
 /// `req` of the creator's `start` (1 was its `join`).
 const START_REQ: u64 = 2;
 
+/// A client's last `roll`/`play`, as sent.
+struct LastCommand {
+    /// Its `req`.
+    req: u64,
+    /// When it was written.
+    at: Instant,
+    /// The frame (to send again after a `rate_limited`).
+    msg: Value,
+    /// The `seq` it was decided on.
+    seq: u64,
+}
+
 /// Why a client's play loop ended.
 enum Ended {
     GameOver,
@@ -436,18 +444,16 @@ async fn play(
     let mut pending: Option<(Instant, Value, u64)> = None;
     // (req, seq at send, sent at)
     let mut inflight: Option<(u64, u64, Instant)> = None;
-    // The last command sent and the seq it was decided on (to retry a `rate_limited`).
-    let mut last_sent: Option<(Value, u64)> = None;
-    // `req` and send time of the last roll/play: its `ok` counts if it was sent in the
-    // measured window.
-    let mut last_action: Option<(u64, Instant)> = None;
+    // The last roll/play sent: its `ok` counts if it was sent in the measured window, and
+    // it is sent again if refused as `rate_limited`.
+    let mut last: Option<LastCommand> = None;
     // The end of the window is fixed once every game has started (see `run`); until then
     // the loop also wakes when it is set.
     let mut end_rx = ctx.end.clone();
     let unset_end = Instant::now() + Duration::from_secs(86_400);
     let result = 'outer: loop {
-        let end_known = end_rx.borrow_and_update().is_some();
-        let end = ctx.end().unwrap_or(unset_end);
+        let end_known = *end_rx.borrow_and_update();
+        let end = end_known.unwrap_or(unset_end);
         if !started {
             started = true;
             // Stagger the rooms' starts over one think time (unless jitter is 0).
@@ -473,7 +479,7 @@ async fn play(
             None => end,
         };
         tokio::select! {
-            Ok(()) = end_rx.changed(), if !end_known => {}
+            Ok(()) = end_rx.changed(), if end_known.is_none() => {}
             frame = next_json(&mut c.ws) => {
                 let Some(v) = frame else {
                     ctx.stats.error("connection_lost");
@@ -505,10 +511,8 @@ async fn play(
                         c.seq = c.seq.max(seq);
                         let req = v.get("req").and_then(Value::as_u64);
                         if req.is_some_and(|r| r >= FIRST_ACTION_REQ) {
-                            if let Some((sent_req, at)) = last_action {
-                                if req == Some(sent_req) && ctx.measured(at) {
-                                    ctx.stats.actions.fetch_add(1, Ordering::Relaxed);
-                                }
+                            if last.as_ref().is_some_and(|l| req == Some(l.req) && ctx.measured(l.at)) {
+                                ctx.stats.actions.fetch_add(1, Ordering::Relaxed);
                             }
                         } else if req == Some(START_REQ) && first_game {
                             ctx.stats.games_started.fetch_add(1, Ordering::Relaxed);
@@ -525,8 +529,8 @@ async fn play(
                         } else if code == "rate_limited" {
                             // Refused before the room saw it: the turn is still ours, and
                             // no new your_turn will come. Send it again a little later.
-                            if let Some((msg, seq)) = last_sent.take() {
-                                pending = Some((Instant::now() + RATE_LIMIT_RETRY, msg, seq));
+                            if let Some(l) = last.take() {
+                                pending = Some((Instant::now() + RATE_LIMIT_RETRY, l.msg, l.seq));
                             }
                         } else {
                             // Decide again on the next your_turn.
@@ -574,10 +578,9 @@ async fn play(
                     req += 1;
                     msg["req"] = json!(req);
                     acted_seq = Some(seq);
-                    last_sent = Some((msg.clone(), seq));
                     let now = Instant::now();
                     inflight = Some((req, seq, now));
-                    last_action = Some((req, now));
+                    last = Some(LastCommand { req, at: now, msg: msg.clone(), seq });
                     if ctx.measured(now) {
                         ctx.stats.sent.fetch_add(1, Ordering::Relaxed);
                     }
@@ -748,7 +751,6 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
         next_source: AtomicU64::new(0),
         go: go_rx,
         end: end_rx,
-        measure_from: Mutex::new(None),
     });
     let rss_before = pid.and_then(rss_kib);
     let setup_started = Instant::now();
@@ -802,9 +804,6 @@ async fn run(args: Args, server: SocketAddr, host_header: String) -> Value {
     let games_started = ctx.stats.games_started.load(Ordering::Relaxed);
     let start = Instant::now() + Duration::from_secs(args.warmup_secs);
     let end = start + Duration::from_secs(args.duration_secs);
-    if let Ok(mut m) = ctx.measure_from.lock() {
-        *m = Some(start);
-    }
     let _ = end_tx.send(Some(end));
     sleep_until(start).await;
     let cpu_start = pid.and_then(cpu_secs);

@@ -576,11 +576,7 @@ impl Checkpointer {
     /// Stops the task and waits for a checkpoint in progress to finish.
     async fn stop(&self) {
         self.stop.cancel();
-        let task = self
-            .task
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
+        let task = crate::writer::lock(&self.task).take();
         if let Some(task) = task {
             let _ = task.await;
         }

@@ -96,7 +96,7 @@ pub(crate) struct Writer {
     task: Mutex<Option<JoinHandle<()>>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // The guarded values stay consistent even if a holder panicked: recover them.
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
