@@ -1,5 +1,7 @@
 # Builds the parchis-server binary (web client and SQL migrations are embedded in it).
-FROM rust:1.85-bookworm AS build
+# The toolchain is the workspace's rust-version (Cargo.toml); crates/server/tests/deploy.rs
+# fails when the two differ.
+FROM rust:1.89-bookworm AS build
 WORKDIR /src
 COPY . .
 RUN cargo build --release --locked -p parchis-server

@@ -305,3 +305,24 @@ pub struct HttpError {
     /// Human-readable text.
     pub message: String,
 }
+
+/// Body of `GET /readyz`: `200` with `{"status":"ready"}`, or `503` with
+/// `{"status":"unavailable","reason":"…"}` when the store does not answer a cheap query.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Readiness {
+    /// `ready` or `unavailable`.
+    pub status: ReadinessStatus,
+    /// Why the server is not ready (absent when ready): the store's error, for operators.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Whether the server can take traffic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadinessStatus {
+    /// Every dependency answered.
+    Ready,
+    /// A dependency did not answer; see `reason`.
+    Unavailable,
+}

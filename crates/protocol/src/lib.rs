@@ -9,7 +9,7 @@
 //!   based on. Every server game message carries the room's event `seq`, which only grows.
 //! * [`ErrorCode`]: the closed set of error codes, stable snake_case strings.
 //! * HTTP bodies: [`CreateRoomRequest`], [`CreateRoomResponse`], [`RoomList`], [`RoomView`],
-//!   [`HttpError`].
+//!   [`HttpError`], [`Readiness`].
 //! * [`parse_client_message`]: classifies bad input into typed errors (`bad_json`,
 //!   `unknown_type`, `missing_field`, `bad_request`).
 //!
@@ -23,7 +23,8 @@ pub mod schema;
 pub use error::{close_code, ErrorCode};
 pub use http::{
     team_of, BotLevel, CreateRoomRequest, CreateRoomResponse, GameView, HttpError, OnAbandon,
-    RoomList, RoomSettings, RoomStatus, RoomSummary, RoomView, SeatView, TEAMS,
+    Readiness, ReadinessStatus, RoomList, RoomSettings, RoomStatus, RoomSummary, RoomView,
+    SeatView, TEAMS,
 };
 pub use messages::{
     parse_client_message, AbandonReason, ClientMessage, OpeningRollEntry, ParseError, Play, Role,

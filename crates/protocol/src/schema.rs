@@ -3,7 +3,7 @@
 //! Regenerate with `UPDATE_SCHEMA=1 cargo test -p parchis-protocol --test schema`.
 
 use crate::{
-    ClientMessage, CreateRoomRequest, CreateRoomResponse, HttpError, RoomList, RoomView,
+    ClientMessage, CreateRoomRequest, CreateRoomResponse, HttpError, Readiness, RoomList, RoomView,
     ServerMessage,
 };
 
@@ -34,5 +34,6 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("room_list.json", render(schemars::schema_for!(RoomList))),
         ("room_view.json", render(schemars::schema_for!(RoomView))),
         ("http_error.json", render(schemars::schema_for!(HttpError))),
+        ("readiness.json", render(schemars::schema_for!(Readiness))),
     ]
 }

@@ -2,7 +2,8 @@
 //!
 //! The authoritative online Parchís server (axum 0.8 on tokio):
 //!
-//! * [`app`] builds the router: `POST/GET /api/rooms`, `GET /api/rooms/{code}`,
+//! * [`app`] builds the router: `/healthz` and `/readyz` ([`health`]), `/metrics`
+//!   ([`metrics`]), `POST/GET /api/rooms`, `GET /api/rooms/{code}`,
 //!   `GET /api/games?room=…`, `GET /api/games/{id}` and `GET /api/games/{id}/export`, the
 //!   WebSocket endpoint `/ws`, and the web client's spot at `/` ([`static_files`]).
 //! * [`run`] serves a router on a listener until a shutdown token fires, then tells every
@@ -13,8 +14,12 @@
 //! The wire protocol lives in `parchis-protocol` and is documented in `proto/README.md`.
 
 pub mod config;
+pub mod health;
 pub mod http;
 pub mod ids;
+pub mod logging;
+pub mod metrics;
+pub mod observe;
 pub mod room;
 pub mod state;
 pub mod static_files;
@@ -38,9 +43,28 @@ pub fn app(state: AppState) -> Router {
         .route("/api/games/{id}", get(http::get_game))
         .route("/api/games/{id}/export", get(http::export_game))
         .route("/ws", get(ws::upgrade))
-        .route("/healthz", get(|| async { "ok" }))
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/metrics", get(metrics::scrape))
         .merge(static_files::router())
+        .layer(access_log())
         .with_state(state)
+}
+
+/// One INFO line per HTTP request once it is answered (`method`, `uri` in the span;
+/// `status` and `latency` in µs), by tower-http's `TraceLayer`.
+fn access_log() -> tower_http::trace::TraceLayer<
+    tower_http::classify::SharedClassifier<tower_http::classify::ServerErrorsAsFailures>,
+> {
+    use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+    use tower_http::LatencyUnit;
+    TraceLayer::new_for_http()
+        .make_span_with(DefaultMakeSpan::new().level(tracing::Level::INFO))
+        .on_response(
+            DefaultOnResponse::new()
+                .level(tracing::Level::INFO)
+                .latency_unit(LatencyUnit::Micros),
+        )
 }
 
 /// Brings back the stored rooms ([`recover`]), then serves [`app`] on `listener` until

@@ -1,11 +1,11 @@
 //! `parchis-server`: the online Parchís server binary.
 
 use clap::Parser;
+use parchis_server::logging::LogFormat;
 use parchis_server::{AppState, ServerConfig};
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
-use tracing_subscriber::EnvFilter;
 
 /// Authoritative online Parchís server.
 #[derive(Debug, Parser)]
@@ -26,6 +26,9 @@ struct Args {
     /// Log filter (tracing `EnvFilter` syntax), e.g. `info` or `parchis_server=debug`.
     #[arg(long, env = "PARCHIS_LOG", default_value = "info")]
     log: String,
+    /// Log line format: `text` (colours only on a terminal) or `json` (one object a line).
+    #[arg(long, env = "PARCHIS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     /// Base URL used in invite links; default `http://BIND:PORT`.
     #[arg(long, env = "PARCHIS_PUBLIC_URL")]
     public_url: Option<String>,
@@ -49,8 +52,7 @@ struct Args {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let args = Args::parse();
-    let filter = EnvFilter::try_new(&args.log).unwrap_or_else(|_| EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).init();
+    parchis_server::logging::init(args.log_format, &args.log);
     match serve(args).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

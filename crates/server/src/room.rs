@@ -6,8 +6,8 @@
 //! Write-ahead: every accepted action's events are appended to the store before the new
 //! state is committed and broadcast.
 
-use crate::ids;
 use crate::state::AppState;
+use crate::{ids, observe};
 use parchis_bots::Bot;
 use parchis_engine::{Action, Colour, Dice, Expect, Game, RuleSet, SeatStatus};
 use parchis_protocol::{
@@ -214,6 +214,8 @@ pub enum RoomCmd {
         seq: u64,
         /// What to do.
         cmd: SeatCmd,
+        /// When the connection read the command (for the action latency metric).
+        received: Instant,
     },
     /// The connection closed.
     Detach {
@@ -305,6 +307,8 @@ pub struct Listing {
     /// clock runs. The games API reports it for a game in progress: the store's copy is
     /// written at the start and on restore only, not on every throw.
     pub deadline_ms: Option<i64>,
+    /// Seats with a connection attached (the `parchis_room_connections` gauge).
+    pub connected_players: u32,
 }
 
 /// A handle on a running room actor.
@@ -483,6 +487,7 @@ fn placeholder_listing() -> Listing {
         },
         game_id: None,
         deadline_ms: None,
+        connected_players: 0,
     }
 }
 
@@ -559,6 +564,7 @@ impl Room {
             },
             game_id: self.game_id,
             deadline_ms: self.deadline.map(|d| d.ms),
+            connected_players: self.seats.iter().filter(|s| s.conn.is_some()).count() as u32,
         }
     }
 
@@ -857,7 +863,7 @@ impl Room {
         if let Err(e) = self.state.store().upsert_seat(&record).await {
             warn!(%colour, error = %e, "store failed saving the bot seat");
         }
-        info!(%colour, ?reason, level = bot_kind(level).name(), "bot took over an abandoned seat");
+        observe::bot_took_over(&self.code, self.game_id, colour, level, reason);
         self.presence();
         true
     }
@@ -1046,6 +1052,7 @@ impl Room {
             self.deadline = previous;
             return Err(e);
         }
+        observe::action_applied(&action);
         // The new deadline is durable already: the `turn` event that carries it was
         // committed with the action's events, and recovery reads it from there. No second
         // write: a separate deadline update per throw cost the store a commit of its own.
@@ -1073,7 +1080,13 @@ impl Room {
             parchis_engine::WinReason::Goal => "completed",
             parchis_engine::WinReason::Forfeit => "abandoned",
         };
-        info!(game = %game_id, winner = %outcome.winner, reason, "game over");
+        observe::game_finished(
+            &self.code,
+            game_id,
+            &self.settings.preset,
+            reason,
+            Some(outcome.winner),
+        );
         let store = self.state.store().clone();
         if let Err(e) = store
             .finish_game(
@@ -1142,7 +1155,7 @@ impl Room {
             .game
             .map(|g| g.consecutive_timeouts(colour))
             .unwrap_or(0);
-        debug!(%colour, consecutive = n, "turn timed out");
+        observe::turn_timed_out(&self.code, self.game_id, colour, n);
         if n >= self.settings.timeouts_to_abandon {
             self.abandon(colour, AbandonReason::Timeouts).await;
         }
@@ -1159,11 +1172,9 @@ impl Room {
         let colour = self.seats[i].colour;
         match self.status {
             RoomStatus::Lobby => {
-                info!(%colour, "disconnected past the grace period: seat freed");
-                self.free_seat(seat_id).await;
+                self.free_seat(seat_id, "grace_expired").await;
             }
             RoomStatus::Playing => {
-                info!(%colour, "disconnected past the grace period: abandoned");
                 self.abandon(colour, AbandonReason::Disconnected).await;
             }
             RoomStatus::Finished => {}
@@ -1189,6 +1200,7 @@ impl Room {
         let prelude = vec![RoomEvent::Abandoned { colour, reason }];
         match self.apply(Action::Abandon { colour }, prelude).await {
             Ok(()) => {
+                observe::abandoned(&self.code, self.game_id, colour, reason);
                 if let Some(seat) = self.seats.iter_mut().find(|s| s.colour == colour) {
                     seat.abandoned = true;
                     seat.grace_until = None;
@@ -1233,13 +1245,21 @@ impl Room {
                 req,
                 seq,
                 cmd,
+                received,
             } => {
                 let result = self.command(conn, member, seq, cmd).await;
+                let acted = result.is_ok() && matches!(cmd, SeatCmd::Roll | SeatCmd::Play(_));
                 let msg = match result {
                     Ok(()) => ServerMessage::Ok { req, seq: self.seq },
-                    Err(r) => r.to_message(Some(req)),
+                    Err(r) => {
+                        observe::refused(r.code);
+                        r.to_message(Some(req))
+                    }
                 };
                 self.send_to(conn, &msg);
+                if acted {
+                    observe::action_latency(received.elapsed().as_secs_f64());
+                }
                 if cmd == SeatCmd::Leave {
                     self.drop_link(conn);
                 }
@@ -1331,8 +1351,8 @@ impl Room {
             }],
         )
         .await?;
-        info!(%colour, creator, "player joined");
         let conn = link.id;
+        observe::player_joined(&self.code, colour, conn, creator);
         if let Some(i) = self.seat_index(seat_id) {
             self.seats[i].conn = Some(link);
         }
@@ -1355,6 +1375,7 @@ impl Room {
             return Err(Refusal::code(ErrorCode::SpectatorsNotAllowed));
         }
         let conn = link.id;
+        observe::spectator_joined(&self.code, self.game_id, conn);
         self.spectators.push(link);
         let welcome = ServerMessage::Welcome {
             req,
@@ -1436,7 +1457,7 @@ impl Room {
                 return Ok(Member::Player(seat_id));
             }
         }
-        info!(%colour, last_seq, replay, "player resumed");
+        observe::resumed(&self.code, self.game_id, colour, conn, last_seq, replay);
         self.presence();
         if self.turn_info().is_some_and(|(c, _)| c == colour) {
             self.send_turn_info();
@@ -1556,7 +1577,10 @@ impl Room {
         }
         self.seats[i].colour = colour;
         self.commit(None, vec![RoomEvent::ColourChanged { from, to: colour }])
-            .await
+            .await?;
+        let conn = self.seats[i].conn.as_ref().map_or(0, |l| l.id);
+        observe::colour_changed(&self.code, from, colour, conn);
+        Ok(())
     }
 
     /// One throw of the rule set's dice (1 or 2) from the room's RNG.
@@ -1700,7 +1724,7 @@ impl Room {
             warn!(error = %e, "store failed saving the deadline");
         }
         tracing::Span::current().record("game", tracing::field::display(game_id));
-        info!(game = %game_id, ?colours, %first, "game started");
+        observe::game_started(&self.code, game_id, &self.settings.preset, &colours, first);
         self.publish();
         self.turn_pending = true;
         Ok(())
@@ -1712,7 +1736,7 @@ impl Room {
         };
         match self.status {
             RoomStatus::Lobby => {
-                self.free_seat(seat_id).await;
+                self.free_seat(seat_id, "left").await;
                 Ok(())
             }
             RoomStatus::Playing => {
@@ -1725,7 +1749,7 @@ impl Room {
     }
 
     /// Frees a seat before the start; the creator role passes to the next player.
-    async fn free_seat(&mut self, seat_id: u64) {
+    async fn free_seat(&mut self, seat_id: u64, why: &'static str) {
         let Some(i) = self.seat_index(seat_id) else {
             return;
         };
@@ -1753,6 +1777,12 @@ impl Room {
                 }
             }
         }
+        observe::seat_freed(
+            &self.code,
+            seat.colour,
+            seat.conn.as_ref().map(|l| l.id),
+            why,
+        );
         // Keep the leaving connection in the loop for its `ok`; drop it afterwards.
         if let Some(link) = seat.conn {
             self.spectators.push(link);
@@ -1760,7 +1790,6 @@ impl Room {
         if let Err(e) = self.commit(None, events).await {
             warn!(error = %e.message, "lobby events not committed");
         }
-        info!(colour = %seat.colour, "seat freed");
     }
 
     /// Forgets a connection without starting a grace period (after `leave`).
@@ -1788,7 +1817,7 @@ impl Room {
                 if running && !seat.abandoned {
                     seat.grace_until = Some(Instant::now() + grace);
                 }
-                info!(colour = %seat.colour, "player disconnected");
+                observe::player_disconnected(&self.code, self.game_id, seat.colour, conn);
                 changed = true;
             }
         }

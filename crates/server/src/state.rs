@@ -28,6 +28,7 @@ struct Inner {
 impl AppState {
     /// New state over `store`.
     pub fn new(config: ServerConfig, store: Arc<dyn Store>) -> AppState {
+        crate::metrics::install();
         AppState {
             inner: Arc::new(Inner {
                 config,

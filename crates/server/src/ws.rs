@@ -84,7 +84,7 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64) {
         refilled: Instant::now(),
         errors: VecDeque::new(),
     };
-    debug!("connected");
+    crate::observe::socket_opened(conn);
     loop {
         tokio::select! {
             biased;
@@ -107,13 +107,19 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64) {
             },
         }
     }
+    if let Some((code, reason)) = kick.reason() {
+        if code != close_code::NORMAL && code != close_code::GOING_AWAY {
+            let room = session.joined.as_ref().map(|j| j.code.as_str());
+            crate::observe::kicked(conn, room, code, &reason);
+        }
+    }
     if let Some(j) = session.joined.take() {
         let _ = j.handle.sender().send(RoomCmd::Detach { conn }).await;
     }
     kick.kick(close_code::NORMAL, "bye");
     drop(session);
     let _ = writer.await;
-    debug!("disconnected");
+    crate::observe::socket_closed(conn);
 }
 
 async fn writer(
@@ -128,6 +134,7 @@ async fn writer(
             m = rx.recv() => m,
         };
         let Some(first) = msg else { break };
+        crate::observe::outbound_depth(rx.len() + 1);
         let sent = tokio::select! {
             biased;
             _ = kick.kicked() => break,
@@ -198,6 +205,7 @@ impl Session {
     }
 
     fn refuse(&mut self, req: Option<u64>, r: Refusal) -> Flow {
+        crate::observe::refused(r.code);
         self.send(&r.to_message(req));
         let cfg = self.state.config();
         let now = Instant::now();
@@ -234,6 +242,7 @@ impl Session {
     }
 
     async fn on_frame(&mut self, msg: Message) -> Flow {
+        let received = Instant::now();
         let text = match msg {
             Message::Text(t) => t,
             Message::Binary(_) => {
@@ -279,10 +288,10 @@ impl Session {
                 self.seen.remove(&old);
             }
         }
-        self.dispatch(msg).await
+        self.dispatch(msg, received).await
     }
 
-    async fn dispatch(&mut self, msg: ClientMessage) -> Flow {
+    async fn dispatch(&mut self, msg: ClientMessage, received: Instant) -> Flow {
         let req = msg.req();
         if let ClientMessage::Ping { req } = msg {
             self.send(&ServerMessage::Pong { req });
@@ -375,6 +384,7 @@ impl Session {
             req,
             seq,
             cmd,
+            received,
         };
         if joined.handle.sender().send(command).await.is_err() {
             self.joined = None;

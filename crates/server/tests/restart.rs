@@ -358,9 +358,8 @@ async fn sigkill_mid_game_then_resume_and_finish_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_mid_game_then_resume_and_finish_on_postgres() {
-    match std::env::var("DATABASE_URL") {
-        Ok(url) if url.starts_with("postgres") => restart_scenario(Some(&url)).await,
-        _ => eprintln!("DATABASE_URL not set to Postgres: skipped"),
+    if let Some(url) = common::database_url("sigkill_mid_game_then_resume_and_finish_on_postgres") {
+        restart_scenario(Some(&url)).await;
     }
 }
 

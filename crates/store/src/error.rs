@@ -49,6 +49,10 @@ pub enum StoreError {
     /// The database failed (connection lost, disk full, timeout…).
     #[error("database error: {0}")]
     Database(#[source] Arc<sqlx::Error>),
+    /// The store cannot serve requests for a reason found by
+    /// [`Store::ping`](crate::Store::ping) (e.g. the SQLite file was deleted under it).
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
     /// Applying the embedded migrations failed.
     #[error("migration failed: {0}")]
     Migrate(#[source] Arc<sqlx::migrate::MigrateError>),

@@ -227,6 +227,10 @@ impl Store for MemoryStore {
         Ok(games)
     }
 
+    async fn ping(&self) -> Result<()> {
+        self.lock().map(drop)
+    }
+
     async fn close(&self) {
         self.inner
             .lock()

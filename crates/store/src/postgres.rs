@@ -428,6 +428,14 @@ impl Store for PostgresStore {
         .collect()
     }
 
+    async fn ping(&self) -> Result<()> {
+        self.writer.check_open()?;
+        sqlx::query("SELECT 1 FROM rooms LIMIT 1")
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     async fn close(&self) {
         self.writer.close().await;
         self.pool.close().await;

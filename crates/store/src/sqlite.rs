@@ -58,6 +58,53 @@ pub struct SqliteStore {
     writer: Writer,
     /// `None` for an in-memory database (no WAL).
     checkpointer: Option<Checkpointer>,
+    /// The database file as opened; `None` in memory. [`Store::ping`] fails once the path
+    /// no longer names this file.
+    file: Option<DbFile>,
+}
+
+/// The path and identity (device, inode) of an open database file. A file deleted or
+/// replaced under a running server keeps working on the old inode, silently writing where
+/// no restart will read: readiness must say so.
+struct DbFile {
+    path: std::path::PathBuf,
+    identity: Option<(u64, u64)>,
+}
+
+impl DbFile {
+    fn open(path: &Path) -> DbFile {
+        DbFile {
+            path: path.to_owned(),
+            identity: Self::identity(path),
+        }
+    }
+
+    #[cfg(unix)]
+    fn identity(path: &Path) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+
+    #[cfg(not(unix))]
+    fn identity(path: &Path) -> Option<(u64, u64)> {
+        std::fs::metadata(path).ok().map(|_| (0, 0))
+    }
+
+    fn check(&self) -> Result<()> {
+        match Self::identity(&self.path) {
+            None => Err(StoreError::Unavailable(format!(
+                "database file {} is gone",
+                self.path.display()
+            ))),
+            Some(now) if self.identity.is_some_and(|was| was != now) => {
+                Err(StoreError::Unavailable(format!(
+                    "database file {} was replaced by another file",
+                    self.path.display()
+                )))
+            }
+            Some(_) => Ok(()),
+        }
+    }
 }
 
 impl SqliteStore {
@@ -101,6 +148,7 @@ impl SqliteStore {
             .pragma("cache_size", CACHE_SIZE_PRAGMA)
             .pragma("wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES)
             .pragma("journal_size_limit", JOURNAL_SIZE_LIMIT);
+        let path = options.get_filename().to_owned();
         let pool = if in_memory {
             // Each connection would otherwise risk its own empty database: keep exactly one,
             // forever.
@@ -125,10 +173,12 @@ impl SqliteStore {
         tracing::info!("sqlite store open");
         let writer = Writer::spawn::<SqliteBackend>(pool.clone());
         let checkpointer = (!in_memory).then(|| Checkpointer::spawn(pool.clone()));
+        let file = (!in_memory).then(|| DbFile::open(&path));
         Ok(SqliteStore {
             pool,
             writer,
             checkpointer,
+            file,
         })
     }
 
@@ -497,6 +547,17 @@ impl Store for SqliteStore {
         .into_iter()
         .map(rows::game)
         .collect()
+    }
+
+    async fn ping(&self) -> Result<()> {
+        self.writer.check_open()?;
+        if let Some(file) = &self.file {
+            file.check()?;
+        }
+        sqlx::query("SELECT 1 FROM rooms LIMIT 1")
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(())
     }
 
     async fn close(&self) {

@@ -102,6 +102,17 @@ pub trait Store: Send + Sync {
     /// Lists the games of a room, oldest first (empty if the room has none or does not exist).
     async fn list_games(&self, room_code: &str) -> Result<Vec<GameRecord>>;
 
+    /// Readiness probe: a cheap query that proves the store can serve reads and writes
+    /// (`SELECT 1 FROM rooms LIMIT 1` on SQL backends; on SQLite the database file must also
+    /// still be the one opened, not deleted or replaced). Used by `GET /readyz`.
+    ///
+    /// # Errors
+    /// [`StoreError::Closed`](crate::StoreError::Closed) after [`close`](Store::close) or if
+    /// the writer task died; [`StoreError::Unavailable`](crate::StoreError::Unavailable) when
+    /// the SQLite file is gone; [`StoreError::Database`](crate::StoreError::Database) when the
+    /// database does not answer (dropped, refusing connections, unreachable).
+    async fn ping(&self) -> Result<()>;
+
     /// Stops accepting writes, waits until every write already submitted is committed, and
     /// closes the database connections. Later calls fail with
     /// [`StoreError::Closed`](crate::StoreError::Closed). Calling it twice is harmless.

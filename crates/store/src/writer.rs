@@ -196,6 +196,16 @@ impl Writer {
         .map(drop)
     }
 
+    /// `Err(Closed)` once [`Writer::close`] was called or the writer task has ended.
+    pub(crate) fn check_open(&self) -> Result<()> {
+        let open = lock(&self.sender).as_ref().is_some_and(|s| !s.is_closed());
+        if open {
+            Ok(())
+        } else {
+            Err(StoreError::Closed)
+        }
+    }
+
     /// Stops accepting writes and waits for the task to finish what was submitted.
     pub(crate) async fn close(&self) {
         drop(lock(&self.sender).take());
@@ -228,6 +238,10 @@ async fn run<B: Backend>(pool: Pool<B::Db>, mut receiver: mpsc::Receiver<Request
         let (ops, replies): (Vec<WriteOp>, Vec<_>) =
             group.into_iter().map(|r| (r.op, r.reply)).unzip();
         let results = commit_group::<B>(&pool, &ops).await;
+        // Names as in parchis-server's `metrics` module (`/metrics`).
+        metrics::histogram!("parchis_store_commit_duration_seconds")
+            .record(started.elapsed().as_secs_f64());
+        metrics::histogram!("parchis_store_commit_group_size").record(size as f64);
         tracing::trace!(
             size,
             elapsed_us = started.elapsed().as_micros() as u64,

@@ -92,8 +92,7 @@ async fn unknown_scheme_is_rejected_without_leaking_password() {
 
 #[tokio::test]
 async fn postgresql_scheme_opens_postgres() {
-    let Ok(url) = std::env::var("DATABASE_URL") else {
-        eprintln!("skipping postgresql_scheme_opens_postgres: DATABASE_URL is not set");
+    let Some(url) = common::database_url("postgresql_scheme_opens_postgres") else {
         return;
     };
     // Same server, spelled with the long scheme; tables go to a schema of our own.

@@ -734,6 +734,10 @@ mod cases {
     }
 
     pub async fn closed_store_refuses_calls(h: &Harness) {
+        h.store
+            .ping()
+            .await
+            .expect("an open store answers the ping");
         let c = code();
         h.store
             .create_room(&room(&c, RoomStatus::Open, 1))
@@ -752,6 +756,10 @@ mod cases {
             Err(StoreError::Closed) => {}
             other => panic!("expected Closed, got {other:?}"),
         }
+        assert!(
+            matches!(h.store.ping().await, Err(StoreError::Closed)),
+            "a closed store is not ready"
+        );
         h.store.close().await; // twice is harmless
         if h.kind != Kind::Memory {
             // The write made before closing is durable.

@@ -373,3 +373,83 @@ pub async fn seated_game(
     clients[0].ok(json!({"type": "start"})).await;
     (code, clients)
 }
+
+/// The PostgreSQL URL from `DATABASE_URL`. When it is missing: in CI (`CI` set) the test
+/// fails, since CI has PostgreSQL; elsewhere the skip is written straight to the process's
+/// stderr (not the captured test output), so `cargo test` shows it.
+pub fn database_url(test: &str) -> Option<String> {
+    match std::env::var("DATABASE_URL") {
+        Ok(url) if url.starts_with("postgres") => Some(url),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("{test}: CI is set but DATABASE_URL (postgres://…) is missing: PostgreSQL tests must run in CI")
+        }
+        _ => {
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test}: DATABASE_URL is not set to postgres://… (PostgreSQL test not run)"
+            );
+            None
+        }
+    }
+}
+
+/// `(status, raw body)` of a GET with optional extra header lines (`"Authorization: …"`).
+pub async fn get_raw(addr: SocketAddr, path: &str, headers: &[&str]) -> (u16, String) {
+    request_raw(addr, "GET", path, headers, "").await
+}
+
+/// `(status, raw body)` of any request; `headers` are extra header lines.
+pub async fn request_raw(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[&str],
+    body: &str,
+) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).await.expect("connect");
+    let mut extra = String::new();
+    for h in headers {
+        extra.push_str(h);
+        extra.push_str("\r\n");
+    }
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n{extra}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.expect("write");
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).await.expect("read");
+    let text = String::from_utf8_lossy(&buf).to_string();
+    let status: u16 = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    let (head, body) = text.split_once("\r\n\r\n").expect("body");
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    (status, body)
+}
+
+/// Decodes an HTTP/1.1 chunked body.
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}

@@ -39,6 +39,26 @@ pub struct Harness {
     pg: Option<(String, String)>,
 }
 
+/// The PostgreSQL URL from `DATABASE_URL`. When it is missing: in CI (`CI` set) the test
+/// fails, since CI has PostgreSQL; elsewhere the skip is written straight to the process's
+/// stderr (not the captured test output), so `cargo test` shows it.
+pub fn database_url(test: &str) -> Option<String> {
+    match std::env::var("DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("{test}: CI is set but DATABASE_URL is missing: PostgreSQL tests must run in CI")
+        }
+        _ => {
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test}: DATABASE_URL is not set (PostgreSQL test not run)"
+            );
+            None
+        }
+    }
+}
+
 /// Routes the store's `tracing` output to the test's captured output; `RUST_LOG` filters it.
 pub fn init_tracing() {
     let _ = tracing_subscriber::fmt()
@@ -79,10 +99,7 @@ impl Harness {
     /// `None` (after printing why) when `DATABASE_URL` is not set.
     pub async fn postgres(test: &str) -> Option<Harness> {
         init_tracing();
-        let Ok(admin_url) = std::env::var("DATABASE_URL") else {
-            eprintln!("skipping postgres::{test}: DATABASE_URL is not set");
-            return None;
-        };
+        let admin_url = database_url(&format!("postgres::{test}"))?;
         let schema = create_pg_schema(&admin_url).await;
         let sep = if admin_url.contains('?') { '&' } else { '?' };
         let url = format!("{admin_url}{sep}options[search_path]={schema}");

@@ -1,0 +1,59 @@
+//! Liveness and readiness probes.
+//!
+//! * `GET /healthz` — liveness: the process serves HTTP. Always `200 ok`.
+//! * `GET /readyz` — readiness: `200` with [`Readiness`] `ready` only when the store
+//!   answers a cheap query ([`parchis_store::Store::ping`]) within [`READY_TIMEOUT`];
+//!   otherwise `503` with the reason. A load balancer stops sending players to a server
+//!   whose database is gone, and sends them again once it is back.
+
+use crate::state::AppState;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use parchis_protocol::{Readiness, ReadinessStatus};
+use std::time::Duration;
+
+/// How long the store may take to answer the readiness query.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// `GET /healthz`: liveness only.
+pub async fn healthz() -> &'static str {
+    "ok"
+}
+
+/// `GET /readyz`: `200 {"status":"ready"}`, or `503 {"status":"unavailable","reason":…}`
+/// when the store fails or does not answer within [`READY_TIMEOUT`], or the server is
+/// shutting down.
+pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
+    let reason = if state.shutdown_token().is_cancelled() {
+        Some("the server is shutting down".to_owned())
+    } else {
+        match tokio::time::timeout(READY_TIMEOUT, state.store().ping()).await {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(format!("store: {e}")),
+            Err(_) => Some(format!(
+                "store: no answer within {} ms",
+                READY_TIMEOUT.as_millis()
+            )),
+        }
+    };
+    match reason {
+        None => (
+            StatusCode::OK,
+            Json(Readiness {
+                status: ReadinessStatus::Ready,
+                reason: None,
+            }),
+        ),
+        Some(reason) => {
+            tracing::warn!(%reason, "not ready");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(Readiness {
+                    status: ReadinessStatus::Unavailable,
+                    reason: Some(reason),
+                }),
+            )
+        }
+    }
+}

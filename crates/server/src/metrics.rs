@@ -1,0 +1,173 @@
+//! Prometheus metrics at `GET /metrics` (text exposition format 0.0.4), recorded with the
+//! `metrics` crate and rendered by `metrics-exporter-prometheus`.
+//!
+//! Counters end in `_total`, durations are histograms in seconds (`_seconds`), label values
+//! are closed sets (no room codes or ids). Room and connection gauges are computed from the
+//! room registry at scrape time. The names, with their help texts, are the constants below;
+//! `deploy/grafana-dashboard.json` charts them.
+//!
+//! The recorder is process-global: the first [`install`] wins and every server in the
+//! process (tests start several) records into it.
+
+use crate::state::AppState;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use parchis_protocol::RoomStatus;
+use std::sync::OnceLock;
+
+/// Gauge: live rooms by `status` (`lobby`, `playing`, `finished`).
+pub const ROOMS: &str = "parchis_rooms";
+/// Gauge: connections attached to a room by `role` (`player`, `spectator`).
+pub const CONNECTIONS: &str = "parchis_room_connections";
+/// Gauge: open WebSocket connections (joined or not).
+pub const SOCKETS: &str = "parchis_websocket_connections";
+/// Counter: joins by `role` (`player`, `spectator`).
+pub const JOINS: &str = "parchis_joins_total";
+/// Counter: lobby seats given up, by `why` (`left`, `grace_expired`).
+pub const LEAVES: &str = "parchis_leaves_total";
+/// Counter: games started by `rules` (the rule set's preset).
+pub const GAMES_STARTED: &str = "parchis_games_started_total";
+/// Counter: games finished by `rules` and `reason` (`completed`, `abandoned`,
+/// `closed_by_admin`).
+pub const GAMES_FINISHED: &str = "parchis_games_finished_total";
+/// Counter: applied game actions by `kind` (`roll`, `move`, `timeout`, `abandon`); its
+/// `rate()` is the actions per second.
+pub const ACTIONS: &str = "parchis_actions_total";
+/// Histogram: a player's roll or move from the socket read to durable events and queued
+/// frames, seconds.
+pub const ACTION_LATENCY: &str = "parchis_action_latency_seconds";
+/// Histogram: one group commit of the store, seconds (recorded by `parchis-store`).
+pub const STORE_COMMIT: &str = "parchis_store_commit_duration_seconds";
+/// Histogram: writes per group commit (recorded by `parchis-store`).
+pub const STORE_GROUP: &str = "parchis_store_commit_group_size";
+/// Counter: turn clocks that ran out (R-CLOCK).
+pub const TIMEOUTS: &str = "parchis_turn_timeouts_total";
+/// Counter: abandonments by `reason` (`left`, `disconnected`, `timeouts`).
+pub const ABANDONMENTS: &str = "parchis_abandonments_total";
+/// Counter: abandoned seats a bot took over, by `reason`.
+pub const BOT_TAKEOVERS: &str = "parchis_bot_takeovers_total";
+/// Counter: resumes by `catch_up` (`events`: missed events replayed, `snapshot`).
+pub const RESUMES: &str = "parchis_resumes_total";
+/// Counter: room snapshots sent, by `reason` (`join`, `watch`, `resume`).
+pub const SNAPSHOTS: &str = "parchis_snapshots_total";
+/// Counter: refused commands by error `code` (`not_your_turn`, `stale_seq`, …).
+pub const REFUSED: &str = "parchis_commands_refused_total";
+/// Counter: connections closed by the server, by WebSocket close `code`.
+pub const KICKS: &str = "parchis_connections_kicked_total";
+/// Counter: connections dropped because their outbound queue overflowed.
+pub const SLOW_CONSUMERS: &str = "parchis_slow_consumer_disconnects_total";
+/// Histogram: frames waiting in a connection's outbound queue when its writer wakes.
+pub const OUTBOUND_DEPTH: &str = "parchis_outbound_queue_depth";
+/// Counter: admin actions by `action` (`list_rooms`, `close_room`, `disconnect`).
+pub const ADMIN_ACTIONS: &str = "parchis_admin_actions_total";
+
+/// Latency buckets, seconds: 0.5 ms to 10 s.
+const SECONDS_BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+/// Count buckets (group sizes, queue depths).
+const COUNT_BUCKETS: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0];
+
+static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
+
+/// Installs the global Prometheus recorder (once per process) and describes the metrics.
+/// Returns its handle; `None` if another recorder was installed first.
+pub fn install() -> Option<&'static PrometheusHandle> {
+    HANDLE
+        .get_or_init(|| {
+            let builder = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)
+                .and_then(|b| {
+                    b.set_buckets_for_metric(Matcher::Full(STORE_GROUP.into()), COUNT_BUCKETS)
+                })
+                .and_then(|b| {
+                    b.set_buckets_for_metric(Matcher::Full(OUTBOUND_DEPTH.into()), COUNT_BUCKETS)
+                });
+            let handle = builder.and_then(|b| b.install_recorder());
+            match handle {
+                Ok(h) => {
+                    describe();
+                    Some(h)
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "metrics recorder not installed");
+                    None
+                }
+            }
+        })
+        .as_ref()
+}
+
+fn describe() {
+    use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
+    describe_gauge!(ROOMS, "Live rooms by status");
+    describe_gauge!(CONNECTIONS, "Connections attached to a room, by role");
+    describe_gauge!(SOCKETS, "Open WebSocket connections");
+    describe_counter!(JOINS, "Joins by role");
+    describe_counter!(LEAVES, "Lobby seats given up");
+    describe_counter!(GAMES_STARTED, "Games started by rule set");
+    describe_counter!(GAMES_FINISHED, "Games finished by rule set and reason");
+    describe_counter!(ACTIONS, "Game actions applied, by kind");
+    describe_histogram!(
+        ACTION_LATENCY,
+        Unit::Seconds,
+        "Player command: socket read to durable events and queued frames"
+    );
+    describe_histogram!(STORE_COMMIT, Unit::Seconds, "Store group commit duration");
+    describe_histogram!(STORE_GROUP, "Writes per store group commit");
+    describe_counter!(TIMEOUTS, "Turn clocks that ran out");
+    describe_counter!(ABANDONMENTS, "Abandonments by reason");
+    describe_counter!(BOT_TAKEOVERS, "Abandoned seats taken over by a bot");
+    describe_counter!(RESUMES, "Seat resumes by catch-up kind");
+    describe_counter!(SNAPSHOTS, "Room snapshots sent");
+    describe_counter!(REFUSED, "Refused commands by error code");
+    describe_counter!(KICKS, "Connections closed by the server, by close code");
+    describe_counter!(SLOW_CONSUMERS, "Slow-consumer disconnects");
+    describe_histogram!(OUTBOUND_DEPTH, "Outbound queue depth seen by the writer");
+    describe_counter!(ADMIN_ACTIONS, "Admin actions");
+}
+
+/// Sets the scrape-time gauges from the room registry.
+fn sample(state: &AppState) {
+    let (mut lobby, mut playing, mut finished) = (0u32, 0u32, 0u32);
+    let (mut players, mut spectators) = (0u32, 0u32);
+    for room in state.all_rooms() {
+        let l = room.listing();
+        match l.status {
+            RoomStatus::Lobby => lobby += 1,
+            RoomStatus::Playing => playing += 1,
+            RoomStatus::Finished => finished += 1,
+        }
+        players += l.connected_players;
+        spectators += l.summary.spectators;
+    }
+    metrics::gauge!(ROOMS, "status" => "lobby").set(lobby);
+    metrics::gauge!(ROOMS, "status" => "playing").set(playing);
+    metrics::gauge!(ROOMS, "status" => "finished").set(finished);
+    metrics::gauge!(CONNECTIONS, "role" => "player").set(players);
+    metrics::gauge!(CONNECTIONS, "role" => "spectator").set(spectators);
+}
+
+/// `GET /metrics`: every metric in the Prometheus text format (`text/plain;
+/// version=0.0.4`). `503` if this process has no Prometheus recorder.
+pub async fn scrape(State(state): State<AppState>) -> axum::response::Response {
+    let Some(handle) = install() else {
+        return (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            "metrics recorder not installed\n",
+        )
+            .into_response();
+    };
+    sample(&state);
+    handle.run_upkeep();
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        handle.render(),
+    )
+        .into_response()
+}

@@ -1,0 +1,385 @@
+//! Operations: readiness follows the real database (a SQLite file moved away and back, a
+//! PostgreSQL database refusing connections and accepting them again), and the real
+//! server binary's logs (`--log-format json`: every line a JSON object carrying room,
+//! game, seat and connection ids; `text`: no ANSI escapes when not on a terminal).
+
+mod common;
+
+use common::{get_raw, http_at, Client};
+use parchis_store::Store;
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+async fn readyz(addr: SocketAddr) -> (u16, Value) {
+    http_at(addr, "GET", "/readyz", None).await
+}
+
+/// Polls `/readyz` until it answers `want` (at most 15 s); returns the last body.
+async fn wait_ready(addr: SocketAddr, want: u16) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..150 {
+        let (status, body) = readyz(addr).await;
+        if status == want {
+            return body;
+        }
+        last = body;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("/readyz never answered {want}; last body {last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_follows_the_sqlite_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("parchis.db");
+    let store: Arc<dyn Store> = Arc::new(
+        parchis_store::SqliteStore::open(&path)
+            .await
+            .expect("open sqlite"),
+    );
+    let server = common::start_on(common::test_config(), store).await;
+    let (status, body) = readyz(server.addr).await;
+    assert_eq!(
+        (status, body.clone()),
+        (200, json!({"status": "ready"})),
+        "{body}"
+    );
+
+    // The file is moved away under the running server: it would write to an inode no
+    // restart will read.
+    let moved = dir.path().join("parchis.db.moved");
+    std::fs::rename(&path, &moved).expect("move the database file");
+    let (status, body) = readyz(server.addr).await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["status"], "unavailable", "{body}");
+    let reason = body["reason"].as_str().expect("a reason");
+    assert!(reason.contains("is gone"), "{reason}");
+    // Liveness is not readiness.
+    let (status, text) = get_raw(server.addr, "/healthz", &[]).await;
+    assert_eq!((status, text.as_str()), (200, "ok"));
+
+    std::fs::rename(&moved, &path).expect("move the database file back");
+    let (status, body) = readyz(server.addr).await;
+    assert_eq!(
+        (status, body.clone()),
+        (200, json!({"status": "ready"})),
+        "{body}"
+    );
+
+    // Another file in its place is not the database the server has open.
+    std::fs::rename(&path, &moved).expect("move the database file");
+    std::fs::copy(&moved, &path).expect("copy it back as a new file");
+    let (status, body) = readyz(server.addr).await;
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body["reason"].as_str().unwrap_or("").contains("replaced"),
+        "{body}"
+    );
+    server.shutdown.cancel();
+    let _ = server.task.await;
+}
+
+/// The URL of database `name` on the server of `url`.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let (server, _) = base.rsplit_once('/').expect("a database in the URL");
+    format!("{server}/{name}{query}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_follows_the_postgres_database() {
+    let Some(url) = common::database_url("readyz_follows_the_postgres_database") else {
+        return;
+    };
+    use sqlx::Connection;
+    let mut admin = sqlx::PgConnection::connect(&url)
+        .await
+        .expect("connect to DATABASE_URL");
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    // A database of this test's own, so making it unreachable disturbs no other test.
+    let db = format!("readyz_{}_{nanos}", std::process::id());
+    sqlx::query(&format!("CREATE DATABASE {db}"))
+        .execute(&mut admin)
+        .await
+        .expect("create the test database");
+    let store = parchis_store::open_store(Some(&with_database(&url, &db)), "unused".as_ref())
+        .await
+        .expect("open postgres");
+    let server = common::start_on(common::test_config(), store).await;
+    let (status, body) = readyz(server.addr).await;
+    assert_eq!(
+        (status, body.clone()),
+        (200, json!({"status": "ready"})),
+        "{body}"
+    );
+
+    // The database goes away: it refuses new connections and the server's are terminated.
+    sqlx::query(&format!("ALTER DATABASE {db} ALLOW_CONNECTIONS false"))
+        .execute(&mut admin)
+        .await
+        .expect("refuse connections");
+    sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1")
+        .bind(&db)
+        .execute(&mut admin)
+        .await
+        .expect("terminate the server's connections");
+    let body = wait_ready(server.addr, 503).await;
+    assert_eq!(body["status"], "unavailable", "{body}");
+    assert!(
+        body["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("store: ")),
+        "{body}"
+    );
+    let (status, _) = get_raw(server.addr, "/healthz", &[]).await;
+    assert_eq!(status, 200, "liveness stays up");
+
+    // It comes back.
+    sqlx::query(&format!("ALTER DATABASE {db} ALLOW_CONNECTIONS true"))
+        .execute(&mut admin)
+        .await
+        .expect("accept connections again");
+    let body = wait_ready(server.addr, 200).await;
+    assert_eq!(body, json!({"status": "ready"}));
+    let code = server.create_room(json!({})).await;
+    assert_eq!(code.len(), 10, "the store takes writes again");
+
+    server.shutdown.cancel();
+    let _ = server.task.await;
+    sqlx::query(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+        .execute(&mut admin)
+        .await
+        .expect("drop the test database");
+}
+
+// ----- logs of the real binary ---------------------------------------------------------------
+
+struct Proc {
+    child: std::process::Child,
+    addr: SocketAddr,
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").port()
+}
+
+/// Starts the binary with `args`, stdout piped, and waits for `/healthz`.
+async fn spawn(data_dir: &std::path::Path, args: &[&str]) -> Proc {
+    let port = free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_parchis-server"))
+        .arg("--port")
+        .arg(port.to_string())
+        .arg("--data-dir")
+        .arg(data_dir)
+        .arg("--dice-seed")
+        .arg("7")
+        .args(args)
+        .env("PARCHIS_LOG", "info")
+        .env_remove("DATABASE_URL")
+        .env_remove("PARCHIS_LOG_FORMAT")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn the server binary");
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            return Proc { child, addr };
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("server did not come up on {addr}");
+}
+
+/// Stops the server with SIGTERM (graceful) and returns everything it wrote to stdout.
+fn stop(p: Proc) -> String {
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(p.child.id().to_string())
+        .status();
+    let out = p.child.wait_with_output().expect("server output");
+    String::from_utf8(out.stdout).expect("UTF-8 logs")
+}
+
+async fn client(addr: SocketAddr) -> Client {
+    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        .await
+        .expect("ws connect");
+    Client::new(ws)
+}
+
+/// The log lines whose message is `message`.
+fn lines<'a>(logs: &'a [Value], message: &str) -> Vec<&'a Value> {
+    logs.iter().filter(|l| l["message"] == message).collect()
+}
+
+fn one<'a>(logs: &'a [Value], message: &str, pred: impl Fn(&Value) -> bool) -> &'a Value {
+    let found: Vec<_> = lines(logs, message)
+        .into_iter()
+        .filter(|l| pred(l))
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "one {message:?} line expected, got {found:?}"
+    );
+    found[0]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_carry_room_game_seat_and_connection_ids() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = spawn(dir.path(), &["--log-format", "json"]).await;
+    let addr = server.addr;
+    let (status, body) = http_at(
+        addr,
+        "POST",
+        "/api/rooms",
+        Some(r#"{"seats":3,"turn_clock_secs":1,"bot_think_ms":0}"#),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let code = body["code"].as_str().expect("code").to_owned();
+
+    let mut a = client(addr).await;
+    a.join(&code, "Ana", Some("yellow")).await;
+    let mut b = client(addr).await;
+    b.join(&code, "Bea", Some("red")).await;
+    let mut c = client(addr).await;
+    c.join(&code, "Cai", Some("blue")).await;
+    a.seq = c.seq;
+    a.ok(json!({"type": "choose_colour", "colour": "green"}))
+        .await;
+    c.seq = a.seq;
+    c.ok(json!({"type": "leave"})).await;
+    let mut s = client(addr).await;
+    s.watch(&code).await;
+
+    // Bea's seat is taken over by a second connection: the first is kicked (4000).
+    let token = b.token.clone().expect("token");
+    let mut b2 = client(addr).await;
+    let req = b2
+        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": 0}))
+        .await;
+    assert_eq!(b2.reply(req).await["type"], "welcome");
+    b.until("close 4000", |v| v["type"] == "ws_close").await;
+
+    a.seq = s.seq;
+    a.ok(json!({"type": "start"})).await;
+    // Nobody acts: the first throw's 1 s clock runs out.
+    s.until("a timeout", |v| {
+        Client::is_game_event(v, "timed_out") || Client::is_game_event(v, "timeout")
+    })
+    .await;
+    a.seq = s.seq;
+    a.cmd(json!({"type": "leave"})).await;
+    s.until("game_won", |v| Client::is_game_event(v, "game_won"))
+        .await;
+    drop((a, b, b2, c, s));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let out = stop(server);
+    assert!(!out.contains('\u{1b}'), "no ANSI escapes in JSON logs");
+    let logs: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    assert!(logs.len() > 10, "{out}");
+    for l in &logs {
+        assert!(l["timestamp"].is_string() && l["level"].is_string(), "{l}");
+    }
+    let in_room = |l: &Value| l["room"] == code.as_str();
+    let joined = lines(&logs, "player joined");
+    assert_eq!(joined.len(), 3, "{joined:?}");
+    let mut conns = Vec::new();
+    for (l, seat) in joined.iter().zip(["yellow", "red", "blue"]) {
+        assert!(in_room(l), "{l}");
+        assert_eq!(l["seat"], seat, "{l}");
+        conns.push(l["conn"].as_u64().expect("conn id"));
+    }
+    conns.dedup();
+    assert_eq!(conns.len(), 3, "three connections: {conns:?}");
+    assert_eq!(joined[0]["creator"], true);
+    let changed = one(&logs, "colour changed", in_room);
+    assert_eq!(
+        (&changed["from"], &changed["seat"]),
+        (&json!("yellow"), &json!("green"))
+    );
+    assert_eq!(changed["conn"].as_u64(), Some(conns[0]));
+    let left = one(&logs, "player left", in_room);
+    assert_eq!(
+        (&left["seat"], &left["why"]),
+        (&json!("blue"), &json!("left"))
+    );
+    assert_eq!(left["conn"].as_u64(), Some(conns[2]));
+    one(&logs, "spectator joined", in_room);
+    let resumed = one(&logs, "player resumed", in_room);
+    assert_eq!(resumed["seat"], "red");
+    let kicked = one(&logs, "connection kicked", in_room);
+    assert_eq!(kicked["code"], 4000);
+    assert_eq!(
+        kicked["conn"].as_u64(),
+        Some(conns[1]),
+        "the first connection of Bea"
+    );
+
+    let started = one(&logs, "game started", in_room);
+    let game = started["game"].as_str().expect("game id").to_owned();
+    assert!(uuid::Uuid::parse_str(&game).is_ok(), "{game}");
+    let with_game = |l: &Value| in_room(l) && l["game"] == game.as_str();
+    assert!(!lines(&logs, "turn timed out").is_empty());
+    for l in lines(&logs, "turn timed out") {
+        assert!(with_game(l) && l["seat"].is_string(), "{l}");
+    }
+    let abandoned = one(&logs, "player abandoned", with_game);
+    assert_eq!(
+        (&abandoned["seat"], &abandoned["reason"]),
+        (&json!("green"), &json!("left"))
+    );
+    let finished = one(&logs, "game finished", with_game);
+    assert_eq!(
+        (&finished["reason"], &finished["winner"]),
+        (&json!("abandoned"), &json!("red"))
+    );
+
+    // One access line per HTTP request, with the request in its span.
+    let access: Vec<_> = lines(&logs, "finished processing request")
+        .into_iter()
+        .filter(|l| l["span"]["uri"] == "/api/rooms" && l["span"]["method"] == "POST")
+        .collect();
+    assert_eq!(access.len(), 1, "{access:?}");
+    assert_eq!(access[0]["status"], 201);
+    assert!(access[0]["latency"].is_string(), "{}", access[0]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_logs_have_no_ansi_escapes_when_not_on_a_terminal() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = spawn(dir.path(), &[]).await;
+    let (status, _) = get_raw(server.addr, "/readyz", &[]).await;
+    assert_eq!(status, 200);
+    let out = stop(server);
+    assert!(
+        !out.contains('\u{1b}'),
+        "ANSI escape in piped text logs:\n{out}"
+    );
+    let access: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("finished processing request") && l.contains("/readyz"))
+        .collect();
+    assert_eq!(access.len(), 1, "{out}");
+    assert!(access[0].contains("status=200"), "{}", access[0]);
+    assert!(out.lines().any(|l| l.contains("listening")), "{out}");
+}
