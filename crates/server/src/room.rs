@@ -1256,10 +1256,11 @@ impl Room {
                         r.to_message(Some(req))
                     }
                 };
-                self.send_to(conn, &msg);
                 if acted {
+                    // Events durable and their frames queued; the reply goes next.
                     observe::action_latency(received.elapsed().as_secs_f64());
                 }
+                self.send_to(conn, &msg);
                 if cmd == SeatCmd::Leave {
                     self.drop_link(conn);
                 }

@@ -179,3 +179,44 @@ fn every_setting_is_documented_in_the_env_example_and_the_readme() {
         );
     }
 }
+
+/// The string constants `pub const X: &str = "parchis_…";` of `crates/server/src/metrics.rs`.
+fn metric_names() -> Vec<String> {
+    read("crates/server/src/metrics.rs")
+        .lines()
+        .filter(|l| l.starts_with("pub const ") && l.contains(": &str = \"parchis_"))
+        .filter_map(|l| l.split('"').nth(1).map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn the_grafana_dashboard_charts_every_metric_and_only_real_ones() {
+    let names = metric_names();
+    assert!(names.len() >= 20, "{names:?}");
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&read("deploy/grafana-dashboard.json")).expect("dashboard JSON");
+    let mut used = std::collections::BTreeSet::new();
+    for panel in dashboard["panels"].as_array().expect("panels") {
+        for target in panel["targets"].as_array().expect("targets") {
+            let expr = target["expr"].as_str().expect("expr");
+            for word in expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if !word.starts_with("parchis_") {
+                    continue;
+                }
+                let base = ["_bucket", "_sum", "_count"]
+                    .iter()
+                    .find_map(|s| word.strip_suffix(s))
+                    .filter(|b| names.iter().any(|n| n == b))
+                    .unwrap_or(word);
+                assert!(
+                    names.iter().any(|n| n == base),
+                    "the dashboard queries {word}, which the server does not export"
+                );
+                used.insert(base.to_owned());
+            }
+        }
+    }
+    for name in &names {
+        assert!(used.contains(name), "the dashboard does not chart {name}");
+    }
+}
