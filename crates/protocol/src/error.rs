@@ -65,6 +65,12 @@ pub enum ErrorCode {
     BadToken,
     /// The server is shutting down.
     ShuttingDown,
+    /// Admin API: the `Authorization: Bearer …` token is missing or wrong (401).
+    Unauthorized,
+    /// Admin API: disabled because `PARCHIS_ADMIN_TOKEN` is not set (404).
+    AdminDisabled,
+    /// Admin API: no open connection has this id (404).
+    UnknownConnection,
     /// An internal failure (storage); the command was not applied.
     Internal,
 }
@@ -101,6 +107,9 @@ impl ErrorCode {
             RateLimited => "rate_limited",
             BadToken => "bad_token",
             ShuttingDown => "shutting_down",
+            Unauthorized => "unauthorized",
+            AdminDisabled => "admin_disabled",
+            UnknownConnection => "unknown_connection",
             Internal => "internal",
         }
     }
@@ -136,6 +145,9 @@ impl ErrorCode {
             RateLimited => "too many commands; slow down",
             BadToken => "the session token matches no seat in this room",
             ShuttingDown => "the server is shutting down",
+            Unauthorized => "a valid admin token is required (Authorization: Bearer …)",
+            AdminDisabled => "admin actions are disabled: PARCHIS_ADMIN_TOKEN is not set",
+            UnknownConnection => "no open connection has this id",
             Internal => "internal server error; the command was not applied",
         }
     }
@@ -161,4 +173,8 @@ pub mod close_code {
     pub const SESSION_REPLACED: u16 = 4000;
     /// The client did not read its messages fast enough (outbound queue overflow).
     pub const SLOW_CONSUMER: u16 = 4001;
+    /// An administrator closed the room (its game, if running, ended `closed_by_admin`).
+    pub const CLOSED_BY_ADMIN: u16 = 4002;
+    /// An administrator disconnected this connection (a player may `resume`).
+    pub const DISCONNECTED_BY_ADMIN: u16 = 4003;
 }

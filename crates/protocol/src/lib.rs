@@ -15,11 +15,13 @@
 //!
 //! `proto/README.md` documents the connection lifecycle and every message with an example.
 
+mod admin;
 mod error;
 mod http;
 mod messages;
 pub mod schema;
 
+pub use admin::{AdminCloseRoom, AdminDisconnect, AdminRoom, AdminRoomList, AdminSeat};
 pub use error::{close_code, ErrorCode};
 pub use http::{
     team_of, BotLevel, CreateRoomRequest, CreateRoomResponse, GameView, HttpError, OnAbandon,

@@ -3,8 +3,8 @@
 //! Regenerate with `UPDATE_SCHEMA=1 cargo test -p parchis-protocol --test schema`.
 
 use crate::{
-    ClientMessage, CreateRoomRequest, CreateRoomResponse, HttpError, Readiness, RoomList, RoomView,
-    ServerMessage,
+    AdminCloseRoom, AdminDisconnect, AdminRoomList, ClientMessage, CreateRoomRequest,
+    CreateRoomResponse, HttpError, Readiness, RoomList, RoomView, ServerMessage,
 };
 
 /// Every schema file: `(file name, pretty JSON text ending in a newline)`.
@@ -35,5 +35,17 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("room_view.json", render(schemars::schema_for!(RoomView))),
         ("http_error.json", render(schemars::schema_for!(HttpError))),
         ("readiness.json", render(schemars::schema_for!(Readiness))),
+        (
+            "admin_room_list.json",
+            render(schemars::schema_for!(AdminRoomList)),
+        ),
+        (
+            "admin_close_room.json",
+            render(schemars::schema_for!(AdminCloseRoom)),
+        ),
+        (
+            "admin_disconnect.json",
+            render(schemars::schema_for!(AdminDisconnect)),
+        ),
     ]
 }

@@ -32,6 +32,8 @@ pub struct ServerConfig {
     pub dice_seed: Option<u64>,
     /// Maximum number of live rooms.
     pub max_rooms: usize,
+    /// Bearer token of the admin API (`/admin/…`); `None` disables it.
+    pub admin_token: Option<String>,
 }
 
 impl Default for ServerConfig {
@@ -50,6 +52,7 @@ impl Default for ServerConfig {
             history: 1024,
             dice_seed: None,
             max_rooms: 10_000,
+            admin_token: None,
         }
     }
 }

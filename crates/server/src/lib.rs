@@ -13,6 +13,7 @@
 //!
 //! The wire protocol lives in `parchis-protocol` and is documented in `proto/README.md`.
 
+pub mod admin;
 pub mod config;
 pub mod health;
 pub mod http;
@@ -46,6 +47,7 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(metrics::scrape))
+        .merge(admin::router())
         .merge(static_files::router())
         .layer(access_log())
         .with_state(state)

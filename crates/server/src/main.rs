@@ -44,6 +44,9 @@ struct Args {
     /// Outbound messages queued per connection before it is dropped as too slow.
     #[arg(long, env = "PARCHIS_OUTBOUND_QUEUE", default_value_t = 256)]
     outbound_queue: usize,
+    /// Bearer token of the admin API (`/admin/…`); unset: the admin API is disabled.
+    #[arg(long, env = "PARCHIS_ADMIN_TOKEN", hide_env_values = true)]
+    admin_token: Option<String>,
     /// Fixed dice seed, for tests only: every game's dice become predictable.
     #[arg(long, env = "PARCHIS_DICE_SEED", hide = true)]
     dice_seed: Option<u64>,
@@ -81,6 +84,7 @@ async fn serve(args: Args) -> Result<(), MainError> {
         commands_per_second: args.commands_per_second,
         outbound_queue: args.outbound_queue,
         dice_seed: args.dice_seed,
+        admin_token: args.admin_token.filter(|t| !t.trim().is_empty()),
         ..ServerConfig::default()
     };
     let state = AppState::new(config, store);

@@ -11,9 +11,9 @@ use crate::{ids, observe};
 use parchis_bots::Bot;
 use parchis_engine::{Action, Colour, Dice, Expect, Game, RuleSet, SeatStatus};
 use parchis_protocol::{
-    close_code, team_of, AbandonReason, BotLevel, ErrorCode, GameView, OnAbandon, OpeningRollEntry,
-    Play, Role, RoomEvent, RoomSettings, RoomStatus, RoomSummary, RoomView, SeatView,
-    ServerMessage, TurnInfo, TEAMS,
+    close_code, team_of, AbandonReason, AdminCloseRoom, AdminRoom, AdminSeat, BotLevel, ErrorCode,
+    GameView, OnAbandon, OpeningRollEntry, Play, Role, RoomEvent, RoomSettings, RoomStatus,
+    RoomSummary, RoomView, SeatView, ServerMessage, TurnInfo, TEAMS,
 };
 use parchis_store::{
     hash_token, EventRecord, GameRecord, RoomStatus as StoredStatus, RoomStatusUpdate, SeatRecord,
@@ -229,6 +229,16 @@ pub enum RoomCmd {
     },
     /// A bot finished thinking (sent by the room's own blocking task).
     BotChose(BotChoice),
+    /// Admin: the room with its connections.
+    Inspect {
+        /// Where to answer.
+        reply: oneshot::Sender<AdminRoom>,
+    },
+    /// Admin: close the room (a running game ends `closed_by_admin`).
+    Close {
+        /// Where to answer.
+        reply: oneshot::Sender<AdminCloseRoom>,
+    },
 }
 
 /// The action a bot chose on a blocking thread, with the bot itself handed back.
@@ -1270,6 +1280,12 @@ impl Room {
                 let _ = reply.send(self.view());
             }
             RoomCmd::BotChose(choice) => self.bot_chose(choice).await,
+            RoomCmd::Inspect { reply } => {
+                let _ = reply.send(self.inspect());
+            }
+            RoomCmd::Close { reply } => {
+                let _ = reply.send(self.close_by_admin().await);
+            }
         }
     }
 
@@ -1790,6 +1806,84 @@ impl Room {
         }
         if let Err(e) = self.commit(None, events).await {
             warn!(error = %e.message, "lobby events not committed");
+        }
+    }
+
+    // ----- admin --------------------------------------------------------------------------
+
+    fn inspect(&self) -> AdminRoom {
+        AdminRoom {
+            code: self.code.clone(),
+            status: self.status,
+            preset: self.settings.preset.clone(),
+            game_id: self.game_id.map(|id| id.to_string()),
+            created_at_ms: self.created_at_ms,
+            seats: self
+                .seats
+                .iter()
+                .map(|s| AdminSeat {
+                    colour: s.colour,
+                    name: s.name.clone(),
+                    conn: s.conn.as_ref().map(|l| l.id),
+                    bot: s.bot.as_ref().map(|b| b.level),
+                    abandoned: s.abandoned,
+                })
+                .collect(),
+            spectators: self.spectators.iter().map(|l| l.id).collect(),
+        }
+    }
+
+    /// An administrator closes the room: a running game ends with reason
+    /// `closed_by_admin` (stored, no winner), the room is stored finished (not restored
+    /// after a restart), every connection is closed with 4002 and the room goes away.
+    async fn close_by_admin(&mut self) -> AdminCloseRoom {
+        let at = now_ms();
+        let store = self.state.store().clone();
+        let running =
+            self.status == RoomStatus::Playing && self.game.is_some_and(|g| g.outcome().is_none());
+        let game_id = self.game_id.filter(|_| running);
+        if let Some(id) = game_id {
+            let result = serde_json::json!({ "reason": "closed_by_admin" });
+            if let Err(e) = store.finish_game(id, &result, "closed_by_admin", at).await {
+                warn!(game = %id, error = %e, "store failed finishing the closed game");
+            }
+            observe::game_finished(
+                &self.code,
+                id,
+                &self.settings.preset,
+                "closed_by_admin",
+                None,
+            );
+        }
+        if self.status != RoomStatus::Finished {
+            let update = RoomStatusUpdate {
+                status: StoredStatus::Finished,
+                started_at_ms: None,
+                finished_at_ms: Some(at),
+                updated_at_ms: at,
+            };
+            if let Err(e) = store.update_room_status(&self.code, update).await {
+                warn!(error = %e, "store failed updating the closed room's status");
+            }
+        }
+        self.status = RoomStatus::Finished;
+        self.deadline = None;
+        self.bot_due = None;
+        let connections_closed = self.links().count() as u32;
+        self.close_all(
+            close_code::CLOSED_BY_ADMIN,
+            "the room was closed by an administrator",
+        );
+        self.spectators.clear();
+        for seat in &mut self.seats {
+            seat.conn = None;
+            seat.grace_until = None;
+        }
+        self.publish();
+        AdminCloseRoom {
+            code: self.code.clone(),
+            game_id: game_id.map(|id| id.to_string()),
+            connections_closed,
         }
     }
 

@@ -1,7 +1,7 @@
 //! Shared server state: configuration, store, the registry of room handles, shutdown.
 
 use crate::config::ServerConfig;
-use crate::room::RoomHandle;
+use crate::room::{Kick, RoomHandle};
 use parchis_store::Store;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,6 +20,8 @@ struct Inner {
     store: Arc<dyn Store>,
     /// Room code → handle. A std mutex, never held across `.await`.
     rooms: Mutex<HashMap<String, RoomHandle>>,
+    /// Open WebSocket connections: id → kick switch (for the admin API).
+    connections: Mutex<HashMap<u64, Kick>>,
     shutdown: CancellationToken,
     tracker: TaskTracker,
     next_id: AtomicU64,
@@ -34,6 +36,7 @@ impl AppState {
                 config,
                 store,
                 rooms: Mutex::new(HashMap::new()),
+                connections: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
                 tracker: TaskTracker::new(),
                 next_id: AtomicU64::new(1),
@@ -89,6 +92,28 @@ impl AppState {
     /// Removes a room from the registry.
     pub fn deregister(&self, code: &str) {
         self.rooms().remove(code);
+    }
+
+    fn connections(&self) -> MutexGuard<'_, HashMap<u64, Kick>> {
+        self.inner
+            .connections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records an open connection and its kick switch.
+    pub fn connection_opened(&self, conn: u64, kick: Kick) {
+        self.connections().insert(conn, kick);
+    }
+
+    /// Forgets a closed connection.
+    pub fn connection_closed(&self, conn: u64) {
+        self.connections().remove(&conn);
+    }
+
+    /// The kick switch of open connection `conn`.
+    pub fn connection(&self, conn: u64) -> Option<Kick> {
+        self.connections().get(&conn).cloned()
     }
 
     /// Every registered handle.

@@ -85,6 +85,7 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64) {
         errors: VecDeque::new(),
     };
     crate::observe::socket_opened(conn);
+    session.state.connection_opened(conn, kick.clone());
     loop {
         tokio::select! {
             biased;
@@ -116,6 +117,7 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64) {
     if let Some(j) = session.joined.take() {
         let _ = j.handle.sender().send(RoomCmd::Detach { conn }).await;
     }
+    session.state.connection_closed(conn);
     kick.kick(close_code::NORMAL, "bye");
     drop(session);
     let _ = writer.await;

@@ -39,13 +39,15 @@ fn check_text_format(text: &str) -> usize {
             assert!(
                 parts.len() == 2
                     && is_name(parts[0])
-                    && ["counter", "gauge", "histogram", "summary", "untyped"]
-                        .contains(&parts[1]),
+                    && ["counter", "gauge", "histogram", "summary", "untyped"].contains(&parts[1]),
                 "bad TYPE line: {line}"
             );
             assert!(typed.insert(parts[0]), "TYPE given twice: {line}");
             if parts[1] == "counter" {
-                assert!(parts[0].ends_with("_total"), "counter without _total: {line}");
+                assert!(
+                    parts[0].ends_with("_total"),
+                    "counter without _total: {line}"
+                );
             }
             continue;
         }
@@ -64,7 +66,10 @@ fn check_text_format(text: &str) -> usize {
         for pair in labels.split("\",").filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once("=\"").expect("label=\"value\"");
             assert!(is_name(k), "bad label name: {line}");
-            assert!(!v.trim_end_matches('"').contains('"'), "bad label value: {line}");
+            assert!(
+                !v.trim_end_matches('"').contains('"'),
+                "bad label value: {line}"
+            );
             // Bounded labels: no room codes (10 base32 characters) or UUIDs.
             assert!(!v.contains('-') || k == "le", "id-like label value: {line}");
         }
@@ -84,7 +89,11 @@ fn value(scrape: &Scrape, name: &str, labels: &[(&str, &str)]) -> f64 {
         .iter()
         .filter(|s| matches(s, name, labels))
         .collect();
-    assert_eq!(found.len(), 1, "one series {name}{labels:?} expected: {found:?}");
+    assert_eq!(
+        found.len(),
+        1,
+        "one series {name}{labels:?} expected: {found:?}"
+    );
     match &found[0].value {
         Metric::Counter(v) | Metric::Gauge(v) | Metric::Untyped(v) => *v,
         other => panic!("{name} is not a number: {other:?}"),
@@ -187,7 +196,10 @@ async fn metrics_count_a_scripted_game_exactly() {
     assert!(lines >= 40 && scrape.samples.len() >= 20, "{text}");
 
     let v = |name: &str, labels: &[(&str, &str)]| value(&scrape, name, labels);
-    assert_eq!(v("parchis_games_started_total", &[("rules", "online")]), 1.0);
+    assert_eq!(
+        v("parchis_games_started_total", &[("rules", "online")]),
+        1.0
+    );
     assert_eq!(
         v(
             "parchis_games_finished_total",
@@ -198,7 +210,11 @@ async fn metrics_count_a_scripted_game_exactly() {
     let rolls = v("parchis_actions_total", &[("kind", "roll")]);
     let moves = v("parchis_actions_total", &[("kind", "move")]);
     assert!(rolls > 0.0 && moves > 0.0, "{rolls} {moves}");
-    assert_eq!(rolls + moves, accepted as f64, "every accepted roll and play");
+    assert_eq!(
+        rolls + moves,
+        accepted as f64,
+        "every accepted roll and play"
+    );
     assert!(
         !text.contains("kind=\"timeout\"") && !text.contains("parchis_turn_timeouts_total"),
         "no clock ran out"
@@ -239,10 +255,7 @@ async fn metrics_count_a_scripted_game_exactly() {
     );
     assert!(v("parchis_store_commit_group_size_sum", &[]) >= commits);
     assert!(v("parchis_outbound_queue_depth_count", &[]) > 0.0);
-    assert!(
-        !text.contains(&code),
-        "room codes are never label values"
-    );
+    assert!(!text.contains(&code), "room codes are never label values");
 
     drop(clients);
     drop(s);

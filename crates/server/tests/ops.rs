@@ -163,6 +163,8 @@ async fn readyz_follows_the_postgres_database() {
 
 // ----- logs of the real binary ---------------------------------------------------------------
 
+const ADMIN_TOKEN: &str = "log-test-admin-token";
+
 struct Proc {
     child: std::process::Child,
     addr: SocketAddr,
@@ -185,6 +187,7 @@ async fn spawn(data_dir: &std::path::Path, args: &[&str]) -> Proc {
         .arg("7")
         .args(args)
         .env("PARCHIS_LOG", "info")
+        .env("PARCHIS_ADMIN_TOKEN", ADMIN_TOKEN)
         .env_remove("DATABASE_URL")
         .env_remove("PARCHIS_LOG_FORMAT")
         .stdout(Stdio::piped())
@@ -288,6 +291,17 @@ async fn json_logs_carry_room_game_seat_and_connection_ids() {
     s.until("game_won", |v| Client::is_game_event(v, "game_won"))
         .await;
     drop((a, b, b2, c, s));
+    // Admin actions are logged, refused attempts too.
+    let (status, _) = get_raw(addr, "/admin/rooms", &["Authorization: Bearer wrong"]).await;
+    assert_eq!(status, 401);
+    let bearer = format!("Authorization: Bearer {ADMIN_TOKEN}");
+    let (status, _) = get_raw(addr, "/admin/rooms", &[&bearer]).await;
+    assert_eq!(status, 200);
+    let (_, lobby) = http_at(addr, "POST", "/api/rooms", Some("{}")).await;
+    let lobby = lobby["code"].as_str().expect("code").to_owned();
+    let close = format!("/admin/rooms/{lobby}/close");
+    let (status, _) = common::request_raw(addr, "POST", &close, &[&bearer], "").await;
+    assert_eq!(status, 200);
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     let out = stop(server);
@@ -354,12 +368,26 @@ async fn json_logs_carry_room_game_seat_and_connection_ids() {
         (&json!("abandoned"), &json!("red"))
     );
 
+    let refused = one(&logs, "admin request refused", |_| true);
+    assert_eq!(
+        (&refused["action"], &refused["why"]),
+        (&json!("list_rooms"), &json!("wrong token"))
+    );
+    assert!(
+        !out.contains("log-test-admin-token"),
+        "the token is never logged"
+    );
+    one(&logs, "admin listed rooms", |l| l["rooms"].is_u64());
+    one(&logs, "admin closed a room", |l| {
+        l["room"] == lobby.as_str()
+    });
+
     // One access line per HTTP request, with the request in its span.
     let access: Vec<_> = lines(&logs, "finished processing request")
         .into_iter()
         .filter(|l| l["span"]["uri"] == "/api/rooms" && l["span"]["method"] == "POST")
         .collect();
-    assert_eq!(access.len(), 1, "{access:?}");
+    assert_eq!(access.len(), 2, "{access:?}");
     assert_eq!(access[0]["status"], 201);
     assert!(access[0]["latency"].is_string(), "{}", access[0]);
 }

@@ -1,0 +1,183 @@
+//! The admin API, for operators: list the live rooms with their connections, close a
+//! room, disconnect a connection. Every request needs `Authorization: Bearer <token>` with
+//! the token of `PARCHIS_ADMIN_TOKEN`; without that setting the API is disabled (`404
+//! admin_disabled`). A missing or wrong token is `401 unauthorized`. Every action, and
+//! every refused attempt, is logged.
+//!
+//! * `GET /admin/rooms` → [`AdminRoomList`]
+//! * `POST /admin/rooms/{code}/close` → [`AdminCloseRoom`]; `404 unknown_room`
+//! * `POST /admin/connections/{id}/disconnect` → [`AdminDisconnect`];
+//!   `404 unknown_connection`
+
+use crate::http::ApiError;
+use crate::ids::normalise_code;
+use crate::metrics::ADMIN_ACTIONS;
+use crate::room::RoomCmd;
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use parchis_protocol::{close_code, AdminCloseRoom, AdminDisconnect, AdminRoomList, ErrorCode};
+use sha2::{Digest, Sha256};
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tracing::{info, warn};
+
+/// How long a room actor may take to answer an admin request.
+const ROOM_ANSWER: Duration = Duration::from_secs(2);
+
+/// The admin routes (mounted at the root: paths start with `/admin`).
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/admin/rooms", get(list_rooms))
+        .route("/admin/rooms/{code}/close", post(close_room))
+        .route("/admin/connections/{id}/disconnect", post(disconnect))
+}
+
+/// Equal-time comparison of two secrets (through their SHA-256 digests, so neither the
+/// length nor the first differing byte shows in the timing).
+fn same_secret(a: &str, b: &str) -> bool {
+    let (da, db) = (Sha256::digest(a.as_bytes()), Sha256::digest(b.as_bytes()));
+    da.iter()
+        .zip(db.iter())
+        .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+        == 0
+}
+
+/// Checks the bearer token of an admin request for `action`.
+///
+/// # Errors
+/// `404 admin_disabled` when no token is configured; `401 unauthorized` when the header
+/// is missing, malformed or carries another token.
+fn authorize(state: &AppState, headers: &HeaderMap, action: &str) -> Result<(), ApiError> {
+    let Some(expected) = state.config().admin_token.as_deref() else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::AdminDisabled,
+            ErrorCode::AdminDisabled.describe(),
+        ));
+    };
+    let given = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    match given {
+        Some(token) if same_secret(token, expected) => Ok(()),
+        other => {
+            let why = if other.is_some() {
+                "wrong token"
+            } else {
+                "no token"
+            };
+            warn!(action, why, "admin request refused");
+            metrics::counter!(ADMIN_ACTIONS, "action" => "refused").increment(1);
+            Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                ErrorCode::Unauthorized,
+                ErrorCode::Unauthorized.describe(),
+            ))
+        }
+    }
+}
+
+fn counted(action: &'static str) {
+    metrics::counter!(ADMIN_ACTIONS, "action" => action).increment(1);
+}
+
+/// `GET /admin/rooms`: every live room with its seats, their connection ids and the
+/// spectators' connection ids, oldest first.
+pub async fn list_rooms(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Json<AdminRoomList>, ApiError> {
+    authorize(&state, &headers, "list_rooms")?;
+    let asks = state.all_rooms().into_iter().map(|room| async move {
+        let (reply, answer) = oneshot::channel();
+        room.sender().send(RoomCmd::Inspect { reply }).await.ok()?;
+        tokio::time::timeout(ROOM_ANSWER, answer).await.ok()?.ok()
+    });
+    let mut rooms: Vec<_> = futures_util::future::join_all(asks)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    rooms.sort_by(|a, b| {
+        a.created_at_ms
+            .cmp(&b.created_at_ms)
+            .then(a.code.cmp(&b.code))
+    });
+    info!(rooms = rooms.len(), "admin listed rooms");
+    counted("list_rooms");
+    Ok(Json(AdminRoomList { rooms }))
+}
+
+/// `POST /admin/rooms/{code}/close`: closes the room. A running game ends with reason
+/// `closed_by_admin` (stored); every connection is closed with 4002.
+pub async fn close_room(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(code): Path<String>,
+) -> Result<Json<AdminCloseRoom>, ApiError> {
+    authorize(&state, &headers, "close_room")?;
+    let code = normalise_code(&code);
+    let unknown = || {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::UnknownRoom,
+            format!("no live room has code {code:?}"),
+        )
+    };
+    let room = state.room(&code).ok_or_else(unknown)?;
+    let (reply, answer) = oneshot::channel();
+    room.sender()
+        .send(RoomCmd::Close { reply })
+        .await
+        .map_err(|_| unknown())?;
+    let closed = tokio::time::timeout(ROOM_ANSWER * 5, answer)
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::Internal,
+                "the room did not answer",
+            )
+        })?
+        .map_err(|_| unknown())?;
+    state.deregister(&code);
+    info!(
+        room = %closed.code,
+        game = closed.game_id.as_deref().unwrap_or(""),
+        connections = closed.connections_closed,
+        "admin closed a room"
+    );
+    counted("close_room");
+    Ok(Json(closed))
+}
+
+/// `POST /admin/connections/{id}/disconnect`: closes connection `id` with 4003. A player's
+/// seat keeps its grace period, as for any dropped connection.
+pub async fn disconnect(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Json<AdminDisconnect>, ApiError> {
+    authorize(&state, &headers, "disconnect")?;
+    let unknown = || {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::UnknownConnection,
+            format!("no open connection has id {id:?}"),
+        )
+    };
+    let conn: u64 = id.parse().map_err(|_| unknown())?;
+    let kick = state.connection(conn).ok_or_else(unknown)?;
+    kick.kick(
+        close_code::DISCONNECTED_BY_ADMIN,
+        "disconnected by an administrator",
+    );
+    info!(conn, "admin disconnected a connection");
+    counted("disconnect");
+    Ok(Json(AdminDisconnect { conn }))
+}
