@@ -1,12 +1,18 @@
-// Parchís web client: lobby, room, game. Plain ES module, no build step.
-// Protocol: proto/README.md (HTTP /api/rooms, WebSocket /ws, JSON text frames).
+// Parchís web client: lobby, room, game, result, replay. Plain ES module, no build step.
+// Protocol: proto/README.md (HTTP /api/…, WebSocket /ws, JSON text frames).
+//
+// The state changes in one place, the pure reducer of state.js: every server message and
+// every local input goes through dispatch(), which runs the reducer, performs the
+// effects it lists (sounds, animations, toasts, sends) and redraws. This file only wires
+// the DOM and draws; it knows no rules (the server's previews and positions say it all).
 
 import { t, getLang, setLang, colourName, locName, translateDom } from './i18n.js';
-import { createBoard, COLOURS, SAFE, EXIT, advance, progress } from './board.js';
+import { createBoard, COLOURS } from './board.js';
 import { api, Connection } from './net.js';
+import { reduce, initialState, describedActions, selectable, bottomColour } from './state.js';
+import * as sound from './sound.js';
 
 const $ = (id) => document.getElementById(id);
-const LOG_MAX = 300;
 
 // ----- persistent settings --------------------------------------------------------------
 
@@ -20,44 +26,38 @@ const sessionKey = (code) => `parchis.session.${code}`;
 // ----- state ------------------------------------------------------------------------------
 
 let conn = null;
-let S = freshState();
+let S = initialState(); // changed only by dispatch()
 let board = null;
-let clockTimer = null;
 let roomsTimer = null;
+let replay = null; // { game, steps, i, board } while the replay view is open
 
-function freshState() {
-  return {
-    code: null,
-    role: null, // 'player' | 'spectator'
-    colour: null,
-    token: null,
-    intent: null, // { kind: 'join', name, colour } | { kind: 'watch' } | { kind: 'resume' }
-    seq: 0,
-    room: null, // { settings, status, seats: [...], spectators }
-    pieces: {}, // colour -> [loc x4]
-    seatStatus: {}, // colour -> 'playing' | 'abandoned'
-    turn: null,
-    dice: null,
-    used: [false, false],
-    bonus: null,
-    deadline: null,
-    outcome: null,
-    myTurn: null,
-    lastTurn: null,
-    selected: null,
-    log: [],
-    clockOffset: 0,
-    pending: new Map(), // req -> kind
-    resultShown: false,
-    welcomed: false,
-    wantColour: null,
-  };
+/** The one way the state changes: the reducer, then its effects, then a redraw. */
+function dispatch(msg) {
+  S = reduce(S, msg);
+  const fx = S.fx;
+  for (const f of fx) runEffect(f);
+  scheduleRender(fx);
+}
+
+function runEffect(f) {
+  switch (f.type) {
+    case 'save_session': saveSession(); break;
+    case 'forget_session': if (S.code) store.del(sessionKey(S.code)); break;
+    case 'send': if (conn) dispatch({ type: 'local:sent', req: conn.send(f.msg), kind: f.kind }); break;
+    case 'toast': toast(errorText(f.code, f.message)); break;
+    case 'stop': stopWith(f); break;
+    case 'resync': resync(); break;
+    case 'sound': sound.play(f.name); break;
+    case 'my_turn': flashTitle(); break;
+    case 'rematch': $('result').hidden = true; resultShownFor = null; break;
+    default: break;
+  }
 }
 
 // ----- views ------------------------------------------------------------------------------
 
 function show(view) {
-  for (const v of ['lobby', 'join', 'room', 'game']) $(`view-${v}`).hidden = v !== view;
+  for (const v of ['lobby', 'join', 'room', 'game', 'replay']) $(`view-${v}`).hidden = v !== view;
   document.body.dataset.view = view;
   clearInterval(roomsTimer);
   if (view === 'lobby') {
@@ -81,10 +81,11 @@ function errorText(code, message) {
   return s === key ? t('err_generic', { msg: message || code }) : s;
 }
 
-function setUrl(code) {
-  const url = code ? `/?room=${encodeURIComponent(code)}` : '/';
+function setUrl(path) {
+  const url = path || '/';
   if (location.pathname + location.search !== url) history.replaceState(null, '', url);
 }
+const roomUrl = (code) => `/?room=${encodeURIComponent(code)}`;
 
 function inviteUrl(code) { return `${location.origin}/?room=${code}`; }
 
@@ -105,6 +106,33 @@ function fillColourSelect(sel, free) {
   if ([...sel.options].some((o) => o.value === keep)) sel.value = keep;
 }
 
+function button(text, onClick, label, cls) {
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.textContent = text;
+  if (label) b.setAttribute('aria-label', label);
+  if (cls) b.className = cls;
+  b.addEventListener('click', onClick);
+  return b;
+}
+
+/** A seat's name as shown: bots' names are translated. */
+function displayName(seat) {
+  if (!seat) return '';
+  const m = seat.bot && /^\w+ bot (\d+)$/.exec(seat.name || '');
+  return m ? t('bot_name', { level: t(`level_${seat.bot}`), n: m[1] }) : seat.name;
+}
+function seatOf(colour) { return S.room && S.room.seats.find((s) => s.colour === colour); }
+function nameOf(colour) { const s = seatOf(colour); return s ? displayName(s) : colourName(colour); }
+
+/** A rule set name (`classic+murcia-12`) in words. */
+function presetName(name) {
+  const [base, ...variants] = String(name || '').split('+');
+  const key = `preset_${base.replace(/-/g, '_')}`;
+  const s = t(key);
+  return (s === key ? base : s) + (variants.length ? ` + ${variants.join(' + ')}` : '');
+}
+
 // ----- lobby -----------------------------------------------------------------------------
 
 async function loadRooms() {
@@ -122,14 +150,18 @@ async function loadRooms() {
   for (const r of data.rooms) {
     const li = document.createElement('li');
     li.dataset.code = r.code;
+    li.dataset.free = r.free;
     const span = document.createElement('span');
+    span.className = 'room-info';
+    const free = r.free_colours.map(colourName).join(', ');
     span.textContent = t('room_row', {
-      code: r.code, taken: r.taken, seats: r.seats,
-      free: r.free_colours.map(colourName).join(', '),
+      code: r.code, taken: r.taken, seats: r.seats, preset: presetName(r.preset),
+      clock: r.turn_clock_secs ?? '?', free: free || '—',
     });
-    const join = button(t('join'), () => enterRoom(r.code, 'join'), `${t('join')} ${r.code}`);
-    const watch = button(t('watch'), () => enterRoom(r.code, 'watch'), `${t('watch')} ${r.code}`);
-    li.append(span, join, watch);
+    li.appendChild(span);
+    // A full room is not offered for joining: watch it instead, if allowed.
+    if (r.free > 0) li.appendChild(button(t('join'), () => enterRoom(r.code, 'join'), `${t('join')} ${r.code}`, 'join-room'));
+    if (r.spectators_allowed !== false) li.appendChild(button(t('watch'), () => enterRoom(r.code, 'watch'), `${t('watch')} ${r.code}`, 'watch-room'));
     list.appendChild(li);
   }
 }
@@ -151,7 +183,8 @@ async function loadLiveGames() {
     const li = document.createElement('li');
     li.dataset.code = r.code;
     const span = document.createElement('span');
-    span.textContent = t('live_row', { code: r.code, players: r.taken, spectators: r.spectators });
+    span.className = 'room-info';
+    span.textContent = t('live_row', { code: r.code, players: r.taken, spectators: r.spectators, preset: presetName(r.preset) });
     const watch = button(t('watch'), () => enterRoom(r.code, 'watch'), `${t('watch')} ${r.code}`);
     li.append(span, watch);
     list.appendChild(li);
@@ -161,16 +194,6 @@ async function loadLiveGames() {
 function loadLobbyLists() {
   loadRooms();
   loadLiveGames();
-}
-
-function button(text, onClick, label, cls) {
-  const b = document.createElement('button');
-  b.type = 'button';
-  b.textContent = text;
-  if (label) b.setAttribute('aria-label', label);
-  if (cls) b.className = cls;
-  b.addEventListener('click', onClick);
-  return b;
 }
 
 function requireName(input) {
@@ -185,11 +208,8 @@ function requireName(input) {
   return name;
 }
 
-async function createRoom(e) {
-  e.preventDefault();
-  const name = requireName($('name'));
-  if (!name) return;
-  const body = {
+function settingsFromForm() {
+  return {
     preset: $('preset').value,
     seats: $('preset').value === 'pairs' ? 4 : Number($('seats').value), // pairs: exactly 4
     turn_clock_secs: Math.max(1, Math.min(600, Number($('clock').value) || 15)),
@@ -198,28 +218,55 @@ async function createRoom(e) {
     bots: $('bots').value || null, // fill the free seats with bots at the start
     on_abandon: $('bot-takeover').checked ? 'bot' : 'forfeit',
   };
+}
+
+async function createRoom(e) {
+  e.preventDefault();
+  const name = requireName($('name'));
+  if (!name) return;
   let res;
-  try { res = await api('POST', '/api/rooms', body); } catch (err) {
+  try { res = await api('POST', '/api/rooms', settingsFromForm()); } catch (err) {
     toast(err.code ? errorText(err.code, err.message) : t('err_http'));
     return;
   }
   startSession(res.code, { kind: 'join', name, colour: $('colour-pref').value || null });
 }
 
-/** Opens room `code`: resume a stored seat, or join / watch / ask. */
+/** "Play now": the oldest public room with a free seat, or a new public room. */
+async function playNow() {
+  const name = requireName($('name'));
+  if (!name) return;
+  try {
+    const data = await api('GET', '/api/rooms');
+    const open = data.rooms.find((r) => r.free > 0);
+    if (open) { startSession(open.code, { kind: 'join', name, colour: null }); return; }
+    const res = await api('POST', '/api/rooms', { public: true });
+    startSession(res.code, { kind: 'join', name, colour: null });
+  } catch (err) {
+    toast(err.code ? errorText(err.code, err.message) : t('err_http'));
+  }
+}
+
+/** Opens room `code`: resume a stored seat, or join / watch / ask; a finished room's
+ * link opens the replay of its game. */
 async function enterRoom(rawCode, intent) {
   const code = (rawCode || '').trim().toUpperCase();
   if (!code) { toast(t('err_code')); return; }
   let view;
   try { view = await api('GET', `/api/rooms/${encodeURIComponent(code)}`); } catch (err) {
+    if (err.status === 404 && await openStoredGameOf(code)) return;
     toast(err.status === 404 ? t('err_unknown_room') : t('err_http'));
     setUrl(null);
     show('lobby');
     return;
   }
   const saved = store.get(sessionKey(view.code));
-  if (saved && saved.token) {
+  if (saved && saved.token && view.status !== 'finished') {
     startSession(view.code, { kind: 'resume' }, saved, view);
+    return;
+  }
+  if (view.status === 'finished' && view.game && !saved) {
+    openReplay(view.game.game_id);
     return;
   }
   if (intent === 'watch' || view.status !== 'lobby') {
@@ -236,8 +283,19 @@ async function enterRoom(rawCode, intent) {
   showJoin(view);
 }
 
+/** A room that is gone: its last stored game, if any, opens in the replay viewer. */
+async function openStoredGameOf(code) {
+  try {
+    const list = await api('GET', `/api/games?room=${encodeURIComponent(code)}`);
+    const last = list.games[list.games.length - 1];
+    if (!last) return false;
+    openReplay(last.id);
+    return true;
+  } catch (_) { return false; }
+}
+
 function showJoin(view) {
-  setUrl(view.code);
+  setUrl(roomUrl(view.code));
   $('join-title').textContent = t('room', { code: view.code });
   $('join-form').dataset.code = view.code;
   $('join-name').value = $('name').value;
@@ -251,40 +309,29 @@ function showJoin(view) {
 
 function startSession(code, intent, saved = null, view = null) {
   if (conn) conn.close();
-  S = freshState();
-  S.code = code;
-  S.intent = intent;
-  if (saved) {
-    S.token = saved.token;
-    S.colour = saved.colour;
-    S.role = 'player';
-  }
-  if (intent.kind === 'resume' && view) {
-    // Rebuild the room from the start of its event stream (a full log), or get a snapshot.
-    S.room = { settings: view.settings, status: 'lobby', seats: [], spectators: view.spectators, code: view.code };
-    S.seq = 0;
-  } else if (view) {
-    applySnapshot(view);
-  }
-  setUrl(code);
-  $('log').replaceChildren();
+  closeReplay();
+  resultShownFor = null;
+  dispatch({ type: 'local:session', code, intent, saved, view });
+  setUrl(roomUrl(code));
   $('result').hidden = true;
   // Handlers ignore a connection the app has let go of (after leaving, its last frames).
   const c = new Connection({
     onOpen: () => { if (conn === c) sendEntry(); },
-    onMessage: (m) => { if (conn === c) onMessage(m); },
+    onMessage: (m) => { if (conn === c) dispatch({ ...m, received_ms: Date.now() }); },
     onState: (st) => {
       if (conn !== c && st !== 'closed') return;
       const el = $('conn-status');
       el.dataset.state = st;
       el.textContent = st === 'open' ? t('connected') : st === 'closed' ? '' : t(st === 'connecting' ? 'connecting' : 'reconnecting');
+      el.title = st === 'reconnecting' ? t('reconnecting_long') : '';
     },
-    onClose: (code) => (code === 4000 ? (toast(t('replaced')), false) : true),
+    onClose: (closeCode) => (closeCode === 4000 ? (toast(t('replaced')), false) : true),
   });
   conn = c;
   c.start();
-  render();
 }
+
+function track(req, kind) { if (req !== null) dispatch({ type: 'local:sent', req, kind }); return req; }
 
 function sendEntry() {
   if (S.token) {
@@ -298,8 +345,6 @@ function sendEntry() {
   }
 }
 
-function track(req, kind) { if (req !== null) S.pending.set(req, kind); return req; }
-
 function command(type, extra = {}) {
   if (!conn) return;
   track(conn.send({ type, room: S.code, seq: S.seq, ...extra }), type);
@@ -309,10 +354,22 @@ function saveSession() {
   if (S.token && S.code) store.set(sessionKey(S.code), { token: S.token, colour: S.colour });
 }
 
+function inGame() { return S.role === 'player' && S.room && S.room.status === 'playing' && !S.outcome; }
+
+/** Leaving mid-game asks first, in a dialog that says what leaving does. */
 function leaveRoom() {
-  if (S.role === 'player' && S.room && S.room.status === 'playing' && !S.outcome) {
-    if (!confirm(t('leave') + '?')) return;
+  if (inGame()) {
+    const bot = S.room.settings.on_abandon === 'bot';
+    $('leave-text').textContent = t(bot ? 'leave_bot' : 'leave_forfeit', { n: S.room.seats.filter((s) => !s.abandoned).length - 1 });
+    const d = $('leave-dialog');
+    if (typeof d.showModal === 'function') d.showModal(); else d.setAttribute('open', '');
+    $('leave-cancel').focus();
+    return;
   }
+  doLeave();
+}
+
+function doLeave() {
   if (conn) {
     command('leave');
     const c = conn;
@@ -320,429 +377,82 @@ function leaveRoom() {
     conn = null;
   }
   if (S.code) store.del(sessionKey(S.code));
-  S = freshState();
+  dispatch({ type: 'local:reset' });
   setUrl(null);
   $('result').hidden = true;
   $('conn-status').textContent = '';
   show('lobby');
 }
 
-// ----- incoming messages -------------------------------------------------------------
-
-function onMessage(msg) {
-  switch (msg.type) {
-    case 'welcome': onWelcome(msg); break;
-    case 'event': onEvent(msg); break;
-    case 'your_turn': onYourTurn(msg); break;
-    case 'presence': onPresence(msg); break;
-    case 'ok': S.pending.delete(msg.req); break;
-    case 'error': onError(msg); break;
-    case 'closing': break;
-    case 'pong': break;
-    default: break;
-  }
-}
-
-function onWelcome(msg) {
-  S.pending.delete(msg.req);
-  S.role = msg.role;
-  if (msg.colour) S.colour = msg.colour;
-  if (msg.token) S.token = msg.token;
-  saveSession();
-  S.intent = null;
-  if (msg.snapshot) {
-    applySnapshot(msg.snapshot);
-    S.seq = msg.seq;
-    // A first snapshot starts a fresh log; after a reconnection the log goes on.
-    if (!S.welcomed) { $('log').replaceChildren(); S.log = []; }
-  }
-  S.welcomed = true;
-  render();
-}
-
-function onError(msg) {
-  const kind = msg.req != null ? S.pending.get(msg.req) : null;
-  if (msg.req != null) S.pending.delete(msg.req);
-  if (kind === 'resume') {
-    store.del(sessionKey(S.code));
-    S.token = null;
-    S.role = null;
-    S.colour = null;
-    if (msg.code === 'unknown_room') { stopWith(msg); return; }
-    // The seat is gone: watch instead (or join again before the start).
-    track(conn.send({ type: 'watch', room: S.code }), 'watch');
-    toast(errorText(msg.code, msg.message));
-    return;
-  }
-  if (kind === 'join' || kind === 'watch') {
-    stopWith(msg);
-    if (msg.code === 'game_started' && kind === 'join') enterRoom(S.code, 'watch');
-    return;
-  }
-  if ((kind === 'play' || kind === 'roll') && S.lastTurn && S.lastTurn.seq === S.seq) {
-    // Nothing changed: offer the same choices again.
-    S.myTurn = S.lastTurn;
-    render();
-  }
-  if (msg.code === 'stale_seq' || msg.code === 'not_your_turn') {
-    // The room moved on (a clock ran out): the next your_turn says what to do.
-    return;
-  }
-  toast(errorText(msg.code, msg.message));
-}
-
-function stopWith(msg) {
+function stopWith(f) {
   const code = S.code;
   if (conn) { conn.close(); conn = null; }
-  toast(errorText(msg.code, msg.message));
-  if (msg.code === 'colour_taken' || msg.code === 'room_full') {
-    enterRoom(code, null);
-    return;
-  }
-  S = freshState();
+  toast(errorText(f.code, f.message));
+  if (f.code === 'colour_taken' || f.code === 'room_full') { enterRoom(code, null); return; }
+  if (f.code === 'game_started' && f.kind === 'join') { enterRoom(code, 'watch'); return; }
+  dispatch({ type: 'local:reset' });
   setUrl(null);
   show('lobby');
-}
-
-function onPresence(msg) {
-  if (!S.room) return;
-  S.room.spectators = msg.spectators;
-  for (const seat of S.room.seats) seat.connected = msg.connected.includes(seat.colour);
-  render();
-}
-
-function onYourTurn(msg) {
-  if (msg.seq < S.seq) return;
-  S.myTurn = msg;
-  S.lastTurn = msg;
-  S.dice = msg.dice;
-  S.used = msg.used;
-  S.bonus = msg.bonus;
-  S.deadline = msg.deadline_ms;
-  const selectable = selectablePieces();
-  if (!selectable.has(S.selected)) S.selected = null;
-  if (!S.selected && selectable.size === 1) S.selected = [...selectable][0];
-  render();
-  if (!msg.must_roll) {
-    const first = document.querySelector('.piece.selectable, #action-list button');
-    if (first && document.activeElement === $('roll-btn')) first.focus();
-  }
-}
-
-function onEvent(msg) {
-  if (msg.seq <= S.seq) return; // already applied
-  if (msg.seq > S.seq + 1 && S.seq !== 0) {
-    resync();
-    return;
-  }
-  S.seq = msg.seq;
-  S.clockOffset = msg.at_ms - Date.now();
-  S.myTurn = null;
-  applyRoomEvent(msg.event);
-  scheduleRender();
-}
-
-let renderQueued = false;
-function scheduleRender() {
-  if (renderQueued) return;
-  renderQueued = true;
-  queueMicrotask(() => { renderQueued = false; render(); });
 }
 
 async function resync() {
   try {
     const view = await api('GET', `/api/rooms/${encodeURIComponent(S.code)}`);
-    applySnapshot(view);
-    render();
+    dispatch({ type: 'welcome', req: null, role: S.role, colour: S.colour, seq: view.seq, snapshot: view });
   } catch (_) { /* the next reconnect will fix it */ }
 }
 
-// ----- state updates -----------------------------------------------------------------
+// ----- playing -------------------------------------------------------------------------
 
-function applySnapshot(view) {
-  S.room = {
-    code: view.code,
-    settings: view.settings,
-    status: view.status,
-    seats: view.seats.map((s) => ({ ...s })),
-    spectators: view.spectators,
-  };
-  S.seq = view.seq;
-  if (view.game) {
-    setPosition(view.game.position);
-    S.deadline = view.game.deadline_ms;
-    S.outcome = view.game.outcome || S.outcome;
-  }
-}
-
-function setPosition(pos) {
-  S.pieces = {};
-  S.seatStatus = {};
-  for (const p of pos.players) {
-    S.pieces[p.colour] = p.pieces.map((x) => x.at);
-    S.seatStatus[p.colour] = p.status;
-  }
-  S.turn = pos.turn;
-  const st = pos.stage;
-  if (st.kind === 'move') {
-    S.dice = st.dice; S.used = st.used || [false, false]; S.bonus = st.bonus || null;
-  } else {
-    S.dice = null; S.used = [false, false]; S.bonus = null;
-  }
-  if (st.kind === 'finished') S.outcome = st.outcome;
-}
-
-function seatOf(colour) { return S.room && S.room.seats.find((s) => s.colour === colour); }
-function nameOf(colour) { const s = seatOf(colour); return s ? s.name : colourName(colour); }
-
-function applyRoomEvent(ev) {
-  const room = S.room;
-  switch (ev.type) {
-    case 'player_joined':
-      room.seats = room.seats.filter((s) => s.colour !== ev.colour);
-      room.seats.push({ colour: ev.colour, name: ev.name, creator: ev.creator, connected: !ev.bot, abandoned: false, bot: ev.bot || null });
-      log(t('ev_joined', { name: ev.name, colour: colourName(ev.colour) }));
-      break;
-    case 'colour_changed': {
-      const s = seatOf(ev.from);
-      if (s) s.colour = ev.to;
-      // Ours only when we asked for it (a replay after a reload holds others' changes too).
-      if (S.colour === ev.from && S.role === 'player' && S.wantColour === ev.to) {
-        S.colour = ev.to;
-        S.wantColour = null;
-        saveSession();
-      }
-      log(t('ev_colour', { from: colourName(ev.from), to: colourName(ev.to) }));
-      break;
-    }
-    case 'player_left':
-      room.seats = room.seats.filter((s) => s.colour !== ev.colour);
-      log(t('ev_left', { colour: colourName(ev.colour) }));
-      break;
-    case 'creator_changed':
-      for (const s of room.seats) s.creator = s.colour === ev.colour;
-      log(t('ev_creator', { colour: colourName(ev.colour) }));
-      break;
-    case 'opening_roll':
-      // Who plays first, by the dice (every preset but online); a tie repeats.
-      log('🎲 ' + ev.rolls.map((r) => `${colourName(r.colour)} ${r.value}`).join(', ')
-        + (ev.first ? ` → ${colourName(ev.first)}` : ' …'));
-      break;
-    case 'game_started':
-      room.status = 'playing';
-      setPosition(ev.position);
-      log(t('ev_started', { colour: colourName(ev.first) }), 'big');
-      break;
-    case 'turn':
-      S.turn = ev.colour;
-      S.deadline = ev.deadline_ms;
-      break;
-    case 'abandoned': {
-      const s = seatOf(ev.colour);
-      if (s) s.abandoned = true;
-      break;
-    }
-    case 'bot_took_over': {
-      const s = seatOf(ev.colour);
-      if (s) { s.bot = ev.level; s.connected = false; }
-      if (S.colour === ev.colour && S.role === 'player') S.role = 'spectator';
-      log(t('ev_bot_took_over', { colour: colourName(ev.colour) }));
-      break;
-    }
-    case 'game':
-      applyGameEvent(ev.event);
-      break;
-    default:
-      break;
-  }
-}
-
-function useDie(value) {
-  if (!S.dice) return;
-  for (let i = 0; i < S.dice.length; i++) {
-    if (!S.used[i] && S.dice[i] === value) { S.used = S.used.slice(); S.used[i] = true; return; }
-  }
-}
-
-function applyGameEvent(e) {
-  const C = (c) => colourName(c);
-  switch (e.type) {
-    case 'dice_rolled':
-      S.turn = e.colour;
-      S.dice = e.dice; S.used = [false, false]; S.bonus = null;
-      log(e.dice.length === 2
-        ? t('ev_rolled', { colour: C(e.colour), a: e.dice[0], b: e.dice[1] })
-        : t('ev_rolled1', { colour: C(e.colour), a: e.dice[0] }), `c-${e.colour}`);
-      break;
-    case 'piece_exited':
-      if (S.pieces[e.colour]) S.pieces[e.colour][e.piece] = String(e.square);
-      if (S.dice) {
-        if (S.dice.includes(5)) useDie(5);
-        else { S.used = S.dice.map(() => true); }
-      }
-      log(t('ev_exit', { colour: C(e.colour), square: e.square }), `c-${e.colour}`);
-      break;
-    case 'piece_moved': {
-      if (S.pieces[e.colour]) S.pieces[e.colour][e.piece] = e.to;
-      if (e.by === 'die') useDie(e.steps); else S.bonus = null;
-      const key = e.by === 'bonus' ? 'ev_moved_bonus' : 'ev_moved';
-      log(t(key, { colour: C(e.colour), n: e.piece + 1, from: locName(e.from), to: locName(e.to), steps: e.steps })
-        + (e.bounced ? t('ev_bounced') : ''), `c-${e.colour}`);
-      break;
-    }
-    case 'piece_captured':
-      if (S.pieces[e.colour]) S.pieces[e.colour][e.piece] = 'nest';
-      log(t('ev_captured', { by: C(e.by), colour: C(e.colour), square: e.square }), `c-${e.by} capture`);
-      break;
-    case 'bonus_earned': {
-      S.bonus = e.amount;
-      const last = S.log[S.log.length - 1];
-      if (e.reason === 'capture' && last && last.cls.includes('capture') && !last.counted) {
-        last.text += t('ev_and_counts', { n: e.amount });
-        last.counted = true;
-        last.el.textContent = last.text;
-      } else if (e.reason === 'goal') {
-        log(t('ev_bonus_goal', { colour: C(e.colour), n: e.amount }), `c-${e.colour} goal`);
-      } else {
-        log(t('ev_bonus', { colour: C(e.colour), n: e.amount }), `c-${e.colour}`);
-      }
-      break;
-    }
-    case 'bonus_forfeited':
-      S.bonus = null;
-      log(t('ev_bonus_lost', { colour: C(e.colour), n: e.amount }), `c-${e.colour}`);
-      break;
-    case 'blockade_opened':
-      log(t('ev_blockade', { colour: C(e.colour) }), `c-${e.colour}`);
-      break;
-    case 'no_legal_move':
-      S.used = S.dice ? S.dice.map(() => true) : S.used;
-      log(t('ev_no_move', { colour: C(e.colour) }), `c-${e.colour}`);
-      break;
-    case 'third_doubles_penalty':
-      if (e.piece != null && S.pieces[e.colour]) S.pieces[e.colour][e.piece] = 'nest';
-      log(e.piece != null ? t('ev_third', { colour: C(e.colour), n: e.piece + 1 }) : t('ev_third_none', { colour: C(e.colour) }), `c-${e.colour}`);
-      break;
-    case 'roll_again':
-      S.dice = null; S.used = [false, false]; S.bonus = null;
-      log(t('ev_again', { colour: C(e.colour) }), `c-${e.colour}`);
-      break;
-    case 'timed_out':
-      S.dice = null; S.bonus = null;
-      log(t('ev_timeout', { colour: C(e.colour) }), `c-${e.colour}`);
-      break;
-    case 'turn_passed':
-      S.turn = e.to;
-      S.dice = null; S.used = [false, false]; S.bonus = null;
-      log(t('ev_passed', { to: C(e.to) }), `c-${e.to} pass`);
-      break;
-    case 'player_abandoned':
-      S.seatStatus[e.colour] = 'abandoned';
-      { const s = seatOf(e.colour); if (s) s.abandoned = true; }
-      log(t('ev_abandoned', { colour: C(e.colour) }), `c-${e.colour}`);
-      break;
-    case 'game_won':
-      S.outcome = { winner: e.winner, reason: e.reason };
-      S.room.status = 'finished';
-      S.deadline = null;
-      S.dice = null;
-      log(t(e.reason === 'forfeit' ? 'ev_won_forfeit' : 'ev_won', { colour: C(e.winner) }), `c-${e.winner} big`);
-      break;
-    default:
-      break;
-  }
-}
-
-function log(text, cls = '') {
-  const entry = { text, cls, el: document.createElement('li') };
-  entry.el.textContent = text;
-  if (cls) entry.el.className = cls;
-  S.log.push(entry);
-  const ol = $('log');
-  ol.prepend(entry.el);
-  while (S.log.length > LOG_MAX) {
-    const old = S.log.shift();
-    old.el.remove();
-  }
-}
-
-// ----- legal actions -----------------------------------------------------------------
-
-/** The current player's legal actions, described for the UI. */
-function describedActions() {
-  const turn = S.myTurn;
-  if (!turn || turn.must_roll || !turn.legal) return [];
-  const colour = turn.colour;
-  const mine = S.pieces[colour] || [];
-  const nestPiece = mine.findIndex((l) => l === 'nest');
-  return turn.legal.map((a) => {
-    let piece; let to; let label;
-    if (a.type === 'exit') {
-      piece = nestPiece;
-      to = String(EXIT[colour]);
-      label = t('exit_to', { to });
-    } else if (a.type === 'move') {
-      piece = a.piece;
-      to = advance(colour, mine[a.piece], a.die);
-      label = t('move_to', { n: a.piece + 1, die: a.die, to: locName(to) });
-    } else if (a.type === 'bonus') {
-      piece = a.piece;
-      to = advance(colour, mine[a.piece], a.amount);
-      label = t('bonus_to', { n: a.piece + 1, amount: a.amount, to: locName(to) });
-    } else {
-      return null;
-    }
-    const capture = capturesAt(colour, to);
-    if (capture) label += ` ${t('captures')}`;
-    return {
-      action: a, key: JSON.stringify(a), colour, piece, from: mine[piece], to, label, capture,
-      progress: progress(colour, to),
-    };
-  }).filter(Boolean);
-}
-
-function capturesAt(colour, loc) {
-  if (loc === 'nest' || loc === 'goal' || loc.startsWith('h')) return false;
-  const sq = Number(loc);
-  const others = [];
-  for (const [c, locs] of Object.entries(S.pieces)) {
-    if (S.seatStatus[c] === 'abandoned') continue;
-    for (const l of locs) if (l === loc) others.push(c);
-  }
-  if (SAFE.has(sq)) {
-    // Only on an exit square, when its owner brings a piece out (R-EXIT-CAPTURE).
-    return EXIT[colour] === sq && others.some((c) => c !== colour) && others.length >= 2;
-  }
-  return others.length === 1 && others[0] !== colour;
-}
-
-function selectablePieces() {
-  return new Set(describedActions().map((d) => `${d.colour}:${d.piece}`));
+function actionLabel(d) {
+  let label;
+  if (d.action.type === 'exit') label = t('exit_to', { to: d.to });
+  else if (d.action.type === 'bonus') label = t('bonus_to', { n: d.piece + 1, amount: d.action.amount, to: locName(d.to) });
+  else if (d.steps !== d.action.die) label = t('move_counts_to', { n: d.piece + 1, die: d.action.die, steps: d.steps, to: locName(d.to) });
+  else label = t('move_to', { n: d.piece + 1, die: d.action.die, to: locName(d.to) });
+  if (d.capture) label += ` ${t('captures')}`;
+  if (d.goal) label += ` ${t('reaches_goal')}`;
+  if (d.bonus) label += ` ${t('earns', { n: d.bonus })}`;
+  return label;
 }
 
 function play(key) {
-  const d = describedActions().find((x) => x.key === key);
+  const d = describedActions(S).find((x) => x.key === key);
   if (!d) return;
-  S.selected = null;
   command('play', { action: d.action });
-  S.myTurn = null; // wait for the server's answer
-  render();
+  dispatch({ type: 'local:played' }); // wait for the server's answer
 }
 
 function onPiece(colour, piece) {
-  const id = `${colour}:${piece}`;
-  S.selected = S.selected === id ? null : id;
-  render();
+  dispatch({ type: 'local:select', piece: `${colour}:${piece}` });
   const tg = document.querySelector('.target');
-  if (tg && S.selected) tg.focus();
+  if (tg && S.selected) tg.focus({ preventScroll: true });
 }
 
 // ----- rendering ---------------------------------------------------------------------
 
+let renderQueued = false;
+let pendingFx = [];
+function scheduleRender(fx = []) {
+  pendingFx.push(...fx);
+  if (renderQueued) return;
+  renderQueued = true;
+  queueMicrotask(() => {
+    renderQueued = false;
+    const todo = pendingFx;
+    pendingFx = [];
+    render();
+    // Animations start from the drawn end positions, once per move.
+    if (board && S.room && S.room.status !== 'lobby') {
+      for (const f of todo) if (f.type === 'animate') board.animate(f);
+    }
+  });
+}
+
 function render() {
+  if (replay) { renderReplay(); return; }
   if (!S.room) return;
-  const status = S.room.status;
-  if (status === 'lobby') {
+  if (S.room.status === 'lobby') {
     renderRoom();
     show('room');
   } else {
@@ -751,10 +461,19 @@ function render() {
   }
 }
 
+function renderInvite() {
+  const url = inviteUrl(S.code);
+  $('invite').value = url;
+  const host = location.hostname;
+  const loopback = host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
+  $('invite-loopback').hidden = !loopback;
+  $('share-invite').hidden = !(navigator.share && matchMedia('(pointer: coarse)').matches);
+}
+
 function renderRoom() {
   const room = S.room;
   $('room-title').textContent = t('room', { code: S.code });
-  $('invite').value = inviteUrl(S.code);
+  renderInvite();
   const ul = $('seat-list');
   ul.replaceChildren();
   const me = S.role === 'player' ? seatOf(S.colour) : null;
@@ -774,14 +493,14 @@ function renderRoom() {
       if (seat.creator) tags.push(t('creator'));
       if (seat.bot) tags.push(t('bot_tag'));
       else if (!seat.connected) tags.push(t('offline'));
-      label.textContent = `${colourName(c)}: ${seat.name}${tags.length ? ` (${tags.join(', ')})` : ''}`;
+      label.textContent = `${colourName(c)}: ${displayName(seat)}${tags.length ? ` (${tags.join(', ')})` : ''}`;
       li.dataset.taken = 'true';
     } else {
       label.textContent = `${colourName(c)}: ${t('free_seat')}`;
     }
     li.append(sw, label);
     if (!seat && me && room.seats.length <= room.settings.seats) {
-      li.appendChild(button(t('take_colour', { colour: colourName(c) }), () => { S.wantColour = c; command('choose_colour', { colour: c }); }, null, 'small'));
+      li.appendChild(button(t('take_colour', { colour: colourName(c) }), () => { dispatch({ type: 'local:want_colour', colour: c }); command('choose_colour', { colour: c }); }, null, 'small'));
     }
     ul.appendChild(li);
   }
@@ -792,24 +511,89 @@ function renderRoom() {
   start.disabled = room.seats.length < 2 && !bots;
   $('room-status').textContent = room.seats.length < 2 && !bots
     ? t('need_two')
-    : (me && me.creator ? '' : t('waiting_creator', { name: creator ? creator.name : '' }));
+    : (me && me.creator ? '' : t('waiting_creator', { name: creator ? displayName(creator) : '' }));
   $('room-spectators').textContent = t('spectators', { n: room.spectators || 0 });
+}
+
+const PIPS = { 1: [4], 2: [0, 8], 3: [0, 4, 8], 4: [0, 2, 6, 8], 5: [0, 2, 4, 6, 8], 6: [0, 2, 3, 5, 6, 8] };
+
+function dieEl(v, used, small) {
+  const d = document.createElement('span');
+  d.className = `die${used ? ' used' : ''}${small ? ' small' : ''}`;
+  d.dataset.value = v;
+  d.setAttribute('role', 'img');
+  d.setAttribute('aria-label', `${v}${used ? ` (${t('die_used')})` : ''}`);
+  for (let p = 0; p < 9; p++) {
+    const pip = document.createElement('i');
+    if (PIPS[v].includes(p)) pip.className = 'pip';
+    d.appendChild(pip);
+  }
+  return d;
+}
+
+function boardPieces(pieces, seatStatus) {
+  const out = [];
+  for (const c of COLOURS) {
+    if (!pieces[c] || seatStatus[c] === 'abandoned') continue;
+    pieces[c].forEach((at, i) => out.push({ colour: c, piece: i, at }));
+  }
+  return out;
+}
+
+function logText(e) {
+  const p = {};
+  for (const [k, v] of Object.entries(e.p || {})) {
+    if (v && typeof v === 'object') {
+      if ('c' in v) p[k] = colourName(v.c);
+      else if ('loc' in v) p[k] = locName(v.loc);
+      else if ('rolls' in v) p[k] = v.rolls.map((r) => `${colourName(r.colour)} ${r.value}`).join(', ');
+      else if ('name' in v) p[k] = displayName({ name: v.name, bot: v.bot });
+    } else p[k] = v;
+  }
+  let s = t(e.key, p);
+  if (e.p && e.p.bounced) s += t('ev_bounced');
+  if (e.p && e.p.counts) s += t('ev_and_counts', { n: e.p.counts });
+  return s;
+}
+
+function renderLog(ol, entries) {
+  ol.replaceChildren();
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i];
+    const li = document.createElement('li');
+    li.textContent = logText(e);
+    if (e.cls) li.className = e.cls;
+    ol.appendChild(li);
+  }
+}
+
+function timeoutsText(colour) {
+  const n = S.timeouts[colour] || 0;
+  const max = S.room.settings.timeouts_to_abandon;
+  return n > 0 ? t('strikes', { n, max }) : '';
 }
 
 function renderGame() {
   if (!board) board = createBoard($('board-wrap'));
-  const actions = describedActions();
-  const selectable = new Set(actions.map((d) => `${d.colour}:${d.piece}`));
-  if (S.selected && !selectable.has(S.selected)) S.selected = null;
-  const pieces = [];
-  for (const c of COLOURS) {
-    if (!S.pieces[c] || S.seatStatus[c] === 'abandoned') continue;
-    S.pieces[c].forEach((at, i) => pieces.push({ colour: c, piece: i, at }));
-  }
+  const actions = describedActions(S);
+  const movable = selectable(S);
+  const lastMoves = Object.entries(S.lastMove).map(([colour, m]) => ({ colour, ...m }));
   const targets = actions
     .filter((d) => `${d.colour}:${d.piece}` === S.selected)
-    .map((d) => ({ loc: d.to, colour: d.colour, label: d.label, capture: d.capture, key: d.key }));
-  board.render({ pieces, selectable, selected: S.selected, targets, onPiece, onTarget: play, seq: S.seq, turn: S.turn });
+    .map((d) => ({ loc: d.to, colour: d.colour, label: actionLabel(d), capture: d.capture, key: d.key }));
+  board.render({
+    board: S.room.board,
+    bottom: bottomColour(S),
+    pieces: boardPieces(S.pieces, S.seatStatus),
+    selectable: movable,
+    selected: S.selected,
+    targets,
+    lastMoves,
+    onPiece,
+    onTarget: play,
+    seq: S.seq,
+    turn: S.turn,
+  });
 
   // Turn banner.
   const mine = S.myTurn && S.role === 'player';
@@ -827,19 +611,7 @@ function renderGame() {
   // Dice.
   const dice = $('dice');
   dice.replaceChildren();
-  (S.dice || []).forEach((v, i) => {
-    const d = document.createElement('span');
-    d.className = `die${S.used[i] ? ' used' : ''}`;
-    d.dataset.value = v;
-    d.setAttribute('role', 'img');
-    d.setAttribute('aria-label', `${v}${S.used[i] ? ` (${t('die_used')})` : ''}`);
-    for (let p = 0; p < 9; p++) {
-      const pip = document.createElement('i');
-      if (PIPS[v].includes(p)) pip.className = 'pip';
-      d.appendChild(pip);
-    }
-    dice.appendChild(d);
-  });
+  (S.dice || []).forEach((v, i) => dice.appendChild(dieEl(v, S.used[i])));
   const roll = $('roll-btn');
   roll.disabled = !(mine && S.myTurn.must_roll);
   roll.hidden = S.role !== 'player' || !!S.outcome;
@@ -855,20 +627,23 @@ function renderGame() {
     prompt.textContent = '';
     prompt.classList.remove('bonus');
   }
+  const strikes = S.role === 'player' && S.colour ? timeoutsText(S.colour) : '';
+  $('my-strikes').textContent = strikes ? t('strikes_you', { n: S.timeouts[S.colour], max: S.room.settings.timeouts_to_abandon }) : '';
+  $('my-strikes').hidden = !strikes;
   const list = $('action-list');
   list.replaceChildren();
   for (const d of actions) {
-    const b = button(d.label, () => play(d.key), null, `action${d.capture ? ' capture' : ''}${d.action.type === 'bonus' ? ' bonus' : ''}`);
+    const b = button(actionLabel(d), () => play(d.key), null, `action${d.capture ? ' capture' : ''}${d.action.type === 'bonus' ? ' bonus' : ''}`);
     b.dataset.kind = d.action.type;
     b.dataset.piece = d.piece;
     b.dataset.target = d.to;
-    b.dataset.progress = d.progress;
+    b.dataset.steps = d.steps;
     b.dataset.capture = d.capture ? '1' : '0';
     b.dataset.key = d.key;
     list.appendChild(b);
   }
 
-  // Players.
+  // Players: name, pieces in the goal, last roll, timeout strikes.
   const pl = $('player-list');
   pl.replaceChildren();
   for (const seat of S.room.seats) {
@@ -881,25 +656,32 @@ function renderGame() {
     if (seat.bot) tags.push(t('bot_tag'));
     else if (!seat.connected && !seat.abandoned) tags.push(t('offline'));
     if (seat.abandoned) tags.push(t('abandoned'));
-    li.innerHTML = '';
     const sw = document.createElement('span');
     sw.className = `swatch bg-${seat.colour}`;
     sw.setAttribute('aria-hidden', 'true');
     const txt = document.createElement('span');
-    txt.textContent = `${colourName(seat.colour)} · ${seat.name}${tags.length ? ` (${tags.join(', ')})` : ''} · ${t('loc_goal')}: ${home}/4`;
-    li.append(sw, txt);
+    txt.className = 'player-name';
+    txt.textContent = `${colourName(seat.colour)} · ${displayName(seat)}${tags.length ? ` (${tags.join(', ')})` : ''} · ${t('loc_goal')}: ${home}/4`;
+    const roll = document.createElement('span');
+    roll.className = 'last-roll';
+    roll.setAttribute('aria-label', t('last_roll'));
+    for (const v of S.lastRoll[seat.colour] || []) roll.appendChild(dieEl(v, false, true));
+    const strike = document.createElement('span');
+    strike.className = 'strikes';
+    strike.textContent = timeoutsText(seat.colour);
+    li.append(sw, txt, roll, strike);
     pl.appendChild(li);
   }
   $('game-spectators').textContent = t('spectators', { n: S.room.spectators || 0 });
   $('game-spectators').dataset.count = S.room.spectators || 0;
   $('spectating').hidden = S.role !== 'spectator';
   $('game-leave').textContent = S.outcome || S.role === 'spectator' ? t('back_lobby') : t('leave');
+  renderLog($('log'), S.log);
   tickClock();
   renderResult();
 }
 
-const PIPS = { 1: [4], 2: [0, 8], 3: [0, 4, 8], 4: [0, 2, 6, 8], 5: [0, 2, 4, 6, 8], 6: [0, 2, 3, 5, 6, 8] };
-
+let lastTick = null;
 function tickClock() {
   const cd = $('countdown');
   const bar = $('clock-bar');
@@ -916,17 +698,43 @@ function tickClock() {
   cd.dataset.left = String(secs);
   bar.style.width = `${Math.max(0, Math.min(100, (left / total) * 100))}%`;
   bar.classList.toggle('low', left < 5000);
+  // The last 5 seconds of your own clock tick.
+  const mine = S.role === 'player' && S.turn === S.colour && S.myTurn;
+  if (mine && secs <= 5 && secs > 0 && lastTick !== `${S.deadline}:${secs}`) {
+    lastTick = `${S.deadline}:${secs}`;
+    sound.play('tick');
+  }
 }
 
+// ----- the tab title flashes on your turn while the tab is in the background -----------
+
+let flashTimer = null;
+const TITLE = 'Parchís';
+function flashTitle() {
+  if (!document.hidden || flashTimer) return;
+  let on = false;
+  flashTimer = setInterval(() => {
+    on = !on;
+    document.title = on ? `● ${t('your_turn')}` : TITLE;
+  }, 800);
+  document.title = `● ${t('your_turn')}`;
+}
+function stopFlash() {
+  clearInterval(flashTimer);
+  flashTimer = null;
+  document.title = TITLE;
+}
+
+// ----- result, rematch -------------------------------------------------------------------
+
+let resultShownFor = null;
 function renderResult() {
   const el = $('result');
   if (!S.outcome) { el.hidden = true; return; }
-  if (S.resultShown) return;
-  S.resultShown = true;
   const w = S.outcome.winner;
   $('result-text').textContent = t(S.outcome.reason === 'forfeit' ? 'result_forfeit' : 'result_goal', { colour: colourName(w), name: nameOf(w) });
   $('result-text').className = `result-text c-${w}`;
-  $('result-you').textContent = S.role === 'player' ? (S.colour === w ? t('you_won') : t('you_lost')) : '';
+  $('result-you').textContent = S.role === 'player' ? (S.colour === w || S.outcome.partner === S.colour ? t('you_won') : t('you_lost')) : '';
   const table = $('result-table');
   table.replaceChildren();
   const rows = S.room.seats.map((s) => ({ s, home: (S.pieces[s.colour] || []).filter((l) => l === 'goal').length }))
@@ -934,11 +742,101 @@ function renderResult() {
   for (const { s, home } of rows) {
     const li = document.createElement('li');
     li.className = `c-${s.colour}`;
-    li.textContent = `${colourName(s.colour)} · ${s.name} · ${t('loc_goal')}: ${home}/4`;
+    li.dataset.colour = s.colour;
+    const wants = S.rematch.wanted.includes(s.colour) ? ` · ${t('rematch_yes')}` : '';
+    li.textContent = `${colourName(s.colour)} · ${displayName(s)} · ${t('loc_goal')}: ${home}/4${wants}`;
     table.appendChild(li);
   }
+  const canRematch = S.role === 'player' && !seatOf(S.colour)?.abandoned;
+  const rm = $('result-rematch');
+  rm.hidden = !canRematch;
+  rm.disabled = S.rematch.wanted.includes(S.colour);
+  rm.textContent = rm.disabled ? t('rematch_waiting') : t('rematch');
+  $('result-replay').hidden = !S.gameId;
+  if (resultShownFor === S.gameId) return;
+  resultShownFor = S.gameId;
   el.hidden = false;
   $('result-lobby').focus();
+}
+
+// ----- replay viewer -----------------------------------------------------------------
+
+async function openReplay(gameId) {
+  let data;
+  try { data = await api('GET', `/api/games/${encodeURIComponent(gameId)}/replay`); } catch (err) {
+    toast(err.status === 404 ? t('err_unknown_game') : t('err_http'));
+    return;
+  }
+  if (conn) { conn.close(); conn = null; }
+  $('result').hidden = true;
+  replay = { data, i: data.steps.length - 1, board: null };
+  setUrl(`/?game=${encodeURIComponent(gameId)}`);
+  show('replay');
+  renderReplay();
+}
+
+function closeReplay() {
+  if (!replay) return;
+  replay = null;
+  $('replay-board').replaceChildren();
+}
+
+function replayStep(delta) {
+  if (!replay) return;
+  replay.i = Math.max(0, Math.min(replay.data.steps.length - 1, replay.i + delta));
+  renderReplay();
+}
+
+function renderReplay() {
+  const { data } = replay;
+  const step = data.steps[replay.i];
+  if (!replay.board) replay.board = createBoard($('replay-board'));
+  const pos = step.position;
+  const pieces = {}; const status = {};
+  for (const p of pos.players) { pieces[p.colour] = p.pieces.map((x) => x.at); status[p.colour] = p.status; }
+  const moved = step.moves || [];
+  replay.board.render({
+    board: data.board,
+    bottom: data.players[0] ? data.players[0].colour : 'yellow',
+    pieces: boardPieces(pieces, status),
+    lastMoves: moved.map((m) => ({ colour: m.colour, from: m.from, to: m.to, captures: m.captures })),
+  });
+  $('replay-title').textContent = t('replay_title', { room: data.game.room, preset: presetName(data.game.preset) });
+  $('replay-counter').textContent = t('replay_step', { i: replay.i, n: data.steps.length - 1 });
+  $('replay-counter').dataset.step = replay.i;
+  const dice = $('replay-dice');
+  dice.replaceChildren();
+  const st = pos.stage;
+  const shown = step.dice || (st.kind === 'move' ? st.dice : null);
+  for (const v of shown || []) dice.appendChild(dieEl(v, false));
+  $('replay-players').textContent = data.players.map((p) => `${colourName(p.colour)}: ${p.name}`).join(' · ');
+  // The log up to this step, newest first.
+  const entries = [];
+  for (let k = 1; k <= replay.i; k++) for (const e of data.steps[k].log) entries.push(replayLogEntry(e, data));
+  renderLog($('replay-log'), entries.filter(Boolean).slice(-300));
+  $('replay-prev').disabled = replay.i === 0;
+  $('replay-first').disabled = replay.i === 0;
+  $('replay-next').disabled = replay.i === data.steps.length - 1;
+  $('replay-last').disabled = replay.i === data.steps.length - 1;
+}
+
+/** A stored engine event as a log entry (the same texts as the live log). */
+function replayLogEntry(e) {
+  const C = (c) => ({ c });
+  switch (e.type) {
+    case 'dice_rolled': return { key: e.dice.length === 2 ? 'ev_rolled' : 'ev_rolled1', p: { colour: C(e.colour), a: e.dice[0], b: e.dice[1] }, cls: `c-${e.colour}` };
+    case 'piece_exited': return { key: 'ev_exit', p: { colour: C(e.colour), square: e.square }, cls: `c-${e.colour}` };
+    case 'piece_moved': return { key: e.by === 'bonus' ? 'ev_moved_bonus' : 'ev_moved', p: { colour: C(e.colour), n: e.piece + 1, from: { loc: e.from }, to: { loc: e.to }, steps: e.steps, bounced: e.bounced }, cls: `c-${e.colour}` };
+    case 'piece_captured': return { key: 'ev_captured', p: { by: C(e.by), colour: C(e.colour), square: e.square }, cls: `c-${e.by} capture` };
+    case 'bonus_earned': return { key: e.reason === 'goal' ? 'ev_bonus_goal' : 'ev_bonus', p: { colour: C(e.colour), n: e.amount }, cls: `c-${e.colour}` };
+    case 'no_legal_move': return { key: 'ev_no_move', p: { colour: C(e.colour) }, cls: `c-${e.colour}` };
+    case 'timed_out': return { key: 'ev_timeout', p: { colour: C(e.colour), n: e.consecutive }, cls: `c-${e.colour}` };
+    case 'turn_passed': return { key: 'ev_passed', p: { to: C(e.to) }, cls: `c-${e.to} pass` };
+    case 'player_abandoned': return { key: 'ev_abandoned', p: { colour: C(e.colour) }, cls: `c-${e.colour}` };
+    case 'game_won': return { key: e.reason === 'forfeit' ? 'ev_won_forfeit' : 'ev_won', p: { colour: C(e.winner) }, cls: `c-${e.winner} big` };
+    case 'roll_again': return { key: 'ev_again', p: { colour: C(e.colour) }, cls: `c-${e.colour}` };
+    default: return null;
+  }
 }
 
 // ----- wiring ------------------------------------------------------------------------
@@ -946,19 +844,35 @@ function renderResult() {
 function retranslate() {
   translateDom();
   fillColourSelect($('colour-pref'));
+  renderMute();
   if (board) { $('board-wrap').replaceChildren(); board = null; }
-  if (S.room) { S.resultShown = false; render(); } else loadLobbyLists();
+  if (replay) { $('replay-board').replaceChildren(); replay.board = null; }
+  if (S.room || replay) render(); else loadLobbyLists();
+  const st = $('conn-status');
+  if (st.dataset.state === 'open') st.textContent = t('connected');
+  else if (st.dataset.state === 'reconnecting') st.textContent = t('reconnecting');
+}
+
+function renderMute() {
+  const m = sound.isMuted();
+  const b = $('mute-btn');
+  b.setAttribute('aria-pressed', m ? 'true' : 'false');
+  b.setAttribute('aria-label', t(m ? 'unmute' : 'mute'));
+  b.title = t(m ? 'unmute' : 'mute');
 }
 
 function init() {
   document.documentElement.lang = getLang();
   translateDom();
   fillColourSelect($('colour-pref'));
+  renderMute();
   const name = store.get('parchis.name');
   if (name) $('name').value = name;
 
   $('lang-btn').addEventListener('click', () => { setLang(getLang() === 'es' ? 'en' : 'es'); retranslate(); });
+  $('mute-btn').addEventListener('click', () => { sound.setMuted(!sound.isMuted()); renderMute(); });
   $('create-form').addEventListener('submit', createRoom);
+  $('play-now').addEventListener('click', playNow);
   $('code-form').addEventListener('submit', (e) => { e.preventDefault(); enterRoom($('code').value, 'join'); });
   $('code-watch').addEventListener('click', () => enterRoom($('code').value, 'watch'));
   $('refresh-rooms').addEventListener('click', loadRooms);
@@ -980,46 +894,66 @@ function init() {
     $('copy-invite').textContent = t('copied');
     setTimeout(() => { $('copy-invite').textContent = t('copy'); }, 1500);
   });
+  $('share-invite').addEventListener('click', () => {
+    navigator.share({ title: t('share_title'), text: t('share_text', { code: S.code }), url: $('invite').value }).catch(() => {});
+  });
   $('start-btn').addEventListener('click', () => command('start'));
   $('room-leave').addEventListener('click', leaveRoom);
   $('game-leave').addEventListener('click', leaveRoom);
+  $('leave-cancel').addEventListener('click', () => $('leave-dialog').close());
+  $('leave-confirm').addEventListener('click', () => { $('leave-dialog').close(); doLeave(); });
   $('roll-btn').addEventListener('click', () => {
     if (!S.myTurn || !S.myTurn.must_roll) return;
     command('roll');
-    S.myTurn = null;
-    render();
+    dispatch({ type: 'local:played' });
   });
   $('result-close').addEventListener('click', () => { $('result').hidden = true; });
+  $('result-rematch').addEventListener('click', () => command('rematch'));
+  $('result-replay').addEventListener('click', () => { if (S.gameId) openReplay(S.gameId); });
   $('result-lobby').addEventListener('click', () => {
     if (conn) { conn.close(); conn = null; }
-    S = freshState();
+    dispatch({ type: 'local:reset' });
     setUrl(null);
     $('result').hidden = true;
     show('lobby');
   });
+  $('replay-first').addEventListener('click', () => replayStep(-1e9));
+  $('replay-prev').addEventListener('click', () => replayStep(-1));
+  $('replay-next').addEventListener('click', () => replayStep(1));
+  $('replay-last').addEventListener('click', () => replayStep(1e9));
+  $('replay-back').addEventListener('click', () => { closeReplay(); setUrl(null); show('lobby'); });
   $('home-link').addEventListener('click', (e) => {
-    if (S.room) { e.preventDefault(); leaveRoom(); }
+    e.preventDefault();
+    if (replay) { closeReplay(); setUrl(null); show('lobby'); return; }
+    if (S.room) leaveRoom(); else show('lobby');
   });
   document.addEventListener('keydown', (e) => {
-    if (e.key === 'Escape' && S.selected) { S.selected = null; render(); }
+    if (replay && e.key === 'ArrowLeft') replayStep(-1);
+    if (replay && e.key === 'ArrowRight') replayStep(1);
   });
-  clockTimer = setInterval(tickClock, 250);
+  document.addEventListener('visibilitychange', () => { if (!document.hidden) stopFlash(); });
+  setInterval(tickClock, 250);
+  // Redraw when the board's size changes (touch areas follow the CSS size).
+  window.addEventListener('resize', () => { if (S.room && S.room.status !== 'lobby') scheduleRender(); });
 
   const params = new URLSearchParams(location.search);
   const m = location.pathname.match(/^\/r\/([^/]+)/);
   const code = params.get('room') || (m && decodeURIComponent(m[1]));
-  if (code) {
-    enterRoom(code, params.get('watch') ? 'watch' : null);
-  } else {
-    show('lobby');
-  }
+  if (params.get('game')) openReplay(params.get('game'));
+  else if (code) enterRoom(code, params.get('watch') ? 'watch' : null);
+  else show('lobby');
 }
 
-// Test hook: read-only view of the client state (used by the browser test).
-window.__parchis = {
-  state: () => S,
-  // Simulates a dropped network: closes the socket as a failure would; the client reconnects.
-  drop: () => { if (conn && conn.ws) conn.ws.close(4999, 'test drop'); },
-};
+// Test hook: only when a test page installed a receiver before the app loaded (the
+// browser test does, with an init script); production pages expose nothing.
+if (typeof window.__parchisTestHook === 'function') {
+  window.__parchisTestHook({
+    state: () => S,
+    // Simulates a dropped network: closes the socket as a failure would; it reconnects.
+    drop: () => { if (conn && conn.ws) conn.ws.close(4999, 'test drop'); },
+    sounds: () => sound.played.slice(),
+    replay: () => replay && { i: replay.i, n: replay.data.steps.length },
+  });
+}
 
 init();

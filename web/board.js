@@ -1,18 +1,15 @@
-// The Parchís board in SVG, and the board geometry the client needs (rules.md §1).
-//
-// Ring squares 1..68 run counter-clockwise. Colour k (yellow, blue, red, green) exits on
-// square 17k+5 and turns into its home column h1..h7 after square 17k (68 for yellow),
-// then reaches the goal. Safe squares: 5, 12, 17, 22, 29, 34, 39, 46, 51, 56, 63, 68.
+// The Parchís board in SVG: where each square is drawn, and drawing pieces, targets,
+// last-move marks and move animations. It knows no rules: which squares are safe and
+// where each colour exits come from the server (`room.board`), where a piece can go from
+// `your_turn.previews`, where pieces stand from the server's positions.
 //
 // Layout: four arms of 3 lanes x 8 cells around a central goal; nests in the corners.
-// Yellow's arm is at the bottom, blue's on the right, red's on top, green's on the left.
+// Unrotated, yellow's arm is at the bottom, blue's on the right, red's on top, green's on
+// the left; the board turns so that a chosen colour is at the bottom.
 
 import { t, colourName, locName } from './i18n.js';
 
 export const COLOURS = ['yellow', 'blue', 'red', 'green'];
-export const SAFE = new Set([5, 12, 17, 22, 29, 34, 39, 46, 51, 56, 63, 68]);
-export const EXIT = { yellow: 5, blue: 22, red: 39, green: 56 };
-const LAST = { yellow: 68, blue: 17, red: 34, green: 51 };
 export const FILL = { yellow: '#f4c430', blue: '#2d6fd6', red: '#d7362c', green: '#2e9b4f' };
 const TINT = { yellow: '#fbe9a6', blue: '#bcd2f5', red: '#f3bdb8', green: '#bfe5c9' };
 const ARM = { yellow: 'S', blue: 'E', red: 'N', green: 'W' };
@@ -25,26 +22,7 @@ const SIZE = 2 * A + 3 * W; // 660
 const C0 = A; // centre block from 240
 const C1 = A + 3 * W; // to 420
 
-// ----- geometry -----------------------------------------------------------------------
-
-/** Steps from the exit square (0) to the goal (71) of `loc` for `colour`; -1 in the nest. */
-export function progress(colour, loc) {
-  if (loc === 'nest') return -1;
-  if (loc === 'goal') return 71;
-  if (loc.startsWith('h')) return 63 + Number(loc.slice(1));
-  const sq = Number(loc);
-  return (sq - EXIT[colour] + 68) % 68;
-}
-
-/** The location `steps` squares ahead of `loc` (with the bounce at the goal, R-BOUNCE). */
-export function advance(colour, loc, steps) {
-  if (loc === 'nest') return String(EXIT[colour]);
-  let p = progress(colour, loc) + steps;
-  if (p > 71) p = 71 - (p - 71);
-  if (p === 71) return 'goal';
-  if (p >= 64) return `h${p - 63}`;
-  return String(((EXIT[colour] - 1 + p) % 68) + 1);
-}
+// ----- geometry (where things are drawn; no rules) ----------------------------------------
 
 // Rectangle of lane c (0..2) at distance d (0 = next to the centre .. 7 = outer end) of an arm.
 function armRect(arm, c, d) {
@@ -123,11 +101,19 @@ function rectEl(r, attrs, parent) {
   return el('rect', { x: r.x, y: r.y, width: r.w, height: r.h, ...attrs }, parent);
 }
 
+/** Centre of a location's first slot (for paths and marks). */
+export function locPoint(colour, loc) { return slotPoint(colour, loc, 0, 1); }
+
+const TURNS = { yellow: 0, blue: 90, red: 180, green: 270 };
+/** Minimum touch target, CSS px (WCAG 2.5.5, platform guidelines). */
+export const HIT_PX = 46;
+
 /**
- * Creates the board in `container`. Returns { render(state), svg }.
- * state: { pieces: [{colour, piece, at}], selectable: Set("colour:piece"), selected,
- *          targets: [{loc, colour, label, capture, key}], onPiece(colour, piece),
- *          onTarget(key), seq, turn }
+ * Creates the board in `container`. Returns { render(state), animate(move), svg }.
+ * state: { board: {safe_squares, exit_squares, last_ring_squares}, bottom: colour,
+ *          pieces: [{colour, piece, at}], selectable: Set("colour:piece"), selected,
+ *          targets: [{loc, colour, label, capture, key}], lastMoves: [{colour, from, to,
+ *          captures}], onPiece(colour, piece), onTarget(key), seq, turn }
  */
 export function createBoard(container) {
   const svg = el('svg', {
@@ -137,24 +123,71 @@ export function createBoard(container) {
     'aria-label': t('board_label'),
   });
   container.appendChild(svg);
-  const base = el('g', { class: 'base' }, svg);
-  drawBase(base);
-  const targets = el('g', { class: 'targets' }, svg);
-  const pieces = el('g', { class: 'pieces' }, svg);
+  const turn = el('g', { class: 'turned' }, svg);
+  const base = el('g', { class: 'base' }, turn);
+  const marks = el('g', { class: 'marks' }, turn);
+  // Layers, bottom to top: the wide touch areas of targets sit under the pieces (so
+  // tapping another movable piece chooses it), the target rings above them.
+  const targetHits = el('g', { class: 'target-hits' }, turn);
+  const pieceHits = el('g', { class: 'piece-hits' }, turn);
+  const pieces = el('g', { class: 'pieces' }, turn);
+  const targets = el('g', { class: 'targets' }, turn);
+  let baseKey = null;
+  let angle = 0;
+  const upright = (x, y) => (angle ? ` rotate(${-angle} ${x} ${y})` : '');
+
+  /** SVG units per CSS pixel: touch areas keep HIT_PX whatever the board's size. */
+  function unitsPerPx() {
+    const w = svg.getBoundingClientRect().width;
+    return w > 0 ? SIZE / w : 1;
+  }
 
   function render(state) {
+    angle = TURNS[state.bottom] || 0;
+    turn.setAttribute('transform', angle ? `rotate(${angle} ${SIZE / 2} ${SIZE / 2})` : '');
+    svg.dataset.bottom = state.bottom || 'yellow';
+    const key = JSON.stringify([state.board, angle, t('goal')]);
+    if (key !== baseKey) {
+      base.replaceChildren();
+      drawBase(base, state.board, upright);
+      baseKey = key;
+    }
     svg.setAttribute('aria-label', t('board_label'));
     if (state.seq !== undefined) svg.dataset.seq = String(state.seq);
     if (state.turn) svg.dataset.turn = state.turn;
+    const upp = unitsPerPx();
+    const hitR = Math.max(16, (HIT_PX / 2) * upp);
+    // Square numbers are drawn 10 units high: left out when that is under 9 CSS px.
+    svg.classList.toggle('no-nums', 10 / upp < 9);
     pieces.replaceChildren();
     targets.replaceChildren();
+    targetHits.replaceChildren();
+    pieceHits.replaceChildren();
+    marks.replaceChildren();
+    // Last move of every player: from (dashed) -> to (solid), captures crossed.
+    for (const m of state.lastMoves || []) {
+      const g = el('g', { class: `last-move c-${m.colour}`, 'data-colour': m.colour, 'data-from': m.from, 'data-to': m.to }, marks);
+      if (m.from !== 'nest') {
+        const [fx, fy] = locPoint(m.colour, m.from);
+        el('circle', { cx: fx, cy: fy, r: 11, class: 'last-from', stroke: FILL[m.colour] }, g);
+      }
+      const [tx, ty] = locPoint(m.colour, m.to);
+      el('circle', { cx: tx, cy: ty, r: 18, class: 'last-to', stroke: FILL[m.colour] }, g);
+      for (const c of m.captures || []) {
+        const [cx, cy] = locPoint(m.colour, c);
+        const x = el('g', { class: 'last-capture', 'data-square': c }, g);
+        el('line', { x1: cx - 9, y1: cy - 9, x2: cx + 9, y2: cy + 9 }, x);
+        el('line', { x1: cx - 9, y1: cy + 9, x2: cx + 9, y2: cy - 9 }, x);
+      }
+    }
     // Group pieces by location so two on one square sit side by side.
     const groups = new Map();
     for (const p of state.pieces) {
-      const key = p.at === 'nest' || p.at === 'goal' || p.at.startsWith('h') ? `${p.colour}:${p.at}` : p.at;
-      if (!groups.has(key)) groups.set(key, []);
-      groups.get(key).push(p);
+      const k = p.at === 'nest' || p.at === 'goal' || p.at.startsWith('h') ? `${p.colour}:${p.at}` : p.at;
+      if (!groups.has(k)) groups.set(k, []);
+      groups.get(k).push(p);
     }
+    const hits = [];
     for (const list of groups.values()) {
       list.forEach((p, i) => {
         const n = p.at === 'nest' ? 4 : list.length;
@@ -164,12 +197,14 @@ export function createBoard(container) {
         const selectable = state.selectable && state.selectable.has(id);
         const g = el('g', {
           class: `piece piece-${p.colour}${selectable ? ' selectable' : ''}${state.selected === id ? ' selected' : ''}`,
-          transform: `translate(${x} ${y})`,
           'data-colour': p.colour,
           'data-piece': p.piece,
           'data-loc': p.at,
+          'data-x': x,
+          'data-y': y,
           'aria-label': t('piece_label', { n: p.piece + 1, colour: colourName(p.colour), loc: locName(p.at) }),
         }, pieces);
+        g.style.transform = `translate(${x}px, ${y}px)`;
         if (selectable) {
           g.setAttribute('tabindex', '0');
           g.setAttribute('role', 'button');
@@ -179,15 +214,22 @@ export function createBoard(container) {
           g.addEventListener('keydown', (e) => {
             if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); pick(); }
           });
+          // A transparent touch area of at least HIT_PX around the piece, under every
+          // piece's body (so each body stays tappable where areas overlap).
+          const hit = el('circle', { cx: x, cy: y, r: hitR, class: 'hit piece-hit', 'data-colour': p.colour, 'data-piece': p.piece }, pieceHits);
+          hit.addEventListener('click', pick);
+          hits.push(g);
         } else {
           g.setAttribute('role', 'img');
         }
         el('circle', { r: 13, class: 'piece-body', fill: FILL[p.colour] }, g);
         el('circle', { r: 6, class: 'piece-eye' }, g);
-        const tx = el('text', { class: 'piece-num', 'text-anchor': 'middle', 'dominant-baseline': 'central' }, g);
+        const tx = el('text', { class: 'piece-num', 'text-anchor': 'middle', 'dominant-baseline': 'central', transform: angle ? `rotate(${-angle})` : '' }, g);
         tx.textContent = String(p.piece + 1);
       });
     }
+    // Selectable pieces above the others.
+    for (const h of hits) pieces.appendChild(h);
     for (const tg of state.targets || []) {
       const [x, y] = slotPoint(tg.colour, tg.loc, 0, 1);
       const g = el('g', {
@@ -200,30 +242,52 @@ export function createBoard(container) {
         'aria-label': tg.label,
       }, targets);
       el('circle', { r: 17, class: 'target-ring' }, g);
-      const go = () => state.onTarget && state.onTarget(tg.key);
+      const go = (e) => { e.stopPropagation(); if (state.onTarget) state.onTarget(tg.key); };
+      const hit = el('circle', { cx: x, cy: y, r: hitR, class: 'hit target-hit', 'data-key': tg.key, 'data-loc': tg.loc }, targetHits);
+      hit.addEventListener('click', go);
       g.addEventListener('click', go);
       g.addEventListener('keydown', (e) => {
-        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); go(); }
+        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); go(e); }
       });
     }
-    // Targets above pieces so they can be clicked on occupied squares.
-    svg.appendChild(targets);
   }
 
-  return { svg, render };
+  /**
+   * Animates a piece just drawn at the end of `path` from `from` along `path` (short:
+   * at most 600 ms). Nothing when the user prefers reduced motion.
+   */
+  function animate(move) {
+    if (typeof matchMedia === 'function' && matchMedia('(prefers-reduced-motion: reduce)').matches) return null;
+    const g = pieces.querySelector(`.piece[data-colour="${move.colour}"][data-piece="${move.piece}"]`);
+    if (!g || !g.animate) return null;
+    const pts = [];
+    if (move.from && move.from !== 'nest') pts.push(locPoint(move.colour, move.from));
+    else pts.push(slotPoint(move.colour, 'nest', move.piece, 4));
+    for (const loc of move.path.slice(0, -1)) pts.push(locPoint(move.colour, loc));
+    pts.push([Number(g.dataset.x), Number(g.dataset.y)]);
+    const frames = pts.map(([x, y]) => ({ transform: `translate(${x}px, ${y}px)` }));
+    const duration = Math.min(600, 90 * (pts.length - 1));
+    g.classList.add('moving');
+    const a = g.animate(frames, { duration, easing: 'ease-in-out' });
+    a.onfinish = () => g.classList.remove('moving');
+    return a;
+  }
+
+  return { svg, render, animate };
 }
 
-function drawBase(g) {
+function drawBase(g, board, upright) {
+  const safe = new Set((board && board.safe_squares) || []);
+  const exitOf = Object.fromEntries(((board && board.exit_squares) || []).map((x) => [x.square, x.colour]));
+  const lastOf = Object.fromEntries(((board && board.last_ring_squares) || []).map((x) => [x.square, x.colour]));
   el('rect', { x: 0, y: 0, width: SIZE, height: SIZE, rx: 18, class: 'board-bg' }, g);
   // Nests.
   for (const c of COLOURS) {
     const [x, y] = NEST_ORIGIN[c];
     el('rect', { x: x + 8, y: y + 8, width: A - 16, height: A - 16, rx: 24, fill: FILL[c], class: 'nest', 'data-nest': c }, g);
     el('circle', { cx: x + A / 2, cy: y + A / 2, r: 74, class: 'nest-inner' }, g);
-    const label = el('text', {
-      x: x + A / 2, y: y + (c === 'yellow' || c === 'green' ? A - 18 : 30),
-      class: 'nest-label', 'text-anchor': 'middle',
-    }, g);
+    const lx = x + A / 2; const ly = y + A / 2 + 100;
+    const label = el('text', { x: lx, y: ly, class: 'nest-label', 'text-anchor': 'middle', transform: upright(x + A / 2, y + A / 2).trim() }, g);
     label.textContent = colourName(c).toUpperCase();
     label.dataset.colourLabel = c;
   }
@@ -231,7 +295,7 @@ function drawBase(g) {
   for (const c of COLOURS) {
     el('polygon', { points: GOAL_TRI[c].map((p) => p.join(',')).join(' '), fill: FILL[c], class: 'goal' }, g);
   }
-  const goal = el('text', { x: SIZE / 2, y: SIZE / 2 + 5, class: 'goal-label', 'text-anchor': 'middle' }, g);
+  const goal = el('text', { x: SIZE / 2, y: SIZE / 2 + 5, class: 'goal-label', 'text-anchor': 'middle', transform: upright(SIZE / 2, SIZE / 2).trim() }, g);
   goal.textContent = t('goal');
   // Home columns.
   for (const c of COLOURS) {
@@ -240,29 +304,32 @@ function drawBase(g) {
     }
   }
   // Ring squares.
-  const exitOf = Object.fromEntries(Object.entries(EXIT).map(([c, s]) => [s, c]));
-  const lastOf = Object.fromEntries(Object.entries(LAST).map(([c, s]) => [s, c]));
   for (let n = 1; n <= 68; n++) {
     const r = ringRect(n);
     const ex = exitOf[n];
     const cell = rectEl(r, {
-      class: `cell ring${SAFE.has(n) ? ' safe' : ''}${ex ? ' exit' : ''}`,
+      class: `cell ring${safe.has(n) ? ' safe' : ''}${ex ? ' exit' : ''}`,
       fill: ex ? FILL[ex] : (lastOf[n] ? TINT[lastOf[n]] : '#fffdf7'),
       'data-square': n,
     }, g);
     const title = el('title', {}, cell);
     title.textContent = t('square_label', { n });
     const [cx, cy] = centre(r);
-    if (SAFE.has(n)) {
+    if (safe.has(n)) {
       el('circle', { cx, cy, r: 10, class: `safe-mark${ex ? ' on-exit' : ''}` }, g);
     }
-    // Square number near the outer edge of the cell.
+    // Square number near the outer edge of the cell, kept upright.
     const horiz = r.w > r.h;
+    const nx = horiz ? r.x + 9 : cx;
+    const ny = horiz ? cy : r.y + 8;
     const tx = el('text', {
-      x: horiz ? r.x + 4 : cx,
-      y: horiz ? cy + 4 : r.y + 11,
+      x: nx,
+      y: ny,
       class: `num${ex ? ' on-exit' : ''}`,
-      'text-anchor': horiz ? 'start' : 'middle',
+      'text-anchor': 'middle',
+      'dominant-baseline': 'central',
+      'data-n': n,
+      transform: upright(nx, ny).trim(),
     }, g);
     tx.textContent = String(n);
   }

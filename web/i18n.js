@@ -1,6 +1,48 @@
 // Translations: Spanish (default) and English. t(key, params) fills {name} slots.
 
 const ES = {
+  room_row: '{code} · {preset} · {clock} s por tirada · {taken}/{seats} jugadores · libres: {free}',
+  live_row: '{code} · {preset} · {players} jugadores · {spectators} mirando',
+  play_now: 'Jugar ya',
+  move_counts_to: 'Ficha {n} con {die} (cuenta {steps}) → {to}',
+  reaches_goal: '(a la meta)',
+  earns: '(cuenta {n})',
+  ev_timeout: 'A {colour} se le acaba el tiempo ({n} de {max})',
+  ev_opening: 'Tirada inicial: {rolls} → empieza {colour}',
+  ev_opening_tie: 'Tirada inicial: {rolls} (empate, se repite)',
+  ev_finished: '{colour} termina en el puesto {place}',
+  ev_rematch_wanted: '{colour} quiere la revancha',
+  ev_rematch: '¡Revancha! Mismos asientos, mismas reglas',
+  strikes: '⏱ {n}/{max}',
+  strikes_you: 'Se te ha acabado el tiempo {n} de {max} veces seguidas: a la {max}.ª quedas fuera.',
+  last_roll: 'Última tirada',
+  mute: 'Silenciar',
+  unmute: 'Activar el sonido',
+  reconnecting_long: 'Se ha perdido la conexión; reconectando…',
+  rematch: 'Revancha',
+  rematch_waiting: 'Esperando a los demás…',
+  rematch_yes: 'quiere revancha',
+  replay: 'Ver la repetición',
+  replay_title: 'Repetición · sala {room} · {preset}',
+  replay_step: 'Jugada {i} de {n}',
+  replay_first: 'Al principio',
+  replay_prev: 'Jugada anterior',
+  replay_next: 'Jugada siguiente',
+  replay_last: 'Al final',
+  err_unknown_game: 'No hay ninguna partida guardada con ese identificador.',
+  share: 'Compartir',
+  share_title: 'Parchís',
+  share_text: '¡Juega al parchís conmigo! Sala {code}',
+  invite_loopback: 'Este enlace solo funciona en este ordenador (localhost). Para invitar a otros, arranca el servidor en una dirección de tu red y con PARCHIS_PUBLIC_URL (ver «Settings» en el README).',
+  leave_title: '¿Salir de la partida?',
+  leave_forfeit: 'Si sales, abandonas: tus fichas salen del tablero y pierdes la partida.',
+  leave_bot: 'Si sales, un bot jugará tus fichas hasta el final; no podrás volver a este asiento.',
+  leave_stay: 'Seguir jugando',
+  leave_go: 'Salir',
+  bot_name: 'Bot {level} {n}',
+  level_random: 'al azar',
+  level_greedy: 'normal',
+  level_expectimax: 'experto',
   title: 'Parchís',
   lang_switch: 'English',
   lang_switch_label: 'Switch to English',
@@ -26,10 +68,8 @@ const ES = {
   public_rooms: 'Salas públicas',
   refresh: 'Actualizar',
   no_rooms: 'No hay salas abiertas. ¡Crea una!',
-  room_row: '{code} · {taken}/{seats} jugadores · libres: {free}',
   live_games: 'Partidas en curso',
   no_live_games: 'No hay partidas públicas en curso.',
-  live_row: '{code} · {players} jugadores · {spectators} mirando',
   room: 'Sala {code}',
   invite_link: 'Enlace de invitación',
   copy: 'Copiar',
@@ -112,7 +152,6 @@ const ES = {
   ev_third: '{colour} saca el tercer doble: la ficha {n} vuelve a casa',
   ev_third_none: '{colour} saca el tercer doble',
   ev_again: '{colour} vuelve a tirar',
-  ev_timeout: 'A {colour} se le acaba el tiempo',
   ev_passed: 'Turno de {to}',
   ev_abandoned: '{colour} abandona la partida',
   ev_bot_took_over: 'Un bot juega ahora con {colour}',
@@ -135,6 +174,48 @@ const ES = {
 };
 
 const EN = {
+  room_row: '{code} · {preset} · {clock} s per throw · {taken}/{seats} players · free: {free}',
+  live_row: '{code} · {preset} · {players} players · {spectators} watching',
+  play_now: 'Play now',
+  move_counts_to: 'Piece {n} by {die} (counts {steps}) → {to}',
+  reaches_goal: '(to the goal)',
+  earns: '(counts {n})',
+  ev_timeout: '{colour} ran out of time ({n} of {max})',
+  ev_opening: 'Opening roll: {rolls} → {colour} starts',
+  ev_opening_tie: 'Opening roll: {rolls} (a tie, again)',
+  ev_finished: '{colour} finishes in place {place}',
+  ev_rematch_wanted: '{colour} wants a rematch',
+  ev_rematch: 'Rematch! Same seats, same rules',
+  strikes: '⏱ {n}/{max}',
+  strikes_you: 'You ran out of time {n} of {max} times in a row: at {max} you are out.',
+  last_roll: 'Last roll',
+  mute: 'Mute',
+  unmute: 'Sound on',
+  reconnecting_long: 'Connection lost; reconnecting…',
+  rematch: 'Rematch',
+  rematch_waiting: 'Waiting for the others…',
+  rematch_yes: 'wants a rematch',
+  replay: 'Watch the replay',
+  replay_title: 'Replay · room {room} · {preset}',
+  replay_step: 'Move {i} of {n}',
+  replay_first: 'To the start',
+  replay_prev: 'Previous move',
+  replay_next: 'Next move',
+  replay_last: 'To the end',
+  err_unknown_game: 'No stored game has that id.',
+  share: 'Share',
+  share_title: 'Parchís',
+  share_text: 'Play Parchís with me! Room {code}',
+  invite_loopback: 'This link only works on this computer (localhost). To invite others, run the server on an address of your network with PARCHIS_PUBLIC_URL (see "Settings" in the README).',
+  leave_title: 'Leave the game?',
+  leave_forfeit: 'If you leave, you abandon: your pieces leave the board and you lose the game.',
+  leave_bot: 'If you leave, a bot plays your pieces to the end; you cannot come back to this seat.',
+  leave_stay: 'Keep playing',
+  leave_go: 'Leave',
+  bot_name: '{level} bot {n}',
+  level_random: 'Random',
+  level_greedy: 'Normal',
+  level_expectimax: 'Expert',
   title: 'Parchís',
   lang_switch: 'Español',
   lang_switch_label: 'Cambiar a español',
@@ -160,10 +241,8 @@ const EN = {
   public_rooms: 'Public rooms',
   refresh: 'Refresh',
   no_rooms: 'No open rooms. Create one!',
-  room_row: '{code} · {taken}/{seats} players · free: {free}',
   live_games: 'Games in progress',
   no_live_games: 'No public games in progress.',
-  live_row: '{code} · {players} players · {spectators} watching',
   room: 'Room {code}',
   invite_link: 'Invite link',
   copy: 'Copy',
@@ -245,7 +324,6 @@ const EN = {
   ev_third: '{colour} rolls third doubles: piece {n} goes back to the nest',
   ev_third_none: '{colour} rolls third doubles',
   ev_again: '{colour} rolls again',
-  ev_timeout: '{colour} ran out of time',
   ev_passed: "{to}'s turn",
   ev_abandoned: '{colour} abandons the game',
   ev_bot_took_over: 'A bot now plays {colour}',
@@ -268,7 +346,18 @@ const EN = {
 
 const DICTS = { es: ES, en: EN };
 
-let lang = 'es';
+/** The browser's first preferred language we have (Spanish or English); else English. */
+function browserLang() {
+  const prefs = (typeof navigator !== 'undefined' && (navigator.languages || [navigator.language])) || [];
+  for (const p of prefs) {
+    const l = String(p || '').slice(0, 2).toLowerCase();
+    if (DICTS[l]) return l;
+  }
+  return 'en';
+}
+
+// The language follows the browser until the player picks one (then it is remembered).
+let lang = browserLang();
 try {
   const stored = localStorage.getItem('parchis.lang');
   if (stored && DICTS[stored]) lang = stored;

@@ -8,188 +8,18 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { setup, teardown, newPage as page0, shot, status, boardPieces, waitFor as wait0, settle, act } from '../harness.mjs';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(HERE, '..', '..');
-const ARTIFACTS = resolve(ROOT, 'artifacts', 'e2e');
-const SERVER_BIN = process.env.PARCHIS_SERVER_BIN
-  || join(process.env.CARGO_TARGET_DIR ? resolve(ROOT, process.env.CARGO_TARGET_DIR) : join(ROOT, 'target'), 'debug', 'parchis-server');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const DICE_SEED = process.env.PARCHIS_E2E_DICE_SEED || '20240601';
 const MAX_THROWS = Number(process.env.PARCHIS_E2E_MAX_THROWS || 1500);
-const STEP_TIMEOUT = 15000;
-
-let server; let base; let browser; let tmp; let serverLog = '';
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.unref();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
-  });
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitHealthy(url, ms = 20000) {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    try { const r = await fetch(`${url}/healthz`); if (r.ok) return; } catch (_) { /* not up yet */ }
-    await sleep(100);
-  }
-  throw new Error(`server did not come up:\n${serverLog}`);
-}
-
-before(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  tmp = mkdtempSync(join(tmpdir(), 'parchis-e2e-'));
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  const args = ['--bind', '127.0.0.1', '--port', String(port), '--database-url', 'sqlite::memory:', '--log', 'info'];
-  // Seeded dice make the game reproducible: the server's (hidden) --dice-seed option, set
-  // through its environment variable PARCHIS_DICE_SEED below.
-  server = spawn(SERVER_BIN, args, {
-    env: { ...process.env, PARCHIS_DICE_SEED: DICE_SEED, PARCHIS_PUBLIC_URL: base, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const keep = (d) => { serverLog = (serverLog + d.toString()).slice(-20000); };
-  server.stdout.on('data', keep);
-  server.stderr.on('data', keep);
-  await waitHealthy(base);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    // Playwright gives every launch a fresh profile in TMPDIR; point it at our temp dir.
-    env: { ...process.env, TMPDIR: tmp },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic',
-      '--no-first-run', '--disable-component-update', '--disable-sync'],
-  });
-});
-
-after(async () => {
-  if (browser) await browser.close().catch(() => {});
-  if (server) {
-    server.kill('SIGTERM');
-    await new Promise((r) => { server.once('exit', r); setTimeout(r, 5000); });
-  }
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
-});
-
-async function newPage(name, viewport) {
-  const ctx = await browser.newContext({ viewport, locale: 'es-ES' });
-  const page = await ctx.newPage();
-  page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(`${name}: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error') page.errors.push(`${name} console: ${m.text()}`); });
-  page.tag = name;
-  return page;
-}
-
-const shot = (page, file) => page.screenshot({ path: join(ARTIFACTS, file) });
-
-/** The client's state, read through its test hook (for the strategy and the checks). */
-function status(page) {
-  return page.evaluate(() => {
-    const s = window.__parchis.state();
-    return {
-      seq: s.seq, role: s.role, colour: s.colour, turn: s.turn, outcome: s.outcome,
-      myTurn: s.myTurn ? { must_roll: s.myTurn.must_roll, bonus: s.myTurn.bonus, n: s.myTurn.legal.length } : null,
-      pieces: s.pieces, status: s.room && s.room.status,
-    };
-  });
-}
-
-/** The pieces drawn on the board, as sorted "colour:piece:loc" strings. */
-function boardPieces(page) {
-  return page.$$eval('svg.board .piece', (els) => els.map((e) => `${e.dataset.colour}:${e.dataset.piece}:${e.dataset.loc}`).sort());
-}
-
-async function waitFor(fn, what, ms = STEP_TIMEOUT) {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}\n--- server log ---\n${serverLog.slice(-4000)}`);
-    await sleep(25);
-  }
-}
-
-/** All pages at the same event seq (the spectator included). */
-async function settle(pages) {
-  return waitFor(async () => {
-    const seqs = await Promise.all(pages.map((p) => p.evaluate(() => window.__parchis.state().seq)));
-    return seqs.every((s) => s === seqs[0]) ? seqs[0] : null;
-  }, 'all clients at the same seq');
-}
-
-const progressOf = (colour, loc) => {
-  const exit = { yellow: 5, blue: 22, red: 39, green: 56 }[colour];
-  if (loc === 'nest') return -1;
-  if (loc === 'goal') return 71;
-  if (loc.startsWith('h')) return 63 + Number(loc.slice(1));
-  return (Number(loc) - exit + 68) % 68;
-};
-
-/** Picks an action the way a keen player would: capture, goal, exit, then the leader. */
-function choose(actions, pieces, colour) {
-  const by = (pred) => actions.find(pred);
-  return by((a) => a.capture === '1')
-    || by((a) => a.target === 'goal')
-    || by((a) => a.kind === 'exit')
-    || actions.slice().sort((a, b) => {
-      const pa = progressOf(colour, pieces[colour][Number(a.piece)]);
-      const pb = progressOf(colour, pieces[colour][Number(b.piece)]);
-      // Home-column pieces only move when nothing else can (they are safe there).
-      const wa = pa >= 64 ? -100 : pa; const wb = pb >= 64 ? -100 : pb;
-      return wb - wa || Number(b.progress) - Number(a.progress);
-    })[0];
-}
-
-/** Plays one step (a roll or one action) on `page` through the UI. */
-async function act(page, st, mode) {
-  const before = st.seq;
-  if (st.myTurn.must_roll) {
-    await page.click('#roll-btn');
-  } else {
-    const actions = await page.$$eval('#action-list button', (bs) => bs.map((b) => ({ ...b.dataset })));
-    assert.ok(actions.length > 0, 'a throw to play shows its actions');
-    const a = choose(actions, st.pieces, st.colour);
-    if (mode === 'list' || a.kind === 'bonus') {
-      // The list of moves (keyboard and small screens); bonus moves are prompted there.
-      if (a.kind === 'bonus') {
-        const prompt = await page.textContent('#prompt');
-        assert.match(prompt, /Cuentas (20|10)/, 'a bonus move is prompted');
-      }
-      await page.click(`#action-list button[data-key='${a.key}']`);
-    } else if (mode === 'keyboard') {
-      // Keyboard only: focus the piece, Enter selects it and focuses a target, Enter plays.
-      const sel = `svg.board .piece.selectable[data-colour="${st.colour}"][data-piece="${a.piece}"]`;
-      const selected = await page.$eval(sel, (e) => e.classList.contains('selected'));
-      if (!selected) {
-        await page.focus(sel);
-        await page.keyboard.press('Enter');
-      }
-      await page.focus(`svg.board .target[data-key='${a.key}']`);
-      await page.keyboard.press('Enter');
-    } else {
-      // The board: select the piece, then click the highlighted square.
-      const sel = `svg.board .piece.selectable[data-colour="${st.colour}"][data-piece="${a.piece}"]`;
-      const selected = await page.$eval(sel, (e) => e.classList.contains('selected'));
-      if (!selected) await page.click(sel);
-      await page.click(`svg.board .target[data-key='${a.key}']`);
-    }
-  }
-  await waitFor(async () => (await page.evaluate(() => window.__parchis.state().seq)) > before, `${page.tag} to see its action applied`);
-}
+let env;
+before(async () => { env = await setup(); });
+after(async () => { await teardown(env); });
+const newPage = (name, viewport) => page0(env, name, viewport);
+const waitFor = (fn, what, ms) => wait0({ env }, fn, what, ms);
+let base;
 
 test('two players create, join and play; a spectator watches; a reload resumes', { timeout: 15 * 60 * 1000 }, async () => {
+  base = env.base;
   const a = await newPage('A', { width: 1280, height: 900 });
   const b = await newPage('B', { width: 390, height: 844 });
   const c = await newPage('C', { width: 1024, height: 800 });
@@ -243,7 +73,7 @@ test('two players create, join and play; a spectator watches; a reload resumes',
   // --- Play. ---
   const players = [a, b];
   let throws = 0; let steps = 0; let reloaded = false; let dropped = false; let compared = 0; let screenshotted = false;
-  let captured = false; let goal = false;
+  let captured = false; let goal = false; let previewsChecked = 0;
   while (throws < MAX_THROWS) {
     const sts = await Promise.all(players.map(status));
     if (sts.some((s) => s.outcome)) break;
@@ -257,7 +87,11 @@ test('two players create, join and play; a spectator watches; a reload resumes',
     }
     if (sts[i].myTurn.must_roll) throws += 1;
     steps += 1;
-    await act(players[i], sts[i], steps % 5 === 0 ? 'list' : steps % 7 === 0 ? 'keyboard' : 'board');
+    const played = await act(players[i], sts[i], steps % 5 === 0 ? 'list' : steps % 7 === 0 ? 'keyboard' : 'board');
+    if (played) {
+      assert.equal(played.landed, played.target, `the piece lands on the previewed square: ${JSON.stringify(played)}`);
+      previewsChecked += 1;
+    }
 
     if (!screenshotted && throws >= 12) {
       screenshotted = true;
@@ -318,6 +152,7 @@ test('two players create, join and play; a spectator watches; a reload resumes',
   const final = await status(a);
   console.log(`# throws: ${throws}, steps: ${steps}, board comparisons: ${compared}, outcome: ${JSON.stringify(final.outcome)}`);
   assert.ok(reloaded, 'the reload happened mid-game');
+  assert.ok(previewsChecked >= 20, `previews checked against landings: ${previewsChecked}`);
   if (!final.outcome) {
     assert.ok(captured, 'a capture happened');
     assert.match(logText, /(Amarillo|Verde) come a (Amarillo|Verde) en la casilla \d+ y cuenta 20/);
@@ -326,8 +161,11 @@ test('two players create, join and play; a spectator watches; a reload resumes',
   }
   if (!final.outcome) {
     // --- B leaves mid-game: with two players the game ends by forfeit (R-LEAVE). ---
-    b.once('dialog', (d) => d.accept());
     await b.click('#game-leave');
+    await b.waitForSelector('#leave-dialog[open]');
+    assert.match(await b.textContent('#leave-text'), /abandonas.*pierdes la partida/);
+    await shot(b, 'leave-dialog-phone.png');
+    await b.click('#leave-confirm');
     await b.waitForSelector('#view-lobby:not([hidden])');
   }
   await a.waitForSelector('#result:not([hidden])');
@@ -344,6 +182,7 @@ test('two players create, join and play; a spectator watches; a reload resumes',
 });
 
 test('one player against the computer: bots fill the free seats, play their turns, and one takes over when the player leaves', { timeout: 5 * 60 * 1000 }, async () => {
+  base = env.base;
   const d = await newPage('D', { width: 1280, height: 900 });
   await d.goto(base);
   await d.waitForSelector('#view-lobby:not([hidden])');
@@ -366,6 +205,7 @@ test('one player against the computer: bots fill the free seats, play their turn
   await waitFor(async () => (await d.$$('#player-list li')).length === 4, 'four players listed');
   const players = await d.$$eval('#player-list li', (ls) => ls.map((l) => ({ colour: l.dataset.colour, text: l.textContent })));
   const bots = players.filter((p) => p.text.includes('(bot'));
+  assert.ok(players.some((p) => /Bot normal \d/.test(p.text)), `bot names are translated: ${JSON.stringify(players)}`);
   assert.equal(bots.length, 3, `three bot seats: ${JSON.stringify(players)}`);
   assert.ok(players.some((p) => p.colour === 'red' && p.text.includes('Dora')), 'Dora plays red');
 
@@ -390,8 +230,10 @@ test('one player against the computer: bots fill the free seats, play their turn
   await shot(d, 'bots-game.png');
 
   // Dora leaves: her seat goes to a bot (on_abandon = bot) and the game goes on without her.
-  d.once('dialog', (x) => x.accept());
   await d.click('#game-leave');
+  await d.waitForSelector('#leave-dialog[open]');
+  assert.match(await d.textContent('#leave-text'), /un bot jugará tus fichas/);
+  await d.click('#leave-confirm');
   await d.waitForSelector('#view-lobby:not([hidden])');
   const w = await newPage('W', { width: 1024, height: 800 });
   await w.goto(`${base}/r/${code}`);

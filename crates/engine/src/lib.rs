@@ -20,6 +20,7 @@ mod board;
 mod game;
 mod notation;
 mod position;
+mod preview;
 mod record;
 mod rules;
 mod types;
@@ -31,6 +32,7 @@ pub use notation::NotationError;
 pub use position::{
     HeldBlockade, PieceState, PlayerPosition, Position, PositionError, StagePosition,
 };
+pub use preview::{route, ActionPreview};
 pub use record::{result_tag, GameRecord, RecordError};
 pub use rules::{
     BlockadeKind, BonusTakers, BonusTiming, DoublesBonus, ExitCapture, FirstPlayer, GameEnd,

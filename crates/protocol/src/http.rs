@@ -270,6 +270,51 @@ pub struct GameView {
     pub outcome: Option<Outcome>,
 }
 
+/// One colour's square on the board ([`BoardView`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ColourSquare {
+    /// The colour.
+    pub colour: Colour,
+    /// A ring square, 1..=68.
+    pub square: u8,
+}
+
+/// The board's marked squares, for drawing it (reference §1), so clients copy no board
+/// rules: the safe squares and each colour's exit square and last ring square (after
+/// which it turns into its home column).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BoardView {
+    /// Ring squares (1..=68) that are safe squares (R-SAFE), ascending.
+    pub safe_squares: Vec<u8>,
+    /// Each colour's exit square (R-EXIT-1), in board order.
+    pub exit_squares: Vec<ColourSquare>,
+    /// Each colour's last ring square before its home column, in board order.
+    pub last_ring_squares: Vec<ColourSquare>,
+}
+
+impl Default for BoardView {
+    /// The standard four-colour board of the engine ([`parchis_engine::is_safe`],
+    /// [`Colour::exit_square`], [`Colour::last_ring_square`]).
+    fn default() -> Self {
+        let per = |f: fn(Colour) -> u8| {
+            Colour::ALL
+                .iter()
+                .map(|&colour| ColourSquare {
+                    colour,
+                    square: f(colour),
+                })
+                .collect()
+        };
+        BoardView {
+            safe_squares: (1..=parchis_engine::RING)
+                .filter(|&n| parchis_engine::is_safe(n))
+                .collect(),
+            exit_squares: per(Colour::exit_square),
+            last_ring_squares: per(Colour::last_ring_square),
+        }
+    }
+}
+
 /// A room's public state: `GET /api/rooms/{code}`, and the snapshot sent on joining.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RoomView {
@@ -295,6 +340,9 @@ pub struct RoomView {
     pub created_at_ms: i64,
     /// The game, once started.
     pub game: Option<GameView>,
+    /// The board's marked squares, for drawing.
+    #[serde(default)]
+    pub board: BoardView,
 }
 
 /// Body of every HTTP error answer.

@@ -24,9 +24,9 @@ pub mod schema;
 pub use admin::{AdminCloseRoom, AdminDisconnect, AdminRoom, AdminRoomList, AdminSeat};
 pub use error::{close_code, ErrorCode};
 pub use http::{
-    team_of, BotLevel, CreateRoomRequest, CreateRoomResponse, GameView, HttpError, OnAbandon,
-    Readiness, ReadinessStatus, RoomList, RoomSettings, RoomStatus, RoomSummary, RoomView,
-    SeatView, TEAMS,
+    team_of, BoardView, BotLevel, ColourSquare, CreateRoomRequest, CreateRoomResponse, GameView,
+    HttpError, OnAbandon, Readiness, ReadinessStatus, RoomList, RoomSettings, RoomStatus,
+    RoomSummary, RoomView, SeatView, TEAMS,
 };
 pub use messages::{
     parse_client_message, AbandonReason, ClientMessage, OpeningRollEntry, ParseError, Play, Role,
@@ -34,7 +34,9 @@ pub use messages::{
 };
 
 /// Re-exported engine types that appear on the wire.
-pub use parchis_engine::{Action, Colour, Dice, Event, Outcome, Position, Preset, RuleSet};
+pub use parchis_engine::{
+    Action, ActionPreview, Colour, Dice, Event, Location, Outcome, Position, Preset, RuleSet,
+};
 
 /// Longest display name accepted, in characters.
 pub const MAX_NAME_CHARS: usize = 24;

@@ -3,7 +3,7 @@
 
 use crate::error::ErrorCode;
 use crate::http::{BotLevel, RoomView};
-use parchis_engine::{Action, Colour, Dice, Event, Position};
+use parchis_engine::{Action, ActionPreview, Colour, Dice, Event, Location, Position};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -345,6 +345,11 @@ pub struct TurnInfo {
     pub bonus: Option<u8>,
     /// The legal actions (empty while awaiting the roll).
     pub legal: Vec<Action>,
+    /// What each legal action does, in the order of `legal` (computed by the engine,
+    /// [`parchis_engine::Game::preview`]): the piece, its path, captures, bonus, goal and
+    /// the position after it. Clients draw these; they need no rules of their own.
+    #[serde(default)]
+    pub previews: Vec<ActionPreview>,
     /// Absolute deadline of this throw, unix ms.
     pub deadline_ms: i64,
 }
@@ -399,6 +404,16 @@ pub enum ServerMessage {
         at_ms: i64,
         /// The event.
         event: RoomEvent,
+        /// The whole game state after this event, sent on the last event of each batch
+        /// that changes the game (a roll, a move and what it set off, a timeout, an
+        /// abandonment). Clients draw it as it is. Absent on other events.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        position: Option<Box<Position>>,
+        /// For a `piece_moved` game event: every square the piece stepped on, in order,
+        /// the landing square last (the bounce included, R-BOUNCE), for drawing the move.
+        /// Absent on other events.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        path: Vec<Location>,
     },
     /// Your turn: what to do and the legal actions (player to act only).
     YourTurn(TurnInfo),

@@ -223,7 +223,7 @@ impl From<parchis_store::GameRecord> for GameSummary {
 /// The stored game, with the turn clock's deadline taken from its room while the game
 /// runs there (the stored column is written at the start and on restore only; each
 /// throw's deadline is durable in its `turn` event).
-fn live_summary(state: &AppState, g: parchis_store::GameRecord) -> GameSummary {
+pub(crate) fn live_summary(state: &AppState, g: parchis_store::GameRecord) -> GameSummary {
     let live = state
         .room(&g.room_code)
         .map(|room| room.listing())
@@ -280,13 +280,13 @@ fn parse_game_id(id: &str) -> Result<uuid::Uuid, ApiError> {
     })
 }
 
-type StoredGame = (
+pub(crate) type StoredGame = (
     parchis_store::GameRecord,
     Vec<parchis_store::EventRecord>,
     Vec<parchis_store::SeatRecord>,
 );
 
-async fn load_game(state: &AppState, id: &str) -> Result<StoredGame, ApiError> {
+pub(crate) async fn load_game(state: &AppState, id: &str) -> Result<StoredGame, ApiError> {
     let id = parse_game_id(id)?;
     let (game, events) = state
         .store()

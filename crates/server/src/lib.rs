@@ -4,7 +4,8 @@
 //!
 //! * [`app`] builds the router: `/healthz` and `/readyz` ([`health`]), `/metrics`
 //!   ([`metrics`]), `POST/GET /api/rooms`, `GET /api/rooms/{code}`,
-//!   `GET /api/games?room=…`, `GET /api/games/{id}` and `GET /api/games/{id}/export`, the
+//!   `GET /api/games?room=…`, `GET /api/games/{id}`, `GET /api/games/{id}/export` and
+//!   `GET /api/games/{id}/replay` ([`replay`]), the
 //!   WebSocket endpoint `/ws`, and the web client's spot at `/` ([`static_files`]).
 //! * [`run`] serves a router on a listener until a shutdown token fires, then tells every
 //!   client, waits for the room actors and flushes the store. Tests call it on port 0.
@@ -15,12 +16,14 @@
 
 pub mod admin;
 pub mod config;
+pub mod frames;
 pub mod health;
 pub mod http;
 pub mod ids;
 pub mod logging;
 pub mod metrics;
 pub mod observe;
+pub mod replay;
 pub mod room;
 pub mod state;
 pub mod static_files;
@@ -43,6 +46,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/games", get(http::list_games))
         .route("/api/games/{id}", get(http::get_game))
         .route("/api/games/{id}/export", get(http::export_game))
+        .route("/api/games/{id}/replay", get(replay::get_replay))
         .route("/ws", get(ws::upgrade))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))

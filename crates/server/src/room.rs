@@ -615,6 +615,7 @@ impl Room {
                 deadline_ms: self.deadline.map(|d| d.ms),
                 outcome: g.outcome(),
             }),
+            board: Default::default(),
         }
     }
 
@@ -948,6 +949,7 @@ impl Room {
                 used,
                 bonus,
                 legal: game.legal_actions(),
+                previews: game.previews(),
                 deadline_ms,
             }),
         ))
@@ -999,14 +1001,14 @@ impl Room {
                 self.finish(outcome).await;
             }
         }
+        let last = numbered.last().map(|(seq, _)| *seq);
+        let after = if game.is_some() { self.game } else { None };
         for (seq, event) in numbered {
             self.seq = seq;
-            let frame = encode(&ServerMessage::Event {
-                room: self.code.clone(),
-                seq,
-                at_ms,
-                event,
-            });
+            let after = after.as_ref().filter(|_| Some(seq) == last);
+            let frame = encode(&crate::frames::event_message(
+                &self.code, seq, at_ms, event, after,
+            ));
             self.history.push_back((seq, frame.clone()));
             while self.history.len() > self.state.config().history {
                 self.history.pop_front();
@@ -1997,12 +1999,13 @@ fn rebuild_game(
             RoomEvent::Game { event } => stored_engine.push(*event),
             _ => {}
         }
-        let frame = encode(&ServerMessage::Event {
-            room: code.to_owned(),
-            seq: this_seq,
-            at_ms: rec.created_at_ms,
+        let frame = encode(&crate::frames::event_message(
+            code,
+            this_seq,
+            rec.created_at_ms,
             event,
-        });
+            None,
+        ));
         history.push_back((this_seq, frame));
         while history.len() > history_len {
             history.pop_front();

@@ -48,6 +48,8 @@ pub const ASSETS: &[Asset] = &[
     asset!("board.js", JS),
     asset!("i18n.js", JS),
     asset!("net.js", JS),
+    asset!("state.js", JS),
+    asset!("sound.js", JS),
     asset!("style.css", CSS),
     asset!("favicon.svg", SVG),
 ];

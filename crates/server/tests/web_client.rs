@@ -115,7 +115,13 @@ async fn the_served_client_is_the_web_folder() {
     }
     // The client's modules are all referenced with absolute paths that are served.
     let app = String::from_utf8(get(addr, "/app.js").await.body).expect("utf-8");
-    for module in ["./i18n.js", "./board.js", "./net.js"] {
+    for module in [
+        "./i18n.js",
+        "./board.js",
+        "./net.js",
+        "./state.js",
+        "./sound.js",
+    ] {
         assert!(app.contains(module), "app.js imports {module}");
     }
     assert_eq!(get(addr, "/nope.js").await.status, 404);

@@ -1,0 +1,221 @@
+//! `GET /api/games/{id}/replay`: a stored game, step by step, for the web client's replay
+//! viewer. Each step is one action of the game (a roll, a move, a timeout, an
+//! abandonment) with the engine events it caused and the whole position after it, so the
+//! viewer draws positions and knows no rules. Rebuilt from the stored events by replaying
+//! their actions through the engine ([`parchis_engine::GameRecord::from_events`]).
+
+use crate::http::{live_summary, load_game, ApiError, GameSummary, PlayerInfo};
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use parchis_engine::{Action, Colour, Event, GameRecord, Location, Position, RuleSet};
+use parchis_protocol::{BoardView, ErrorCode, RoomEvent};
+use serde::Serialize;
+
+/// A piece's move in a step, for the viewer's last-move marks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepMove {
+    /// The piece's colour.
+    pub colour: Colour,
+    /// Where it stood.
+    pub from: Location,
+    /// Where it landed.
+    pub to: Location,
+    /// Ring squares where it captured.
+    pub captures: Vec<Location>,
+}
+
+/// One step of a replay: an action and what it did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReplayStep {
+    /// Who acted; `null` for step 0 (the start).
+    pub colour: Option<Colour>,
+    /// The action; `null` for step 0.
+    pub action: Option<Action>,
+    /// The dice thrown, on a roll step.
+    pub dice: Option<Vec<u8>>,
+    /// The engine events the action caused, in order (the log of the step).
+    pub log: Vec<Event>,
+    /// The pieces it moved.
+    pub moves: Vec<StepMove>,
+    /// The whole game state after the step.
+    pub position: Position,
+}
+
+/// Body of `GET /api/games/{id}/replay`.
+#[derive(Debug, Clone, Serialize)]
+pub struct GameReplay {
+    /// The game.
+    pub game: GameSummary,
+    /// Its players (colour, name).
+    pub players: Vec<PlayerInfo>,
+    /// The board's marked squares, for drawing.
+    pub board: BoardView,
+    /// Step 0 is the start; then one step per action.
+    pub steps: Vec<ReplayStep>,
+}
+
+/// The steps of a game started with `rules`, `seats` and `first` whose engine events were
+/// `events`: step 0 is the initial position, then one per action.
+///
+/// # Errors
+/// A text when the events do not replay (an illegal action, a bad setup).
+pub fn replay_steps(
+    rules: RuleSet,
+    seats: Vec<Colour>,
+    first: Colour,
+    events: &[Event],
+) -> Result<Vec<ReplayStep>, String> {
+    let record = GameRecord::from_events(rules, seats, first, events);
+    let mut game = record.start().map_err(|e| e.to_string())?;
+    let mut steps = vec![ReplayStep {
+        colour: None,
+        action: None,
+        dice: None,
+        log: Vec::new(),
+        moves: Vec::new(),
+        position: Position::from(&game),
+    }];
+    for (i, (colour, action)) in record.actions.iter().enumerate() {
+        let log = game
+            .play(action)
+            .map_err(|e| format!("action {i} ({colour} {action}): {e}"))?;
+        let mut moves: Vec<StepMove> = Vec::new();
+        for e in &log {
+            match *e {
+                Event::PieceExited { colour, square, .. } => moves.push(StepMove {
+                    colour,
+                    from: Location::Nest,
+                    to: Location::Ring(square),
+                    captures: Vec::new(),
+                }),
+                Event::PieceMoved {
+                    colour, from, to, ..
+                } => moves.push(StepMove {
+                    colour,
+                    from,
+                    to,
+                    captures: Vec::new(),
+                }),
+                Event::PieceCaptured { square, .. } => {
+                    if let Some(m) = moves.last_mut() {
+                        m.captures.push(Location::Ring(square));
+                    }
+                }
+                _ => {}
+            }
+        }
+        steps.push(ReplayStep {
+            colour: Some(*colour),
+            action: Some(*action),
+            dice: match action {
+                Action::Roll { dice } => Some(dice.values().to_vec()),
+                _ => None,
+            },
+            log,
+            moves,
+            position: Position::from(&game),
+        });
+    }
+    Ok(steps)
+}
+
+/// `GET /api/games/{id}/replay`: the stored game as [`GameReplay`]. `400 bad_request` for a
+/// malformed id, `404 unknown_game`, `500 internal` when the stored events do not replay.
+pub async fn get_replay(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<GameReplay>, ApiError> {
+    let (game, events, seats) = load_game(&state, &id).await?;
+    let corrupt = |message: String| {
+        tracing::error!(room = %game.room_code, game = %game.id, %message, "stored game does not replay");
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::Internal,
+            message,
+        )
+    };
+    let mut start = None;
+    let mut engine_events = Vec::new();
+    for e in &events {
+        let event: RoomEvent = serde_json::from_value(e.event.clone())
+            .map_err(|err| corrupt(format!("event seq {}: {err}", e.seq)))?;
+        match event {
+            RoomEvent::GameStarted {
+                first, position, ..
+            } => {
+                start = Some((
+                    position.rules,
+                    position.players.iter().map(|p| p.colour).collect(),
+                    first,
+                ))
+            }
+            RoomEvent::Game { event } => engine_events.push(event),
+            _ => {}
+        }
+    }
+    let (rules, seated, first) = start.ok_or_else(|| corrupt("no game_started event".into()))?;
+    let steps = replay_steps(rules, seated, first, &engine_events).map_err(corrupt)?;
+    let game_summary = live_summary(&state, game);
+    Ok(Json(GameReplay {
+        game: game_summary,
+        players: seats
+            .into_iter()
+            .map(|s| PlayerInfo {
+                colour: s.colour,
+                name: s.display_name,
+                creator: s.is_creator,
+            })
+            .collect(),
+        board: BoardView::default(),
+        steps,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parchis_engine::{Dice, Game};
+
+    #[test]
+    fn steps_replay_every_action_with_its_position() {
+        let mut g = Game::new(
+            RuleSet::online(),
+            &[Colour::Yellow, Colour::Red],
+            Colour::Yellow,
+        )
+        .expect("game");
+        let mut events = Vec::new();
+        let rolls = [(5, 3), (2, 4), (5, 5), (1, 2), (6, 3)];
+        for (a, b) in rolls {
+            if g.outcome().is_some() {
+                break;
+            }
+            events.extend(
+                g.play(&Action::Roll {
+                    dice: Dice::two(a, b).expect("dice"),
+                })
+                .expect("roll"),
+            );
+            while let Some(a) = g.legal_actions().first().copied() {
+                events.extend(g.play(&a).expect("legal"));
+            }
+        }
+        let steps = replay_steps(
+            RuleSet::online(),
+            vec![Colour::Yellow, Colour::Red],
+            Colour::Yellow,
+            &events,
+        )
+        .expect("replays");
+        assert_eq!(steps[0].action, None);
+        assert_eq!(steps.last().map(|s| &s.position), Some(&Position::from(&g)));
+        let replayed: Vec<Event> = steps.iter().flat_map(|s| s.log.clone()).collect();
+        assert_eq!(replayed, events, "the steps' logs are the stored events");
+        // Step 1 is yellow's roll of 5,3; step 2 its exit onto square 5.
+        assert_eq!(steps[1].dice, Some(vec![5, 3]));
+        assert_eq!(steps[2].moves[0].to, Location::Ring(5));
+        assert_eq!(steps[2].moves[0].from, Location::Nest);
+    }
+}

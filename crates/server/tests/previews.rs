@@ -1,0 +1,157 @@
+//! `your_turn.previews` and the `position`/`path` of event frames: the server tells the
+//! client what each legal action does and draws the state after each batch, so the web
+//! client needs no rules (issue 17). Real WebSocket clients against the real server.
+
+mod common;
+
+use common::{seated_game, start, test_config, Client};
+use serde_json::{json, Value};
+
+/// Plays a two-player game under `preset` to its end (every player picks the last legal
+/// action) and checks, for each action: one preview per legal action, in order; the
+/// played piece lands where its preview said (the `piece_moved`/`piece_exited` event and
+/// the frame's `path`); the batch's last frame carries a position equal to the preview's.
+/// Returns (actions checked, moves of a six that counted more than 6).
+async fn check_previews(preset: &str) -> (usize, usize) {
+    let mut config = test_config();
+    config.dice_seed = Some(17); // the same dice every run
+    let server = start(config).await;
+    let (_code, clients) = seated_game(
+        &server,
+        json!({"preset": preset, "seats": 2, "turn_clock_secs": 600}),
+        &["yellow", "red"],
+    )
+    .await;
+    let mut tasks = Vec::new();
+    for mut c in clients {
+        tasks.push(tokio::spawn(async move {
+            let (mut played, mut sevens) = (0usize, 0usize);
+            loop {
+                let v = c.next().await.expect("socket open");
+                if Client::is_game_event(&v, "game_won") {
+                    return (played, sevens);
+                }
+                assert_ne!(v["type"], "error", "{v}");
+                if v["type"] != "your_turn" || v["seq"].as_u64() != Some(c.seq) {
+                    continue;
+                }
+                if v["must_roll"] == true {
+                    c.cmd(json!({"type": "roll"})).await;
+                    continue;
+                }
+                let legal = v["legal"].as_array().expect("legal").clone();
+                let previews = v["previews"].as_array().expect("previews").clone();
+                assert_eq!(previews.len(), legal.len(), "{v}");
+                for (a, pv) in legal.iter().zip(&previews) {
+                    assert_eq!(&pv["action"], a);
+                    assert_eq!(
+                        pv["path"].as_array().and_then(|p| p.last()),
+                        Some(&pv["to"])
+                    );
+                }
+                let pv = previews.last().expect("a legal action").clone();
+                if pv["action"]["die"] == 6 && pv["steps"].as_u64().unwrap_or(0) > 6 {
+                    sevens += 1;
+                }
+                let req = c.cmd(json!({"type": "play", "action": pv["action"]})).await;
+                let (mut landed, mut position, mut won) = (None, None, false);
+                loop {
+                    let m = c.next().await.expect("socket open");
+                    if m["type"] == "event" {
+                        let e = &m["event"]["event"];
+                        if landed.is_none() && e["type"] == "piece_moved" {
+                            assert_eq!(m["path"], pv["path"], "moved along the previewed path");
+                            landed = Some(e["to"].clone());
+                        } else if landed.is_none() && e["type"] == "piece_exited" {
+                            landed = Some(json!(e["square"].to_string()));
+                        }
+                        won |= e["type"] == "game_won";
+                        if m["position"].is_object() {
+                            position = Some(m["position"].clone());
+                        }
+                    }
+                    assert_ne!(m["type"], "error", "{m}");
+                    if m["type"] == "ok" && m["req"].as_u64() == Some(req) {
+                        break;
+                    }
+                }
+                assert_eq!(
+                    landed.as_ref(),
+                    Some(&pv["to"]),
+                    "lands where previewed: {pv}"
+                );
+                assert_eq!(
+                    position.as_ref(),
+                    Some(&pv["position"]),
+                    "drawn = previewed"
+                );
+                played += 1;
+                if won {
+                    return (played, sevens);
+                }
+            }
+        }));
+    }
+    let (mut played, mut sevens) = (0, 0);
+    for t in tasks {
+        let (p, s) = tokio::time::timeout(std::time::Duration::from_secs(120), t)
+            .await
+            .expect("game ended")
+            .expect("player task");
+        played += p;
+        sevens += s;
+    }
+    (played, sevens)
+}
+
+#[tokio::test]
+async fn online_previews_are_where_pieces_land() {
+    let (played, _) = check_previews("online").await;
+    assert!(played >= 20, "a whole game has many moves, got {played}");
+}
+
+#[tokio::test]
+async fn classic_previews_count_a_six_as_seven() {
+    // R-MOVE (seed 001): a six counts 7 once the nest is empty. Over a whole game with
+    // one die it happens many times; the landings of every move are checked.
+    let (played, sevens) = check_previews("classic").await;
+    assert!(played >= 20, "{played}");
+    assert!(sevens >= 1, "no six counted 7 in a whole classic game");
+}
+
+#[tokio::test]
+async fn a_roll_batch_ends_with_the_position() {
+    let server = start(test_config()).await;
+    let (_code, mut p) = seated_game(
+        &server,
+        json!({"seats": 2, "turn_clock_secs": 600}),
+        &["yellow", "red"],
+    )
+    .await;
+    let t = p[0].my_turn().await;
+    assert_eq!(t["must_roll"], true);
+    let req = p[0].cmd(json!({"type": "roll"})).await;
+    let mut last: Option<Value> = None;
+    loop {
+        let m = p[0].next().await.expect("open");
+        if m["type"] == "ok" && m["req"].as_u64() == Some(req) {
+            break;
+        }
+        if m["type"] == "event" {
+            last = Some(m);
+        }
+    }
+    let last = last.expect("events");
+    let pos = &last["position"];
+    assert!(pos.is_object(), "{last}");
+    let dice = pos["stage"]["dice"].clone();
+    let rolled = p[0]
+        .events
+        .iter()
+        .rev()
+        .find(|e| Client::is_game_event(e, "dice_rolled"))
+        .map(|e| e["event"]["event"]["dice"].clone());
+    if pos["stage"]["kind"] == "move" {
+        assert_eq!(Some(dice), rolled);
+    }
+}

@@ -1,0 +1,196 @@
+// Unit tests of the client's reducer (web/state.js) with Node's test runner:
+// `node --test web/test/`. No browser: the reducer is a pure function.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { reduce, initialState, describedActions, selectable, bottomColour, LOG_MAX } from '../state.js';
+
+const settings = { preset: 'online', seats: 2, turn_clock_secs: 15, timeouts_to_abandon: 3, on_abandon: 'forfeit' };
+
+function position({ yellow = ['nest', 'nest', 'nest', 'nest'], red = ['nest', 'nest', 'nest', 'nest'], turn = 'yellow', stage = { kind: 'roll' }, timeouts = {} } = {}) {
+  const player = (colour, locs) => ({ colour, status: 'playing', pieces: locs.map((at) => ({ at })), timeouts: timeouts[colour] || 0 });
+  return { rules: {}, players: [player('yellow', yellow), player('red', red)], turn, stage };
+}
+
+function view(extra = {}) {
+  return {
+    code: 'ROOM', settings, status: 'playing', spectators: 0, seq: 4,
+    seats: [
+      { colour: 'yellow', name: 'Ana', creator: true, connected: true, abandoned: false, bot: null },
+      { colour: 'red', name: 'Greedy bot 1', creator: false, connected: false, abandoned: false, bot: 'greedy' },
+    ],
+    board: { safe_squares: [5, 12], exit_squares: [], last_ring_squares: [] },
+    game: { game_id: 'G1', position: position(), deadline_ms: 1000, outcome: null },
+    ...extra,
+  };
+}
+
+/** A player seated as yellow in a running game, at seq 4. */
+function seated() {
+  let s = reduce(initialState(), { type: 'local:session', code: 'ROOM', intent: { kind: 'join', name: 'Ana' } });
+  s = reduce(s, { type: 'local:sent', req: 1, kind: 'join' });
+  s = reduce(s, { type: 'welcome', req: 1, room: 'ROOM', role: 'player', colour: 'yellow', token: 'T', seq: 4, snapshot: view() });
+  return s;
+}
+
+const ev = (seq, event, extra = {}) => ({ type: 'event', room: 'ROOM', seq, at_ms: 5000, event, ...extra });
+const game = (e) => ({ type: 'game', event: e });
+
+test('the reducer never changes its input state', () => {
+  const s = seated();
+  const frozen = JSON.stringify(s);
+  reduce(s, ev(5, game({ type: 'dice_rolled', colour: 'yellow', dice: [5, 3], doubles_in_row: 0 })));
+  reduce(s, { type: 'local:select', piece: 'yellow:0' });
+  assert.equal(JSON.stringify(s), frozen);
+});
+
+test('welcome with a snapshot draws the server position and asks to save the session', () => {
+  const s = seated();
+  assert.equal(s.role, 'player');
+  assert.equal(s.colour, 'yellow');
+  assert.equal(s.token, 'T');
+  assert.equal(s.seq, 4);
+  assert.deepEqual(s.pieces.yellow, ['nest', 'nest', 'nest', 'nest']);
+  assert.equal(s.gameId, 'G1');
+  assert.deepEqual(s.fx, [{ type: 'save_session' }]);
+  assert.deepEqual(s.pending, {}, 'the join was answered');
+});
+
+test('after a batch the client draws the position the server sent, not its own idea', () => {
+  let s = seated();
+  s = reduce(s, ev(5, game({ type: 'dice_rolled', colour: 'yellow', dice: [5, 3], doubles_in_row: 0 })));
+  assert.deepEqual(s.lastRoll.yellow, [5, 3]);
+  assert.deepEqual(s.dice, [5, 3]);
+  s = reduce(s, ev(6, game({ type: 'piece_exited', colour: 'yellow', piece: 0, square: 5 })));
+  assert.equal(s.pieces.yellow[0], '5', 'the event says where the piece went');
+  // The last frame of the batch carries the position: it wins over anything else.
+  const after = position({ yellow: ['5', 'nest', 'nest', 'nest'], stage: { kind: 'move', dice: [5, 3], used: [true, false] } });
+  s = reduce(s, ev(7, { type: 'turn', colour: 'yellow', deadline_ms: 9000 }, { position: after }));
+  assert.deepEqual(s.used, [true, false]);
+  assert.equal(s.deadline, 9000);
+  assert.deepEqual(s.position, after);
+  assert.deepEqual(s.lastMove.yellow, { piece: 0, from: 'nest', to: '5', path: ['5'], captures: [] });
+});
+
+test('a move is animated along the path the server sent, and a capture is marked and heard', () => {
+  let s = seated();
+  s = reduce(s, ev(5, game({ type: 'piece_moved', colour: 'yellow', piece: 1, from: '8', to: '11', steps: 3, by: 'die', bounced: false }), { path: ['9', '10', '11'] }));
+  assert.deepEqual(s.fx, [{ type: 'animate', colour: 'yellow', piece: 1, from: '8', path: ['9', '10', '11'] }]);
+  s = reduce(s, ev(6, game({ type: 'piece_captured', colour: 'red', piece: 0, square: 11, by: 'yellow' })));
+  assert.deepEqual(s.lastMove.yellow.captures, ['11']);
+  assert.equal(s.pieces.red[0], 'nest');
+  assert.deepEqual(s.fx, [{ type: 'sound', name: 'capture' }]);
+  s = reduce(s, ev(7, game({ type: 'bonus_earned', colour: 'yellow', amount: 20, reason: 'capture' })));
+  const last = s.log[s.log.length - 1];
+  assert.equal(last.key, 'ev_captured');
+  assert.equal(last.p.counts, 20, 'the bonus is told with the capture');
+});
+
+test('your_turn offers the previews as actions; the only movable piece is chosen; tapping it again keeps it', () => {
+  let s = seated();
+  const preview = (piece, die, to, captures = []) => ({
+    action: { type: 'move', piece, die }, colour: 'yellow', piece, from: '5', to, path: [to], steps: die === 6 ? 7 : die,
+    bounced: false, captures, bonus: captures.length ? 20 : null, goal: false, position: position(),
+  });
+  const turn = { type: 'your_turn', room: 'ROOM', seq: 4, colour: 'yellow', must_roll: false, dice: [6, 3], used: [false, false], bonus: null,
+    legal: [{ type: 'move', piece: 0, die: 6 }, { type: 'move', piece: 0, die: 3 }],
+    previews: [preview(0, 6, '12'), preview(0, 3, '8', [{ colour: 'red', piece: 1 }])], deadline_ms: 99 };
+  s = reduce(s, turn);
+  const acts = describedActions(s);
+  assert.equal(acts.length, 2);
+  assert.equal(acts[0].to, '12', 'a six that counts 7 lands where the server says');
+  assert.equal(acts[0].steps, 7);
+  assert.equal(acts[1].capture, true);
+  assert.deepEqual([...selectable(s)], ['yellow:0']);
+  assert.equal(s.selected, 'yellow:0');
+  s = reduce(s, { type: 'local:select', piece: 'yellow:0' });
+  assert.equal(s.selected, 'yellow:0', 'no deselect trap');
+  s = reduce(s, { type: 'local:select', piece: 'red:1' });
+  assert.equal(s.selected, 'yellow:0', 'a piece that cannot move is not chosen');
+  s = reduce(s, { type: 'local:played' });
+  assert.equal(s.myTurn, null);
+  assert.equal(describedActions(s).length, 0);
+});
+
+test('a new throw to roll plays the turn sound and flashes the title, once', () => {
+  let s = seated();
+  const turn = { type: 'your_turn', room: 'ROOM', seq: 4, colour: 'yellow', must_roll: true, dice: null, used: [false, false], bonus: null, legal: [], previews: [], deadline_ms: 99 };
+  s = reduce(s, turn);
+  assert.deepEqual(s.fx, [{ type: 'sound', name: 'turn' }, { type: 'my_turn' }]);
+  s = reduce(s, turn);
+  assert.deepEqual(s.fx, [], 'the same prompt again (after a refusal) is not announced twice');
+});
+
+test('timeouts are counted per player from the server', () => {
+  let s = seated();
+  s = reduce(s, ev(5, game({ type: 'timed_out', colour: 'yellow', consecutive: 2 })));
+  assert.equal(s.timeouts.yellow, 2);
+  const last = s.log[s.log.length - 1];
+  assert.deepEqual([last.key, last.p.n, last.p.max], ['ev_timeout', 2, 3]);
+  s = reduce(s, ev(6, { type: 'turn', colour: 'red', deadline_ms: 1 }, { position: position({ timeouts: { yellow: 2 }, turn: 'red' }) }));
+  assert.equal(s.timeouts.yellow, 2);
+});
+
+test('a gap in the stream asks for a resync and applies nothing; old events are ignored', () => {
+  const s = seated();
+  const gap = reduce(s, ev(9, game({ type: 'dice_rolled', colour: 'yellow', dice: [1, 1], doubles_in_row: 1 })));
+  assert.deepEqual(gap.fx, [{ type: 'resync' }]);
+  assert.equal(gap.seq, 4);
+  const old = reduce(s, ev(3, game({ type: 'dice_rolled', colour: 'yellow', dice: [1, 1], doubles_in_row: 1 })));
+  assert.equal(old.dice, null);
+});
+
+test('a refused play offers the same choices again', () => {
+  let s = seated();
+  const turn = { type: 'your_turn', room: 'ROOM', seq: 4, colour: 'yellow', must_roll: true, dice: null, used: [false, false], bonus: null, legal: [], previews: [], deadline_ms: 99 };
+  s = reduce(s, turn);
+  s = reduce(s, { type: 'local:sent', req: 7, kind: 'roll' });
+  s = reduce(s, { type: 'local:played' });
+  assert.equal(s.myTurn, null);
+  s = reduce(s, { type: 'error', req: 7, code: 'rate_limited', message: 'slow down' });
+  assert.equal(s.myTurn.must_roll, true);
+  assert.deepEqual(s.fx, [{ type: 'toast', code: 'rate_limited', message: 'slow down' }]);
+});
+
+test('the log is data (keys and parameters, translated when drawn) and bounded', () => {
+  let s = seated();
+  for (let i = 0; i < LOG_MAX + 20; i++) {
+    s = reduce(s, ev(5 + i, game({ type: 'roll_again', colour: 'red' })));
+  }
+  assert.equal(s.log.length, LOG_MAX);
+  assert.deepEqual(s.log[0], { key: 'ev_again', p: { colour: { c: 'red' } }, cls: 'c-red' });
+});
+
+test('the board turns to your colour; spectators see the first player at the bottom', () => {
+  const s = seated();
+  assert.equal(bottomColour({ ...s, colour: 'red' }), 'red');
+  const w = reduce(initialState(), { type: 'local:session', code: 'ROOM', intent: { kind: 'watch' }, view: view({ seats: [{ colour: 'green', name: 'G', creator: true }, { colour: 'blue', name: 'B', creator: false }] }) });
+  assert.equal(w.role, null);
+  assert.equal(bottomColour(w), 'green');
+});
+
+test('the game ends with the winner; a rematch resets the room for the next game', () => {
+  let s = seated();
+  s = reduce(s, ev(5, game({ type: 'game_won', winner: 'yellow', reason: 'goal' })));
+  assert.deepEqual(s.outcome, { winner: 'yellow', reason: 'goal', partner: null });
+  assert.equal(s.room.status, 'finished');
+  s = reduce(s, ev(6, { type: 'rematch_wanted', colour: 'yellow' }));
+  assert.deepEqual(s.rematch.wanted, ['yellow']);
+  s = reduce(s, ev(7, { type: 'rematch' }));
+  assert.equal(s.outcome, null);
+  assert.deepEqual(s.rematch.wanted, []);
+  s = reduce(s, ev(8, { type: 'game_started', game_id: 'G2', first: 'red', position: position({ turn: 'red' }) }));
+  assert.equal(s.gameId, 'G2');
+  assert.equal(s.room.status, 'playing');
+  assert.deepEqual(s.lastMove, {});
+});
+
+test('a resume error on an unknown seat falls back to watching', () => {
+  let s = reduce(initialState(), { type: 'local:session', code: 'ROOM', intent: { kind: 'resume' }, saved: { token: 'OLD', colour: 'red' }, view: view() });
+  assert.equal(s.seq, 0, 'a resume replays the stream from the start');
+  s = reduce(s, { type: 'local:sent', req: 1, kind: 'resume' });
+  s = reduce(s, { type: 'error', req: 1, code: 'bad_token', message: 'no' });
+  assert.equal(s.token, null);
+  assert.deepEqual(s.fx.map((f) => f.type), ['forget_session', 'send', 'toast']);
+  assert.deepEqual(s.fx[1].msg, { type: 'watch', room: 'ROOM' });
+});
