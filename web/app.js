@@ -286,8 +286,9 @@ async function enterRoom(rawCode, intent) {
 /** A room that is gone: its last stored game, if any, opens in the replay viewer. */
 async function openStoredGameOf(code) {
   try {
-    const list = await api('GET', `/api/games?room=${encodeURIComponent(code)}`);
-    const last = list.games[list.games.length - 1];
+    // Newest first: the first of a one-game page is the room's last game.
+    const list = await api('GET', `/api/games?room=${encodeURIComponent(code)}&limit=1`);
+    const last = list.games[0];
     if (!last) return false;
     openReplay(last.id);
     return true;

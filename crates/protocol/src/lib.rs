@@ -9,7 +9,9 @@
 //!   based on. Every server game message carries the room's event `seq`, which only grows.
 //! * [`ErrorCode`]: the closed set of error codes, stable snake_case strings.
 //! * HTTP bodies: [`CreateRoomRequest`], [`CreateRoomResponse`], [`RoomList`], [`RoomView`],
-//!   [`HttpError`], [`Readiness`].
+//!   [`HttpError`], [`Readiness`]; the stored games' [`GameList`] (paged, filtered by
+//!   [`GamesQuery`]) and [`GameDetail`]; the admin API's [`AdminRoomList`],
+//!   [`AdminCloseRoom`], [`AdminDisconnect`].
 //! * [`parse_client_message`]: classifies bad input into typed errors (`bad_json`,
 //!   `unknown_type`, `missing_field`, `bad_request`).
 //!
@@ -17,12 +19,17 @@
 
 mod admin;
 mod error;
+mod games;
 mod http;
 mod messages;
 pub mod schema;
 
 pub use admin::{AdminCloseRoom, AdminDisconnect, AdminRoom, AdminRoomList, AdminSeat};
 pub use error::{close_code, ErrorCode};
+pub use games::{
+    GameDetail, GameEndReason, GameList, GamePlayer, GameResult, GameSummary, GamesQuery,
+    ResultFilter, ResultReason, StoredEvent, GAMES_PAGE_DEFAULT, GAMES_PAGE_MAX,
+};
 pub use http::{
     team_of, BoardView, BotLevel, ColourSquare, CreateRoomRequest, CreateRoomResponse, GameView,
     HttpError, OnAbandon, Readiness, ReadinessStatus, RoomList, RoomSettings, RoomStatus,

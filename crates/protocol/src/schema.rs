@@ -4,7 +4,8 @@
 
 use crate::{
     AdminCloseRoom, AdminDisconnect, AdminRoomList, ClientMessage, CreateRoomRequest,
-    CreateRoomResponse, HttpError, Readiness, RoomList, RoomView, ServerMessage,
+    CreateRoomResponse, GameDetail, GameList, HttpError, Readiness, RoomList, RoomView,
+    ServerMessage,
 };
 
 /// Every schema file: `(file name, pretty JSON text ending in a newline)`.
@@ -35,6 +36,11 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("room_view.json", render(schemars::schema_for!(RoomView))),
         ("http_error.json", render(schemars::schema_for!(HttpError))),
         ("readiness.json", render(schemars::schema_for!(Readiness))),
+        ("game_list.json", render(schemars::schema_for!(GameList))),
+        (
+            "game_detail.json",
+            render(schemars::schema_for!(GameDetail)),
+        ),
         (
             "admin_room_list.json",
             render(schemars::schema_for!(AdminRoomList)),

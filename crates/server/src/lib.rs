@@ -4,8 +4,9 @@
 //!
 //! * [`app`] builds the router: `/healthz` and `/readyz` ([`health`]), `/metrics`
 //!   ([`metrics`]), `POST/GET /api/rooms`, `GET /api/rooms/{code}`,
-//!   `GET /api/games?room=…`, `GET /api/games/{id}`, `GET /api/games/{id}/export` and
-//!   `GET /api/games/{id}/replay` ([`replay`]), the
+//!   `GET /api/games` ([`games`]: paged, filtered), `GET /api/games/{id}`,
+//!   `GET /api/games/{id}/export` and `GET /api/games/{id}/replay` ([`replay`]), the admin
+//!   API ([`admin`]), the
 //!   WebSocket endpoint `/ws`, and the web client's spot at `/` ([`static_files`]).
 //! * [`run`] serves a router on a listener until a shutdown token fires, then tells every
 //!   client, waits for the room actors and flushes the store. Tests call it on port 0.
@@ -17,6 +18,7 @@
 pub mod admin;
 pub mod config;
 pub mod frames;
+pub mod games;
 pub mod health;
 pub mod http;
 pub mod ids;
@@ -43,9 +45,9 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/api/rooms", get(http::list_rooms).post(http::create_room))
         .route("/api/rooms/{code}", get(http::get_room))
-        .route("/api/games", get(http::list_games))
-        .route("/api/games/{id}", get(http::get_game))
-        .route("/api/games/{id}/export", get(http::export_game))
+        .route("/api/games", get(games::list_games))
+        .route("/api/games/{id}", get(games::get_game))
+        .route("/api/games/{id}/export", get(games::export_game))
         .route("/api/games/{id}/replay", get(replay::get_replay))
         .route("/ws", get(ws::upgrade))
         .route("/healthz", get(health::healthz))

@@ -4,13 +4,14 @@
 //! viewer draws positions and knows no rules. Rebuilt from the stored events by replaying
 //! their actions through the engine ([`parchis_engine::GameRecord::from_events`]).
 
-use crate::http::{live_summary, load_game, ApiError, GameSummary, PlayerInfo};
+use crate::games::{live_summary, load_game, players};
+use crate::http::ApiError;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use parchis_engine::{Action, Colour, Event, GameRecord, Location, Position, RuleSet};
-use parchis_protocol::{BoardView, ErrorCode, RoomEvent};
+use parchis_protocol::{BoardView, ErrorCode, GamePlayer, GameSummary, RoomEvent};
 use serde::Serialize;
 
 /// A piece's move in a step, for the viewer's last-move marks.
@@ -48,8 +49,8 @@ pub struct ReplayStep {
 pub struct GameReplay {
     /// The game.
     pub game: GameSummary,
-    /// Its players (colour, name).
-    pub players: Vec<PlayerInfo>,
+    /// Its players (colour, name, creator, bot level).
+    pub players: Vec<GamePlayer>,
     /// The board's marked squares, for drawing.
     pub board: BoardView,
     /// Step 0 is the start; then one step per action.
@@ -160,14 +161,7 @@ pub async fn get_replay(
     let game_summary = live_summary(&state, game);
     Ok(Json(GameReplay {
         game: game_summary,
-        players: seats
-            .into_iter()
-            .map(|s| PlayerInfo {
-                colour: s.colour,
-                name: s.display_name,
-                creator: s.is_creator,
-            })
-            .collect(),
+        players: players(seats),
         board: BoardView::default(),
         steps,
     }))

@@ -9,7 +9,8 @@ use uuid::Uuid;
 
 use crate::error::{Result, StoreError};
 use crate::types::{
-    EventRecord, GameRecord, RoomRecord, RoomSnapshot, RoomStatus, RoomStatusUpdate, SeatRecord,
+    EventRecord, GameQuery, GameRecord, RoomRecord, RoomSnapshot, RoomStatus, RoomStatusUpdate,
+    SeatRecord,
 };
 use crate::writer::check_batch;
 use crate::Store;
@@ -224,6 +225,19 @@ impl Store for MemoryStore {
             .cloned()
             .collect();
         games.sort_by_key(|g| (g.created_at_ms, g.id));
+        Ok(games)
+    }
+
+    async fn find_games(&self, query: &GameQuery) -> Result<Vec<GameRecord>> {
+        let inner = self.lock()?;
+        let mut games: Vec<GameRecord> = inner
+            .games
+            .values()
+            .filter(|g| query.admits(g))
+            .cloned()
+            .collect();
+        games.sort_by_key(|g| std::cmp::Reverse((g.created_at_ms, g.id)));
+        games.truncate(query.limit as usize);
         Ok(games)
     }
 

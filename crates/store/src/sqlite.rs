@@ -18,7 +18,7 @@ use crate::rows::{
     ROOM_COLUMNS, SEAT_COLUMNS,
 };
 use crate::types::{
-    EventRecord, GameRecord, RoomRecord, RoomSnapshot, RoomStatusUpdate, SeatRecord,
+    EventRecord, GameQuery, GameRecord, RoomRecord, RoomSnapshot, RoomStatusUpdate, SeatRecord,
 };
 use crate::writer::{Backend, WriteOp, Writer};
 use crate::Store;
@@ -547,6 +547,50 @@ impl Store for SqliteStore {
         .into_iter()
         .map(rows::game)
         .collect()
+    }
+
+    async fn find_games(&self, query: &GameQuery) -> Result<Vec<GameRecord>> {
+        let mut sql = sqlx::QueryBuilder::<Sqlite>::new(format!(
+            "SELECT {GAME_COLUMNS} FROM games g WHERE 1 = 1"
+        ));
+        if let Some(room) = &query.room_code {
+            sql.push(" AND g.room_code = ").push_bind(room.clone());
+        }
+        if let Some(preset) = &query.preset {
+            sql.push(" AND g.preset = ").push_bind(preset.clone());
+        }
+        match query.finished {
+            Some(true) => {
+                sql.push(" AND g.finished_at_ms IS NOT NULL");
+            }
+            Some(false) => {
+                sql.push(" AND g.finished_at_ms IS NULL");
+            }
+            None => {}
+        }
+        if let Some(reason) = &query.reason {
+            sql.push(" AND g.reason = ").push_bind(reason.clone());
+        }
+        if let Some(since) = query.since_ms {
+            sql.push(" AND g.created_at_ms >= ").push_bind(since);
+        }
+        if let Some((at, id)) = query.before {
+            sql.push(" AND (g.created_at_ms < ")
+                .push_bind(at)
+                .push(" OR (g.created_at_ms = ")
+                .push_bind(at)
+                .push(" AND g.id < ")
+                .push_bind(id.to_string())
+                .push("))");
+        }
+        sql.push(" ORDER BY g.created_at_ms DESC, g.id DESC LIMIT ")
+            .push_bind(i64::from(query.limit));
+        sql.build_query_as::<GameRow<String>>()
+            .fetch_all(&self.pool)
+            .await?
+            .into_iter()
+            .map(rows::game)
+            .collect()
     }
 
     async fn ping(&self) -> Result<()> {

@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use crate::error::Result;
 use crate::types::{
-    EventRecord, GameRecord, RoomRecord, RoomSnapshot, RoomStatusUpdate, SeatRecord,
+    EventRecord, GameQuery, GameRecord, RoomRecord, RoomSnapshot, RoomStatusUpdate, SeatRecord,
 };
 
 /// Durable storage of rooms, seats, games and game events.
@@ -101,6 +101,11 @@ pub trait Store: Send + Sync {
 
     /// Lists the games of a room, oldest first (empty if the room has none or does not exist).
     async fn list_games(&self, room_code: &str) -> Result<Vec<GameRecord>>;
+
+    /// Lists the games that pass `query`'s filters, newest first (`created_at_ms`, then
+    /// `id`, descending), at most `query.limit`, starting after `query.before`. Paging by
+    /// that key is stable: games created later never shift an older page.
+    async fn find_games(&self, query: &GameQuery) -> Result<Vec<GameRecord>>;
 
     /// Readiness probe: a cheap query that proves the store can serve reads and writes
     /// (`SELECT 1 FROM rooms LIMIT 1` on SQL backends; on SQLite the database file must also

@@ -151,6 +151,46 @@ impl GameRecord {
     }
 }
 
+/// Which games [`Store::find_games`](crate::Store::find_games) returns. Every filter is
+/// optional and they combine with AND; the page is the newest `limit` games strictly older
+/// than `before`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GameQuery {
+    /// Only the games of this room.
+    pub room_code: Option<String>,
+    /// Only games whose `preset` is exactly this.
+    pub preset: Option<String>,
+    /// `Some(true)`: finished games only; `Some(false)`: running games only.
+    pub finished: Option<bool>,
+    /// Only finished games with exactly this `reason`.
+    pub reason: Option<String>,
+    /// Only games created at or after this time (unix ms).
+    pub since_ms: Option<i64>,
+    /// The page starts strictly after this `(created_at_ms, id)` in newest-first order:
+    /// the key of the previous page's last game.
+    pub before: Option<(i64, Uuid)>,
+    /// Most games returned.
+    pub limit: u32,
+}
+
+impl GameQuery {
+    /// Whether `game` passes the filters and the page start (the memory backend's
+    /// reading of the query, identical to the SQL one).
+    pub fn admits(&self, game: &GameRecord) -> bool {
+        self.room_code.as_ref().is_none_or(|r| *r == game.room_code)
+            && self.preset.as_ref().is_none_or(|p| *p == game.preset)
+            && self.finished.is_none_or(|f| f == game.is_finished())
+            && self
+                .reason
+                .as_ref()
+                .is_none_or(|r| game.reason.as_deref() == Some(r.as_str()))
+            && self.since_ms.is_none_or(|s| game.created_at_ms >= s)
+            && self
+                .before
+                .is_none_or(|key| (game.created_at_ms, game.id) < key)
+    }
+}
+
 /// One row of `game_events`: one event of a game's append-only log.
 ///
 /// The game it belongs to is given separately (see

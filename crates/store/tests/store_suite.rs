@@ -9,7 +9,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{code, ev, game, room, seat, seqs, Harness, Kind};
-use parchis_store::{RoomStatus, RoomStatusUpdate, StoreError};
+use parchis_store::{GameQuery, GameRecord, RoomStatus, RoomStatusUpdate, StoreError};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -437,6 +437,105 @@ mod cases {
         assert_eq!(s.list_games(&c).await.unwrap().len(), 3);
     }
 
+    /// `find_games`: every filter, their combination, newest-first order with ties broken
+    /// by id, and paging by the last key of a page until it runs out.
+    pub async fn find_games_filters_and_pages(h: &Harness) {
+        let s = &h.store;
+        let (c, other) = (code(), code());
+        for r in [&c, &other] {
+            s.create_room(&room(r, RoomStatus::Playing, 10))
+                .await
+                .unwrap();
+        }
+        let with = |room: &str, at: i64, preset: &str| GameRecord {
+            preset: preset.to_owned(),
+            ..game(room, at)
+        };
+        let g1 = with(&c, 100, "classic");
+        let g2 = with(&c, 200, "online");
+        let g3 = with(&other, 300, "classic");
+        let g4 = with(&other, 300, "classic");
+        let g5 = with(&c, 400, "classic+two-out");
+        for g in [&g1, &g2, &g3, &g4, &g5] {
+            s.create_game(g).await.unwrap();
+        }
+        for (g, reason, at) in [
+            (&g1, "completed", 150),
+            (&g3, "abandoned", 350),
+            (&g5, "closed_by_admin", 450),
+        ] {
+            s.finish_game(g.id, &json!({"reason": reason}), reason, at)
+                .await
+                .unwrap();
+        }
+        let q = |f: &dyn Fn(&mut GameQuery)| {
+            let mut query = GameQuery {
+                limit: 10,
+                ..GameQuery::default()
+            };
+            f(&mut query);
+            query
+        };
+        let ids = |games: Vec<GameRecord>| games.into_iter().map(|g| g.id).collect::<Vec<_>>();
+        let (hi, lo) = if g3.id > g4.id {
+            (&g3, &g4)
+        } else {
+            (&g4, &g3)
+        };
+        let newest_first = vec![g5.id, hi.id, lo.id, g2.id, g1.id];
+        assert_eq!(ids(s.find_games(&q(&|_| {})).await.unwrap()), newest_first);
+
+        // Pages of 2, each after the previous page's last key.
+        let mut seen = Vec::new();
+        let mut before = None;
+        for expected in [2, 2, 1, 0] {
+            let page = s
+                .find_games(&q(&|query| {
+                    query.limit = 2;
+                    query.before = before;
+                }))
+                .await
+                .unwrap();
+            assert_eq!(page.len(), expected, "page after {before:?}");
+            before = page.last().map(|g| (g.created_at_ms, g.id));
+            seen.extend(ids(page));
+        }
+        assert_eq!(seen, newest_first, "pages cover everything once, in order");
+
+        let preset = q(&|query| query.preset = Some("classic".into()));
+        assert_eq!(
+            ids(s.find_games(&preset).await.unwrap()),
+            vec![hi.id, lo.id, g1.id]
+        );
+        let finished = q(&|query| query.finished = Some(true));
+        assert_eq!(
+            ids(s.find_games(&finished).await.unwrap()),
+            vec![g5.id, g3.id, g1.id]
+        );
+        let running = q(&|query| query.finished = Some(false));
+        assert_eq!(
+            ids(s.find_games(&running).await.unwrap()),
+            vec![g4.id, g2.id]
+        );
+        let abandoned = q(&|query| query.reason = Some("abandoned".into()));
+        assert_eq!(ids(s.find_games(&abandoned).await.unwrap()), vec![g3.id]);
+        let since = q(&|query| query.since_ms = Some(300));
+        assert_eq!(
+            ids(s.find_games(&since).await.unwrap()),
+            vec![g5.id, hi.id, lo.id]
+        );
+        let room_done = q(&|query| {
+            query.room_code = Some(c.clone());
+            query.finished = Some(true);
+        });
+        assert_eq!(
+            ids(s.find_games(&room_done).await.unwrap()),
+            vec![g5.id, g1.id]
+        );
+        let nothing = q(&|query| query.room_code = Some("NOROOM".into()));
+        assert!(s.find_games(&nothing).await.unwrap().is_empty());
+    }
+
     pub async fn deadlines_are_set_and_cleared(h: &Harness) {
         let s = &h.store;
         let c = code();
@@ -814,6 +913,7 @@ suite!(
     load_unfinished_returns_exactly_unfinished_rooms,
     finish_game_stores_result_once,
     list_games_oldest_first,
+    find_games_filters_and_pages,
     deadlines_are_set_and_cleared,
     many_rooms_append_concurrently,
     group_commit_isolates_failures,

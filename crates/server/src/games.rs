@@ -1,0 +1,351 @@
+//! The stored-games API, read from the store (so games outlive their rooms and restarts):
+//!
+//! * `GET /api/games` — [`GameList`]: newest first, paged by an opaque cursor, filtered by
+//!   room, rule set, result and start time ([`GamesQuery`]).
+//! * `GET /api/games/{id}` — [`GameDetail`]: players, result and every stored event.
+//! * `GET /api/games/{id}/export` — the text notation of `proto/GAME_EXPORT.md`.
+
+use crate::http::ApiError;
+use crate::ids::normalise_code;
+use crate::state::AppState;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use parchis_engine::Colour;
+use parchis_protocol::{
+    BotLevel, ErrorCode, GameDetail, GameEndReason, GameList, GamePlayer, GameResult, GameSummary,
+    GamesQuery, ResultFilter, RoomEvent, StoredEvent, GAMES_PAGE_DEFAULT, GAMES_PAGE_MAX,
+};
+use parchis_store::{GameQuery, GameRecord};
+
+fn bad_request(message: impl Into<String>) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::BadRequest, message)
+}
+
+fn store_failed(e: parchis_store::StoreError) -> ApiError {
+    tracing::warn!(error = %e, "store failed serving a game");
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorCode::Internal,
+        "the game store failed",
+    )
+}
+
+/// The cursor of the page after `game`: `"<created_at_ms>.<id>"`, opaque to clients.
+fn cursor_of(game: &GameRecord) -> String {
+    format!("{}.{}", game.created_at_ms, game.id)
+}
+
+fn parse_cursor(cursor: &str) -> Result<(i64, uuid::Uuid), ApiError> {
+    let bad = || bad_request(format!("{cursor:?} is not a cursor from next_cursor"));
+    let (at, id) = cursor.split_once('.').ok_or_else(bad)?;
+    Ok((
+        at.parse().map_err(|_| bad())?,
+        uuid::Uuid::parse_str(id).map_err(|_| bad())?,
+    ))
+}
+
+/// The store query for `query`, checked.
+///
+/// # Errors
+/// `400 bad_request`: a limit outside 1..=100, an unknown rule set, a malformed cursor.
+fn store_query(query: &GamesQuery) -> Result<GameQuery, ApiError> {
+    let limit = query.limit.unwrap_or(GAMES_PAGE_DEFAULT);
+    if !(1..=GAMES_PAGE_MAX).contains(&limit) {
+        return Err(bad_request(format!(
+            "limit must be 1 to {GAMES_PAGE_MAX}, got {limit}"
+        )));
+    }
+    let preset = match &query.rules {
+        Some(name) => Some(
+            parchis_engine::RuleSet::from_name(name.trim())
+                .map_err(bad_request)?
+                .name(),
+        ),
+        None => None,
+    };
+    let (finished, reason) = match query.result {
+        None => (None, None),
+        Some(ResultFilter::Running) => (Some(false), None),
+        Some(ResultFilter::Finished) => (Some(true), None),
+        Some(ResultFilter::Completed) => (Some(true), Some(GameEndReason::Completed)),
+        Some(ResultFilter::Abandoned) => (Some(true), Some(GameEndReason::Abandoned)),
+        Some(ResultFilter::ClosedByAdmin) => (Some(true), Some(GameEndReason::ClosedByAdmin)),
+    };
+    Ok(GameQuery {
+        room_code: query.room.as_deref().map(normalise_code),
+        preset,
+        finished,
+        reason: reason.map(|r| r.as_str().to_owned()),
+        since_ms: query.since,
+        before: query.cursor.as_deref().map(parse_cursor).transpose()?,
+        // One more than the page: whether a next page exists.
+        limit: limit + 1,
+    })
+}
+
+/// The wire summary of a stored game. A result or reason the protocol does not know
+/// (written by another version) is logged and shown as `null`.
+fn summary(g: GameRecord) -> GameSummary {
+    let result = g.result.and_then(|v| {
+        serde_json::from_value::<GameResult>(v)
+            .map_err(|e| tracing::warn!(game = %g.id, error = %e, "stored result unreadable"))
+            .ok()
+    });
+    GameSummary {
+        id: g.id.to_string(),
+        room: g.room_code,
+        preset: g.preset,
+        created_at_ms: g.created_at_ms,
+        finished_at_ms: g.finished_at_ms,
+        result,
+        reason: g.reason.as_deref().and_then(GameEndReason::parse),
+        deadline_ms: g.deadline_ms,
+    }
+}
+
+/// The stored game, with the turn clock's deadline taken from its room while the game
+/// runs there (the stored column is written at the start and on restore only; each
+/// throw's deadline is durable in its `turn` event).
+pub(crate) fn live_summary(state: &AppState, g: GameRecord) -> GameSummary {
+    let live = state
+        .room(&g.room_code)
+        .map(|room| room.listing())
+        .filter(|l| l.game_id == Some(g.id) && g.finished_at_ms.is_none());
+    let mut summary = summary(g);
+    if let Some(listing) = live {
+        summary.deadline_ms = listing.deadline_ms;
+    }
+    summary
+}
+
+/// `GET /api/games`: stored games, newest first, at most `limit` (default 20, at most
+/// 100) per page; `next_cursor` fetches the next page. Filters: `room`, `rules` (any
+/// spelling of a rule set's name), `result` (`running`, `finished`, `completed`,
+/// `abandoned`, `closed_by_admin`), `since` (unix ms, games started then or later).
+/// `400 bad_request` for an unknown parameter or a bad value.
+pub async fn list_games(
+    State(state): State<AppState>,
+    query: Result<Query<GamesQuery>, QueryRejection>,
+) -> Result<Json<GameList>, ApiError> {
+    let Query(query) = query.map_err(|e| bad_request(e.body_text()))?;
+    let store_query = store_query(&query)?;
+    let page = store_query.limit as usize - 1;
+    let mut games = state
+        .store()
+        .find_games(&store_query)
+        .await
+        .map_err(store_failed)?;
+    let next_cursor = (games.len() > page).then(|| {
+        games.truncate(page);
+        games.last().map(cursor_of)
+    });
+    Ok(Json(GameList {
+        games: games.into_iter().map(|g| live_summary(&state, g)).collect(),
+        next_cursor: next_cursor.flatten(),
+    }))
+}
+
+fn parse_game_id(id: &str) -> Result<uuid::Uuid, ApiError> {
+    uuid::Uuid::parse_str(id)
+        .map_err(|e| bad_request(format!("{id:?} is not a game id (UUID): {e}")))
+}
+
+pub(crate) type StoredGame = (
+    GameRecord,
+    Vec<parchis_store::EventRecord>,
+    Vec<parchis_store::SeatRecord>,
+);
+
+pub(crate) async fn load_game(state: &AppState, id: &str) -> Result<StoredGame, ApiError> {
+    let id = parse_game_id(id)?;
+    let (game, events) = state
+        .store()
+        .get_game(id)
+        .await
+        .map_err(store_failed)?
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                ErrorCode::UnknownGame,
+                format!("no game has id {id}"),
+            )
+        })?;
+    let seats = state
+        .store()
+        .get_room(&game.room_code)
+        .await
+        .map_err(store_failed)?
+        .map(|r| r.seats)
+        .unwrap_or_default();
+    Ok((game, events, seats))
+}
+
+fn bot_level(name: Option<&str>) -> Option<BotLevel> {
+    name.and_then(|n| serde_json::from_value(serde_json::Value::String(n.to_owned())).ok())
+}
+
+/// The stored seats as players (a seat whose colour does not parse is left out).
+pub(crate) fn players(seats: Vec<parchis_store::SeatRecord>) -> Vec<GamePlayer> {
+    seats
+        .into_iter()
+        .filter_map(|s| {
+            Some(GamePlayer {
+                colour: s.colour.parse::<Colour>().ok()?,
+                bot: bot_level(s.bot.as_deref()),
+                name: s.display_name,
+                creator: s.is_creator,
+            })
+        })
+        .collect()
+}
+
+fn corrupt(game: &GameRecord, message: String) -> ApiError {
+    tracing::error!(room = %game.room_code, game = %game.id, %message, "stored game unreadable");
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorCode::Internal,
+        message,
+    )
+}
+
+/// The stored events as the room events they are.
+fn room_events(
+    game: &GameRecord,
+    events: &[parchis_store::EventRecord],
+) -> Result<Vec<(i64, i64, RoomEvent)>, ApiError> {
+    events
+        .iter()
+        .map(|e| {
+            serde_json::from_value(e.event.clone())
+                .map(|event| (e.seq, e.created_at_ms, event))
+                .map_err(|err| corrupt(game, format!("event seq {}: {err}", e.seq)))
+        })
+        .collect()
+}
+
+/// `GET /api/games/{id}`: one stored game ([`GameDetail`]): players (with their bot
+/// level), result and every event with its seq. `400 bad_request` for a malformed id,
+/// `404 unknown_game`.
+pub async fn get_game(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<GameDetail>, ApiError> {
+    let (game, events, seats) = load_game(&state, &id).await?;
+    let events = room_events(&game, &events)?;
+    Ok(Json(GameDetail {
+        game: live_summary(&state, game),
+        players: players(seats),
+        events: events
+            .into_iter()
+            .map(|(seq, at_ms, event)| StoredEvent { seq, at_ms, event })
+            .collect(),
+    }))
+}
+
+/// `"YYYY.MM.DD"` (UTC) of a unix time in ms: the `Date` tag of an export.
+pub fn date_tag(ms: i64) -> String {
+    // Days to civil date (H. Hinnant's algorithm), proleptic Gregorian calendar.
+    let z = ms.div_euclid(86_400_000) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}.{month:02}.{day:02}")
+}
+
+/// `Yellow` for yellow: a colour's tag name.
+fn colour_tag(colour: Colour) -> String {
+    let name = colour.name();
+    let mut chars = name.chars();
+    chars
+        .next()
+        .map(|f| f.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// `GET /api/games/{id}/export`: the game in the text notation of `proto/GAME_EXPORT.md`
+/// (`text/plain`), with tags `Room`, `Game`, `Date` (the start, UTC, `YYYY.MM.DD`),
+/// `Result` (`*` while it runs or when closed by an admin), `Termination` (the stored
+/// reason, once finished), one tag per player named after its colour (`[Yellow "Ana"]`)
+/// and, for a seat a bot played, one more with its level (`[RedBot "greedy"]`).
+pub async fn export_game(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let (game, events, seats) = load_game(&state, &id).await?;
+    let mut start = None;
+    let mut engine_events = Vec::new();
+    for (_, _, event) in room_events(&game, &events)? {
+        match event {
+            RoomEvent::GameStarted {
+                first, position, ..
+            } => {
+                start = Some((
+                    position.rules,
+                    position.players.iter().map(|p| p.colour).collect(),
+                    first,
+                ))
+            }
+            RoomEvent::Game { event } => engine_events.push(event),
+            _ => {}
+        }
+    }
+    let (rules, seated, first) =
+        start.ok_or_else(|| corrupt(&game, "no game_started event".into()))?;
+    let mut record = parchis_engine::GameRecord::from_events(rules, seated, first, &engine_events);
+    let (replayed, _) = record.replay().map_err(|e| corrupt(&game, e.to_string()))?;
+    record.tags.push(("Room".into(), game.room_code.clone()));
+    record.tags.push(("Game".into(), game.id.to_string()));
+    record
+        .tags
+        .push(("Date".into(), date_tag(game.created_at_ms)));
+    record.tags.push((
+        "Result".into(),
+        parchis_engine::result_tag(&replayed).unwrap_or_else(|| "*".into()),
+    ));
+    if let Some(reason) = &game.reason {
+        record.tags.push(("Termination".into(), reason.clone()));
+    }
+    for seat in &seats {
+        let Ok(colour) = seat.colour.parse::<Colour>() else {
+            continue;
+        };
+        record
+            .tags
+            .push((colour_tag(colour), seat.display_name.clone()));
+        if let Some(level) = &seat.bot {
+            record
+                .tags
+                .push((format!("{}Bot", colour_tag(colour)), level.clone()));
+        }
+    }
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; charset=utf-8",
+        )],
+        record.to_string(),
+    )
+        .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::date_tag;
+
+    #[test]
+    fn date_tags_are_utc_calendar_days() {
+        assert_eq!(date_tag(0), "1970.01.01");
+        assert_eq!(date_tag(1_767_225_600_000), "2026.01.01");
+        assert_eq!(date_tag(1_767_225_599_999), "2025.12.31");
+        assert_eq!(date_tag(951_782_400_000), "2000.02.29");
+        assert_eq!(date_tag(4_107_542_400_000), "2100.03.01");
+    }
+}

@@ -1,0 +1,253 @@
+//! `GET /api/games`: typed bodies (parsed into `parchis_protocol` types), newest first,
+//! cursor paging, filters by rule set, result, start time and room, and bad queries; the
+//! game detail and the text export with its date tag, termination and bot seats.
+
+mod common;
+
+use common::{play_to_end, request_raw, Client};
+use parchis_protocol::{GameDetail, GameEndReason, GameList, ResultReason};
+use parchis_server::ServerConfig;
+use serde_json::json;
+
+const TOKEN: &str = "games-api-admin";
+
+async fn list(server: &common::Server, query: &str) -> GameList {
+    let (status, body) =
+        request_raw(server.addr, "GET", &format!("/api/games{query}"), &[], "").await;
+    assert_eq!(status, 200, "{query}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{query}: not a GameList ({e}): {body}"))
+}
+
+async fn refused(server: &common::Server, query: &str) -> String {
+    let (status, body) = server
+        .http("GET", &format!("/api/games{query}"), None)
+        .await;
+    assert_eq!(status, 400, "{query}: {body}");
+    assert_eq!(body["code"], "bad_request", "{body}");
+    body["message"].as_str().unwrap_or_default().to_owned()
+}
+
+fn ids(list: &GameList) -> Vec<String> {
+    list.games.iter().map(|g| g.id.clone()).collect()
+}
+
+/// The game id of a room's current game (from the live room view).
+async fn game_of(server: &common::Server, code: &str) -> String {
+    server.room(code).await["game"]["game_id"]
+        .as_str()
+        .expect("a game")
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn games_list_pages_and_filters_typed_bodies() {
+    let server = common::start(ServerConfig {
+        admin_token: Some(TOKEN.into()),
+        ..common::test_config()
+    })
+    .await;
+
+    // 1: abandoned (a player leaves a two-player game).
+    let (abandoned_room, mut clients) =
+        common::seated_game(&server, json!({"seats": 2}), &["yellow", "red"]).await;
+    let abandoned = game_of(&server, &abandoned_room).await;
+    let mut leaver = clients.remove(0);
+    leaver.seq = clients[0].seq.max(leaver.seq);
+    leaver.cmd(json!({"type": "leave"})).await;
+    clients[0]
+        .until("game_won", |v| Client::is_game_event(v, "game_won"))
+        .await;
+    // 2: completed (played to the end).
+    let (completed_room, players) =
+        common::seated_game(&server, json!({"seats": 2}), &["yellow", "red"]).await;
+    let completed = game_of(&server, &completed_room).await;
+    play_to_end(players).await;
+    // 3: running, classic rules.
+    let (running_room, _running_players) = common::seated_game(
+        &server,
+        json!({"seats": 2, "preset": "classic"}),
+        &["yellow", "red"],
+    )
+    .await;
+    let running = game_of(&server, &running_room).await;
+    // 4: against a bot, closed by an admin.
+    let bot_room = server
+        .create_room(json!({"seats": 2, "bots": "random", "bot_think_ms": 0}))
+        .await;
+    let mut alone = server.client().await;
+    alone.join(&bot_room, "Ana", Some("yellow")).await;
+    alone.ok(json!({"type": "start"})).await;
+    let closed = game_of(&server, &bot_room).await;
+    let (status, body) = request_raw(
+        server.addr,
+        "POST",
+        &format!("/admin/rooms/{bot_room}/close"),
+        &[&format!("Authorization: Bearer {TOKEN}")],
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+
+    // Everything, newest first.
+    let all = list(&server, "").await;
+    let newest_first = vec![
+        closed.clone(),
+        running.clone(),
+        completed.clone(),
+        abandoned.clone(),
+    ];
+    assert_eq!(ids(&all), newest_first);
+    assert_eq!(all.next_cursor, None);
+    let reasons: Vec<_> = all.games.iter().map(|g| g.reason).collect();
+    assert_eq!(
+        reasons,
+        [
+            Some(GameEndReason::ClosedByAdmin),
+            None,
+            Some(GameEndReason::Completed),
+            Some(GameEndReason::Abandoned)
+        ]
+    );
+    let results: Vec<_> = all
+        .games
+        .iter()
+        .map(|g| g.result.map(|r| (r.winner, r.reason)))
+        .collect();
+    assert_eq!(results[0], Some((None, ResultReason::ClosedByAdmin)));
+    assert_eq!(results[1], None);
+    assert_eq!(results[2].map(|r| r.1), Some(ResultReason::Goal));
+    assert_eq!(
+        results[3],
+        Some((Some(parchis_protocol::Colour::Red), ResultReason::Forfeit))
+    );
+    assert!(
+        all.games[1].deadline_ms.is_some(),
+        "the running game's clock"
+    );
+
+    // Pages of three, then one; the cursor carries on exactly after the last game.
+    let first = list(&server, "?limit=3").await;
+    assert_eq!(ids(&first), newest_first[..3]);
+    let cursor = first.next_cursor.clone().expect("a next page");
+    let second = list(&server, &format!("?limit=3&cursor={cursor}")).await;
+    assert_eq!(ids(&second), newest_first[3..]);
+    assert_eq!(second.next_cursor, None);
+    let exact = list(&server, "?limit=4").await;
+    assert_eq!((exact.games.len(), exact.next_cursor), (4, None));
+
+    // Filters.
+    assert_eq!(
+        ids(&list(&server, "?result=running").await),
+        vec![running.clone()]
+    );
+    assert_eq!(
+        ids(&list(&server, "?result=completed").await),
+        vec![completed.clone()]
+    );
+    assert_eq!(
+        ids(&list(&server, "?result=abandoned").await),
+        vec![abandoned.clone()]
+    );
+    assert_eq!(
+        ids(&list(&server, "?result=closed_by_admin").await),
+        vec![closed.clone()]
+    );
+    assert_eq!(
+        ids(&list(&server, "?result=finished").await),
+        [closed.clone(), completed.clone(), abandoned.clone()]
+    );
+    assert_eq!(
+        ids(&list(&server, "?rules=classic").await),
+        vec![running.clone()]
+    );
+    assert_eq!(
+        ids(&list(&server, "?rules=online&result=finished&limit=1").await),
+        vec![closed.clone()]
+    );
+    let since = all.games[1].created_at_ms;
+    let recent = list(&server, &format!("?since={since}")).await;
+    assert!(
+        ids(&recent).starts_with(&[closed.clone(), running.clone()]),
+        "{recent:?}"
+    );
+    assert!(recent.games.iter().all(|g| g.created_at_ms >= since));
+    let room_query = format!("?room={}", abandoned_room.to_lowercase());
+    assert_eq!(
+        ids(&list(&server, &room_query).await),
+        vec![abandoned.clone()]
+    );
+    assert!(list(&server, "?since=99999999999999")
+        .await
+        .games
+        .is_empty());
+
+    // Bad queries.
+    assert!(refused(&server, "?limit=0").await.contains("limit"));
+    assert!(refused(&server, "?limit=101").await.contains("limit"));
+    refused(&server, "?rules=nope").await;
+    refused(&server, "?result=won").await;
+    refused(&server, "?cursor=garbage").await;
+    refused(&server, "?since=yesterday").await;
+    refused(&server, "?colour=red").await;
+
+    // Detail: typed, the bot seat marked.
+    let (status, body) =
+        request_raw(server.addr, "GET", &format!("/api/games/{closed}"), &[], "").await;
+    assert_eq!(status, 200, "{body}");
+    let detail: GameDetail = serde_json::from_str(&body).expect("a GameDetail");
+    assert_eq!(detail.game.reason, Some(GameEndReason::ClosedByAdmin));
+    let mut bots: Vec<_> = detail
+        .players
+        .iter()
+        .map(|p| (p.name.as_str(), p.bot))
+        .collect();
+    bots.sort_by_key(|b| b.0);
+    assert_eq!(
+        bots,
+        [
+            ("Ana", None),
+            ("Random bot 1", Some(parchis_protocol::BotLevel::Random))
+        ]
+    );
+    assert!(detail
+        .events
+        .iter()
+        .any(|e| matches!(e.event, parchis_protocol::RoomEvent::GameStarted { .. })));
+
+    // Export: date, termination, bot seat.
+    let (status, export) = request_raw(
+        server.addr,
+        "GET",
+        &format!("/api/games/{closed}/export"),
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{export}");
+    let date = parchis_server::games::date_tag(detail.game.created_at_ms);
+    assert!(export.contains(&format!("[Date \"{date}\"]")), "{export}");
+    assert!(
+        export.contains("[Termination \"closed_by_admin\"]"),
+        "{export}"
+    );
+    assert!(export.contains("[Result \"*\"]"), "{export}");
+    assert!(export.contains("[Yellow \"Ana\"]"), "{export}");
+    assert!(export.contains("[Blue \"Random bot 1\"]"), "{export}");
+    assert!(export.contains("[BlueBot \"random\"]"), "{export}");
+    assert!(!export.contains("YellowBot"), "{export}");
+    let parsed: parchis_engine::GameRecord = export.parse().expect("the export parses");
+    assert!(parsed
+        .tags
+        .iter()
+        .any(|(k, v)| k == "BlueBot" && v == "random"));
+    let (_, export) = request_raw(
+        server.addr,
+        "GET",
+        &format!("/api/games/{abandoned}/export"),
+        &[],
+        "",
+    )
+    .await;
+    assert!(export.contains("[Termination \"abandoned\"]"), "{export}");
+    assert!(export.contains("[Result \"R forfeit\"]"), "{export}");
+}
