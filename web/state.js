@@ -383,7 +383,8 @@ function gameEvent(s, e, frame) {
       log(s, 'ev_no_move', { colour: C(e.colour) }, `c-${e.colour}`);
       break;
     case 'third_doubles_penalty':
-      if (e.piece != null && s.pieces[e.colour]) s.pieces[e.colour][e.piece] = 'nest';
+      { const owner = e.piece_colour || e.colour; // pair play: the partner's piece
+        if (e.piece != null && s.pieces[owner]) s.pieces[owner][e.piece] = 'nest'; }
       log(s, e.piece != null ? 'ev_third' : 'ev_third_none', { colour: C(e.colour), n: e.piece != null ? e.piece + 1 : '' }, `c-${e.colour}`);
       break;
     case 'roll_again':

@@ -41,7 +41,7 @@ fn apply_returns_the_new_position_and_events() {
     let v = stdout_json(&o);
     assert_eq!(
         v["notation"],
-        "online Y:13,n,n,n R:n,n,n,n turn=Y move=3*,6 bonus=20 last=0"
+        "online Y:13,n,n,n R:n,n,n,n turn=Y move=3*,6 bonus=20"
     );
     assert_eq!(v["events"][1]["type"], "piece_captured");
     assert_eq!(
@@ -98,7 +98,25 @@ fn selfplay_reports_statistics() {
 
 #[test]
 fn bad_input_fails_cleanly_with_a_message() {
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 9] = [
+        (
+            &["legal", "online Y:n,n,n,n R:n,n,n,n turn=Y"],
+            "missing stage",
+        ),
+        (
+            &[
+                "legal",
+                "online Y:10,n,n,n R:n,n,n,n turn=Y move=3*,4 last=Y0",
+            ],
+            "R-THIRD",
+        ),
+        (
+            &[
+                "legal",
+                "online Y:10,n,n,n R:30,30',n,n turn=Y move=2,2 open=R0+R1 doubles=1",
+            ],
+            "R-OPEN",
+        ),
         (
             &["legal", "online Y:10,10,10,n R:n,n,n,n turn=Y roll"],
             "R-CAP",
@@ -133,4 +151,54 @@ fn bad_input_fails_cleanly_with_a_message() {
         assert!(err.contains(needle), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn board_1_a_ring_square_off_the_path_is_refused_in_text_and_json() {
+    // Issue 18: yellow never stands on ring squares 1..4; `Y:2` is not `Y:h2`.
+    let o = parchis(&["legal", "online Y:2,n,n,n R:n,n,n,n turn=Y roll"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("rules.md §1") && err.contains("ring square 2"),
+        "{err}"
+    );
+    // The same position as JSON (h2 written, then edited to the ring square 2).
+    let ok = stdout_json(&parchis(&[
+        "apply",
+        "online Y:h2,n,n,n R:n,n,n,n turn=Y roll",
+        "timeout",
+    ]));
+    let mut pos = ok["position"].clone();
+    pos["players"][0]["pieces"][0]["at"] = serde_json::json!("2");
+    let o = parchis(&["legal", &pos.to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("ring square 2"), "{err}");
+}
+
+#[test]
+fn r_bonus_the_parcheesi_goal_bonus_is_offered_when_the_other_die_cannot_be_played() {
+    let v = stdout_json(&parchis(&[
+        "apply",
+        "parcheesi Y:h7,11,g,g B:12,17,n,n turn=Y move=1,6",
+        "move 0 1",
+    ]));
+    assert_eq!(
+        v["notation"],
+        "parcheesi Y:g,11,g,g B:12,17,n,n turn=Y move=1*,6 bonus=10 lost=1"
+    );
+    assert_eq!(
+        v["legal"],
+        serde_json::json!([{"type": "bonus", "piece": 1, "amount": 10}])
+    );
+    let v = stdout_json(&parchis(&[
+        "apply",
+        v["notation"].as_str().unwrap(),
+        "bonus 1 10",
+    ]));
+    assert_eq!(
+        v["notation"],
+        "parcheesi Y:g,21,g,g B:12,17,n,n turn=B roll"
+    );
 }

@@ -254,6 +254,10 @@ pub enum Event {
         piece: Option<u8>,
         /// Where it stood.
         from: Option<Location>,
+        /// The piece's colour when it is not `colour`'s (pair play: a finished player
+        /// moves the partner's pieces); omitted otherwise.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        piece_colour: Option<Colour>,
     },
     /// The same player throws again (R-DOUBLES, D-9).
     RollAgain {

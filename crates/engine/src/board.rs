@@ -198,15 +198,18 @@ impl Location {
     }
 
     /// Internal progress of a piece of `colour` at this location; `None` for an
-    /// impossible location (ring square out of 1..=68, home square out of 1..=7).
+    /// impossible location (ring square out of 1..=68 or not on the colour's path,
+    /// home square out of 1..=7).
     pub(crate) fn to_progress(self, colour: Colour) -> Option<u8> {
         match self {
             Location::Nest => Some(NEST),
             Location::Goal => Some(GOAL),
             Location::HomeColumn(h) if (1..=HOME_COLUMN).contains(&h) => Some(LAST_RING + h),
             Location::Ring(sq) if (1..=RING).contains(&sq) => {
+                // §1: the ring part of a colour's path is its exit square .. its last ring
+                // square; the squares behind its exit are not on it.
                 let exit = colour.exit_square();
-                Some((sq + RING - exit) % RING + 1)
+                Some((sq + RING - exit) % RING + 1).filter(|&p| p <= LAST_RING)
             }
             _ => None,
         }

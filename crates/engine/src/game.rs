@@ -58,6 +58,9 @@ pub(crate) struct Throw {
     pub(crate) bonus14: bool,
     /// The mover finished (all pieces in the goal) in `play-on` mode: the throw is over.
     pub(crate) done: bool,
+    /// The unused dice could not be played and are lost; only the pending bonus moves
+    /// remain to be played (D-4, D-30: bonuses after the dice).
+    pub(crate) dice_lost: bool,
 }
 
 impl Throw {
@@ -75,6 +78,7 @@ impl Throw {
             must_open: false,
             bonus14: false,
             done: false,
+            dice_lost: false,
         }
     }
     pub(crate) fn part_values(&self) -> &[u8] {
@@ -87,8 +91,9 @@ impl Throw {
             .filter(|(i, _)| !self.used[*i])
             .map(|(i, v)| (i, *v))
     }
+    /// Values still to be played: none once the throw is over or its dice are lost.
     pub(crate) fn remaining(&self) -> usize {
-        if self.done {
+        if self.done || self.dice_lost {
             return 0;
         }
         self.unused().count()
@@ -98,6 +103,9 @@ impl Throw {
     }
     /// The unused values as a [`Dice`] value (for events); `None` when all are used.
     fn remaining_dice(&self) -> Option<Dice> {
+        if self.dice_lost {
+            return None; // already reported when they were lost
+        }
         let v: Vec<u8> = self.unused().map(|(_, v)| v).take(2).collect();
         Dice::from_slice(&v).ok()
     }
@@ -110,12 +118,28 @@ impl Throw {
             self.nbonus += 1;
         }
     }
-    fn pop_bonus(&mut self) -> Option<u8> {
-        let b = self.pending_bonus()?;
-        self.bonus.copy_within(1.., 0);
+    /// The pending bonuses, in the order earned.
+    pub(crate) fn pending(&self) -> &[u8] {
+        &self.bonus[..self.nbonus as usize]
+    }
+    /// Removes and returns pending bonus `slot` (D-28: pending bonuses are played in any
+    /// order).
+    fn take_bonus(&mut self, slot: usize) -> Option<u8> {
+        if slot >= self.nbonus as usize {
+            return None;
+        }
+        let b = self.bonus[slot];
+        self.bonus.copy_within(slot + 1.., slot);
         self.bonus[3] = 0; // keep unused slots zero: positions compare by value
         self.nbonus -= 1;
         Some(b)
+    }
+    fn pop_bonus(&mut self) -> Option<u8> {
+        self.take_bonus(0)
+    }
+    /// The slot of the first pending bonus of `amount` squares.
+    fn bonus_slot(&self, amount: u8) -> Option<usize> {
+        self.pending().iter().position(|&b| b == amount)
     }
 }
 
@@ -165,8 +189,13 @@ pub struct Game {
     pub(crate) stage: Stage,
     /// Repeats (doubles or sixes) thrown in a row this turn (R-THIRD).
     pub(crate) doubles: u8,
-    /// The piece of the current player that moved last this turn (R-THIRD, D-7, D-16).
-    pub(crate) last_moved: Option<u8>,
+    /// The piece that moved last this turn, with its colour (R-THIRD, D-7, D-16, D-21):
+    /// a finished pair player moves the partner's pieces. Recorded only once the turn
+    /// has a repeat (`doubles > 0`), the only case where R-THIRD can use it.
+    pub(crate) last_moved: Option<PieceId>,
+    /// Per colour: its first 5 of the game is still to come (variant `two-out`, seed
+    /// 001 "al sacar el primer 5"); always false without the variant.
+    pub(crate) first_five: [bool; COLOURS],
     /// The previous throw of this turn had no move played (seed 004's R-THIRD exception).
     pub(crate) prev_unplayed: bool,
     /// Consecutive timeouts per colour (R-LEAVE).
@@ -184,6 +213,8 @@ struct Landing {
     capture: Option<u8>,
     /// A lone partner piece on a normal square: the mover chooses (seed 004).
     partner: Option<u8>,
+    /// The partner piece must be captured: with `safe-only` no blockade forms there (D-29).
+    must_take: bool,
     bounced: bool,
 }
 
@@ -204,6 +235,8 @@ enum Refusal {
     ExitBlocked,
     NoFive,
     NoPartnerChoice,
+    /// Variant `safe-only` (D-29): two pieces that would block may share only a safe square.
+    PairOffSafe(Location),
 }
 
 impl Refusal {
@@ -275,6 +308,11 @@ impl Refusal {
                 "R-EXIT-1",
                 "an exit needs an unused die showing 5 (or two unused dice summing to 5)",
             ),
+            Refusal::PairOffSafe(at) => ActionError::new(
+                K::Blocked,
+                "D-29",
+                format!("{colour} piece {piece} would form a blockade on {at}; with safe-only, blockades form only on safe squares"),
+            ),
             Refusal::NoPartnerChoice => ActionError::new(
                 K::NotAllowed,
                 "R-CAPTURE",
@@ -291,8 +329,9 @@ enum Step {
     Exit(u8),
     /// Move piece by the part at index; capture a lone partner piece (pairs).
     Move(u8, u8, bool),
-    /// Bonus move with piece; capture a lone partner piece (pairs).
-    Bonus(u8, bool),
+    /// Bonus move with piece, of the pending bonus in slot; capture a lone partner piece
+    /// (pairs).
+    Bonus(u8, u8, bool),
 }
 
 /// A small fixed-capacity list of steps, so the search never allocates.
@@ -307,7 +346,7 @@ struct Steps {
 impl Steps {
     fn new() -> Steps {
         Steps {
-            items: [Step::Bonus(0, false); 24],
+            items: [Step::Bonus(0, 0, false); 24],
             hints: [None; 24],
             len: 0,
         }
@@ -372,12 +411,16 @@ struct Scoring {
 }
 
 // Score of a play (D-14): exits first, then dice (parts) played, then R-OPEN, then the
-// larger die when only one can be played (seed 003). `None` marks a forbidden play
-// (a blockade moved on together, seeds 002/003).
-const W_EXIT: u16 = 256;
-const W_DIE: u16 = 32;
-const W_OPEN: u16 = 16;
-const W_LARGER: u16 = 2;
+// larger die when only one can be played (seed 003), then — only among the orders of
+// the pending bonuses once the dice are over (D-28) — bonus moves played. `None` marks
+// a forbidden play (a blockade moved on together, seeds 002/003).
+const W_EXIT: u16 = 4096;
+const W_DIE: u16 = 512;
+const W_OPEN: u16 = 256;
+const W_LARGER: u16 = 32;
+const W_BONUS: u16 = 1;
+/// The bonus-count bits (below `W_LARGER`): ignored while dice remain to be played.
+const BONUS_BITS: u16 = 16;
 
 /// The partner colour index of `k` in pair play (opposite seats).
 #[inline]
@@ -425,6 +468,9 @@ impl Game {
             stage: Stage::Roll,
             doubles: 0,
             last_moved: None,
+            first_five: std::array::from_fn(|k| {
+                rules.two_out_on_first_five && seats[k] == SeatStatus::Playing
+            }),
             prev_unplayed: false,
             timeouts: [0; COLOURS],
             places: [0; COLOURS],
@@ -579,16 +625,15 @@ impl Game {
         if self.occ[c] < 2 {
             return false;
         }
-        if self.rules.blockade == BlockadeKind::AnyTwo && !self.rules.blockades_only_on_safe {
+        // Variant `safe-only` (D-29) acts where pairs form (`plan_move`): no pair that
+        // blocks ever stands off a safe square, so every pair here is judged as usual.
+        if self.rules.blockade == BlockadeKind::AnyTwo {
             return true;
         }
         if c > RING as usize {
             return true; // a home column holds one colour only
         }
         let safe = is_safe(c as u8);
-        if self.rules.blockades_only_on_safe && !safe {
-            return false;
-        }
         let (_, occ) = self.occupants(c, usize::MAX);
         let (a, b) = (occ[0] / PIECES, occ[1] / PIECES);
         a == b
@@ -665,6 +710,7 @@ impl Game {
             to,
             capture: None,
             partner: None,
+            must_take: false,
             bounced,
         };
         if to == GOAL {
@@ -674,6 +720,23 @@ impl Game {
         let count = self.occ[c] - (c == own_cell) as u8;
         if count >= 2 {
             return Err(Refusal::Full(self.loc_of_cell(k, to)));
+        }
+        if count == 1 && self.rules.blockades_only_on_safe && !(to <= LAST_RING && is_safe(c as u8))
+        {
+            // D-29 (variant `safe-only`, seed 001 "sólo permite formar puentes en los
+            // seguros"): a pair that would block may form only on a safe square. A lone
+            // partner piece there can still be captured (seed 004's choice loses the
+            // blockade option); an opponent's is captured as usual.
+            let (_, occ) = self.occupants(c, me);
+            let other = occ[0] / PIECES;
+            if other == k {
+                return Err(Refusal::PairOffSafe(self.loc_of_cell(k, to)));
+            }
+            if self.rules.partner_capture_choice && other % 2 == k % 2 {
+                landing.partner = Some(occ[0] as u8);
+                landing.must_take = true;
+                return Ok(landing);
+            }
         }
         if count == 1 && to <= LAST_RING {
             let (_, occ) = self.occupants(c, me);
@@ -818,6 +881,9 @@ impl Game {
         self.occ[other] -= 1;
         self.pos[vk][victim % PIECES] = NEST;
         self.late &= !(1 << victim);
+        if self.last_moved.map(PieceId::gid) == Some(victim) {
+            self.last_moved = None; // D-7: it is in the nest, no longer the last moved
+        }
         Event::PieceCaptured {
             colour: Colour::ALL[vk],
             piece: (victim % PIECES) as u8,
@@ -918,6 +984,7 @@ impl Game {
     }
 
     fn finish<S: Sink>(&mut self, o: Outcome, sink: &mut S) {
+        self.forfeit_all_bonuses(sink); // the game is over: nothing more is played
         self.stage = Stage::Finished(o);
         self.turn = o.winner;
         sink.push(Event::GameWon {
@@ -929,7 +996,6 @@ impl Game {
 
     fn exec<S: Sink>(&mut self, step: Step, hint: Option<Landing>, sink: &mut S) {
         let k = self.mover_index();
-        let colour = Colour::ALL[k];
         let Stage::Move(mut t) = self.stage else {
             return;
         };
@@ -938,39 +1004,22 @@ impl Game {
                 let Ok((i, victim, bonus)) = self.plan_exit(k) else {
                     return;
                 };
-                let all_in_nest = self.pos[k].iter().all(|&p| p == NEST);
+                // Variant `two-out` (seed 001 "al sacar el primer 5"): the colour's first 5
+                // of the game brings out two pieces, room permitting (D-23).
+                let first_five = self.rules.two_out_on_first_five && self.first_five[k];
+                self.first_five[k] = false;
                 for d in 0..4 {
                     if mask & (1 << d) != 0 {
                         t.used[d] = true;
                     }
                 }
                 self.stage = Stage::Move(t);
-                let captured = victim.map(|v| self.capture(v, k));
-                self.relocate(k * PIECES + i, EXIT);
-                self.last_moved = Some(i as u8);
-                sink.push(Event::PieceExited {
-                    colour,
-                    piece: i as u8,
-                    square: exit_square(k),
-                });
-                if let Some(e) = captured {
-                    sink.push(e);
-                    if bonus {
-                        self.earn_bonus(self.rules.capture_bonus, BonusReason::Capture, sink);
-                    }
-                }
-                // Variant (001): the first 5 brings out two pieces, room permitting.
-                if self.rules.two_out_on_first_five && all_in_nest {
-                    if let Ok((j, None, _)) = self.plan_exit(k) {
-                        if self.occ[exit_square(k) as usize] < 2 {
-                            self.relocate(k * PIECES + j, EXIT);
-                            self.last_moved = Some(j as u8);
-                            sink.push(Event::PieceExited {
-                                colour,
-                                piece: j as u8,
-                                square: exit_square(k),
-                            });
-                        }
+                self.exit_piece(k, i, victim, bonus, sink);
+                if first_five {
+                    // The second exit is an exit like any other: it captures as R-EXIT-CAPTURE
+                    // says, and is barred only by two own pieces (or an empty nest).
+                    if let Ok((j, victim, bonus)) = self.plan_exit(k) {
+                        self.exit_piece(k, j, victim, bonus, sink);
                     }
                 }
             }
@@ -981,11 +1030,49 @@ impl Game {
                 let die = t.parts[d as usize];
                 self.exec_move(k, i as usize, n, MoveKind::Die, Some(die), take, hint, sink);
             }
-            Step::Bonus(i, take) => {
-                let n = t.pop_bonus().unwrap_or(0);
+            Step::Bonus(i, slot, take) => {
+                let n = t.take_bonus(slot as usize).unwrap_or(0);
                 self.stage = Stage::Move(t);
                 self.exec_move(k, i as usize, n, MoveKind::Bonus, None, take, hint, sink);
             }
+        }
+    }
+
+    /// Brings nest piece `i` of colour `k` out onto its exit square, capturing `victim`
+    /// first (R-EXIT-1, R-EXIT-CAPTURE; `bonus`: the capture earns the capture bonus).
+    fn exit_piece<S: Sink>(
+        &mut self,
+        k: usize,
+        i: usize,
+        victim: Option<usize>,
+        bonus: bool,
+        sink: &mut S,
+    ) {
+        let captured = victim.map(|v| self.capture(v, k));
+        self.relocate(k * PIECES + i, EXIT);
+        self.note_moved(k, i);
+        sink.push(Event::PieceExited {
+            colour: Colour::ALL[k],
+            piece: i as u8,
+            square: exit_square(k),
+        });
+        if let Some(e) = captured {
+            sink.push(e);
+            if bonus {
+                self.earn_bonus(self.rules.capture_bonus, BonusReason::Capture, sink);
+            }
+        }
+    }
+
+    /// Records piece `i` of colour `k` as the last moved (R-THIRD, D-16, D-21), once the
+    /// turn has a repeat: before that, R-THIRD can never apply in this turn.
+    #[inline]
+    fn note_moved(&mut self, k: usize, i: usize) {
+        if self.doubles > 0 {
+            self.last_moved = Some(PieceId {
+                colour: Colour::ALL[k],
+                piece: i as u8,
+            });
         }
     }
 
@@ -1011,7 +1098,7 @@ impl Game {
         };
         let from = Location::from_progress(colour, self.pos[k][i]);
         let opened = self.relocate(k * PIECES + i, l.to);
-        self.last_moved = Some(i as u8);
+        self.note_moved(k, i);
         sink.push(Event::PieceMoved {
             colour,
             piece: i as u8,
@@ -1053,6 +1140,29 @@ impl Game {
         t.nbonus > 0 && (self.rules.bonus_timing == BonusTiming::Immediately || t.remaining() == 0)
     }
 
+    /// Whether this node is past the dice, playing the bonuses after them (D-4 `after
+    /// dice` timing): only there does the number of bonus moves played count (D-28).
+    #[inline]
+    fn in_bonus_phase(&self) -> bool {
+        match self.stage {
+            Stage::Move(t) => {
+                self.rules.bonus_timing == BonusTiming::AfterDice && self.bonus_due(&t)
+            }
+            _ => false,
+        }
+    }
+
+    /// The part of a play's value that the choice at this node compares: the bonus
+    /// count only in the bonus phase (D-28), never while dice remain (D-2, D-14).
+    #[inline]
+    fn key(&self, v: Option<u16>) -> Option<u16> {
+        if self.in_bonus_phase() {
+            v
+        } else {
+            v.map(|v| v / BONUS_BITS)
+        }
+    }
+
     /// Calls `f` with every step possible right now, before the must-play filters,
     /// until `f` returns false. (D-13 is handled by the search, which tries every order.)
     #[inline]
@@ -1063,18 +1173,25 @@ impl Game {
         }
         let k = self.mover_index();
         if self.bonus_due(&t) {
-            let amount = t.bonus[0];
-            for i in 0..PIECES {
-                let p = self.pos[k][i];
-                if !self.bonus_taker(p) {
+            // D-28: the pending bonuses may be played in any order (one step per amount).
+            let pending = t.pending();
+            for (slot, &amount) in pending.iter().enumerate() {
+                if pending[..slot].contains(&amount) {
                     continue;
                 }
-                if let Ok(l) = self.plan_move(k, i, amount) {
-                    if !f(Step::Bonus(i as u8, false), Some(l)) {
-                        return;
+                let slot = slot as u8;
+                for i in 0..PIECES {
+                    let p = self.pos[k][i];
+                    if !self.bonus_taker(p) {
+                        continue;
                     }
-                    if l.partner.is_some() && !f(Step::Bonus(i as u8, true), Some(l)) {
-                        return;
+                    if let Ok(l) = self.plan_move(k, i, amount) {
+                        if !l.must_take && !f(Step::Bonus(i as u8, slot, false), Some(l)) {
+                            return;
+                        }
+                        if l.partner.is_some() && !f(Step::Bonus(i as u8, slot, true), Some(l)) {
+                            return;
+                        }
                     }
                 }
             }
@@ -1096,7 +1213,7 @@ impl Game {
             let n = self.steps_for(k, part, &t);
             for i in 0..PIECES {
                 if let Ok(l) = self.plan_move(k, i, n) {
-                    if !f(Step::Move(i as u8, d as u8, false), Some(l)) {
+                    if !l.must_take && !f(Step::Move(i as u8, d as u8, false), Some(l)) {
                         return;
                     }
                     if l.partner.is_some() && !f(Step::Move(i as u8, d as u8, true), Some(l)) {
@@ -1114,8 +1231,11 @@ impl Game {
         }
     }
 
-    /// Clears bonuses no piece can take (R-BONUS). Returns whether the throw still has
-    /// a step to play.
+    /// Settles what cannot be played (R-BONUS, D-30): with bonuses waiting for the dice
+    /// (after-dice timing) and no die playable, the dice are lost (`no_legal_move`) and
+    /// the bonuses' turn comes; bonuses that no piece can take, in any order, are
+    /// forfeited (`bonus_forfeited`). Returns whether the throw still has a step to play;
+    /// `buf` holds the raw steps.
     fn forfeit_bonus_if_stuck<S: Sink>(&mut self, sink: &mut S, buf: &mut Steps) -> bool {
         loop {
             *buf = Steps::new();
@@ -1126,8 +1246,12 @@ impl Game {
             if !buf.is_empty() {
                 return true;
             }
-            if !self.bonus_due(&t) {
+            if t.nbonus == 0 || t.done {
                 return false;
+            }
+            if !self.bonus_due(&t) {
+                self.lose_dice(sink);
+                continue;
             }
             if let Some(amount) = t.pop_bonus() {
                 self.stage = Stage::Move(t);
@@ -1139,10 +1263,41 @@ impl Game {
         }
     }
 
-    fn step_value(step: Step) -> u16 {
+    /// D-30: the unused dice cannot be played while bonuses wait for them: they are
+    /// lost (reported as `no_legal_move`) and the pending bonuses become due.
+    fn lose_dice<S: Sink>(&mut self, sink: &mut S) {
+        if let Stage::Move(mut t) = self.stage {
+            if let Some(d) = t.remaining_dice() {
+                sink.push(Event::NoLegalMove {
+                    colour: self.turn,
+                    dice: d,
+                });
+            }
+            t.dice_lost = true;
+            self.stage = Stage::Move(t);
+        }
+    }
+
+    /// Reports every pending bonus as forfeited and clears them: the throw ends with
+    /// them unplayed (R-BONUS; R-CLOCK, R-LEAVE, R-WIN, D-27).
+    fn forfeit_all_bonuses<S: Sink>(&mut self, sink: &mut S) {
+        if let Stage::Move(mut t) = self.stage {
+            while let Some(amount) = t.pop_bonus() {
+                sink.push(Event::BonusForfeited {
+                    colour: self.turn,
+                    amount,
+                });
+            }
+            self.stage = Stage::Move(t);
+        }
+    }
+
+    fn step_value(&self, step: Step) -> u16 {
         match step {
             Step::Exit(mask) => W_EXIT + W_DIE * mask.count_ones() as u16,
             Step::Move(..) => W_DIE,
+            // D-28: after the dice, play as many of the pending bonuses as any order can.
+            Step::Bonus(..) if self.rules.bonus_timing == BonusTiming::AfterDice => W_BONUS,
             Step::Bonus(..) => 0,
         }
     }
@@ -1202,9 +1357,9 @@ impl Game {
             // D-14: a play that wins (or finishes the player) counts as using every die.
             let used = Self::step_parts(s).min(remaining);
             let open = (node.open_required()) as u16 * W_OPEN;
-            Some(Self::step_value(s) + W_DIE * (remaining - used) + open)
+            Some(node.step_value(s) + W_DIE * (remaining - used) + open)
         } else {
-            child.best().map(|b| Self::step_value(s) + b)
+            child.best().map(|b| node.step_value(s) + b)
         }
     }
 
@@ -1241,23 +1396,31 @@ impl Game {
                 return node.leaf_value();
             };
             let remaining = t.remaining() as u16;
-            let bound = node.bound();
+            // In the bonus phase every order of the bonuses is searched (D-28); before
+            // it, the search stops at the first play reaching the bound (bonus count aside).
+            let bonus_phase = node.in_bonus_phase();
+            let bound = node.bound() / BONUS_BITS;
             let mut best: Option<u16> = None;
             let mut any = false;
             node.for_each_step(|s, hint| {
                 any = true;
                 let v = Self::child_value(&node, s, hint, remaining);
                 best = best.max(v);
-                best.is_none_or(|b| b < bound)
+                bonus_phase || best.is_none_or(|b| b / BONUS_BITS < bound)
             });
             if any {
                 // When every continuation is forbidden, stopping here is the play.
                 return best.or_else(|| node.leaf_value());
             }
-            if !node.bonus_due(&t) || t.pop_bonus().is_none() {
+            if t.nbonus == 0 || t.done {
                 return node.leaf_value();
             }
-            node.stage = Stage::Move(t); // R-BONUS: nobody can take it, it is lost
+            if !node.bonus_due(&t) {
+                t.dice_lost = true; // D-30: the dice cannot be played, the bonuses can come
+            } else {
+                t.pop_bonus(); // R-BONUS: no order lets a piece take it, it is lost
+            }
+            node.stage = Stage::Move(t);
         }
     }
 
@@ -1285,8 +1448,9 @@ impl Game {
         let mut legal = Steps::new();
         if !node.all_or_none_blocked(top) {
             let mut exits_only = false;
+            let top = node.key(top);
             for (i, &s) in raw.as_slice().iter().enumerate() {
-                if values[i].is_some() && values[i] == top {
+                if values[i].is_some() && node.key(values[i]) == top {
                     exits_only |= matches!(s, Step::Exit(_));
                     legal.push(s);
                 }
@@ -1328,12 +1492,12 @@ impl Game {
                 die: t.parts[d as usize],
                 capture,
             },
-            (Step::Bonus(i, capture), Stage::Move(t)) => Action::Bonus {
+            (Step::Bonus(i, slot, capture), Stage::Move(t)) => Action::Bonus {
                 piece: i,
-                amount: t.pending_bonus().unwrap_or(0),
+                amount: t.pending().get(slot as usize).copied().unwrap_or(0),
                 capture,
             },
-            (Step::Move(i, _, capture), _) | (Step::Bonus(i, capture), _) => Action::Move {
+            (Step::Move(i, _, capture), _) | (Step::Bonus(i, _, capture), _) => Action::Move {
                 piece: i,
                 die: 0,
                 capture,
@@ -1392,16 +1556,35 @@ impl Game {
             Action::Roll { dice } => return self.roll(dice, ev),
             _ => {}
         }
-        let Stage::Move(t) = self.stage else {
+        if !matches!(self.stage, Stage::Move(_)) {
             return Err(ActionError::new(
                 K::AwaitingRoll,
                 "R-ROLL",
                 format!("{} must roll the dice first", self.turn),
             ));
+        }
+        // A position read from outside may not be settled yet (a live game always is):
+        // what cannot be played is forfeited first, with its events, as `legal_actions`
+        // assumes. Errors are explained on the position as the player saw it.
+        let seen = *self;
+        self.forfeit_bonus_if_stuck(ev, &mut Steps::new());
+        let (Stage::Move(t), Stage::Move(t0)) = (self.stage, seen.stage) else {
+            return Err(ActionError::new(
+                K::AwaitingRoll,
+                "R-ROLL",
+                "no throw is being played",
+            ));
         };
-        let step = self.action_to_step(action, &t)?;
+        let as_seen = || {
+            seen.action_to_step(action, &t0)
+                .map(|s0| seen.diagnose(s0, &seen.legal_steps()))
+        };
+        let step = match self.action_to_step(action, &t) {
+            Ok(step) => step,
+            Err(e) => return Err(as_seen().unwrap_or(e)),
+        };
         let Some(node) = self.check_legal(step) else {
-            return Err(self.diagnose(step, &self.legal_steps()));
+            return Err(as_seen().unwrap_or_else(|_| self.diagnose(step, &self.legal_steps())));
         };
         *self = node;
         self.exec(step, None, ev);
@@ -1428,13 +1611,15 @@ impl Game {
             return None;
         }
         let mine = Self::child_value(&node, step, None, remaining);
-        if mine.is_none() || mine != top {
+        let top = node.key(top);
+        if mine.is_none() || node.key(mine) != top {
             return None;
         }
         // D-18: when an exit starts a best play, only exits may be played first.
         if !matches!(step, Step::Exit(_)) {
             let exit_first = steps.as_slice().iter().any(|&s| {
-                matches!(s, Step::Exit(_)) && Self::child_value(&node, s, None, remaining) == top
+                matches!(s, Step::Exit(_))
+                    && node.key(Self::child_value(&node, s, None, remaining)) == top
             });
             if exit_first {
                 return None;
@@ -1492,23 +1677,26 @@ impl Game {
                 if piece as usize >= PIECES {
                     return Err(Refusal::NoSuchPiece.into_error(colour, piece));
                 }
-                match t.pending_bonus() {
-                    None => Err(ActionError::new(
+                match (t.pending_bonus(), t.bonus_slot(amount)) {
+                    (None, _) => Err(ActionError::new(
                         K::Bonus,
                         "R-BONUS",
                         format!("{colour} has no bonus move pending"),
                     )),
-                    Some(_) if !bonus_due => Err(ActionError::new(
+                    (Some(_), _) if !bonus_due => Err(ActionError::new(
                         K::Bonus,
                         "D-4",
                         "bonus moves are played after every die in this rule set",
                     )),
-                    Some(b) if b != amount => Err(ActionError::new(
+                    (Some(_), None) => Err(ActionError::new(
                         K::Bonus,
                         "R-BONUS",
-                        format!("the pending bonus is {b} squares, not {amount}"),
+                        format!(
+                            "no pending bonus of {amount} squares (pending: {:?})",
+                            t.pending()
+                        ),
                     )),
-                    Some(_) => Ok(Step::Bonus(piece, capture)),
+                    (Some(_), Some(slot)) => Ok(Step::Bonus(piece, slot as u8, capture)),
                 }
             }
             Action::Roll { .. } | Action::Timeout | Action::Abandon { .. } => Err(
@@ -1541,6 +1729,10 @@ impl Game {
                 Ok(l) if capture && l.partner.is_none() => {
                     Some(Refusal::NoPartnerChoice.into_error(colour, i))
                 }
+                Ok(l) if !capture && l.must_take => Some(
+                    Refusal::PairOffSafe(Location::from_progress(colour, l.to))
+                        .into_error(colour, i),
+                ),
                 Ok(_) => None,
             }
         };
@@ -1549,11 +1741,15 @@ impl Game {
             (Step::Move(i, d, capture), Stage::Move(t)) => {
                 raw(i, self.steps_for(k, t.parts[d as usize], &t), capture)
             }
-            (Step::Bonus(i, capture), Stage::Move(t)) => {
+            (Step::Bonus(i, slot, capture), Stage::Move(t)) => {
                 if !self.bonus_taker(self.pos[k][i as usize]) {
                     Some(Refusal::NotATaker.into_error(colour, i))
                 } else {
-                    raw(i, t.pending_bonus().unwrap_or(0), capture)
+                    raw(
+                        i,
+                        t.pending().get(slot as usize).copied().unwrap_or(0),
+                        capture,
+                    )
                 }
             }
             (_, _) => Some(Refusal::NoFive.into_error(colour, 0)),
@@ -1592,6 +1788,10 @@ impl Game {
             Some(m) if (m % W_DIE) / W_OPEN < (top % W_DIE) / W_OPEN => {
                 ("R-OPEN", "this throw must open a blockade")
             }
+            Some(m) if node.in_bonus_phase() && m % BONUS_BITS < top % BONUS_BITS => (
+                "D-28",
+                "another order of the pending bonus moves plays more of them",
+            ),
             Some(_) => (
                 "D-2",
                 "when only one die can be played it must be the larger",
@@ -1602,31 +1802,48 @@ impl Game {
 
     /// Advances past forfeited bonuses and unplayable dice, ending the throw when it is
     /// over (R-MUST, R-BONUS, R-DOUBLES).
+    ///
+    /// Invariant (R-BONUS, D-28, D-30): the throw never ends while a pending bonus can
+    /// be played, and every pending bonus it ends with is reported as forfeited.
     fn settle(&mut self, ev: &mut Vec<Event>) {
         let mut buf = Steps::new();
-        let Stage::Move(t0) = self.stage else {
-            return;
-        };
-        if t0.done {
-            self.end_throw(ev);
-            return;
-        }
-        if self.forfeit_bonus_if_stuck(ev, &mut buf) {
-            // Raw steps always include a legal one, except where some plays are
-            // forbidden outright (blockades moving on together; the all-or-none bonus).
-            let may_be_empty = self.rules.no_moving_blockade_together || t0.bonus14;
-            if !may_be_empty || !self.legal_steps().legal.is_empty() {
+        loop {
+            let Stage::Move(t0) = self.stage else {
+                return;
+            };
+            if t0.done {
+                self.forfeit_all_bonuses(ev);
+                self.end_throw(ev);
                 return;
             }
-        }
-        if let Stage::Move(t) = self.stage {
-            if let Some(d) = t.remaining_dice() {
-                ev.push(Event::NoLegalMove {
-                    colour: self.turn,
-                    dice: d,
-                });
+            if self.forfeit_bonus_if_stuck(ev, &mut buf) {
+                // Raw steps always include a legal one, except where some plays are
+                // forbidden outright (blockades moving on together; the all-or-none bonus).
+                let may_be_empty = self.rules.no_moving_blockade_together || t0.bonus14;
+                if !may_be_empty || !self.legal_steps().legal.is_empty() {
+                    return;
+                }
+                if let Stage::Move(t) = self.stage {
+                    if t.remaining() > 0 && t.nbonus > 0 {
+                        // No play of the dice is allowed: they are lost, the bonuses'
+                        // turn comes (D-30).
+                        self.lose_dice(ev);
+                        continue;
+                    }
+                }
             }
-            self.end_throw(ev);
+            if let Stage::Move(t) = self.stage {
+                if let Some(d) = t.remaining_dice() {
+                    ev.push(Event::NoLegalMove {
+                        colour: self.turn,
+                        dice: d,
+                    });
+                }
+                // Only bonuses that no legal play can take are left (every play forbidden).
+                self.forfeit_all_bonuses(ev);
+                self.end_throw(ev);
+            }
+            return;
         }
     }
 
@@ -1639,7 +1856,7 @@ impl Game {
             && self.is_repeat(&t.dice)
             && !(t.bonus14
                 && self.rules.doubles_bonus == DoublesBonus::AsManyAsPossible
-                && t.remaining() > 0);
+                && t.used_count() < t.nparts as usize);
         if again {
             // R-DOUBLES, D-9: roll again, even when no die could be played.
             self.stage = Stage::Roll;
@@ -1762,26 +1979,32 @@ impl Game {
     /// R-THIRD: the third repeat in a row is not played; a piece goes to the nest.
     fn third_repeat_penalty(&mut self, k: usize, ev: &mut Vec<Event>) {
         let colour = Colour::ALL[k];
-        let victim = match self.rules.third_repeat {
-            ThirdRepeat::LastMovedToNest => self.last_moved.filter(|&i| {
-                let p = self.pos[k][i as usize];
+        let victim: Option<PieceId> = match self.rules.third_repeat {
+            // The last moved piece, whatever its colour (a finished pair player moves the
+            // partner's pieces): nothing goes home when it is in the home column or goal.
+            ThirdRepeat::LastMovedToNest => self.last_moved.filter(|id| {
+                let p = self.pos[id.colour.index()][id.piece as usize];
                 (EXIT..=LAST_RING).contains(&p)
                     && !(self.rules.third_repeat_needs_played_second && self.prev_unplayed)
             }),
             ThirdRepeat::MostAdvancedToNest => (0..PIECES)
                 .filter(|&i| self.pos[k][i] != NEST && self.pos[k][i] != GOAL)
                 .max_by_key(|&i| self.pos[k][i])
-                .map(|i| i as u8),
+                .map(|i| PieceId {
+                    colour,
+                    piece: i as u8,
+                }),
             ThirdRepeat::None => None,
         };
-        let from = victim.map(|i| Location::from_progress(colour, self.pos[k][i as usize]));
-        if let Some(i) = victim {
-            self.relocate(k * PIECES + i as usize, NEST);
+        let from = victim.map(|id| self.location(id));
+        if let Some(id) = victim {
+            self.relocate(id.gid(), NEST);
         }
         ev.push(Event::ThirdDoublesPenalty {
             colour,
-            piece: victim,
+            piece: victim.map(|id| id.piece),
             from,
+            piece_colour: victim.map(|id| id.colour).filter(|&c| c != colour),
         });
     }
 
@@ -1793,6 +2016,7 @@ impl Game {
             colour,
             consecutive: self.timeouts[k],
         });
+        self.forfeit_all_bonuses(ev); // R-CLOCK: pending bonuses are lost with the turn
         self.pass_turn(ev);
         Ok(())
     }
@@ -1814,6 +2038,9 @@ impl Game {
             }
         }
         ev.push(Event::PlayerAbandoned { colour });
+        if self.turn == colour && was_playing {
+            self.forfeit_all_bonuses(ev); // R-LEAVE: the throw ends with the player
+        }
         let active = self.active_colours();
         let one_team_left = self.rules.teams
             && !active.is_empty()

@@ -71,6 +71,41 @@ fn parse_marked(val: &str, tok: &str) -> Result<(Vec<u8>, Vec<bool>), NotationEr
     Ok((values, used))
 }
 
+fn parse_flag(val: &str, tok: &str) -> Result<bool, NotationError> {
+    match val {
+        "1" => Ok(true),
+        _ => err(format!(
+            "bad flag {tok:?} (the only value is 1; leave it out for false)"
+        )),
+    }
+}
+
+/// `last=G0` (a piece id); the older `last=0` names a piece of the colour being moved.
+fn parse_last(
+    val: &str,
+    turn: Option<Colour>,
+    rules: &RuleSet,
+    players: &[PlayerPosition],
+) -> Result<PieceId, NotationError> {
+    if val.starts_with(|c: char| c.is_ascii_digit()) {
+        let piece = parse_u8(val, "last piece")?;
+        let turn = turn.ok_or_else(|| NotationError("last= needs turn=C".into()))?;
+        let finished = |c: Colour| {
+            players
+                .iter()
+                .find(|p| p.colour == c)
+                .is_some_and(|p| p.pieces.iter().all(|q| q.at == Location::Goal))
+        };
+        let colour = if rules.teams && finished(turn) {
+            Colour::ALL[(turn.index() + 2) % 4]
+        } else {
+            turn
+        };
+        return Ok(PieceId { colour, piece });
+    }
+    parse_piece_id(val)
+}
+
 fn parse_u8(val: &str, what: &str) -> Result<u8, NotationError> {
     val.parse::<u8>()
         .map_err(|_| NotationError(format!("bad {what} {val:?}")))
@@ -122,8 +157,11 @@ impl FromStr for Position {
         let mut open = None;
         let mut held = None;
         let mut doubles = 0;
-        let mut last = None;
+        let mut last: Option<&str> = None;
         let mut unplayed = false;
+        let mut lost = false;
+        let mut first5: Option<Vec<Colour>> = None;
+        let mut saw_stage = false;
         let mut timeouts: Vec<(Colour, u8)> = Vec::new();
         let mut places: Vec<(Colour, u8)> = Vec::new();
         let mut over: Option<Outcome> = None;
@@ -137,6 +175,7 @@ impl FromStr for Position {
                         let dice = Dice::from_slice(&values)
                             .map_err(|e| NotationError(format!("{tok}: {e}")))?;
                         stage = Some((dice, used));
+                        saw_stage = true;
                     }
                     "parts" => parts = Some(parse_marked(val, tok)?),
                     "over" => {
@@ -160,6 +199,7 @@ impl FromStr for Position {
                             reason,
                             partner,
                         });
+                        saw_stage = true;
                     }
                     "bonus" => {
                         for b in val.split(',') {
@@ -168,8 +208,18 @@ impl FromStr for Position {
                     }
                     "open" | "held" => deferred.push((key, val)),
                     "doubles" => doubles = parse_u8(val, "doubles")?,
-                    "last" => last = Some(parse_u8(val, "last piece")?),
-                    "unplayed" => unplayed = val == "1",
+                    "last" => last = Some(val),
+                    "unplayed" => unplayed = parse_flag(val, tok)?,
+                    "lost" => lost = parse_flag(val, tok)?,
+                    "first5" => {
+                        let mut list = Vec::new();
+                        if val != "-" {
+                            for c in val.split(',') {
+                                list.push(parse_colour(c, "first5 colour")?);
+                            }
+                        }
+                        first5 = Some(list);
+                    }
                     "timeouts" | "places" => {
                         for t in val.split(',') {
                             let mut ch = t.chars();
@@ -188,6 +238,7 @@ impl FromStr for Position {
                 }
             } else if tok == "roll" {
                 stage = None;
+                saw_stage = true;
             } else if let Some((head, body)) = tok.split_once(':') {
                 let (letter, abandoned) = match head.strip_suffix('!') {
                     Some(h) => (h, true),
@@ -225,6 +276,7 @@ impl FromStr for Position {
                     pieces,
                     timeouts: 0,
                     place: None,
+                    first_five: None,
                 });
             } else {
                 return err(format!("unexpected token {tok:?}"));
@@ -260,9 +312,38 @@ impl FromStr for Position {
             }
         }
         players.sort_by_key(|p| p.colour);
+        if let Some(list) = first5 {
+            if !rules.two_out_on_first_five {
+                return err(format!(
+                    "first5= records the two-out variant's first 5, but the rule set {} has no two-out",
+                    rules.name()
+                ));
+            }
+            if let Some(c) = list
+                .iter()
+                .find(|c| !players.iter().any(|p| p.colour == **c))
+            {
+                return err(format!("first5= names {c}, which is not seated"));
+            }
+            for p in players.iter_mut() {
+                p.first_five = Some(list.contains(&p.colour));
+            }
+        }
+        if !saw_stage {
+            return err("missing stage: expected `roll`, `move=D[,D]` or `over=C:goal|forfeit`");
+        }
+        let last_moved = match last {
+            None => None,
+            Some(v) => Some(parse_last(
+                v,
+                turn.or(over.map(|o| o.winner)),
+                &rules,
+                &players,
+            )?),
+        };
         if let Some(outcome) = over {
-            if stage.is_some() || !bonus.is_empty() || open.is_some() || held.is_some() {
-                return err("over= cannot be combined with move=, bonus=, open= or held=");
+            if stage.is_some() || !bonus.is_empty() || open.is_some() || held.is_some() || lost {
+                return err("over= cannot be combined with move=, bonus=, open=, held= or lost=");
             }
             return Ok(Position {
                 rules,
@@ -270,15 +351,16 @@ impl FromStr for Position {
                 turn: outcome.winner,
                 stage: StagePosition::Finished { outcome },
                 doubles_in_row: doubles,
-                last_moved: last,
+                last_moved,
                 previous_throw_unplayed: unplayed,
             });
         }
         let turn = turn.ok_or_else(|| NotationError("missing turn=C".into()))?;
         let stage = match stage {
             None => {
-                if !bonus.is_empty() || open.is_some() || held.is_some() || parts.is_some() {
-                    return err("bonus=, open=, held= and parts= belong to a move= stage");
+                if !bonus.is_empty() || open.is_some() || held.is_some() || parts.is_some() || lost
+                {
+                    return err("bonus=, open=, held=, parts= and lost= belong to a move= stage");
                 }
                 StagePosition::Roll
             }
@@ -300,6 +382,7 @@ impl FromStr for Position {
                     bonus,
                     blockades,
                     must_open,
+                    dice_lost: lost,
                 }
             }
         };
@@ -309,7 +392,7 @@ impl FromStr for Position {
             turn,
             stage,
             doubles_in_row: doubles,
-            last_moved: last,
+            last_moved,
             previous_throw_unplayed: unplayed,
         })
     }
@@ -384,6 +467,7 @@ impl fmt::Display for Position {
                 bonus,
                 blockades,
                 must_open,
+                dice_lost,
             } => {
                 write!(f, " turn={} move=", self.turn.letter())?;
                 if parts.is_empty() {
@@ -405,6 +489,9 @@ impl fmt::Display for Position {
                     let key = if *must_open { "open" } else { "held" };
                     write!(f, " {key}={}", pairs.join(","))?;
                 }
+                if *dice_lost {
+                    f.write_str(" lost=1")?;
+                }
             }
         }
         if self.doubles_in_row > 0 {
@@ -415,6 +502,27 @@ impl fmt::Display for Position {
         }
         if self.previous_throw_unplayed {
             f.write_str(" unplayed=1")?;
+        }
+        // first5= only when it differs from what the reader assumes without it: every
+        // playing colour with all four pieces in the nest has its first 5 to come.
+        if self.rules.two_out_on_first_five {
+            let assumed = |p: &PlayerPosition| {
+                p.status == SeatStatus::Playing && p.pieces.iter().all(|q| q.at == Location::Nest)
+            };
+            let actual = |p: &PlayerPosition| p.first_five.unwrap_or_else(|| assumed(p));
+            if self.players.iter().any(|p| actual(p) != assumed(p)) {
+                let list: Vec<String> = self
+                    .players
+                    .iter()
+                    .filter(|p| actual(p))
+                    .map(|p| p.colour.letter().to_string())
+                    .collect();
+                if list.is_empty() {
+                    f.write_str(" first5=-")?;
+                } else {
+                    write!(f, " first5={}", list.join(","))?;
+                }
+            }
         }
         for (key, get) in [
             (

@@ -38,6 +38,11 @@ pub struct PlayerPosition {
     /// and pair games.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub place: Option<u8>,
+    /// Variant `two-out` only: this colour's first 5 of the game is still to come, so
+    /// it will bring out two pieces (seed 001 "al sacar el primer 5"; D-23). Written
+    /// for every colour of a `two-out` game, omitted (false) otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_five: Option<bool>,
 }
 
 fn is_zero(v: &u8) -> bool {
@@ -81,6 +86,10 @@ pub enum StagePosition {
         /// only kept so that they do not move on together (seeds 002/003).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         must_open: bool,
+        /// The unused dice could not be played and are lost; only the pending `bonus`
+        /// moves remain (bonuses after the dice, D-4, D-30). Omitted when false.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        dice_lost: bool,
     },
     /// The game has ended.
     Finished {
@@ -104,9 +113,11 @@ pub struct Position {
     /// Doubles thrown in a row this turn (R-THIRD): 0..=2.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub doubles_in_row: u8,
-    /// Index of the current player's piece that moved last this turn (R-THIRD).
+    /// The piece that moved last this turn, with its colour — the player's own, or in
+    /// pair play the partner's once the player has finished (R-THIRD, D-21). Kept only
+    /// when this turn has had a repeat (`doubles_in_row` > 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_moved: Option<u8>,
+    pub last_moved: Option<PieceId>,
     /// The previous throw of this turn played no move (seed 004's R-THIRD exception).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub previous_throw_unplayed: bool,
@@ -130,6 +141,13 @@ pub enum PositionError {
     /// Arrival order marks are inconsistent (D-6).
     #[error("D-6: {0}")]
     Arrival(String),
+    /// A piece stands on a ring square that is not on its colour's path (rules.md §1).
+    #[error("rules.md §1 (path): {0}")]
+    Path(String),
+    /// Two pieces that would block share a square that is not safe, with the variant
+    /// `safe-only` (D-29).
+    #[error("D-29: {0}")]
+    SafeOnly(String),
     /// The turn state is impossible.
     #[error("{0}")]
     Stage(String),
@@ -151,6 +169,7 @@ impl From<&Game> for Position {
                     }),
                     timeouts: g.timeouts[k],
                     place: (g.places[k] > 0).then_some(g.places[k]),
+                    first_five: g.rules.two_out_on_first_five.then_some(g.first_five[k]),
                 }
             })
             .collect();
@@ -183,6 +202,7 @@ impl From<&Game> for Position {
                     })
                     .collect(),
                 must_open: t.must_open && t.open.len > 0,
+                dice_lost: t.dice_lost,
             },
             Stage::Finished(o) => StagePosition::Finished { outcome: o },
         };
@@ -196,6 +216,24 @@ impl From<&Game> for Position {
             previous_throw_unplayed: g.prev_unplayed,
         }
     }
+}
+
+/// The progress of a `colour` piece at `at`; `what` names it in the error. Ring
+/// squares off the colour's path (those between its home-column entry and its exit,
+/// e.g. 1..4 for yellow) are refused: the notation never means `h1..h4` by them.
+fn progress_of(colour: Colour, at: Location, what: &str) -> Result<u8, PositionError> {
+    at.to_progress(colour).ok_or_else(|| match at {
+        Location::Ring(sq) => {
+            let (exit, last) = (colour.exit_square(), colour.last_ring_square());
+            let behind = format!("{} to {}", last % RING + 1, exit - 1);
+            PositionError::Path(format!(
+                "{what} stands on ring square {sq}, which is not on {colour}'s path: a {colour} \
+                 piece goes from its exit square {exit} round to square {last}, then into its \
+                 home column h1..h7, so it never stands on squares {behind}"
+            ))
+        }
+        other => PositionError::Seats(format!("{what}: impossible location {other}")),
+    })
 }
 
 /// The location of cell `c` in colour `colour`'s terms.
@@ -241,12 +279,7 @@ impl TryFrom<&Position> for Game {
             timeouts[k] = pl.timeouts;
             places[k] = pl.place.unwrap_or(0);
             for (i, piece) in pl.pieces.iter().enumerate() {
-                pos[k][i] = piece.at.to_progress(pl.colour).ok_or_else(|| {
-                    PositionError::Seats(format!(
-                        "{} piece {i}: impossible location {}",
-                        pl.colour, piece.at
-                    ))
-                })?;
+                pos[k][i] = progress_of(pl.colour, piece.at, &format!("{} piece {i}", pl.colour))?;
                 if piece.late {
                     late |= 1 << (k * PIECES + i);
                 }
@@ -304,6 +337,16 @@ impl TryFrom<&Position> for Game {
                     let safe_ok = c <= RING as usize
                         && is_safe(c as u8)
                         && p.rules.safe_with_opponent == crate::rules::SafeWithOpponent::Join;
+                    let off_safe = c > RING as usize || !is_safe(c as u8);
+                    if p.rules.blockades_only_on_safe && off_safe && (ka == kb || mates) {
+                        return Err(PositionError::SafeOnly(format!(
+                            "{} and {} share square {}, which is not a safe square; with the \
+                             variant safe-only, blockades form only on safe squares",
+                            PieceId::from_gid(a),
+                            PieceId::from_gid(b),
+                            name()
+                        )));
+                    }
                     if ka != kb && !mates && !safe_ok {
                         return Err(PositionError::Mixed(format!(
                             "{} and {} share square {}, where two colours cannot stand together",
@@ -340,6 +383,7 @@ impl TryFrom<&Position> for Game {
                 bonus,
                 blockades,
                 must_open,
+                dice_lost,
             } => {
                 if dice.len() != p.rules.dice as usize {
                     return Err(PositionError::Stage(format!(
@@ -390,11 +434,18 @@ impl TryFrom<&Position> for Game {
                 for b in bonus {
                     t.push_bonus(*b);
                 }
+                let mover = mover_of(p, &pos);
                 for h in blockades {
                     let [a, b] = h.pieces;
                     if a.piece as usize >= PIECES || b.piece as usize >= PIECES || a == b {
                         return Err(PositionError::Stage(format!(
                             "R-OPEN: bad blockade pair {a}+{b}"
+                        )));
+                    }
+                    if a.colour != mover {
+                        return Err(PositionError::Stage(format!(
+                            "R-OPEN: the blockade {a}+{b} is not {mover}'s: a throw holds only \
+                             the blockades of the colour being moved, its own piece first"
                         )));
                     }
                     let c =
@@ -414,6 +465,19 @@ impl TryFrom<&Position> for Game {
                     }
                 }
                 t.must_open = *must_open;
+                if *dice_lost {
+                    if p.rules.bonus_timing != crate::rules::BonusTiming::AfterDice
+                        || t.nbonus == 0
+                        || t.remaining() == 0
+                    {
+                        return Err(PositionError::Stage(
+                            "D-30: dice are lost only when unused dice remain and bonus moves \
+                             wait for them (bonuses after the dice)"
+                                .into(),
+                        ));
+                    }
+                    t.dice_lost = true;
+                }
                 if t.remaining() == 0 && t.nbonus == 0 {
                     return Err(PositionError::Stage(
                         "every die is used and no bonus is pending: the throw is over".into(),
@@ -467,10 +531,55 @@ impl TryFrom<&Position> for Game {
                 p.doubles_in_row
             )));
         }
-        if let Some(i) = p.last_moved {
-            if i as usize >= PIECES {
+        if let Some(id) = p.last_moved {
+            if id.piece as usize >= PIECES {
                 return Err(PositionError::Stage(format!(
-                    "last moved piece {i} does not exist"
+                    "R-THIRD: last moved piece {id} does not exist"
+                )));
+            }
+            if p.doubles_in_row == 0 {
+                return Err(PositionError::Stage(format!(
+                    "R-THIRD: last moved piece {id} given, but no repeat has been thrown this \
+                     turn (doubles 0); the last moved piece is kept only for the third-repeat \
+                     penalty"
+                )));
+            }
+            let partner = Colour::ALL[(p.turn.index() + 2) % COLOURS];
+            let finished = matches!(p.stage, StagePosition::Finished { .. });
+            if !finished && id.colour != p.turn && !(p.rules.teams && id.colour == partner) {
+                return Err(PositionError::Stage(format!(
+                    "R-THIRD: last moved piece {id} is not {}'s{}",
+                    p.turn,
+                    if p.rules.teams {
+                        " or its partner's"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+        }
+        let mut first_five = [false; COLOURS];
+        for pl in &p.players {
+            let k = pl.colour.index();
+            let out = pos[k].iter().filter(|&&q| q != NEST).count();
+            first_five[k] = match pl.first_five {
+                // Not given: a colour with all four pieces in the nest has its first 5 to come.
+                None => {
+                    p.rules.two_out_on_first_five && out == 0 && pl.status == SeatStatus::Playing
+                }
+                Some(f) => f,
+            };
+            if first_five[k] && !p.rules.two_out_on_first_five {
+                return Err(PositionError::Stage(format!(
+                    "D-23: {} has its first 5 to come, which only the two-out variant records",
+                    pl.colour
+                )));
+            }
+            if first_five[k] && out > usize::from(p.rules.start_with_one_out) {
+                return Err(PositionError::Stage(format!(
+                    "D-23: {} has its first 5 to come, but {out} of its pieces are out of the nest \
+                     (only a 5 brings a piece out)",
+                    pl.colour
                 )));
             }
         }
@@ -483,12 +592,24 @@ impl TryFrom<&Position> for Game {
             stage,
             doubles: p.doubles_in_row,
             last_moved: p.last_moved,
+            first_five,
             prev_unplayed: p.previous_throw_unplayed,
             timeouts,
             places,
             occ: [0; crate::board::CELLS],
         }
         .recounted())
+    }
+}
+
+/// The colour whose pieces the player to act moves: their own, or the partner's once
+/// all their own are in the goal (pair play, seed 004).
+fn mover_of(p: &Position, pos: &[[u8; PIECES]; COLOURS]) -> Colour {
+    let k = p.turn.index();
+    if p.rules.teams && pos[k].iter().all(|&q| q == GOAL) {
+        Colour::ALL[(k + 2) % COLOURS]
+    } else {
+        p.turn
     }
 }
 

@@ -65,7 +65,7 @@ fn classic_roll_again_on_a_six() {
     assert_eq!(ev.last(), Some(&Event::RollAgain { colour: Y }));
     assert_eq!(
         g.to_string(),
-        "classic Y:16,n,n,n R:n,n,n,n turn=Y roll doubles=1 last=0"
+        "classic Y:16,n,n,n R:n,n,n,n turn=Y roll doubles=1 last=Y0"
     );
 }
 
@@ -76,7 +76,8 @@ fn classic_third_six_sends_the_last_moved_piece_home() {
     assert!(ev.contains(&Event::ThirdDoublesPenalty {
         colour: Y,
         piece: Some(1),
-        from: Some(Location::Ring(20))
+        from: Some(Location::Ring(20)),
+        piece_colour: None,
     }));
     assert_eq!(g.to_string(), "classic Y:10,n,n,n R:n,n,n,n turn=R roll");
 }
@@ -149,9 +150,7 @@ fn classic_blockades_are_two_of_one_colour_mixed_pairs_can_be_passed() {
     // Variant: mixed blockades on safe squares.
     let g = game("classic+mixed-safe Y:10,n,n,n B:12',n,n,n R:12,n,n,n turn=Y move=4");
     assert_eq!(refuse(&g, "move 0 4").rule, "R-BLOCK");
-    // Variant: blockades only on safe squares — two yellows on 10 can be passed.
-    let g = game("classic+safe-only Y:10,10',8,n R:n,n,n,n turn=Y move=3");
-    assert_eq!(legal(&g), vec!["move 0 3", "move 1 3", "move 2 3"]);
+    // Variant safe-only (D-29): see the d29_* tests in rules.rs.
 }
 
 #[test]
@@ -340,7 +339,8 @@ fn pairs_third_six_spares_the_piece_when_the_second_six_was_not_played() {
     assert!(ev.contains(&Event::ThirdDoublesPenalty {
         colour: Y,
         piece: None,
-        from: None
+        from: None,
+        piece_colour: None,
     }));
     let g = game(&format!(
         "pairs Y:20,n,n,n R:n,n,n,n {PAIRS_EMPTY} turn=Y roll doubles=2 last=0"
@@ -349,7 +349,8 @@ fn pairs_third_six_spares_the_piece_when_the_second_six_was_not_played() {
     assert!(ev.contains(&Event::ThirdDoublesPenalty {
         colour: Y,
         piece: Some(0),
-        from: Some(Location::Ring(20))
+        from: Some(Location::Ring(20)),
+        piece_colour: None,
     }));
 }
 
@@ -441,7 +442,8 @@ fn parcheesi_third_doubles_sends_the_most_advanced_piece_home_even_from_the_home
     assert!(ev.contains(&Event::ThirdDoublesPenalty {
         colour: Y,
         piece: Some(1),
-        from: Some(Location::HomeColumn(3))
+        from: Some(Location::HomeColumn(3)),
+        piece_colour: None,
     }));
     assert_eq!(g.to_string(), "parcheesi Y:20,n,n,n R:n,n,n,n turn=R roll");
 }
@@ -523,4 +525,427 @@ fn game_records_keep_the_variants_and_the_partner_capture_choice() {
     let back: GameRecord = text.parse().unwrap();
     let (replayed, replay_events) = back.replay().unwrap();
     assert_eq!((replayed, replay_events), (g, events));
+}
+
+// ===== bonuses after the dice: R-BONUS, D-28, D-30 (parcheesi presets) ======================
+
+/// The throw is over: the turn passed (or the player throws again).
+fn throw_over(ev: &[Event]) -> bool {
+    ev.iter()
+        .any(|e| matches!(e, Event::TurnPassed { .. } | Event::RollAgain { .. }))
+}
+
+#[test]
+fn r_bonus_d30_a_goal_bonus_is_played_when_the_other_die_cannot_be() {
+    // Issue 18's reproduction, in both Parcheesi presets: the 1 takes piece 0 into the
+    // goal (+10); the 6 is unplayable (11+6 lands on blue's safe 17), so the dice are
+    // over and the 10 must still be played, 11 → 21 (R-BONUS "compulsory", D-4).
+    for preset in ["parcheesi", "parcheesi-strict"] {
+        let g = game(&format!("{preset} Y:h7,11,g,g B:12,17,n,n turn=Y move=1,6"));
+        let (g, ev) = act(&g, "move 0 1");
+        assert_eq!(
+            ev,
+            vec![
+                Event::PieceMoved {
+                    colour: Y,
+                    piece: 0,
+                    from: Location::HomeColumn(7),
+                    to: Location::Goal,
+                    steps: 1,
+                    by: parchis_engine::MoveKind::Die,
+                    bounced: false,
+                    die: None,
+                },
+                Event::BonusEarned {
+                    colour: Y,
+                    amount: 10,
+                    reason: BonusReason::Goal,
+                },
+                Event::NoLegalMove {
+                    colour: Y,
+                    dice: Dice::from_slice(&[6]).unwrap(),
+                },
+            ],
+            "{preset}"
+        );
+        assert!(!throw_over(&ev), "{preset}: the throw must not end");
+        assert_eq!(
+            g.to_string(),
+            format!("{preset} Y:g,11,g,g B:12,17,n,n turn=Y move=1*,6 bonus=10 lost=1")
+        );
+        assert_eq!(legal(&g), vec!["bonus 1 10"], "{preset}");
+        // The lost die cannot be played any more, even had it become playable.
+        assert_eq!(refuse(&g, "move 1 6").kind, ErrorKind::Bonus);
+        let (g, ev) = act(&g, "bonus 1 10");
+        assert!(throw_over(&ev), "{preset}");
+        assert_eq!(
+            g.to_string(),
+            format!("{preset} Y:g,21,g,g B:12,17,n,n turn=B roll")
+        );
+    }
+}
+
+#[test]
+fn r_bonus_d30_a_capture_bonus_is_played_when_the_other_die_cannot_be() {
+    // 13+3 captures blue on 16 (+20); the 6 would land on red's lone piece on safe 22
+    // (forbidden in parcheesi), so the 20 is played at once: 16 → 36.
+    let g = game("parcheesi Y:13,g,g,g B:16,n,n,n R:22,n,n,n turn=Y move=3,6");
+    let (g, ev) = act(&g, "move 0 3");
+    assert!(ev.contains(&Event::BonusEarned {
+        colour: Y,
+        amount: 20,
+        reason: BonusReason::Capture
+    }));
+    assert!(!throw_over(&ev));
+    assert_eq!(legal(&g), vec!["bonus 0 20"]);
+    let (g, _) = act(&g, "bonus 0 20");
+    assert_eq!(
+        g.to_string(),
+        "parcheesi Y:36,g,g,g B:n,n,n,n R:22,n,n,n turn=R roll"
+    );
+}
+
+#[test]
+fn r_bonus_d28_pending_bonuses_are_played_in_any_order() {
+    // Earned 20 then 10. The 20 first is impossible (9+20 is blue's safe 29), the 10
+    // first makes both playable: 9 → 19 → 39. Played in the order earned, the 20 was lost.
+    let g = game("parcheesi Y:9,g,g,g B:29,n,n,n turn=Y move=3*,4* bonus=20,10");
+    assert_eq!(legal(&g), vec!["bonus 0 10"]);
+    let (g, ev) = act(&g, "bonus 0 10");
+    assert!(!ev.iter().any(|e| matches!(e, Event::BonusForfeited { .. })));
+    assert_eq!(legal(&g), vec!["bonus 0 20"]);
+    let (g, ev) = act(&g, "bonus 0 20");
+    assert!(throw_over(&ev));
+    assert_eq!(g.to_string(), "parcheesi Y:39,g,g,g B:29,n,n,n turn=B roll");
+}
+
+#[test]
+fn r_bonus_d28_the_order_that_plays_more_bonuses_is_compulsory() {
+    // Pending 20 and 10. Neither piece can take the 10 now (19+10 and 41+10 land on
+    // blue's lone pieces on safe 29 and 51). The 20 by piece 0 (19 → 39) lets it take
+    // the 10 next (39 → 49); the 20 by piece 1 (41 → 61) leaves the 10 to nobody
+    // (61+10 passes blue's blockade on 65). So only piece 0 may take the 20.
+    let g = game("parcheesi Y:19,41,g,g B:29,51,65,65' turn=Y move=3*,4* bonus=20,10");
+    assert_eq!(legal(&g), vec!["bonus 0 20"]);
+    let e = refuse(&g, "bonus 1 20");
+    assert_eq!(e.rule, "D-28", "{e}");
+    let (g, _) = act(&g, "bonus 0 20");
+    assert_eq!(legal(&g), vec!["bonus 0 10"]);
+    let (g, _) = act(&g, "bonus 0 10");
+    assert_eq!(
+        g.to_string(),
+        "parcheesi Y:49,41,g,g B:29,51,65,65' turn=B roll"
+    );
+}
+
+#[test]
+fn r_bonus_d28_a_bonus_no_order_can_play_is_reported_forfeited() {
+    // Piece 0 can take the 10 (19 → 29) but never the 20, before or after it: 19 → 39
+    // and 29 → 49 both pass blue's blockade on 32. The 20 is forfeited, and reported.
+    let g = game("parcheesi Y:19,g,g,g B:32,32',n,n turn=Y move=3*,4* bonus=20,10");
+    assert_eq!(legal(&g), vec!["bonus 0 10"]);
+    let (g, ev) = act(&g, "bonus 0 10");
+    assert!(ev.contains(&Event::BonusForfeited {
+        colour: Y,
+        amount: 20
+    }));
+    assert!(throw_over(&ev));
+    assert_eq!(
+        g.to_string(),
+        "parcheesi Y:29,g,g,g B:32,32',n,n turn=B roll"
+    );
+}
+
+#[test]
+fn d31_r_clock_and_r_leave_report_pending_bonuses_as_forfeited() {
+    let g = game("parcheesi Y:10,20,n,n R:n,n,n,n B:n,n,n,n turn=Y move=3*,4* bonus=20,10");
+    let (_, ev) = act(&g, "timeout");
+    let forfeited: Vec<u8> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::BonusForfeited { amount, .. } => Some(*amount),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(forfeited, vec![20, 10]);
+    let (_, ev) = act(&g, "abandon Y");
+    assert!(ev.contains(&Event::BonusForfeited {
+        colour: Y,
+        amount: 20
+    }));
+    assert!(ev.contains(&Event::BonusForfeited {
+        colour: Y,
+        amount: 10
+    }));
+}
+
+#[test]
+fn d31_r_win_a_pending_bonus_is_reported_forfeited_when_the_game_ends() {
+    // The capture bonus waits for the dice; the last piece reaches the goal with the 4.
+    let g = game("parcheesi Y:g,g,g,h4 R:16,n,n,n turn=Y move=4,3 bonus=20");
+    let (g, ev) = act(&g, "move 3 4");
+    let n = ev.len();
+    assert_eq!(
+        ev[n - 2..],
+        [
+            Event::BonusForfeited {
+                colour: Y,
+                amount: 20
+            },
+            Event::GameWon {
+                winner: Y,
+                reason: WinReason::Goal,
+                partner: None
+            }
+        ]
+    );
+    assert!(g.outcome().is_some());
+}
+
+// ===== R-THIRD: the last moved piece names its colour (pairs) =================================
+
+#[test]
+fn r_third_pairs_the_last_moved_piece_is_the_finishers_own_in_the_goal() {
+    // Issue 18's reproduction: green brings its last piece home with its second 6 (the 6
+    // counts 7 from h1), then throws a third 6. The piece green moved last is in the goal,
+    // so nothing goes to the nest — not blue's piece 0 on 30 (green now moves blue's).
+    let g = game("pairs Y:n,n,n,n B:30,n,n,n R:n,n,n,n G:h1,g,g,g turn=G move=6 doubles=2 last=0");
+    let (g, _) = act(&g, "move 0 6");
+    assert_eq!(
+        g.to_string(),
+        "pairs Y:n,n,n,n B:30,n,n,n R:n,n,n,n G:g,g,g,g turn=G roll doubles=2 last=G0 places=G1"
+    );
+    let (g, ev) = act(&g, "roll 6");
+    assert!(ev.contains(&Event::ThirdDoublesPenalty {
+        colour: B,
+        piece: None,
+        from: None,
+        piece_colour: None,
+    }));
+    assert_eq!(
+        g.pieces(B),
+        [
+            Location::Ring(30),
+            Location::Nest,
+            Location::Nest,
+            Location::Nest
+        ]
+    );
+}
+
+#[test]
+fn r_third_pairs_a_partner_piece_moved_last_goes_to_the_nest_named_by_colour() {
+    // Green has finished and moved blue's piece 0 last: the third 6 sends that piece home,
+    // and the event names its colour (blue) apart from the thrower's.
+    let g = game(
+        "pairs Y:n,n,n,n B:30,40,n,n R:n,n,n,n G:g,g,g,g turn=G roll doubles=2 last=B1 places=G1",
+    );
+    let (g, ev) = act(&g, "roll 6");
+    assert!(ev.contains(&Event::ThirdDoublesPenalty {
+        colour: B,
+        piece: Some(1),
+        from: Some(Location::Ring(40)),
+        piece_colour: None,
+    }));
+    assert_eq!(g.pieces(B)[1], Location::Nest);
+    assert_eq!(g.pieces(B)[0], Location::Ring(30));
+    // The text notation names the colour; the JSON carries it as a piece id.
+    let json = game(
+        "pairs Y:n,n,n,n B:30,40,n,n R:n,n,n,n G:g,g,g,g turn=G roll doubles=2 last=B1 places=G1",
+    )
+    .to_json();
+    assert!(
+        json.contains(r#""last_moved":{"colour":"blue","piece":1}"#),
+        "{json}"
+    );
+}
+
+// ===== classic+two-out: the colour's first 5 of the game (D-23) ==============================
+
+#[test]
+fn d23_two_out_the_second_exit_captures_as_any_exit_does() {
+    // Issue 18's reproduction: red stands alone on green's exit square. The first exit
+    // joins it; the second finds one own and one opponent piece there and captures red
+    // (+20), exactly as a plain exit does in `classic R:56,n,n,n G:56',n,n,n turn=G`.
+    let g = game("classic+two-out R:56,n,n,n G:n,n,n,n turn=G move=5");
+    let (g, ev) = act(&g, "exit");
+    assert_eq!(
+        ev,
+        vec![
+            Event::PieceExited {
+                colour: G,
+                piece: 0,
+                square: 56
+            },
+            Event::PieceExited {
+                colour: G,
+                piece: 1,
+                square: 56
+            },
+            Event::PieceCaptured {
+                colour: R,
+                piece: 0,
+                square: 56,
+                by: G
+            },
+            Event::BonusEarned {
+                colour: G,
+                amount: 20,
+                reason: BonusReason::Capture
+            },
+        ]
+    );
+    assert_eq!(
+        g.to_string(),
+        "classic+two-out R:n,n,n,n G:56,56',n,n turn=G move=5* bonus=20 first5=-"
+    );
+    let plain = game("classic R:56,n,n,n G:56',n,n,n turn=G move=5");
+    let (_, plain_ev) = act(&plain, "exit");
+    assert_eq!(plain_ev[1..], ev[2..], "the same capture and bonus");
+}
+
+#[test]
+fn d23_two_out_only_on_the_colours_first_five_not_after_a_capture() {
+    // A new game: yellow's first 5 brings out two pieces.
+    let rules = parchis_engine::RuleSet::from_name("classic+two-out").unwrap();
+    let g = Game::new(rules, &[Y, R], Y).unwrap();
+    assert_eq!(
+        g.to_string(),
+        "classic+two-out Y:n,n,n,n R:n,n,n,n turn=Y roll"
+    );
+    let (g, _) = act(&g, "roll 5");
+    let (g, _) = act(&g, "exit");
+    assert_eq!(g.pieces(Y)[..2], [Location::Ring(5), Location::Ring(5)]);
+    // Yellow's only piece out is captured: all four are in the nest again, but its
+    // first 5 has come, so the next 5 brings out one piece.
+    let g = game("classic+two-out Y:10,n,n,n R:7,n,n,n turn=R move=3");
+    let (g, _) = act(&g, "move 0 3");
+    let (g, _) = act(&g, "bonus 0 20");
+    assert_eq!(
+        g.to_string(),
+        "classic+two-out Y:n,n,n,n R:30,n,n,n turn=Y roll first5=-"
+    );
+    let (g, _) = act(&g, "roll 5");
+    let (g, ev) = act(&g, "exit");
+    assert_eq!(
+        ev.iter()
+            .filter(|e| matches!(e, Event::PieceExited { .. }))
+            .count(),
+        1
+    );
+    assert_eq!(
+        g.pieces(Y),
+        [
+            Location::Ring(5),
+            Location::Nest,
+            Location::Nest,
+            Location::Nest
+        ]
+    );
+}
+
+#[test]
+fn d23_two_out_the_first_five_is_recorded_in_both_position_formats() {
+    // JSON: every colour of a two-out game carries first_five.
+    let g = game("classic+two-out Y:n,n,n,n R:30,n,n,n turn=Y roll first5=-");
+    let pos = g.to_position();
+    assert_eq!(pos.players[0].first_five, Some(false));
+    assert_eq!(pos.players[1].first_five, Some(false));
+    let back = Game::from_json(&g.to_json()).unwrap();
+    assert_eq!(back, g);
+    // Without first5=, a colour with all four pieces in the nest has its first 5 to come.
+    let g = game("classic+two-out Y:n,n,n,n R:30,n,n,n turn=Y roll");
+    assert_eq!(g.to_position().players[0].first_five, Some(true));
+    assert_eq!(g.to_position().players[1].first_five, Some(false));
+    // first5= names colours explicitly; it is refused where it cannot hold.
+    let g = game("classic+two-out+one-out Y:5,n,n,n R:39,n,n,n turn=Y roll first5=Y,R");
+    assert_eq!(
+        g.to_string(),
+        "classic+two-out+one-out Y:5,n,n,n R:39,n,n,n turn=Y roll first5=Y,R"
+    );
+    for (text, needle) in [
+        (
+            "classic Y:n,n,n,n R:n,n,n,n turn=Y roll first5=Y",
+            "no two-out",
+        ),
+        (
+            "classic+two-out Y:10,n,n,n R:n,n,n,n turn=Y roll first5=Y",
+            "D-23",
+        ),
+        (
+            "classic+two-out Y:n,n,n,n R:n,n,n,n turn=Y roll first5=B",
+            "not seated",
+        ),
+    ] {
+        let e = text.parse::<Game>().expect_err(text).to_string();
+        assert!(e.contains(needle), "{text}: {e}");
+    }
+    let mut p = game("classic Y:n,n,n,n R:n,n,n,n turn=Y roll").to_position();
+    p.players[0].first_five = Some(true);
+    let e = Game::try_from(&p)
+        .expect_err("first_five without two-out")
+        .to_string();
+    assert!(e.contains("D-23"), "{e}");
+}
+
+// ===== classic+safe-only: blockades form only on safe squares (D-29) =========================
+
+#[test]
+fn d29_safe_only_two_pieces_of_one_colour_share_only_a_safe_square() {
+    // Landing on one's own piece on normal square 10 would form a blockade there.
+    let g = game("classic+safe-only Y:10,8,n,n R:n,n,n,n turn=Y move=2");
+    assert_eq!(legal(&g), vec!["move 0 2"]);
+    let e = refuse(&g, "move 1 2");
+    assert_eq!((e.rule, e.kind), ("D-29", ErrorKind::Blocked), "{e}");
+    // On safe square 12 it may: the two form a blockade.
+    let g = game("classic+safe-only Y:12,8,n,n R:n,n,n,n turn=Y move=4");
+    assert_eq!(legal(&g), vec!["move 0 4", "move 1 4"]);
+    // The home column is not a safe square (seguro) either.
+    let g = game("classic+safe-only Y:h2,h1,n,n R:n,n,n,n turn=Y move=1");
+    assert_eq!(legal(&g), vec!["move 0 1"]);
+    assert_eq!(refuse(&g, "move 1 1").rule, "D-29");
+    // Captures on normal squares are unchanged.
+    let g = game("classic+safe-only Y:10,n,n,n R:13,n,n,n turn=Y move=3");
+    let (_, ev) = act(&g, "move 0 3");
+    assert!(ev.iter().any(|e| matches!(e, Event::PieceCaptured { .. })));
+}
+
+#[test]
+fn d29_safe_only_a_blockade_on_a_safe_square_bars_passing_and_a_six_opens_it() {
+    // Yellow's pair on safe 12 blocks yellow's piece on 8 (8+6 passes 12); the 6 must
+    // open the pair (R-OPEN with one die): 12 → 18 by either of its pieces.
+    let g = game("classic+safe-only Y:12,12',8,n R:n,n,n,n turn=Y move=6");
+    assert_eq!(legal(&g), vec!["move 0 6", "move 1 6"]);
+    assert_eq!(refuse(&g, "move 2 6").rule, "R-BLOCK");
+    // A red piece cannot pass it either.
+    let g = game("classic+safe-only Y:12,12',n,n R:8,n,n,n turn=R move=6");
+    assert_eq!(refuse(&g, "move 0 6").rule, "R-BLOCK");
+}
+
+#[test]
+fn d29_safe_only_positions_with_a_pair_off_a_safe_square_are_refused() {
+    for text in [
+        "classic+safe-only Y:10,10',n,n R:n,n,n,n turn=Y roll",
+        "classic+safe-only Y:h3,h3',n,n R:n,n,n,n turn=Y roll",
+    ] {
+        let e = text.parse::<Game>().expect_err(text).to_string();
+        assert!(
+            e.contains("D-29") && e.contains("not a safe square"),
+            "{text}: {e}"
+        );
+    }
+    assert!("classic+safe-only Y:12,12',n,n R:n,n,n,n turn=Y roll"
+        .parse::<Game>()
+        .is_ok());
+}
+
+#[test]
+fn d29_safe_only_in_pairs_a_lone_partner_piece_off_a_safe_square_is_captured() {
+    // Without the variant the mover chooses capture or blockade (seed 004); with it the
+    // blockade cannot form on normal square 13, so the capture is the only landing.
+    let g = game(&format!(
+        "pairs+safe-only Y:10,n,n,n R:13,n,n,n {PAIRS_EMPTY} turn=Y move=3"
+    ));
+    assert_eq!(legal(&g), vec!["move 0 3 capture"]);
+    assert_eq!(refuse(&g, "move 0 3").rule, "D-29");
 }

@@ -55,9 +55,6 @@ fn blocks(rules: &RuleSet, l: Location, pieces: &[PieceId]) -> bool {
     match l {
         Location::HomeColumn(_) => true,
         Location::Ring(sq) => {
-            if rules.blockades_only_on_safe && !is_safe(sq) {
-                return false;
-            }
             a == b
                 || rules.blockade == BlockadeKind::AnyTwo
                 || (rules.blockade == BlockadeKind::SameTeam && a.index() % 2 == b.index() % 2)
@@ -157,6 +154,17 @@ fn check_invariants(g: &Game) {
             }
         }
     }
+    // D-29: with safe-only, pieces that would block stand together only on safe squares.
+    if rules.blockades_only_on_safe {
+        for ((_, l), pieces) in occupancy(g) {
+            if pieces.len() == 2 && blocks(&rules, l, &pieces) {
+                assert!(
+                    matches!(l, Location::Ring(sq) if is_safe(sq)),
+                    "{g}: a blockade on {l}, which is not a safe square"
+                );
+            }
+        }
+    }
     // Both position formats round-trip exactly.
     let json = serde_json::to_string(&pos).expect("serialize");
     let back: Position = serde_json::from_str(&json).expect("deserialize");
@@ -171,7 +179,7 @@ fn check_invariants(g: &Game) {
 }
 
 /// Every preset, and the classic variants.
-const RULE_SETS: [&str; 8] = [
+const RULE_SETS: [&str; 10] = [
     "online",
     "classic",
     "pairs",
@@ -180,6 +188,8 @@ const RULE_SETS: [&str; 8] = [
     "classic+murcia-12+two-out+one-out",
     "classic+mixed-safe+murcia-exact",
     "classic+safe-only",
+    "classic+two-out",
+    "pairs+safe-only",
 ];
 
 /// Plays one random legal game, checking every step; returns the number of throws.
@@ -384,5 +394,652 @@ fn every_rule_set_plays_complete_games() {
             let (g, _) = random_game(seed * 31 + i as u64, 4, rules);
             assert!(g.outcome().is_some(), "{name}");
         }
+    }
+}
+
+// ----- issue 18: invariants of bonuses, R-THIRD, two-out and the position reader ---------
+
+/// The colour whose pieces `turn` moves on `g`'s board (pair play: the partner's once
+/// all of `turn`'s are in the goal).
+fn mover_on(g: &Game, turn: Colour) -> Colour {
+    if g.rules().teams && g.pieces(turn).iter().all(|l| *l == Location::Goal) {
+        Colour::ALL[(turn.index() + 2) % 4]
+    } else {
+        turn
+    }
+}
+
+/// An oracle written from the rules reference, independent of the engine's move
+/// generator: where piece `id` lands with a bonus move of `amount` squares on `g`'s
+/// board, if it can make one (R-BONUS, R-BLOCK, R-CAP, R-SAFE, R-GOAL, R-BOUNCE,
+/// Murcia, D-29).
+fn bonus_landing(g: &Game, id: PieceId, amount: u8) -> Option<Location> {
+    let rules = *g.rules();
+    let colour = id.colour;
+    let occ = occupancy(g);
+    let here = g.location(id);
+    let taker = match rules.bonus_takers {
+        parchis_engine::BonusTakers::RingOnly => matches!(here, Location::Ring(_)),
+        parchis_engine::BonusTakers::OutOfNestAndGoal => {
+            !matches!(here, Location::Nest | Location::Goal)
+        }
+    };
+    let start = g.progress(id).filter(|_| taker)?;
+    let raw = start + amount;
+    if rules.exact_count_last_safe && start < 63 && raw > 63 {
+        return None;
+    }
+    if raw > 71 && (!rules.bounce || raw - 71 > 7) {
+        return None;
+    }
+    let others_on = |l: Location| -> Vec<PieceId> {
+        occ.get(&key(colour, l))
+            .map(|v| v.iter().copied().filter(|p| *p != id).collect())
+            .unwrap_or_default()
+    };
+    let path: Vec<u8> = (1..=amount)
+        .map(|s| start + s)
+        .map(|x| if x > 71 { 142 - x } else { x })
+        .collect();
+    let (last, passed) = path.split_last()?;
+    if passed.iter().any(|&q| {
+        let l = loc_at(colour, q);
+        l != Location::Goal && l != here && blocks(&rules, l, &others_on(l))
+    }) {
+        return None;
+    }
+    let landing = loc_at(colour, *last);
+    if landing == Location::Goal {
+        return Some(landing);
+    }
+    let others = others_on(landing);
+    let ok = match others.as_slice() {
+        [] => true,
+        [o] => {
+            let safe = matches!(landing, Location::Ring(sq) if is_safe(sq));
+            let mate = rules.teams && o.colour.index() % 2 == colour.index() % 2;
+            if o.colour == colour {
+                safe || !rules.blockades_only_on_safe
+            } else if safe && !mate {
+                rules.safe_with_opponent == parchis_engine::SafeWithOpponent::Join
+            } else {
+                true // a capture (or a partner's choice)
+            }
+        }
+        _ => false,
+    };
+    ok.then_some(landing)
+}
+
+/// Whether some piece of `colour` can make a bonus move of `amount` now.
+fn some_piece_can_take(g: &Game, colour: Colour, amount: u8) -> bool {
+    (0..4u8).any(|piece| bonus_landing(g, PieceId { colour, piece }, amount).is_some())
+}
+
+/// Whether some piece of `colour` can take `first` and then some piece `then` (D-28:
+/// the other order of two pending bonuses). The first move is made on a copy of the
+/// position, capturing a lone opponent piece on a normal square.
+fn playable_after(g: &Game, colour: Colour, first: u8, then: u8) -> bool {
+    (0..4u8).any(|piece| {
+        let id = PieceId { colour, piece };
+        let Some(to) = bonus_landing(g, id, first) else {
+            return false;
+        };
+        let mut p = g.to_position();
+        let safe = matches!(to, Location::Ring(sq) if is_safe(sq));
+        for pl in p.players.iter_mut() {
+            for (i, q) in pl.pieces.iter_mut().enumerate() {
+                let same_square = match (q.at, to) {
+                    (Location::Ring(a), Location::Ring(b)) => a == b,
+                    (a, b) => pl.colour == colour && a == b && !matches!(a, Location::Goal),
+                };
+                q.late = false;
+                if pl.colour == colour && i == piece as usize {
+                    q.at = to;
+                } else if same_square && !safe && pl.colour != colour {
+                    q.at = Location::Nest; // captured
+                }
+            }
+        }
+        // Bonuses are irrelevant to the check: describe the throw as just begun.
+        if let parchis_engine::StagePosition::Move { bonus, .. } = &mut p.stage {
+            bonus.clear();
+            bonus.push(then);
+        }
+        match Game::try_from(&p) {
+            Ok(g2) => some_piece_can_take(&g2, colour, then),
+            Err(_) => false,
+        }
+    })
+}
+
+/// Per-game bookkeeping from the events alone, checked against the engine's state.
+#[derive(Default)]
+struct Tracker {
+    /// Bonuses earned and not yet played or forfeited in the current throw.
+    pending: Vec<u8>,
+    /// The piece moved last in the current turn (D-7, D-16, D-21).
+    last: Option<PieceId>,
+    /// Colours that have brought a piece out of the nest at least once (two-out).
+    exited: [bool; 4],
+}
+
+/// Plays a random game with many repeats (sixes, doubles), some timeouts and
+/// abandonments, and checks after every action:
+/// - R-BONUS/D-28/D-30: every bonus earned is played or reported forfeited before the
+///   throw ends; a bonus is forfeited by the rules (not by the clock, a departure or the
+///   end of the game) only when no piece can take it; the engine's pending list matches.
+/// - R-THIRD: the penalty sends home exactly the last moved piece of the turn, of its
+///   own colour, unless it is in the home column or goal (or seed 004's exception).
+/// - D-23: two pieces come out only on a colour's first exit of the game, and always
+///   then when the exit square holds no own piece and the nest has two.
+fn tracked_game(seed: u64, rules: RuleSet) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let seated: Vec<Colour> = if rules.teams {
+        Colour::ALL.to_vec()
+    } else {
+        let mut v = Colour::ALL.to_vec();
+        v.remove(rng.gen_range(0..4));
+        v
+    };
+    let g = Game::new(rules, &seated, seated[0]).expect("new game");
+    tracked_play(g, &mut rng, 20_000);
+}
+
+/// [`tracked_game`]'s checks, from any position, for at most `actions` actions.
+fn tracked_play(mut g: Game, rng: &mut ChaCha8Rng, actions: usize) {
+    let rules = *g.rules();
+    let start = g.to_position();
+    let mut t = Tracker {
+        pending: match &start.stage {
+            parchis_engine::StagePosition::Move { bonus, .. } => bonus.clone(),
+            _ => Vec::new(),
+        },
+        last: start.last_moved,
+        exited: std::array::from_fn(|k| {
+            start
+                .players
+                .iter()
+                .find(|p| p.colour.index() == k)
+                .is_some_and(|p| p.first_five != Some(true))
+        }),
+    };
+    for _ in 0..actions {
+        let action = match g.expect() {
+            Expect::Finished(_) => return,
+            Expect::Roll { .. } => {
+                let repeat = rng.gen_range(0..3) == 0;
+                let values: Vec<u8> = if rules.dice == 1 {
+                    vec![if repeat { 6 } else { rng.gen_range(1..=6) }]
+                } else if repeat {
+                    let d = rng.gen_range(1..=6);
+                    vec![d, d]
+                } else {
+                    vec![rng.gen_range(1..=6), rng.gen_range(1..=6)]
+                };
+                Action::Roll {
+                    dice: Dice::from_slice(&values).expect("dice"),
+                }
+            }
+            Expect::Move { .. } => {
+                if rng.gen_range(0..40) == 0 {
+                    Action::Timeout
+                } else if rng.gen_range(0..600) == 0 && g.active_colours().len() > 2 {
+                    Action::Abandon { colour: g.turn() }
+                } else {
+                    let legal = g.legal_actions();
+                    assert!(
+                        !legal.is_empty(),
+                        "{g}: a move stage without a legal action"
+                    );
+                    legal[rng.gen_range(0..legal.len())]
+                }
+            }
+        };
+        let before = g;
+        let events = g
+            .play(&action)
+            .unwrap_or_else(|e| panic!("{before}: {action}: {e}"));
+        let by_rules = !matches!(action, Action::Timeout | Action::Abandon { .. });
+        // Only a turn with a repeat can reach R-THIRD, so only then is the last moved
+        // piece kept (a hand-written position may play a repeat with doubles 0).
+        let repeat_turn = before.doubles_in_row() > 0;
+        let game_over = events.iter().any(|e| matches!(e, Event::GameWon { .. }));
+        let mover = mover_on(&g, before.turn());
+        let exits = events
+            .iter()
+            .filter(|e| matches!(e, Event::PieceExited { .. }))
+            .count();
+        if exits > 0 {
+            let c = before.mover();
+            let own_on_exit = before
+                .pieces(c)
+                .iter()
+                .any(|l| *l == Location::Ring(c.exit_square()));
+            let in_nest = before
+                .pieces(c)
+                .iter()
+                .filter(|l| **l == Location::Nest)
+                .count();
+            if rules.two_out_on_first_five {
+                if exits == 2 && rules.dice == 1 {
+                    assert!(!t.exited[c.index()], "{before}: two out after the first 5");
+                }
+                if !t.exited[c.index()] && !own_on_exit && in_nest >= 2 && rules.dice == 1 {
+                    assert_eq!(exits, 2, "{before}: the first 5 brings two out");
+                }
+            } else if rules.dice == 1 {
+                assert_eq!(exits, 1, "{before}: one piece per exit");
+            }
+            t.exited[c.index()] = true;
+        }
+        for e in &events {
+            match *e {
+                Event::BonusEarned { amount, .. } => t.pending.push(amount),
+                Event::PieceMoved {
+                    colour,
+                    piece,
+                    by,
+                    steps,
+                    ..
+                } => {
+                    if by == MoveKind::Bonus {
+                        let i = t.pending.iter().position(|&b| b == steps);
+                        assert!(i.is_some(), "{before}: a bonus of {steps} was not pending");
+                        t.pending.remove(i.unwrap_or(0));
+                    }
+                    if repeat_turn {
+                        t.last = Some(PieceId { colour, piece });
+                    }
+                }
+                Event::PieceExited { colour, piece, .. } if repeat_turn => {
+                    t.last = Some(PieceId { colour, piece })
+                }
+                Event::PieceCaptured { colour, piece, .. }
+                    if t.last == Some(PieceId { colour, piece }) =>
+                {
+                    t.last = None; // D-7
+                }
+                Event::BonusForfeited { amount, .. } => {
+                    let i = t.pending.iter().position(|&b| b == amount);
+                    assert!(i.is_some(), "{before}: forfeited {amount}, not pending");
+                    t.pending.remove(i.unwrap_or(0));
+                    if by_rules && !game_over {
+                        assert!(
+                            !some_piece_can_take(&g, mover, amount),
+                            "{before}: {action}: a bonus of {amount} was forfeited though {mover} could take it ({g})"
+                        );
+                        // D-28: nor after another pending bonus, in the other order.
+                        for &other in &t.pending {
+                            assert!(
+                                !playable_after(&g, mover, other, amount),
+                                "{before}: {action}: the {amount} was forfeited though it is playable after the {other} ({g})"
+                            );
+                        }
+                    }
+                }
+                Event::ThirdDoublesPenalty {
+                    colour,
+                    piece,
+                    piece_colour,
+                    from,
+                } if rules.third_repeat == parchis_engine::ThirdRepeat::LastMovedToNest => {
+                    let spared = before.to_position().previous_throw_unplayed
+                        || t.last
+                            .is_none_or(|id| !matches!(before.location(id), Location::Ring(_)));
+                    match piece {
+                        Some(i) => {
+                            let id = PieceId {
+                                colour: piece_colour.unwrap_or(colour),
+                                piece: i,
+                            };
+                            assert_eq!(Some(id), t.last, "{before}: wrong piece sent home");
+                            assert!(!spared, "{before}: {id} should be spared");
+                            assert_eq!(from, Some(before.location(id)));
+                        }
+                        None => assert!(spared, "{before}: {:?} should go home", t.last),
+                    }
+                }
+                Event::RollAgain { .. } | Event::TurnPassed { .. } | Event::GameWon { .. } => {
+                    assert!(
+                        t.pending.is_empty(),
+                        "{before}: {action}: the throw ended with bonuses {:?} neither played nor reported",
+                        t.pending
+                    );
+                    if matches!(e, Event::TurnPassed { .. }) {
+                        t.last = None;
+                    }
+                }
+                _ => {}
+            }
+        }
+        // The engine's own state agrees with the events.
+        let pos = g.to_position();
+
+        if let parchis_engine::StagePosition::Move { bonus, .. } = &pos.stage {
+            let (mut a, mut b) = (bonus.clone(), t.pending.clone());
+            a.sort();
+            b.sort();
+            assert_eq!(a, b, "{g}: pending bonuses");
+        }
+        if g.doubles_in_row() > 0 && !matches!(g.expect(), Expect::Finished(_)) {
+            assert_eq!(pos.last_moved, t.last, "{g}: last moved piece");
+        }
+        if rules.two_out_on_first_five {
+            for p in &pos.players {
+                if p.status == parchis_engine::SeatStatus::Playing {
+                    assert_eq!(p.first_five, Some(!t.exited[p.colour.index()]), "{g}");
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn bonuses_third_repeats_and_two_out_keep_their_invariants(seed in any::<u64>(), which in 0..RULE_SETS.len()) {
+        let rules = RuleSet::from_name(RULE_SETS[which]).expect("rule set");
+        tracked_game(seed, rules);
+    }
+
+    #[test]
+    fn ring_squares_read_only_on_their_colours_path(k in 0usize..4, sq in 1u8..=68) {
+        // rules.md §1: colour k's ring path is its exit 17k+5 .. its last square 17k (68).
+        let c = Colour::ALL[k];
+        let steps_from_exit = (sq as i32 - c.exit_square() as i32).rem_euclid(68);
+        let on_path = steps_from_exit <= 63;
+        let other = if k == 0 { "R" } else { "Y" };
+        let text = format!("online {}:{sq},n,n,n {other}:n,n,n,n turn={other} roll", c.letter());
+        match text.parse::<Game>() {
+            Ok(g) => {
+                prop_assert!(on_path, "{} accepted", text);
+                prop_assert_eq!(g.location(PieceId { colour: c, piece: 0 }), Location::Ring(sq));
+            }
+            Err(e) => {
+                prop_assert!(!on_path, "{}: {}", text, e);
+                prop_assert!(e.to_string().contains("rules.md §1"));
+            }
+        }
+    }
+}
+
+/// A random valid position of `rules` in the middle of a throw with pending bonuses:
+/// pieces anywhere on their paths, dice partly used. `None` when the draw is invalid.
+/// What a drawn position must show (chosen by the test's oracle, not the engine).
+#[derive(Clone, Copy, PartialEq)]
+enum Draw {
+    /// Any settled position.
+    Any,
+    /// D-30: a die left that cannot be played while a bonus that can be played waits.
+    DieLost,
+    /// D-28: two bonuses, the first unplayable now but playable after the second.
+    Reorder,
+}
+
+fn random_bonus_position(rng: &mut ChaCha8Rng, rules: &RuleSet, draw: Draw) -> Option<Game> {
+    let d30 = draw == Draw::DieLost;
+    let seated: Vec<Colour> = if rules.teams {
+        Colour::ALL.to_vec()
+    } else {
+        let mut v = Colour::ALL.to_vec();
+        for _ in 0..rng.gen_range(0..3) {
+            v.remove(rng.gen_range(0..v.len()));
+        }
+        v
+    };
+    // The mover has few pieces free to move and the others crowd the safe squares, so
+    // that dice often cannot be played while bonuses wait (D-30).
+    let turn = seated[rng.gen_range(0..seated.len())];
+    let mut text = rules.name();
+    for c in &seated {
+        let locs: Vec<String> = (0..4)
+            .map(|_| {
+                let r = rng.gen_range(0..20);
+                if *c == turn {
+                    match r {
+                        0..=6 => "g".to_string(),
+                        7..=9 => format!("h{}", rng.gen_range(1..=7)),
+                        10 => "n".to_string(),
+                        _ => loc_at(*c, rng.gen_range(0..=63)).to_string(),
+                    }
+                } else {
+                    match r {
+                        0..=3 => "n".to_string(),
+                        4..=12 => {
+                            let safe: Vec<u8> = (0..=63u8)
+                                .filter(
+                                    |&s| matches!(loc_at(*c, s), Location::Ring(q) if is_safe(q)),
+                                )
+                                .collect();
+                            loc_at(*c, safe[rng.gen_range(0..safe.len())]).to_string()
+                        }
+                        _ => loc_at(*c, rng.gen_range(0..=63)).to_string(),
+                    }
+                }
+            })
+            .collect();
+        text.push_str(&format!(" {}:{}", c.letter(), locs.join(",")));
+    }
+    let mut dice: Vec<String> = (0..rules.dice)
+        .map(|_| {
+            let d = rng.gen_range(1..=6);
+            if rng.gen_range(0..3) == 0 {
+                format!("{d}*")
+            } else {
+                d.to_string()
+            }
+        })
+        .collect();
+    let (used, unused) = (rng.gen_range(1..=6u8), rng.gen_range(1..=6u8));
+    if d30 {
+        if used == unused {
+            return None;
+        }
+        dice = vec![format!("{used}*"), unused.to_string()];
+    }
+    let mut bonus: Vec<&str> = (0..rng.gen_range(1..=2))
+        .map(|_| if rng.gen_range(0..2) == 0 { "20" } else { "10" })
+        .collect();
+    if draw == Draw::Reorder {
+        bonus = if rng.gen_range(0..2) == 0 {
+            vec!["20", "10"]
+        } else {
+            vec!["10", "20"]
+        };
+        dice = dice
+            .iter()
+            .map(|d| format!("{}*", d.trim_end_matches('*')))
+            .collect();
+    }
+    text.push_str(&format!(
+        " turn={} move={} bonus={}",
+        turn.letter(),
+        dice.join(","),
+        bonus.join(",")
+    ));
+    let g = text.parse::<Game>().ok()?;
+    if d30 {
+        // D-30, chosen by the oracle alone: the unused die cannot be played (no exit
+        // either) but some piece can take the first pending bonus.
+        let c = g.mover();
+        let nest = g.pieces(c).contains(&Location::Nest);
+        let amount = if bonus[0] == "20" { 20 } else { 10 };
+        let die_playable = some_piece_can_take(&g, c, unused) || (unused == 5 && nest);
+        let ok = !die_playable && some_piece_can_take(&g, c, amount);
+        return ok.then_some(g);
+    }
+    if draw == Draw::Reorder {
+        let c = g.mover();
+        let (a, b) = if bonus[0] == "20" { (20, 10) } else { (10, 20) };
+        let ok = !some_piece_can_take(&g, c, a) && playable_after(&g, c, b, a);
+        return ok.then_some(g);
+    }
+    // Only settled positions, as a game reaches them: something to play, and a bonus
+    // due now is one some piece can take (else the engine would have forfeited it).
+    let legal = g.legal_actions();
+    let all_used = !dice.iter().any(|d| !d.ends_with('*'));
+    let due = rules.bonus_timing == parchis_engine::BonusTiming::Immediately || all_used;
+    let bonus_offered = legal.iter().any(|a| matches!(a, Action::Bonus { .. }));
+    (!legal.is_empty() && (bonus_offered || !due)).then_some(g)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn pending_bonuses_are_played_or_reported_from_any_position(seed in any::<u64>(), which in 0..5usize) {
+        // R-BONUS, D-28, D-30 from random mid-throw positions with pending bonuses, where
+        // dice that cannot be played while bonuses wait are common.
+        let name = ["parcheesi", "parcheesi-strict", "online", "classic", "pairs"][which];
+        let rules = RuleSet::from_name(name).expect("rule set");
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        for _ in 0..50 {
+            if let Some(g) = random_bonus_position(&mut rng, &rules, Draw::Any) {
+                tracked_play(g, &mut rng, 40);
+                break;
+            }
+        }
+        // And a position where a die is left that cannot be played while a bonus that
+        // can be played waits for it (bonuses after the dice).
+        // And two pending bonuses whose order matters (D-28).
+        if rules.bonus_timing == parchis_engine::BonusTiming::AfterDice {
+            for draw in [Draw::DieLost, Draw::Reorder] {
+                let mut found = false;
+                for _ in 0..5000 {
+                    if let Some(g) = random_bonus_position(&mut rng, &rules, draw) {
+                        tracked_play(g, &mut rng, 40);
+                        found = true;
+                        break;
+                    }
+                }
+                prop_assert!(found, "no position drawn for {}", if draw == Draw::DieLost { "D-30" } else { "D-28" });
+            }
+        }
+    }
+}
+
+#[test]
+fn tracked_games_cover_every_rule_set() {
+    for (i, name) in RULE_SETS.iter().enumerate() {
+        let rules = RuleSet::from_name(name).expect("rule set");
+        for seed in 0..4u64 {
+            tracked_game(seed * 17 + i as u64, rules);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn r_third_sends_home_only_the_last_moved_piece_of_its_own_colour(
+        seed in any::<u64>(),
+        finished in any::<bool>(),
+        last_is_partner in any::<bool>(),
+        piece in 0u8..4,
+    ) {
+        // Pair play, third six: the piece moved last — the player's own, or the partner's
+        // once the player has finished — goes home unless in the home column or goal.
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let turn = Colour::ALL[rng.gen_range(0..4)];
+        let partner = Colour::ALL[(turn.index() + 2) % 4];
+        let mut text = "pairs".to_string();
+        for c in Colour::ALL {
+            let locs: Vec<String> = (0..4)
+                .map(|_| {
+                    if c == turn && finished {
+                        "g".to_string()
+                    } else {
+                        match rng.gen_range(0..6) {
+                            0 => "g".to_string(),
+                            1 => format!("h{}", rng.gen_range(1..=7)),
+                            _ => loc_at(c, rng.gen_range(0..=63)).to_string(),
+                        }
+                    }
+                })
+                .collect();
+            text.push_str(&format!(" {}:{}", c.letter(), locs.join(",")));
+        }
+        let owner = if finished && last_is_partner { partner } else { turn };
+        text.push_str(&format!(" turn={} roll doubles=2 last={}{piece}", turn.letter(), owner.letter()));
+        if finished {
+            text.push_str(&format!(" places={}1", turn.letter()));
+        }
+        let Ok(g) = text.parse::<Game>() else { return Ok(()) }; // colours mixed off a safe square
+        let id = PieceId { colour: owner, piece };
+        let was = g.location(id);
+        let (after, ev) = g.apply(&Action::Roll { dice: Dice::from_slice(&[6]).unwrap() }).expect("roll");
+        let penalty = ev.iter().find_map(|e| match e {
+            Event::ThirdDoublesPenalty { colour, piece, piece_colour, .. } => Some((*colour, *piece, *piece_colour)),
+            _ => None,
+        });
+        let (colour, sent, piece_colour) = penalty.expect("a third six is penalised");
+        if matches!(was, Location::Ring(_)) {
+            prop_assert_eq!(sent, Some(piece), "{}", text);
+            prop_assert_eq!(piece_colour.unwrap_or(colour), owner, "{}", text);
+            prop_assert_eq!(after.location(id), Location::Nest);
+        } else {
+            prop_assert_eq!(sent, None, "{}", text);
+        }
+        // No other piece moved.
+        for c in Colour::ALL {
+            for i in 0..4u8 {
+                let other = PieceId { colour: c, piece: i };
+                if other != id {
+                    prop_assert_eq!(after.location(other), g.location(other), "{}", text);
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
+
+    #[test]
+    fn d23_the_first_five_brings_two_out_capturing_what_stands_there(
+        k in 0usize..4,
+        opponents in 0usize..=2,
+        seed in any::<u64>(),
+    ) {
+        // classic+two-out: all four pieces in the nest and the first 5 of the game; the
+        // exit square holds 0, 1 or 2 opponent pieces. Two pieces come out and every
+        // opponent there is captured, each for 20 (R-EXIT-CAPTURE, seed 001 "Sobre comer" 3).
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let c = Colour::ALL[k];
+        let exit = c.exit_square();
+        let mut others: Vec<Colour> = Colour::ALL.iter().copied().filter(|o| *o != c).collect();
+        others.remove(rng.gen_range(0..3));
+        let mut text = "classic+two-out".to_string();
+        for col in Colour::ALL {
+            if col == c {
+                text.push_str(&format!(" {}:n,n,n,n", col.letter()));
+            } else if let Some(j) = others.iter().position(|o| *o == col) {
+                let at = if j < opponents { exit.to_string() } else { "n".to_string() };
+                text.push_str(&format!(" {}:{at},n,n,n", col.letter()));
+            }
+        }
+        text.push_str(&format!(" turn={} move=5", c.letter()));
+        let g: Game = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        let (after, ev) = g.apply(&Action::Exit).expect("exit");
+        let exits = ev.iter().filter(|e| matches!(e, Event::PieceExited { .. })).count();
+        let captures = ev.iter().filter(|e| matches!(e, Event::PieceCaptured { .. })).count();
+        prop_assert_eq!(exits, 2, "{}", text);
+        prop_assert_eq!(captures, opponents, "{}", text);
+        let on_exit: Vec<PieceId> = occupancy(&after)
+            .get(&(None, Location::Ring(exit)))
+            .cloned()
+            .unwrap_or_default();
+        prop_assert_eq!(on_exit.len(), 2);
+        prop_assert!(on_exit.iter().all(|p| p.colour == c), "{}", after);
+        let pending = match after.to_position().stage {
+            parchis_engine::StagePosition::Move { bonus, .. } => bonus,
+            _ => Vec::new(),
+        };
+        prop_assert_eq!(pending, vec![20; opponents]);
+        // The first 5 has come: recorded in both formats.
+        prop_assert_eq!(after.to_position().players.iter().find(|p| p.colour == c).and_then(|p| p.first_five), Some(false));
     }
 }

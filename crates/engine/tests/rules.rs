@@ -128,7 +128,8 @@ fn r_third_last_moved_piece_goes_to_nest_and_turn_ends() {
     assert!(ev.contains(&Event::ThirdDoublesPenalty {
         colour: Colour::Yellow,
         piece: Some(0),
-        from: Some(Location::Ring(20))
+        from: Some(Location::Ring(20)),
+        piece_colour: None,
     }));
     assert_eq!(g.to_string(), "online Y:n,30,n,n R:n,n,n,n turn=R roll");
 }
@@ -140,7 +141,8 @@ fn r_third_last_moved_piece_in_home_column_stays() {
     assert!(ev.contains(&Event::ThirdDoublesPenalty {
         colour: Colour::Yellow,
         piece: None,
-        from: None
+        from: None,
+        piece_colour: None,
     }));
     assert_eq!(g.to_string(), "online Y:h2,30,n,n R:n,n,n,n turn=R roll");
 }
@@ -152,7 +154,8 @@ fn d10_third_doubles_before_any_move_sends_nothing_home() {
     assert!(ev.contains(&Event::ThirdDoublesPenalty {
         colour: Colour::Yellow,
         piece: None,
-        from: None
+        from: None,
+        piece_colour: None,
     }));
     assert_eq!(g.to_string(), "online Y:20,30,n,n R:n,n,n,n turn=R roll");
 }
@@ -166,13 +169,14 @@ fn d16_an_exit_counts_as_the_last_move_for_r_third() {
     let (g, _) = act(&g, "exit"); // piece 2 out: the last moved piece
     assert_eq!(
         g.to_string(),
-        "online Y:30,5,5',n R:n,n,n,n turn=Y roll doubles=2 last=2"
+        "online Y:30,5,5',n R:n,n,n,n turn=Y roll doubles=2 last=Y2"
     );
     let (g, ev) = roll(&g, 1, 1);
     assert!(ev.contains(&Event::ThirdDoublesPenalty {
         colour: Colour::Yellow,
         piece: Some(2),
-        from: Some(Location::Ring(5))
+        from: Some(Location::Ring(5)),
+        piece_colour: None,
     }));
     assert_eq!(g.to_string(), "online Y:30,5,n,n R:n,n,n,n turn=R roll");
 }
@@ -225,7 +229,7 @@ fn r_exit_1_double_five_exits_two_pieces_then_rolls_again() {
     );
     assert_eq!(
         g.to_string(),
-        "online Y:5,5',n,n R:n,n,n,n turn=Y roll doubles=1 last=1"
+        "online Y:5,5',n,n R:n,n,n,n turn=Y roll doubles=1 last=Y1"
     );
 }
 
@@ -284,7 +288,7 @@ fn r_exit_capture_and_d4_own_and_opponent_captures_the_opponent_with_bonus_20_pl
     let (g, _) = act(&g, "bonus 0 20");
     assert_eq!(
         g.to_string(),
-        "online Y:25,5,n,n R:n,n,n,n turn=Y move=5*,2 last=0"
+        "online Y:25,5,n,n R:n,n,n,n turn=Y move=5*,2"
     );
 }
 
@@ -331,7 +335,7 @@ fn r_exit_capture_one_opponent_is_joined_forming_a_blockade() {
     );
     assert_eq!(
         g.to_string(),
-        "online Y:5',n,n,n R:5,n,n,n turn=Y move=5*,1 last=0"
+        "online Y:5',n,n,n R:5,n,n,n turn=Y move=5*,1"
     );
     // The mixed blockade on 5 now stops red's own piece too: the 1 is played by... nobody
     // but yellow's piece 0 (5 → 6).
@@ -433,7 +437,7 @@ fn r_safe_a_lone_opponent_on_a_safe_square_is_joined_not_captured() {
         .all(|e| !matches!(e, Event::PieceCaptured { .. } | Event::BonusEarned { .. })));
     assert_eq!(
         g.to_string(),
-        "online Y:12',n,n,n R:12,n,n,n turn=Y move=2*,6 last=0"
+        "online Y:12',n,n,n R:12,n,n,n turn=Y move=2*,6"
     );
 }
 
@@ -602,7 +606,7 @@ fn r_bonus_goal_earns_10_for_a_ring_piece() {
     let (g, _) = act(&g, "bonus 1 10");
     assert_eq!(
         g.to_string(),
-        "online Y:g,30,n,n R:n,n,n,n turn=Y move=3*,1 last=1"
+        "online Y:g,30,n,n R:n,n,n,n turn=Y move=3*,1"
     );
 }
 
@@ -666,10 +670,7 @@ fn r_win_four_pieces_in_the_goal_and_d14_a_win_uses_every_die() {
             partner: None
         })
     );
-    assert_eq!(
-        g.to_string(),
-        "online Y:g,g,g,g R:n,n,n,n over=Y:goal last=3"
-    );
+    assert_eq!(g.to_string(), "online Y:g,g,g,g R:n,n,n,n over=Y:goal");
     assert_eq!(refuse(&g, "roll 1,2").kind, ErrorKind::GameOver);
 }
 
@@ -685,6 +686,11 @@ fn r_clock_timeout_forfeits_dice_bonus_and_reroll() {
             Event::TimedOut {
                 colour: Colour::Yellow,
                 consecutive: 1
+            },
+            // R-BONUS: the pending bonus ends unplayed, so it is reported as forfeited.
+            Event::BonusForfeited {
+                colour: Colour::Yellow,
+                amount: 20
             },
             Event::TurnPassed {
                 from: Colour::Yellow,
@@ -787,13 +793,146 @@ fn d21_a_bonus_move_makes_its_piece_the_last_moved_for_r_third() {
     let (g, _) = act(&g, "move 1 3");
     assert_eq!(
         g.to_string(),
-        "online Y:13,53,n,n R:n,n,n,n turn=Y roll doubles=2 last=1"
+        "online Y:13,53,n,n R:n,n,n,n turn=Y roll doubles=2 last=Y1"
     );
     let (g, ev) = roll(&g, 2, 2);
     assert!(ev.contains(&Event::ThirdDoublesPenalty {
         colour: Colour::Yellow,
         piece: Some(1),
-        from: Some(Location::Ring(53))
+        from: Some(Location::Ring(53)),
+        piece_colour: None,
     }));
     assert_eq!(g.to_string(), "online Y:13,n,n,n R:n,n,n,n turn=R roll");
+}
+
+// ----- the position reader is strict (rules.md §1, R-THIRD, R-OPEN; NOTATION.md) ----------
+
+#[test]
+fn board_1_ring_squares_off_a_colours_path_are_refused_naming_square_and_rule() {
+    // Issue 18's reproduction: yellow's path never touches ring squares 1..4 (it turns
+    // into h1 after 68), so `Y:2` is not `Y:h2`.
+    let e = "online Y:2,n,n,n R:n,n,n,n turn=Y roll"
+        .parse::<Game>()
+        .expect_err("off the path")
+        .to_string();
+    assert!(
+        e.contains("rules.md §1") && e.contains("ring square 2") && e.contains("yellow"),
+        "{e}"
+    );
+    // The same through the JSON position.
+    let mut p = game("online Y:h2,n,n,n R:n,n,n,n turn=Y roll").to_position();
+    p.players[0].pieces[0].at = Location::Ring(2);
+    let json = serde_json::to_string(&p).unwrap();
+    let e = Game::from_json(&json).expect_err("off the path in JSON");
+    assert!(
+        e.contains("rules.md §1") && e.contains("ring square 2"),
+        "{e}"
+    );
+    // Every colour: exactly the four squares behind its exit are refused.
+    for (c, off) in [
+        (Colour::Yellow, 1..=4),
+        (Colour::Blue, 18..=21),
+        (Colour::Red, 35..=38),
+        (Colour::Green, 52..=55),
+    ] {
+        let other = if c == Colour::Yellow { "R" } else { "Y" };
+        for sq in 1..=68u8 {
+            let text = format!(
+                "online {}:{sq},n,n,n {other}:n,n,n,n turn={other} roll",
+                c.letter()
+            );
+            match text.parse::<Game>() {
+                Ok(_) => assert!(!off.contains(&sq), "{text} should be refused"),
+                Err(e) => {
+                    assert!(off.contains(&sq), "{text}: {e}");
+                    assert!(e.to_string().contains(&format!("ring square {sq}")), "{e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn notation_a_position_without_a_stage_is_refused() {
+    let e = "online Y:n,n,n,n R:n,n,n,n turn=Y"
+        .parse::<Game>()
+        .expect_err("no stage")
+        .to_string();
+    assert!(e.contains("missing stage"), "{e}");
+}
+
+#[test]
+fn r_third_last_is_refused_without_a_repeat_and_names_a_colour() {
+    let e = "online Y:10,n,n,n R:n,n,n,n turn=Y move=3*,4 last=0"
+        .parse::<Game>()
+        .expect_err("last without doubles")
+        .to_string();
+    assert!(e.contains("R-THIRD") && e.contains("doubles 0"), "{e}");
+    let e = "online Y:10,n,n,n R:n,n,n,n turn=Y roll doubles=1 last=R0"
+        .parse::<Game>()
+        .expect_err("another colour's piece")
+        .to_string();
+    assert!(e.contains("R-THIRD") && e.contains("R0"), "{e}");
+    // The older `last=0` still reads, as the piece of the colour to act.
+    let g = game("online Y:10,n,n,n R:n,n,n,n turn=Y roll doubles=1 last=0");
+    assert_eq!(
+        g.to_string(),
+        "online Y:10,n,n,n R:n,n,n,n turn=Y roll doubles=1 last=Y0"
+    );
+    // JSON: the same check.
+    let mut p = game("online Y:10,n,n,n R:n,n,n,n turn=Y roll doubles=1 last=Y0").to_position();
+    p.doubles_in_row = 0;
+    let e = Game::try_from(&p)
+        .expect_err("JSON last without doubles")
+        .to_string();
+    assert!(e.contains("R-THIRD"), "{e}");
+}
+
+#[test]
+fn r_open_open_must_name_the_movers_own_blockade() {
+    let e = "online Y:10,n,n,n R:30,30',n,n turn=Y move=2,2 open=R0+R1 doubles=1"
+        .parse::<Game>()
+        .expect_err("another colour's blockade")
+        .to_string();
+    assert!(
+        e.contains("R-OPEN") && e.contains("R0+R1") && e.contains("yellow"),
+        "{e}"
+    );
+    let mut p =
+        game("online Y:10,10',n,n R:30,30',n,n turn=Y move=2,2 open=Y0+Y1 doubles=1").to_position();
+    if let parchis_engine::StagePosition::Move { blockades, .. } = &mut p.stage {
+        blockades[0].pieces = [
+            parchis_engine::PieceId {
+                colour: Colour::Red,
+                piece: 0,
+            },
+            parchis_engine::PieceId {
+                colour: Colour::Red,
+                piece: 1,
+            },
+        ];
+        blockades[0].at = Location::Ring(30);
+    }
+    let e = Game::try_from(&p)
+        .expect_err("JSON open of another colour")
+        .to_string();
+    assert!(e.contains("R-OPEN"), "{e}");
+}
+
+#[test]
+fn notation_flags_are_strict() {
+    for (text, needle) in [
+        (
+            "online Y:n,n,n,n R:n,n,n,n turn=Y roll unplayed=0",
+            "bad flag",
+        ),
+        ("online Y:10,n,n,n R:n,n,n,n turn=Y move=3,4 lost=1", "D-30"),
+        (
+            "online Y:n,n,n,n R:n,n,n,n turn=Y roll lost=1",
+            "move= stage",
+        ),
+    ] {
+        let e = text.parse::<Game>().expect_err(text).to_string();
+        assert!(e.contains(needle), "{text}: {e}");
+    }
 }
