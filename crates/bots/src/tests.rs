@@ -140,9 +140,11 @@ fn greedy_moves_a_threatened_piece_out_of_reach() {
 
 #[test]
 fn greedy_forms_a_blockade_on_an_unsafe_square() {
-    // Yellow piece 1 on 40 can join piece 0 on 44 with the 4 (a blockade, out of reach of
-    // red's 41) or run piece 1 to 43 with... only the 4 is left.
-    let game = pos("online Y:44,40,n,n R:38,n,n,n turn=Y move=4,1*");
+    // Yellow piece 1 on 40 can join piece 0 on 44 with the 4 (a blockade) or another
+    // piece can take the 4. (Red's piece is in its home column: this position used to
+    // write it as ring square 38, which is not on red's path, rules.md §1, and was read
+    // as h4.)
+    let game = pos("online Y:44,40,n,n R:h4,n,n,n turn=Y move=4,1*");
     let legal = game.legal_actions();
     assert!(legal.contains(&act("move 1 4")), "{legal:?}");
     let bot = GreedyBot::new(1);
