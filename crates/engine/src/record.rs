@@ -135,7 +135,19 @@ impl GameRecord {
             };
             let produced = game.as_mut().and_then(|g| g.play(&action).ok());
             match produced {
-                Some(p) if !p.is_empty() => i += p.len(),
+                // Consume the stored events this action caused: those it produces now,
+                // in order. A log written by an older engine may lack some of them
+                // (e.g. the `bonus_forfeited` a timeout now reports, D-31), so events are
+                // matched, not counted.
+                Some(p) if !p.is_empty() => {
+                    let mut j = i;
+                    for e in &p {
+                        if events.get(j) == Some(e) {
+                            j += 1;
+                        }
+                    }
+                    i = j.max(i + 1);
+                }
                 _ => {
                     game = None; // the log does not replay: keep reading naively
                     i += 1;

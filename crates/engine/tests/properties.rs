@@ -1043,3 +1043,73 @@ proptest! {
         prop_assert_eq!(after.to_position().players.iter().find(|p| p.colour == c).and_then(|p| p.first_five), Some(false));
     }
 }
+
+#[test]
+fn stored_logs_and_positions_of_older_versions_still_read() {
+    use parchis_engine::{GameRecord, Preset};
+    // A log written before timeouts reported the pending bonus they forfeit (D-31): the
+    // actions are rebuilt all the same, and replay to the same game.
+    let mut forfeits_on_timeout = 0;
+    for seed in 0..8u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let seats = vec![Colour::Yellow, Colour::Red];
+        let mut g = Game::new(RuleSet::online(), &seats, Colour::Yellow).unwrap();
+        let mut events = Vec::new();
+        while g.outcome().is_none() && events.len() < 3000 {
+            let action = match g.expect() {
+                Expect::Roll { .. } => Action::Roll {
+                    dice: Dice::two(rng.gen_range(1..=6), rng.gen_range(1..=6)).unwrap(),
+                },
+                Expect::Move { bonus, .. } => {
+                    if bonus.is_some() && rng.gen_range(0..2) == 0 {
+                        Action::Timeout
+                    } else {
+                        let l = g.legal_actions();
+                        l[rng.gen_range(0..l.len())]
+                    }
+                }
+                Expect::Finished(_) => break,
+            };
+            let ev = g.play(&action).unwrap();
+            let old: Vec<Event> = if action == Action::Timeout {
+                forfeits_on_timeout += ev
+                    .iter()
+                    .filter(|e| matches!(e, Event::BonusForfeited { .. }))
+                    .count();
+                ev.into_iter()
+                    .filter(|e| !matches!(e, Event::BonusForfeited { .. }))
+                    .collect()
+            } else {
+                ev
+            };
+            events.extend(old);
+        }
+        let record =
+            GameRecord::from_events(Preset::Online, seats.clone(), Colour::Yellow, &events);
+        let (replayed, _) = record.replay().expect("an older log replays");
+        assert_eq!(replayed, g);
+    }
+    assert!(
+        forfeits_on_timeout > 0,
+        "no timeout with a pending bonus was played"
+    );
+    // A game_started position stored before first_five, dice_lost and the coloured
+    // last_moved existed, and a third_doubles_penalty event without piece_colour.
+    let old = r#"{"rules":RULES,"players":[{"colour":"yellow","status":"playing","pieces":[{"at":"nest"},{"at":"nest"},{"at":"nest"},{"at":"nest"}]},{"colour":"red","status":"playing","pieces":[{"at":"nest"},{"at":"nest"},{"at":"nest"},{"at":"nest"}]}],"turn":"yellow","stage":{"kind":"roll"}}"#;
+    let rules = serde_json::to_string(&RuleSet::from_name("classic+two-out").unwrap()).unwrap();
+    let g = Game::from_json(&old.replace("RULES", &rules)).expect("an older position reads");
+    assert_eq!(g.to_position().players[0].first_five, Some(true));
+    let e: Event = serde_json::from_str(
+        r#"{"type":"third_doubles_penalty","colour":"yellow","piece":0,"from":"20"}"#,
+    )
+    .expect("an older event reads");
+    assert_eq!(
+        e,
+        Event::ThirdDoublesPenalty {
+            colour: Colour::Yellow,
+            piece: Some(0),
+            from: Some(Location::Ring(20)),
+            piece_colour: None
+        }
+    );
+}
