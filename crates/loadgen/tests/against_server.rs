@@ -20,6 +20,8 @@ async fn server() -> (SocketAddr, CancellationToken) {
         dice_seed: Some(11),
         // The subject is the load generator, not the per-connection rate limit.
         commands_per_second: 1000,
+        // Every client comes from 127.0.0.1.
+        limits: parchis_server::config::Limits::unlimited_per_address(),
         ..ServerConfig::default()
     };
     let state = AppState::new(config, Arc::new(MemoryStore::new()));

@@ -59,8 +59,17 @@ pub enum ErrorCode {
     NotEnoughPlayers,
     /// This room does not allow spectators.
     SpectatorsNotAllowed,
-    /// Too many commands per second.
+    /// A per-connection or per-address limit: too many commands per second, room
+    /// creations, lookups by code, spectator joins or connections from one address. HTTP
+    /// answers 429 with `Retry-After`.
     RateLimited,
+    /// A server-wide limit: too many rooms, connections or games with bots. HTTP answers
+    /// 503 with `Retry-After`.
+    ServerFull,
+    /// The room has as many spectators as it allows.
+    TooManySpectators,
+    /// The page's `Origin` is not allowed to open a WebSocket here (HTTP 403).
+    OriginNotAllowed,
     /// The session token matches no seat of this room.
     BadToken,
     /// The server is shutting down.
@@ -105,6 +114,9 @@ impl ErrorCode {
             NotEnoughPlayers => "not_enough_players",
             SpectatorsNotAllowed => "spectators_not_allowed",
             RateLimited => "rate_limited",
+            ServerFull => "server_full",
+            TooManySpectators => "too_many_spectators",
+            OriginNotAllowed => "origin_not_allowed",
             BadToken => "bad_token",
             ShuttingDown => "shutting_down",
             Unauthorized => "unauthorized",
@@ -142,7 +154,10 @@ impl ErrorCode {
             NotCreator => "only the room creator can do this",
             NotEnoughPlayers => "at least two players are needed",
             SpectatorsNotAllowed => "this room does not allow spectators",
-            RateLimited => "too many commands; slow down",
+            RateLimited => "too many requests; slow down",
+            ServerFull => "the server is full; try again later",
+            TooManySpectators => "the room has as many spectators as it allows",
+            OriginNotAllowed => "pages from this origin may not connect",
             BadToken => "the session token matches no seat in this room",
             ShuttingDown => "the server is shutting down",
             Unauthorized => "a valid admin token is required (Authorization: Bearer …)",
@@ -165,16 +180,25 @@ pub mod close_code {
     pub const NORMAL: u16 = 1000;
     /// The server is shutting down.
     pub const GOING_AWAY: u16 = 1001;
+    /// A WebSocket protocol violation (bad framing, unmasked client frame, bad opcode…).
+    pub const PROTOCOL_ERROR: u16 = 1002;
+    /// A text frame that is not valid UTF-8.
+    pub const INVALID_PAYLOAD: u16 = 1007;
     /// Sustained abuse: too many errors or too many commands per second.
     pub const POLICY: u16 = 1008;
-    /// A frame above the hard size limit (closed by the WebSocket layer).
+    /// A frame above the hard size limit.
     pub const TOO_BIG: u16 = 1009;
     /// Another connection took over this seat (another tab).
     pub const SESSION_REPLACED: u16 = 4000;
-    /// The client did not read its messages fast enough (outbound queue overflow).
+    /// The client did not read its messages fast enough: too many bytes queued for it, or
+    /// a frame not written within the write timeout.
     pub const SLOW_CONSUMER: u16 = 4001;
     /// An administrator closed the room (its game, if running, ended `closed_by_admin`).
     pub const CLOSED_BY_ADMIN: u16 = 4002;
     /// An administrator disconnected this connection (a player may `resume`).
     pub const DISCONNECTED_BY_ADMIN: u16 = 4003;
+    /// The connection joined no room within the join timeout.
+    pub const JOIN_TIMEOUT: u16 = 4004;
+    /// Nothing (not even a pong) arrived within the ping interval plus the pong timeout.
+    pub const PING_TIMEOUT: u16 = 4005;
 }

@@ -14,7 +14,8 @@ pub struct ServerConfig {
     pub hard_max_message_bytes: usize,
     /// WebSocket read buffer per connection (bytes). Small: idle connections are cheap.
     pub read_buffer_bytes: usize,
-    /// Kernel send buffer per TCP connection (bytes); `None` keeps the OS default.
+    /// Kernel send buffer per TCP connection (bytes); `None` keeps the OS default (which
+    /// grows to megabytes for a client that stops reading). Default 64 KiB.
     pub send_buffer_bytes: Option<usize>,
     /// Commands per second allowed per connection (token bucket, burst = 2 × rate).
     pub commands_per_second: u32,
@@ -30,10 +31,115 @@ pub struct ServerConfig {
     pub history: usize,
     /// Fixed dice seed (tests only); `None`: each room seeds a CSPRNG from the OS.
     pub dice_seed: Option<u64>,
-    /// Maximum number of live rooms.
+    /// Maximum number of live rooms; creations beyond it get 503 `server_full`.
     pub max_rooms: usize,
     /// Bearer token of the admin API (`/admin/…`); `None` disables it.
     pub admin_token: Option<String>,
+    /// Limits on what one client address, or everyone together, may use
+    /// ([`crate::admission`]).
+    pub limits: Limits,
+    /// Timeouts and liveness checks of connections ([`crate::listener`], [`crate::ws`]).
+    pub timeouts: Timeouts,
+    /// Origins whose pages may open a WebSocket (`Origin` header, e.g.
+    /// `https://parchis.example`). Always allowed: no `Origin` (apps), and an `Origin`
+    /// equal to the request's own `Host` (the server's own pages). `*` allows every origin.
+    /// Default: the origin of [`ServerConfig::public_url`].
+    pub allowed_origins: Vec<String>,
+}
+
+/// Per-address and global admission limits. Every limit answers with an honest code:
+/// HTTP 429 `rate_limited` with `Retry-After` (seconds) for a per-address limit, 503
+/// `server_full` for a global one; on the WebSocket an `error` frame with the same codes.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Open TCP connections (HTTP and WebSocket) for the whole server. Clamped at start to
+    /// the open-file limit minus [`Limits::reserved_fds`]. Beyond it a connection gets 503
+    /// `server_full` (`/healthz` still answers).
+    pub max_connections: usize,
+    /// File descriptors kept free below the open-file limit for health checks, refusals,
+    /// the database and logs.
+    pub reserved_fds: usize,
+    /// Open TCP connections from one client address; beyond it: 429 `rate_limited`.
+    pub max_connections_per_address: usize,
+    /// Rooms one address may create per minute (token bucket, burst = the same number).
+    pub room_creations_per_minute: u32,
+    /// Unstarted lobbies one address may have open at once (429 `rate_limited`).
+    pub max_lobbies_per_address: usize,
+    /// Rooms with bots (not yet finished) one address may have at once.
+    pub max_bot_rooms_per_address: usize,
+    /// Rooms with bots (not yet finished) on the whole server (503 `server_full`).
+    pub max_bot_rooms: usize,
+    /// Lookups by room code per address and minute: `GET /api/rooms/{code}` and the
+    /// WebSocket `join` / `watch` / `resume`.
+    pub lookups_per_minute: u32,
+    /// `watch` joins one address may make per minute.
+    pub watches_per_minute: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 16_384,
+            reserved_fds: 256,
+            max_connections_per_address: 64,
+            room_creations_per_minute: 30,
+            max_lobbies_per_address: 10,
+            max_bot_rooms_per_address: 3,
+            max_bot_rooms: 500,
+            lookups_per_minute: 120,
+            watches_per_minute: 60,
+        }
+    }
+}
+
+impl Limits {
+    /// Limits so high no single client meets them (tests and load runs from one address).
+    pub fn unlimited_per_address() -> Limits {
+        Limits {
+            max_connections_per_address: usize::MAX,
+            room_creations_per_minute: u32::MAX,
+            max_lobbies_per_address: usize::MAX,
+            max_bot_rooms_per_address: usize::MAX,
+            lookups_per_minute: u32::MAX,
+            watches_per_minute: u32::MAX,
+            ..Limits::default()
+        }
+    }
+}
+
+/// Connection timeouts.
+#[derive(Clone, Debug)]
+pub struct Timeouts {
+    /// A client must send a request's whole header (the WebSocket upgrade too) within this
+    /// long of starting it, or of connecting: trickled and idle HTTP connections are closed.
+    pub header_read: Duration,
+    /// An HTTP request must be answered within this long (408 otherwise).
+    pub request: Duration,
+    /// A WebSocket that has not joined, watched or resumed a room within this long is
+    /// closed with 4004.
+    pub join: Duration,
+    /// The server pings every WebSocket this often.
+    pub ping_interval: Duration,
+    /// A WebSocket from which nothing (not even a pong) arrived for `ping_interval +
+    /// pong_timeout` is dropped as half-open; its seat shows disconnected and its grace
+    /// period starts.
+    pub pong_timeout: Duration,
+    /// A frame not written to the socket within this long (the client stopped reading)
+    /// drops the connection as a slow consumer (4001).
+    pub write: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            header_read: Duration::from_secs(10),
+            request: Duration::from_secs(10),
+            join: Duration::from_secs(30),
+            ping_interval: Duration::from_secs(15),
+            pong_timeout: Duration::from_secs(15),
+            write: Duration::from_secs(10),
+        }
+    }
 }
 
 impl Default for ServerConfig {
@@ -43,7 +149,7 @@ impl Default for ServerConfig {
             max_message_bytes: 16 * 1024,
             hard_max_message_bytes: 64 * 1024,
             read_buffer_bytes: 4 * 1024,
-            send_buffer_bytes: None,
+            send_buffer_bytes: Some(64 * 1024),
             commands_per_second: 10,
             max_errors: 20,
             error_window: Duration::from_secs(10),
@@ -53,6 +159,9 @@ impl Default for ServerConfig {
             dice_seed: None,
             max_rooms: 10_000,
             admin_token: None,
+            limits: Limits::default(),
+            timeouts: Timeouts::default(),
+            allowed_origins: vec!["http://127.0.0.1:8080".into()],
         }
     }
 }

@@ -1,25 +1,28 @@
 //! HTTP API: create, list and inspect rooms (stored games: [`crate::games`]). Errors are
 //! JSON [`HttpError`] bodies.
 
+use crate::admission::Denied;
 use crate::ids::normalise_code;
 use crate::room::{self, RoomCmd};
 use crate::state::AppState;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use parchis_protocol::{
     CreateRoomResponse, ErrorCode, HttpError, RoomList, RoomSettings, RoomStatus,
 };
+use std::net::SocketAddr;
 use tokio::sync::oneshot;
 
-/// An HTTP error answer: status plus a JSON body.
+/// An HTTP error answer: status plus a JSON body (and `Retry-After` for limits).
 #[derive(Debug, thiserror::Error)]
 #[error("{status}: {body:?}")]
 pub struct ApiError {
     status: StatusCode,
     body: HttpError,
+    retry_after_secs: Option<u64>,
 }
 
 impl ApiError {
@@ -31,25 +34,66 @@ impl ApiError {
                 code,
                 message: message.into(),
             },
+            retry_after_secs: None,
+        }
+    }
+}
+
+impl From<Denied> for ApiError {
+    /// 429 `rate_limited` or 503 `server_full`, with `Retry-After`.
+    fn from(d: Denied) -> ApiError {
+        let status = match d {
+            Denied::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Denied::ServerFull { .. } => StatusCode::SERVICE_UNAVAILABLE,
+        };
+        ApiError {
+            retry_after_secs: Some(d.retry_after_secs()),
+            ..ApiError::new(status, d.code(), d.to_string())
         }
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, Json(self.body)).into_response()
+        let mut response = (self.status, Json(self.body)).into_response();
+        if let Some(secs) = self.retry_after_secs {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        response
+    }
+}
+
+/// Refuses any body that is not one JSON object (`[…]`, `"…"`, numbers…), before serde
+/// would read an array as the struct's fields in order.
+fn require_object(body: &[u8]) -> Result<(), ApiError> {
+    match body.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => Ok(()),
+        _ => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::BadRequest,
+            "the settings must be one JSON object",
+        )),
     }
 }
 
 /// `POST /api/rooms`: body [`RoomSettings`] (every field optional; an empty body means
 /// all defaults). Answers 201 with [`CreateRoomResponse`].
+///
+/// Strict: the body must be one JSON object without unknown fields (400 `bad_request`).
+/// Limits ([`crate::admission`]): 429 `rate_limited` (creations per minute, open lobbies
+/// or rooms with bots of this address) or 503 `server_full` (rooms, rooms with bots), with
+/// `Retry-After`.
 pub async fn create_room(
     State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     body: Bytes,
 ) -> Result<(StatusCode, Json<CreateRoomResponse>), ApiError> {
     let mut settings: RoomSettings = if body.iter().all(u8::is_ascii_whitespace) {
         RoomSettings::default()
     } else {
+        require_object(&body)?;
         serde_json::from_slice(&body).map_err(|e| {
             let code = if e.is_syntax() || e.is_eof() {
                 ErrorCode::BadJson
@@ -73,9 +117,21 @@ pub async fn create_room(
             ErrorCode::ShuttingDown.describe(),
         ));
     }
-    let code = room::create(&state, settings.clone())
-        .await
-        .map_err(|r| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, r.code, r.message))?;
+    let bots = settings.bots.is_some();
+    state.admission().may_create(peer.ip(), bots, |code| {
+        state.room(code).map(|h| h.listing().status)
+    })?;
+    if state.is_full() {
+        return Err(Denied::ServerFull { what: "rooms" }.into());
+    }
+    let code = room::create(&state, settings.clone()).await.map_err(|r| {
+        let status = match r.code {
+            ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => StatusCode::SERVICE_UNAVAILABLE,
+        };
+        ApiError::new(status, r.code, r.message)
+    })?;
+    state.admission().created(Some(peer.ip()), &code, bots);
     let base = state.config().public_url.trim_end_matches('/');
     Ok((
         StatusCode::CREATED,
@@ -139,10 +195,13 @@ pub async fn list_rooms(
 
 /// `GET /api/rooms/{code}`: one room's public state ([`parchis_protocol::RoomView`]);
 /// 404 `unknown_room` when no room has that code.
+/// Lookups by code are limited per address (429 `rate_limited`, [`crate::admission`]).
 pub async fn get_room(
     State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Path(code): Path<String>,
 ) -> Result<Json<parchis_protocol::RoomView>, ApiError> {
+    state.admission().lookup(peer.ip())?;
     let code = normalise_code(&code);
     let unknown = || {
         ApiError::new(

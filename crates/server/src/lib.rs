@@ -16,15 +16,19 @@
 //! The wire protocol lives in `parchis-protocol` and is documented in `proto/README.md`.
 
 pub mod admin;
+pub mod admission;
 pub mod config;
 pub mod frames;
 pub mod games;
 pub mod health;
 pub mod http;
 pub mod ids;
+pub mod listener;
 pub mod logging;
 pub mod metrics;
+pub mod names;
 pub mod observe;
+pub mod origin;
 pub mod replay;
 pub mod room;
 pub mod state;
@@ -41,7 +45,12 @@ pub use config::ServerConfig;
 pub use state::AppState;
 
 /// The router: HTTP API, WebSocket endpoint and the static web client's spot.
+///
+/// Handlers read the client's address from [`axum::extract::ConnectInfo`], which
+/// [`listener::serve`] attaches; every request must be answered within
+/// [`config::Timeouts::request`] (408 otherwise).
 pub fn app(state: AppState) -> Router {
+    let request_timeout = state.config().timeouts.request;
     Router::new()
         .route("/api/rooms", get(http::list_rooms).post(http::create_room))
         .route("/api/rooms/{code}", get(http::get_room))
@@ -56,6 +65,10 @@ pub fn app(state: AppState) -> Router {
         .merge(admin::router())
         .merge(static_files::router())
         .layer(access_log())
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            request_timeout,
+        ))
         .with_state(state)
 }
 
@@ -86,7 +99,6 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> io::Result<()> {
     recover(&state).await.map_err(io::Error::other)?;
-    let send_buffer = state.config().send_buffer_bytes;
     let router = app(state.clone());
     // Link the server's own token to the caller's so actors and connections see it.
     let inner = state.shutdown_token();
@@ -98,18 +110,20 @@ pub async fn run(
             inner.cancel();
         })
     };
-    let listener = axum::serve::ListenerExt::tap_io(listener, move |tcp| {
-        let _ = tcp.set_nodelay(true);
-        if let Some(bytes) = send_buffer {
-            let _ = socket2::SockRef::from(&*tcp).set_send_buffer_size(bytes);
-        }
-    });
+    let forgetter = {
+        let state = state.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
+            loop {
+                every.tick().await;
+                state.admission().forget_idle();
+            }
+        })
+    };
     tracing::info!("serving");
-    let serve_shutdown = inner.clone();
-    let result = axum::serve(listener, router)
-        .with_graceful_shutdown(async move { serve_shutdown.cancelled().await })
-        .await;
+    let result = listener::serve(listener, router, state.clone(), inner.clone()).await;
     inner.cancel();
+    forgetter.abort();
     state.tracker().close();
     state.tracker().wait().await;
     state.store().close().await;

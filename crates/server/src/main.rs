@@ -1,10 +1,12 @@
 //! `parchis-server`: the online Parchís server binary.
 
 use clap::Parser;
+use parchis_server::config::{Limits, Timeouts};
 use parchis_server::logging::LogFormat;
 use parchis_server::{AppState, ServerConfig};
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// Authoritative online Parchís server.
@@ -47,6 +49,61 @@ struct Args {
     /// Bearer token of the admin API (`/admin/…`); unset: the admin API is disabled.
     #[arg(long, env = "PARCHIS_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
+    /// Kernel send buffer per connection, bytes (0: the OS default, which grows to MBs).
+    #[arg(long, env = "PARCHIS_SEND_BUFFER_BYTES", default_value_t = 64 * 1024)]
+    send_buffer_bytes: usize,
+    /// Maximum number of live rooms (503 `server_full` beyond).
+    #[arg(long, env = "PARCHIS_MAX_ROOMS", default_value_t = 10_000)]
+    max_rooms: usize,
+    /// Open connections for the whole server (clamped below the open-file limit).
+    #[arg(long, env = "PARCHIS_MAX_CONNECTIONS", default_value_t = Limits::default().max_connections)]
+    max_connections: usize,
+    /// Descriptors kept free below the open-file limit.
+    #[arg(long, env = "PARCHIS_RESERVED_FDS", default_value_t = Limits::default().reserved_fds)]
+    reserved_fds: usize,
+    /// Open connections from one client address.
+    #[arg(long, env = "PARCHIS_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = Limits::default().max_connections_per_address)]
+    max_connections_per_address: usize,
+    /// Rooms one address may create per minute.
+    #[arg(long, env = "PARCHIS_ROOM_CREATIONS_PER_MINUTE", default_value_t = Limits::default().room_creations_per_minute)]
+    room_creations_per_minute: u32,
+    /// Unstarted lobbies one address may have open at once.
+    #[arg(long, env = "PARCHIS_MAX_LOBBIES_PER_ADDRESS", default_value_t = Limits::default().max_lobbies_per_address)]
+    max_lobbies_per_address: usize,
+    /// Rooms with bots (not finished) one address may have at once.
+    #[arg(long, env = "PARCHIS_MAX_BOT_ROOMS_PER_ADDRESS", default_value_t = Limits::default().max_bot_rooms_per_address)]
+    max_bot_rooms_per_address: usize,
+    /// Rooms with bots (not finished) on the whole server.
+    #[arg(long, env = "PARCHIS_MAX_BOT_ROOMS", default_value_t = Limits::default().max_bot_rooms)]
+    max_bot_rooms: usize,
+    /// Lookups by room code (HTTP and WebSocket join/watch/resume) per address and minute.
+    #[arg(long, env = "PARCHIS_LOOKUPS_PER_MINUTE", default_value_t = Limits::default().lookups_per_minute)]
+    lookups_per_minute: u32,
+    /// Spectator joins per address and minute.
+    #[arg(long, env = "PARCHIS_WATCHES_PER_MINUTE", default_value_t = Limits::default().watches_per_minute)]
+    watches_per_minute: u32,
+    /// Seconds a client has to send a request's header (WebSocket upgrade included).
+    #[arg(long, env = "PARCHIS_HEADER_READ_TIMEOUT_SECS", default_value_t = Timeouts::default().header_read.as_secs())]
+    header_read_timeout_secs: u64,
+    /// Seconds an HTTP request may take (408 beyond).
+    #[arg(long, env = "PARCHIS_REQUEST_TIMEOUT_SECS", default_value_t = Timeouts::default().request.as_secs())]
+    request_timeout_secs: u64,
+    /// Seconds a WebSocket may stay without joining a room (then closed with 4004).
+    #[arg(long, env = "PARCHIS_JOIN_TIMEOUT_SECS", default_value_t = Timeouts::default().join.as_secs())]
+    join_timeout_secs: u64,
+    /// Seconds between server pings.
+    #[arg(long, env = "PARCHIS_PING_INTERVAL_SECS", default_value_t = Timeouts::default().ping_interval.as_secs())]
+    ping_interval_secs: u64,
+    /// Seconds of silence after a ping before a connection is dropped (4005).
+    #[arg(long, env = "PARCHIS_PONG_TIMEOUT_SECS", default_value_t = Timeouts::default().pong_timeout.as_secs())]
+    pong_timeout_secs: u64,
+    /// Seconds a frame may wait to be written before its reader is dropped (4001).
+    #[arg(long, env = "PARCHIS_WRITE_TIMEOUT_SECS", default_value_t = Timeouts::default().write.as_secs())]
+    write_timeout_secs: u64,
+    /// Origins whose pages may open a WebSocket, comma-separated (`*`: any); default: the
+    /// public URL's origin. No Origin and the server's own Host are always allowed.
+    #[arg(long, env = "PARCHIS_ALLOWED_ORIGINS", value_delimiter = ',')]
+    allowed_origins: Vec<String>,
     /// Fixed dice seed, for tests only: every game's dice become predictable.
     #[arg(long, env = "PARCHIS_DICE_SEED", hide = true)]
     dice_seed: Option<u64>,
@@ -76,15 +133,46 @@ enum MainError {
 async fn serve(args: Args) -> Result<(), MainError> {
     let addr = SocketAddr::new(args.bind, args.port);
     let store = parchis_store::open_store(args.database_url.as_deref(), &args.data_dir).await?;
+    let public_url = args.public_url.unwrap_or_else(|| format!("http://{addr}"));
+    let allowed_origins = if args.allowed_origins.is_empty() {
+        parchis_server::origin::origin_of(&public_url)
+            .into_iter()
+            .collect()
+    } else {
+        args.allowed_origins
+    };
+    let secs = Duration::from_secs;
     let config = ServerConfig {
-        public_url: args.public_url.unwrap_or_else(|| format!("http://{addr}")),
+        public_url,
         max_message_bytes: args.max_message_bytes,
         hard_max_message_bytes: args.max_message_bytes.saturating_mul(4),
         read_buffer_bytes: args.read_buffer_bytes,
+        send_buffer_bytes: (args.send_buffer_bytes > 0).then_some(args.send_buffer_bytes),
         commands_per_second: args.commands_per_second,
         outbound_queue: args.outbound_queue,
         dice_seed: args.dice_seed,
         admin_token: args.admin_token.filter(|t| !t.trim().is_empty()),
+        max_rooms: args.max_rooms,
+        limits: Limits {
+            max_connections: args.max_connections,
+            reserved_fds: args.reserved_fds,
+            max_connections_per_address: args.max_connections_per_address,
+            room_creations_per_minute: args.room_creations_per_minute,
+            max_lobbies_per_address: args.max_lobbies_per_address,
+            max_bot_rooms_per_address: args.max_bot_rooms_per_address,
+            max_bot_rooms: args.max_bot_rooms,
+            lookups_per_minute: args.lookups_per_minute,
+            watches_per_minute: args.watches_per_minute,
+        },
+        timeouts: Timeouts {
+            header_read: secs(args.header_read_timeout_secs.max(1)),
+            request: secs(args.request_timeout_secs.max(1)),
+            join: secs(args.join_timeout_secs.max(1)),
+            ping_interval: secs(args.ping_interval_secs.max(1)),
+            pong_timeout: secs(args.pong_timeout_secs.max(1)),
+            write: secs(args.write_timeout_secs.max(1)),
+        },
+        allowed_origins,
         ..ServerConfig::default()
     };
     let state = AppState::new(config, store);

@@ -464,7 +464,7 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
             listing: lrx,
         };
         if !state.register(handle) {
-            return Err(Refusal::new(ErrorCode::Internal, "too many rooms"));
+            return Err(Refusal::new(ErrorCode::ServerFull, "too many rooms"));
         }
         let span = tracing::info_span!("room", room = %code, game = tracing::field::Empty);
         state

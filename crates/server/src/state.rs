@@ -1,5 +1,6 @@
 //! Shared server state: configuration, store, the registry of room handles, shutdown.
 
+use crate::admission::{effective_max_connections, Admission};
 use crate::config::ServerConfig;
 use crate::room::{Kick, RoomHandle};
 use parchis_store::Store;
@@ -17,6 +18,7 @@ pub struct AppState {
 
 struct Inner {
     config: ServerConfig,
+    admission: Admission,
     store: Arc<dyn Store>,
     /// Room code → handle. A std mutex, never held across `.await`.
     rooms: Mutex<HashMap<String, RoomHandle>>,
@@ -29,10 +31,15 @@ struct Inner {
 
 impl AppState {
     /// New state over `store`.
+    /// [`crate::config::Limits::max_connections`] is clamped below the open-file limit.
     pub fn new(config: ServerConfig, store: Arc<dyn Store>) -> AppState {
         crate::metrics::install();
+        let mut limits = config.limits.clone();
+        limits.max_connections =
+            effective_max_connections(limits.max_connections, limits.reserved_fds);
         AppState {
             inner: Arc::new(Inner {
+                admission: Admission::new(limits),
                 config,
                 store,
                 rooms: Mutex::new(HashMap::new()),
@@ -47,6 +54,11 @@ impl AppState {
     /// The configuration.
     pub fn config(&self) -> &ServerConfig {
         &self.inner.config
+    }
+
+    /// Admission control: connection slots, per-address rates and room ownership.
+    pub fn admission(&self) -> &Admission {
+        &self.inner.admission
     }
 
     /// The store.
@@ -77,6 +89,11 @@ impl AppState {
     /// The handle of room `code`.
     pub fn room(&self, code: &str) -> Option<RoomHandle> {
         self.rooms().get(code).cloned()
+    }
+
+    /// Whether the server holds [`ServerConfig::max_rooms`] rooms.
+    pub fn is_full(&self) -> bool {
+        self.rooms().len() >= self.inner.config.max_rooms
     }
 
     /// Registers a room; `false` if the code is taken or the server is full.

@@ -1,17 +1,26 @@
 //! One WebSocket connection: a reader loop that validates frames (size, JSON, type, rate,
 //! duplicate request ids) and forwards commands to its room actor, and a writer that drains
 //! the connection's bounded outbound queue. The room never waits for a connection: a
-//! connection whose queue overflows is kicked as a slow consumer.
+//! connection whose queue overflows, or whose frames are not written to the socket within
+//! the write timeout, is kicked as a slow consumer.
+//!
+//! Liveness: the writer pings every `ping_interval`; a connection from which nothing
+//! arrived for `ping_interval + pong_timeout` is dropped (4005) and its seat shows
+//! disconnected. A connection that has not joined a room within `join` is closed (4004).
+//! Framing violations close with 1009 (too big), 1002 (protocol) or 1007 (bad UTF-8).
 
 use crate::ids::normalise_code;
+use crate::names::display_name;
 use crate::room::{encode, ConnLink, Kick, Member, Refusal, RoomCmd, RoomHandle, SeatCmd};
 use crate::state::AppState;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::extract::State;
-use axum::response::Response;
+use axum::extract::{ConnectInfo, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
 use parchis_protocol::{close_code, parse_client_message, ClientMessage, ErrorCode, ServerMessage};
 use std::collections::{HashSet, VecDeque};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -24,9 +33,27 @@ const WRITE_BATCH_BYTES: usize = 16 * 1024;
 /// At most this many queued frames are coalesced before a flush.
 const WRITE_BATCH_FRAMES: usize = 64;
 
-/// `GET /ws`: upgrades to a WebSocket with the configured size limits.
-pub async fn upgrade(ws: WebSocketUpgrade, State(state): State<AppState>) -> Response {
+/// `GET /ws`: upgrades to a WebSocket with the configured size limits. A page whose
+/// `Origin` is not allowed ([`crate::origin`]) gets 403 `origin_not_allowed`.
+pub async fn upgrade(
+    ws: WebSocketUpgrade,
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
     let cfg = state.config();
+    let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
+    let origin = headers
+        .get(header::ORIGIN)
+        .map(|v| v.to_str().unwrap_or("?"));
+    if !crate::origin::allowed(origin, text(header::HOST), &cfg.allowed_origins) {
+        debug!(%peer, ?origin, "websocket from a page of another origin refused");
+        let body = parchis_protocol::HttpError {
+            code: ErrorCode::OriginNotAllowed,
+            message: format!("pages from {} may not connect", origin.unwrap_or_default()),
+        };
+        return (StatusCode::FORBIDDEN, axum::Json(body)).into_response();
+    }
     let hard = cfg.hard_max_message_bytes.max(cfg.max_message_bytes);
     ws.read_buffer_size(cfg.read_buffer_bytes)
         .write_buffer_size(WRITE_BATCH_BYTES)
@@ -34,9 +61,9 @@ pub async fn upgrade(ws: WebSocketUpgrade, State(state): State<AppState>) -> Res
         .max_frame_size(hard)
         .on_upgrade(move |socket| {
             let conn = state.next_id();
-            let span = tracing::info_span!("conn", conn);
+            let span = tracing::info_span!("conn", conn, %peer);
             let tracker = state.tracker().clone();
-            tracker.track_future(connection(socket, state, conn).instrument(span))
+            tracker.track_future(connection(socket, state, conn, peer.ip()).instrument(span))
         })
 }
 
@@ -48,6 +75,7 @@ struct Joined {
 
 struct Session {
     state: AppState,
+    ip: IpAddr,
     link: ConnLink,
     joined: Option<Joined>,
     seen: HashSet<u64>,
@@ -62,8 +90,9 @@ enum Flow {
     Close,
 }
 
-async fn connection(socket: WebSocket, state: AppState, conn: u64) {
+async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr) {
     let cfg = state.config().clone();
+    let timeouts = cfg.timeouts.clone();
     let (sink, mut stream) = socket.split();
     let (tx, rx) = mpsc::channel::<Arc<str>>(cfg.outbound_queue.max(1));
     let kick = Kick::default();
@@ -72,10 +101,11 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64) {
         tx,
         kick: kick.clone(),
     };
-    let writer = tokio::spawn(writer(sink, rx, kick.clone()).in_current_span());
+    let writer = tokio::spawn(writer(sink, rx, kick.clone(), timeouts.clone()).in_current_span());
     let shutdown = state.shutdown_token();
     let mut session = Session {
         state,
+        ip,
         link,
         joined: None,
         seen: HashSet::new(),
@@ -86,6 +116,16 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64) {
     };
     crate::observe::socket_opened(conn);
     session.state.connection_opened(conn, kick.clone());
+    let silence = timeouts.ping_interval + timeouts.pong_timeout;
+    let mut last_heard = Instant::now();
+    // Unjoined since: the join timeout runs while this is set.
+    let mut unjoined_since = Some(last_heard);
+    let check = |last_heard: Instant, unjoined: Option<Instant>| {
+        let alive = last_heard + silence;
+        unjoined.map_or(alive, |t| alive.min(t + timeouts.join))
+    };
+    let liveness = tokio::time::sleep_until(check(last_heard, unjoined_since));
+    tokio::pin!(liveness);
     loop {
         tokio::select! {
             biased;
@@ -96,16 +136,41 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64) {
             }
             frame = stream.next() => match frame {
                 Some(Ok(msg)) => {
+                    last_heard = Instant::now();
                     if let Flow::Close = session.on_frame(msg).await {
                         break;
                     }
+                    match (&session.joined, unjoined_since) {
+                        (Some(_), Some(_)) => unjoined_since = None,
+                        (None, None) => {
+                            unjoined_since = Some(Instant::now());
+                            liveness.as_mut().reset(check(last_heard, unjoined_since));
+                        }
+                        _ => {}
+                    }
                 }
                 Some(Err(e)) => {
-                    debug!(error = %e, "read error");
+                    let (code, reason) = read_error_close(e);
+                    debug!(code, %reason, "read error");
+                    kick.kick(code, &reason);
                     break;
                 }
                 None => break,
             },
+            () = &mut liveness => {
+                let now = Instant::now();
+                if now >= last_heard + silence {
+                    debug!("nothing heard, not even a pong: dropping");
+                    kick.kick(close_code::PING_TIMEOUT, "no pong: connection presumed dead");
+                    break;
+                }
+                if unjoined_since.is_some_and(|t| now >= t + timeouts.join) {
+                    debug!("joined no room in time: closing");
+                    kick.kick(close_code::JOIN_TIMEOUT, "join, watch or resume a room sooner");
+                    break;
+                }
+                liveness.as_mut().reset(check(last_heard, unjoined_since));
+            }
         }
     }
     if let Some((code, reason)) = kick.reason() {
@@ -124,26 +189,74 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64) {
     crate::observe::socket_closed(conn);
 }
 
+/// The close code and reason for a frame the WebSocket layer could not read: 1009 for
+/// a frame or message above the hard size limit, 1007 for a text frame that is not UTF-8,
+/// 1002 for any other protocol violation, 1000 for a connection that just went away.
+fn read_error_close(e: axum::Error) -> (u16, String) {
+    use tokio_tungstenite::tungstenite::Error as WsError;
+    let inner = e.into_inner();
+    let Some(e) = inner.downcast_ref::<WsError>() else {
+        return (close_code::NORMAL, "bye".into());
+    };
+    match e {
+        WsError::Capacity(c) => (close_code::TOO_BIG, c.to_string()),
+        WsError::Utf8(_) => (
+            close_code::INVALID_PAYLOAD,
+            "text frame is not UTF-8".into(),
+        ),
+        WsError::Protocol(p) => (close_code::PROTOCOL_ERROR, p.to_string()),
+        _ => (close_code::NORMAL, "bye".into()),
+    }
+}
+
 async fn writer(
     mut sink: futures_util::stream::SplitSink<WebSocket, Message>,
     mut rx: mpsc::Receiver<Arc<str>>,
     kick: Kick,
+    timeouts: crate::config::Timeouts,
 ) {
+    let mut ping = tokio::time::interval_at(
+        Instant::now() + timeouts.ping_interval,
+        timeouts.ping_interval,
+    );
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let msg = tokio::select! {
             biased;
             _ = kick.kicked() => break,
             m = rx.recv() => m,
+            _ = ping.tick() => None,
         };
-        let Some(first) = msg else { break };
-        crate::observe::outbound_depth(rx.len() + 1);
+        let batch = async {
+            match msg {
+                Some(first) => {
+                    crate::observe::outbound_depth(rx.len() + 1);
+                    send_batch(&mut sink, first, &mut rx).await
+                }
+                None if rx.is_closed() && rx.is_empty() => Err(None),
+                None => sink
+                    .send(Message::Ping(Default::default()))
+                    .await
+                    .map_err(Some),
+            }
+        };
         let sent = tokio::select! {
             biased;
             _ = kick.kicked() => break,
-            r = send_batch(&mut sink, first, &mut rx) => r,
+            r = tokio::time::timeout(timeouts.write, batch) => r,
         };
-        if sent.is_err() {
-            return;
+        match sent {
+            Ok(Ok(())) => {}
+            Ok(Err(None)) => break,
+            Ok(Err(Some(_))) => return,
+            Err(_) => {
+                debug!("a frame was not written within the write timeout: dropping");
+                kick.kick(
+                    close_code::SLOW_CONSUMER,
+                    "frames not read within the write timeout",
+                );
+                return;
+            }
         }
     }
     let Some((code, reason)) = kick.reason() else {
@@ -178,6 +291,14 @@ async fn send_batch(
     sink: &mut futures_util::stream::SplitSink<WebSocket, Message>,
     first: Arc<str>,
     rx: &mut mpsc::Receiver<Arc<str>>,
+) -> Result<(), Option<axum::Error>> {
+    send_frames(sink, first, rx).await.map_err(Some)
+}
+
+async fn send_frames(
+    sink: &mut futures_util::stream::SplitSink<WebSocket, Message>,
+    first: Arc<str>,
+    rx: &mut mpsc::Receiver<Arc<str>>,
 ) -> Result<(), axum::Error> {
     sink.feed(Message::Text(first.as_ref().into())).await?;
     for _ in 1..WRITE_BATCH_FRAMES {
@@ -187,6 +308,16 @@ async fn send_batch(
         }
     }
     sink.flush().await
+}
+
+/// The `req` of a frame, if it has one, read without validating the rest (for errors
+/// found before parsing, such as `rate_limited`).
+fn request_id(text: &str) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct Req {
+        req: Option<u64>,
+    }
+    serde_json::from_str::<Req>(text).ok().and_then(|r| r.req)
 }
 
 impl Session {
@@ -267,9 +398,9 @@ impl Session {
         }
         if !self.take_token() {
             return self.error(
-                None,
+                request_id(text.as_str()),
                 ErrorCode::RateLimited,
-                ErrorCode::RateLimited.describe(),
+                "too many commands per second; slow down",
             );
         }
         let msg = match parse_client_message(text.as_str()) {
@@ -312,6 +443,14 @@ impl Session {
                     ErrorCode::AlreadyJoined.describe(),
                 );
             }
+            let admission = self.state.admission();
+            let limited = admission.lookup(self.ip).and_then(|()| match msg {
+                ClientMessage::Watch { .. } => admission.watch(self.ip),
+                _ => Ok(()),
+            });
+            if let Err(denied) = limited {
+                return self.error(Some(req), denied.code(), denied.to_string());
+            }
             let Some(handle) = self.state.room(&room) else {
                 return self.error(
                     Some(req),
@@ -322,13 +461,21 @@ impl Session {
             let (reply, answer) = oneshot::channel();
             let link = self.link.clone();
             let cmd = match msg {
-                ClientMessage::Join { name, colour, .. } => RoomCmd::Join {
-                    link,
-                    req,
-                    name,
-                    colour,
-                    reply,
-                },
+                ClientMessage::Join { name, colour, .. } => {
+                    let name = match display_name(&name) {
+                        Ok(name) => name,
+                        Err(e) => {
+                            return self.error(Some(req), ErrorCode::BadRequest, e.to_string())
+                        }
+                    };
+                    RoomCmd::Join {
+                        link,
+                        req,
+                        name,
+                        colour,
+                        reply,
+                    }
+                }
                 ClientMessage::Watch { .. } => RoomCmd::Watch { link, req, reply },
                 ClientMessage::Resume {
                     token, last_seq, ..

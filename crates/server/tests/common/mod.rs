@@ -26,11 +26,13 @@ pub struct Server {
     pub task: tokio::task::JoinHandle<std::io::Result<()>>,
 }
 
-/// The test configuration: fixed dice seed, generous rate limit.
+/// The test configuration: fixed dice seed, generous rate limit, no per-address limits
+/// (every test client comes from 127.0.0.1).
 pub fn test_config() -> ServerConfig {
     ServerConfig {
         dice_seed: Some(7),
         commands_per_second: 2000,
+        limits: parchis_server::config::Limits::unlimited_per_address(),
         ..ServerConfig::default()
     }
 }

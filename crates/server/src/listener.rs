@@ -1,0 +1,212 @@
+//! The accept loop: every TCP connection is admitted ([`crate::admission`]) before hyper
+//! serves it, with a header-read timeout so trickled or idle HTTP connections (a WebSocket
+//! upgrade too) are closed, and the client's address attached to each request as
+//! [`ConnectInfo`].
+//!
+//! A connection over a limit is still answered, cheaply: `/healthz` gets `ok`, anything
+//! else a JSON `rate_limited` (429) or `server_full` (503) error with `Retry-After`, then
+//! the socket closes. At most [`REFUSING_MAX`] such answers are in flight; beyond that a
+//! connection is closed at once, so descriptors stay free for health checks and clients.
+
+use crate::admission::{ConnGuard, Denied};
+use crate::state::AppState;
+use axum::extract::ConnectInfo;
+use axum::http::{header, HeaderValue, Request, Response, StatusCode};
+use axum::Router;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use parchis_protocol::HttpError;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower::ServiceExt;
+use tracing::{debug, warn};
+
+/// Refusals (answers to connections over a limit) in flight at once.
+pub const REFUSING_MAX: usize = 128;
+
+/// How long a refused connection may take to send its request.
+const REFUSAL_HEADER_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A TCP stream that holds its admission slot for as long as it lives, through the
+/// WebSocket upgrade.
+struct Admitted {
+    tcp: TcpStream,
+    _slot: Option<ConnGuard>,
+}
+
+impl AsyncRead for Admitted {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Admitted {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_shutdown(cx)
+    }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+}
+
+/// Accepts connections on `listener` and serves `router` on them until `shutdown` fires;
+/// then stops accepting and waits (up to 5 s) for in-flight HTTP requests. Upgraded
+/// WebSockets are not waited for here: they watch the server's shutdown token themselves.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    state: AppState,
+    shutdown: CancellationToken,
+) -> io::Result<()> {
+    let http_conns = TaskTracker::new();
+    let refusing = Arc::new(AtomicUsize::new(0));
+    let cfg = state.config().clone();
+    loop {
+        let accepted = tokio::select! {
+            _ = shutdown.cancelled() => break,
+            r = listener.accept() => r,
+        };
+        let (tcp, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) => {
+                // Out of descriptors or a connection reset before accept: wait a little
+                // instead of spinning.
+                warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = tcp.set_nodelay(true);
+        if let Some(bytes) = cfg.send_buffer_bytes {
+            let _ = socket2::SockRef::from(&tcp).set_send_buffer_size(bytes);
+        }
+        let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
+        match state.admission().connect(peer.ip()) {
+            Ok(slot) => {
+                let io = TokioIo::new(Admitted {
+                    tcp,
+                    _slot: Some(slot),
+                });
+                let router = router.clone();
+                let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+                    req.extensions_mut().insert(ConnectInfo(peer));
+                    router.clone().oneshot(req)
+                });
+                let mut http = hyper::server::conn::http1::Builder::new();
+                http.timer(TokioTimer::new())
+                    .header_read_timeout(cfg.timeouts.header_read);
+                let conn = http.serve_connection(io, service).with_upgrades();
+                let stop = shutdown.clone();
+                http_conns.spawn(async move {
+                    let mut conn = std::pin::pin!(conn);
+                    let ended = tokio::select! {
+                        r = conn.as_mut() => r,
+                        _ = stop.cancelled() => {
+                            // Finish the request in flight, then close.
+                            conn.as_mut().graceful_shutdown();
+                            conn.await
+                        }
+                    };
+                    if let Err(e) = ended {
+                        debug!(%peer, error = %e, "http connection ended");
+                    }
+                });
+            }
+            Err(denied) => {
+                if refusing.load(Ordering::Relaxed) >= REFUSING_MAX {
+                    drop(tcp);
+                    continue;
+                }
+                debug!(%peer, %denied, "connection over a limit");
+                refusing.fetch_add(1, Ordering::Relaxed);
+                let refusing = refusing.clone();
+                tokio::spawn(async move {
+                    refuse(tcp, denied).await;
+                    refusing.fetch_sub(1, Ordering::Relaxed);
+                });
+            }
+        }
+    }
+    drop(listener);
+    http_conns.close();
+    let _ = tokio::time::timeout(Duration::from_secs(5), http_conns.wait()).await;
+    Ok(())
+}
+
+/// Answers one request on a connection over a limit, then closes it.
+async fn refuse(tcp: TcpStream, denied: Denied) {
+    let io = TokioIo::new(Admitted { tcp, _slot: None });
+    let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+        let denied = denied.clone();
+        async move { Ok::<_, std::convert::Infallible>(refusal(req.uri().path(), &denied)) }
+    });
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(REFUSAL_HEADER_TIMEOUT)
+        .keep_alive(false);
+    let _ = tokio::time::timeout(
+        REFUSAL_HEADER_TIMEOUT * 2,
+        http.serve_connection(io, service),
+    )
+    .await;
+}
+
+/// The answer to a request on a connection over a limit.
+pub fn refusal(path: &str, denied: &Denied) -> Response<axum::body::Body> {
+    if path == "/healthz" {
+        return Response::new(axum::body::Body::from("ok"));
+    }
+    let status = match denied {
+        Denied::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+        Denied::ServerFull { .. } => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    let body = HttpError {
+        code: denied.code(),
+        message: denied.to_string(),
+    };
+    let mut response = Response::new(axum::body::Body::from(
+        serde_json::to_vec(&body).unwrap_or_default(),
+    ));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(denied.retry_after_secs()),
+    );
+    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}

@@ -1,0 +1,615 @@
+//! Hostile clients against the real server on loopback: each attack runs (bounded in size
+//! and time) and the test asserts the defence. Different client addresses are different
+//! loopback addresses (127.0.0.x) bound as the source of the connection.
+
+mod common;
+
+use common::{start, test_config, Client, Server};
+use parchis_server::ServerConfig;
+use serde_json::{json, Value};
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+use tokio::time::Instant;
+use tokio_tungstenite::MaybeTlsStream;
+
+fn ip(n: u8) -> IpAddr {
+    IpAddr::from([127, 0, 0, n])
+}
+
+/// A TCP connection to the server from source address `from`.
+async fn connect_from(server: &Server, from: IpAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().expect("socket");
+    socket.bind(SocketAddr::new(from, 0)).expect("bind source");
+    socket.connect(server.addr).await.expect("connect")
+}
+
+/// An HTTP answer: status, lower-cased header lines, JSON (or text) body.
+struct Answer {
+    status: u16,
+    head: String,
+    body: Value,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_owned())
+        })
+    }
+}
+
+/// One HTTP request from `from` (`Connection: close`).
+async fn http_from(
+    server: &Server,
+    from: IpAddr,
+    method: &str,
+    path: &str,
+    headers: &str,
+    body: &str,
+) -> Answer {
+    let mut s = connect_from(server, from).await;
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n{headers}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        server.addr,
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.expect("write");
+    let mut buf = Vec::new();
+    tokio::time::timeout(common::WAIT, s.read_to_end(&mut buf))
+        .await
+        .expect("answer in time")
+        .expect("read");
+    let text = String::from_utf8_lossy(&buf).to_string();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        body.lines()
+            .filter(|l| l.starts_with('{') || l.starts_with('['))
+            .collect::<String>()
+    } else {
+        body.to_owned()
+    };
+    Answer {
+        status,
+        head: head.to_owned(),
+        body: serde_json::from_str(&body).unwrap_or(Value::String(body)),
+    }
+}
+
+/// A WebSocket client connected from `from`.
+async fn client_from(server: &Server, from: IpAddr) -> Client {
+    let tcp = connect_from(server, from).await;
+    let url = format!("ws://{}/ws", server.addr);
+    let (ws, _) = tokio_tungstenite::client_async(url, MaybeTlsStream::Plain(tcp))
+        .await
+        .expect("ws handshake");
+    Client::new(ws)
+}
+
+fn long_clock() -> Value {
+    json!({"turn_clock_secs": 600, "disconnect_grace_secs": 3600})
+}
+
+/// Reads until the socket's close frame (or its end) and returns the close code.
+async fn close_code(c: &mut Client) -> Option<u64> {
+    loop {
+        match c.next().await {
+            Some(v) if v["type"] == "ws_close" => return v["code"].as_u64(),
+            Some(_) => continue,
+            None => return None,
+        }
+    }
+}
+
+/// The connection still works: a `ping` gets its `pong`.
+async fn assert_answers_ping(c: &mut Client) {
+    let req = c.next_req + 10_000;
+    c.next_req += 1;
+    c.send_text(&json!({"type": "ping", "req": req}).to_string())
+        .await;
+    let pong = c
+        .until("pong", |v| v["type"] == "pong" || v["type"] == "ws_close")
+        .await;
+    assert_eq!(pong, json!({"type": "pong", "req": req}));
+}
+
+// ----- admission: room creation, code lookups, connections ---------------------------
+
+#[tokio::test]
+async fn room_creation_keeps_working_for_a_second_address_while_one_floods() {
+    let mut config = test_config();
+    config.limits.room_creations_per_minute = 20;
+    config.limits.max_lobbies_per_address = 8;
+    let server = start(config).await;
+    let flooder = ip(2);
+    let mut created = 0;
+    let mut limited = 0;
+    for _ in 0..150 {
+        let a = http_from(&server, flooder, "POST", "/api/rooms", "", "{}").await;
+        match a.status {
+            201 => created += 1,
+            429 => {
+                assert_eq!(a.body["code"], "rate_limited", "{}", a.body);
+                let retry: u64 = a
+                    .header("retry-after")
+                    .expect("Retry-After")
+                    .parse()
+                    .expect("secs");
+                assert!((1..=60).contains(&retry), "Retry-After {retry}");
+                limited += 1;
+            }
+            other => panic!("flood got {other}: {}", a.body),
+        }
+    }
+    // Its open lobbies are capped, whatever the rate allows.
+    assert_eq!(created, 8);
+    assert_eq!(limited, 142);
+    // Meanwhile another address creates rooms as usual.
+    for _ in 0..3 {
+        let a = http_from(&server, ip(3), "POST", "/api/rooms", "", "{}").await;
+        assert_eq!(a.status, 201, "{}", a.body);
+    }
+    // The lobby list holds the flooder's 8 and the other address's 3.
+    let listed = server.http("GET", "/api/rooms", None).await.1;
+    assert_eq!(listed["rooms"].as_array().map(Vec::len), Some(11));
+}
+
+#[tokio::test]
+async fn a_full_server_answers_server_full_not_internal() {
+    let mut config = test_config();
+    config.max_rooms = 3;
+    let server = start(config).await;
+    for n in 0..3 {
+        let a = http_from(&server, ip(10 + n), "POST", "/api/rooms", "", "{}").await;
+        assert_eq!(a.status, 201, "{}", a.body);
+    }
+    let a = http_from(&server, ip(20), "POST", "/api/rooms", "", "{}").await;
+    assert_eq!(a.status, 503);
+    assert_eq!(a.body["code"], "server_full", "{}", a.body);
+    assert!(a.header("retry-after").is_some());
+}
+
+#[tokio::test]
+async fn room_code_guessing_is_rate_limited_per_address() {
+    let mut config = test_config();
+    config.limits.lookups_per_minute = 30;
+    let server = start(config).await;
+    let code = server.create_room(long_clock()).await;
+    let mut statuses = Vec::new();
+    for n in 0..60 {
+        let guess = format!("/api/rooms/GUESS{n:03}");
+        statuses.push(
+            http_from(&server, ip(4), "GET", &guess, "", "")
+                .await
+                .status,
+        );
+    }
+    assert!(statuses[..30].iter().all(|s| *s == 404), "{statuses:?}");
+    assert!(statuses[30..].iter().all(|s| *s == 429), "{statuses:?}");
+    // The same limit holds on the WebSocket.
+    let mut ws = client_from(&server, ip(4)).await;
+    let e = ws
+        .refused(json!({"type": "watch", "room": code}), "rate_limited")
+        .await;
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("lookups"),
+        "{e}"
+    );
+    // Another address is not affected.
+    let a = http_from(&server, ip(5), "GET", &format!("/api/rooms/{code}"), "", "").await;
+    assert_eq!(a.status, 200, "{}", a.body);
+}
+
+#[tokio::test]
+async fn connections_are_capped_per_address_and_in_total_and_health_checks_still_answer() {
+    let mut config = test_config();
+    config.limits.max_connections_per_address = 4;
+    config.limits.max_connections = 10;
+    let server = start(config).await;
+    // One address holds its four connections open (idle).
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(connect_from(&server, ip(6)).await);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let a = http_from(&server, ip(6), "GET", "/api/rooms", "", "").await;
+    assert_eq!(a.status, 429, "{}", a.body);
+    assert_eq!(a.body["code"], "rate_limited");
+    assert_eq!(a.header("retry-after").as_deref(), Some("1"));
+    let health = http_from(&server, ip(6), "GET", "/healthz", "", "").await;
+    assert_eq!((health.status, health.body.clone()), (200, json!("ok")));
+    let a = http_from(&server, ip(7), "GET", "/api/rooms", "", "").await;
+    assert_eq!(a.status, 200);
+    // Fill the server: 4 + 6 = 10 connections.
+    for n in 0..6 {
+        held.push(connect_from(&server, ip(30 + n)).await);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let a = http_from(&server, ip(8), "GET", "/api/rooms", "", "").await;
+    assert_eq!(a.status, 503, "{}", a.body);
+    assert_eq!(a.body["code"], "server_full");
+    let health = http_from(&server, ip(8), "GET", "/healthz", "", "").await;
+    assert_eq!(health.status, 200);
+    // Closing connections gives the slots back.
+    held.clear();
+    let mut status = 0;
+    for _ in 0..50 {
+        status = http_from(&server, ip(8), "GET", "/api/rooms", "", "")
+            .await
+            .status;
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, 200);
+}
+
+// ----- timeouts and liveness --------------------------------------------------------------
+
+/// Waits for the server to close `s`; returns how long that took, or `None` if it was
+/// still open after `limit`.
+async fn closed_within(s: &mut TcpStream, limit: Duration) -> Option<Duration> {
+    let started = Instant::now();
+    let mut buf = [0u8; 1024];
+    loop {
+        match tokio::time::timeout_at(started + limit, s.read(&mut buf)).await {
+            Err(_) => return None,
+            Ok(Ok(0)) | Ok(Err(_)) => return Some(started.elapsed()),
+            Ok(Ok(_)) => continue,
+        }
+    }
+}
+
+fn quick_timeouts() -> ServerConfig {
+    let mut config = test_config();
+    config.timeouts.header_read = Duration::from_secs(1);
+    config.timeouts.join = Duration::from_secs(1);
+    config
+}
+
+#[tokio::test]
+async fn a_trickled_handshake_and_an_idle_connection_are_closed_within_the_header_timeout() {
+    let server = start(quick_timeouts()).await;
+    // Idle: connects and sends nothing.
+    let mut idle = connect_from(&server, ip(9)).await;
+    // Trickle: an upgrade request, one byte every 100 ms (it would take 20 s).
+    let mut trickle = connect_from(&server, ip(9)).await;
+    let request = format!(
+        "GET /ws HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nX-Pad: {}\r\n\r\n",
+        server.addr,
+        "x".repeat(40)
+    );
+    let trickler = tokio::spawn(async move {
+        let started = Instant::now();
+        for b in request.as_bytes() {
+            if trickle.write_all(&[*b]).await.is_err() {
+                return (started.elapsed(), true, trickle);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        (started.elapsed(), false, trickle)
+    });
+    let idle_closed = closed_within(&mut idle, Duration::from_secs(5)).await;
+    assert!(
+        idle_closed.is_some(),
+        "idle connection still open after 5 s"
+    );
+    let (_, write_failed, mut trickle) = trickler.await.expect("trickler");
+    // Either a write already failed, or the socket reads as closed now.
+    if !write_failed {
+        let end = closed_within(&mut trickle, Duration::from_secs(1)).await;
+        assert!(end.is_some(), "trickled upgrade never closed");
+    }
+    // A prompt client is still served.
+    let a = http_from(&server, ip(9), "GET", "/healthz", "", "").await;
+    assert_eq!(a.status, 200);
+}
+
+#[tokio::test]
+async fn an_idle_unjoined_websocket_is_closed_with_4004_but_a_joined_one_stays() {
+    let server = start(quick_timeouts()).await;
+    let code = server.create_room(long_clock()).await;
+    let mut idle = client_from(&server, ip(11)).await;
+    let mut player = client_from(&server, ip(11)).await;
+    player.join(&code, "Ana", None).await;
+    let started = Instant::now();
+    assert_eq!(close_code(&mut idle).await, Some(4004));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_answers_ping(&mut player).await;
+}
+
+#[tokio::test]
+async fn pings_detect_a_half_open_client_and_its_seat_shows_disconnected() {
+    let mut config = test_config();
+    config.timeouts.ping_interval = Duration::from_millis(300);
+    config.timeouts.pong_timeout = Duration::from_millis(300);
+    let server = start(config).await;
+    let code = server.create_room(long_clock()).await;
+    let mut ana = server.client().await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    let mut gone = server.client().await;
+    gone.join(&code, "Bea", Some("red")).await;
+    // Bea's device vanishes: her socket stays open but nothing comes back from it (the
+    // test no longer polls it, so not even pongs are sent).
+    ana.until("Bea shown connected", |v| {
+        v["type"] == "presence" && v["connected"] == json!(["yellow", "red"])
+    })
+    .await;
+    let started = Instant::now();
+    let presence = ana
+        .until("Bea shown disconnected", |v| {
+            v["type"] == "presence" && v["connected"] == json!(["yellow"])
+        })
+        .await;
+    assert_eq!(presence["connected"], json!(["yellow"]));
+    let detected = started.elapsed();
+    // Within ping interval + pong timeout (0.6 s) plus scheduling slack, far inside the
+    // room's grace period (an hour): the seat is kept, shown disconnected.
+    assert!(detected < Duration::from_secs(5), "took {detected:?}");
+    let view = server.room(&code).await;
+    let bea = &view["seats"][1];
+    assert_eq!(
+        (
+            bea["name"].clone(),
+            bea["connected"].clone(),
+            bea["abandoned"].clone()
+        ),
+        (json!("Bea"), json!(false), json!(false)),
+        "{view}"
+    );
+    // Ana, who reads (and so answers pings), is still connected.
+    assert_answers_ping(&mut ana).await;
+    drop(gone);
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_dropped_within_the_write_timeout() {
+    let mut config = test_config();
+    config.timeouts.write = Duration::from_secs(1);
+    // The frame-count queue is not what trips here: it is large.
+    config.outbound_queue = 100_000;
+    config.send_buffer_bytes = Some(4096);
+    let server = start(config).await;
+    let code = server.create_room(long_clock()).await;
+    let mut ana = server.client().await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    let mut stalled = server.small_buffer_client().await;
+    stalled.watch(&code).await;
+    // Ana changes colour until the stalled spectator is gone; its buffers hold a few KB.
+    let started = Instant::now();
+    let mut spectators = 1;
+    for i in 0..2000 {
+        let colour = if i % 2 == 0 { "red" } else { "yellow" };
+        ana.ok(json!({"type": "choose_colour", "colour": colour}))
+            .await;
+        if i % 50 == 49 {
+            spectators = server.room(&code).await["spectators"]
+                .as_u64()
+                .unwrap_or(99);
+            if spectators == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    assert_eq!(spectators, 0, "stalled spectator still attached");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let end = close_code(&mut stalled).await;
+    assert!(end.is_none() || end == Some(4001), "{end:?}");
+    // Ana was never dropped.
+    assert_answers_ping(&mut ana).await;
+}
+
+// ----- Origin, framing, rate-limit answers -----------------------------------------------
+
+async fn upgrade_status(server: &Server, origin: Option<&str>, host: &str) -> (u16, Value) {
+    let mut s = connect_from(server, ip(12)).await;
+    let origin = origin
+        .map(|o| format!("Origin: {o}\r\n"))
+        .unwrap_or_default();
+    let req = format!(
+        "GET /ws HTTP/1.1\r\nHost: {host}\r\n{origin}Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    );
+    s.write_all(req.as_bytes()).await.expect("write");
+    let mut buf = vec![0u8; 4096];
+    let mut got = Vec::new();
+    // Read the head (and the body of a refusal, which closes).
+    let _ = tokio::time::timeout(Duration::from_millis(500), async {
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    let text = String::from_utf8_lossy(&got).to_string();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .and_then(|(_, b)| serde_json::from_str(b).ok())
+        .unwrap_or(Value::Null);
+    (status, body)
+}
+
+#[tokio::test]
+async fn websockets_from_pages_of_other_origins_are_refused() {
+    let mut config = test_config();
+    config.allowed_origins = vec!["https://parchis.example".into()];
+    let server = start(config).await;
+    let own = server.addr.to_string();
+    let (status, body) = upgrade_status(&server, Some("https://evil.example"), &own).await;
+    assert_eq!(status, 403);
+    assert_eq!(body["code"], "origin_not_allowed", "{body}");
+    assert_eq!(
+        upgrade_status(&server, Some("https://parchis.example"), &own)
+            .await
+            .0,
+        101
+    );
+    assert_eq!(
+        upgrade_status(&server, None, &own).await.0,
+        101,
+        "apps send no Origin"
+    );
+    let same = format!("http://{own}");
+    assert_eq!(
+        upgrade_status(&server, Some(&same), &own).await.0,
+        101,
+        "the server's own page"
+    );
+}
+
+/// A masked client frame with `first` (FIN, RSV, opcode) and `payload`.
+fn raw_frame(first: u8, payload: &[u8]) -> Vec<u8> {
+    let mask = [1u8, 2, 3, 4];
+    let mut f = vec![first];
+    match payload.len() {
+        n if n < 126 => f.push(0x80 | n as u8),
+        n if n <= u16::MAX as usize => {
+            f.push(0x80 | 126);
+            f.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        n => {
+            f.push(0x80 | 127);
+            f.extend_from_slice(&(n as u64).to_be_bytes());
+        }
+    }
+    f.extend_from_slice(&mask);
+    f.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    f
+}
+
+async fn close_after_raw(server: &Server, bytes: Vec<u8>) -> Option<u64> {
+    let mut c = client_from(server, ip(13)).await;
+    let MaybeTlsStream::Plain(tcp) = c.ws.get_mut() else {
+        panic!("plain tcp");
+    };
+    tcp.write_all(&bytes).await.expect("raw write");
+    close_code(&mut c).await
+}
+
+#[tokio::test]
+async fn framing_violations_close_with_1009_1002_and_1007() {
+    let server = start(test_config()).await;
+    // A header announcing a 1 MiB frame (the hard limit is 64 KiB): 1009 before the
+    // payload is even sent.
+    let mut big = vec![0x81u8, 0x80 | 127];
+    big.extend_from_slice(&(1u64 << 20).to_be_bytes());
+    big.extend_from_slice(&[1, 2, 3, 4]);
+    assert_eq!(close_after_raw(&server, big).await, Some(1009));
+    // A reserved opcode (0x3): protocol error.
+    assert_eq!(
+        close_after_raw(&server, raw_frame(0x83, b"hi")).await,
+        Some(1002)
+    );
+    // RSV1 set without an extension: protocol error.
+    assert_eq!(
+        close_after_raw(&server, raw_frame(0xC1, b"{}")).await,
+        Some(1002)
+    );
+    // A text frame that is not UTF-8.
+    assert_eq!(
+        close_after_raw(&server, raw_frame(0x81, &[0xFF, 0xFE, 0x41])).await,
+        Some(1007)
+    );
+}
+
+#[tokio::test]
+async fn rate_limited_errors_echo_the_request_id() {
+    let mut config = test_config();
+    config.commands_per_second = 2;
+    config.max_errors = 1000;
+    let server = start(config).await;
+    let mut c = server.client().await;
+    for req in 100..120u64 {
+        c.send_text(&json!({"type": "ping", "req": req}).to_string())
+            .await;
+    }
+    let mut limited = Vec::new();
+    let mut ponged = Vec::new();
+    while limited.len() + ponged.len() < 20 {
+        let v = c.next().await.expect("open");
+        match v["type"].as_str() {
+            Some("pong") => ponged.push(v["req"].as_u64().expect("req")),
+            Some("error") => {
+                assert_eq!(v["code"], "rate_limited", "{v}");
+                limited.push(v["req"].as_u64().expect("rate_limited carries req"));
+            }
+            _ => {}
+        }
+    }
+    let mut all: Vec<u64> = limited.iter().chain(&ponged).copied().collect();
+    all.sort_unstable();
+    assert_eq!(all, (100..120).collect::<Vec<_>>());
+    assert!(limited.len() >= 10, "{limited:?}");
+}
+
+// ----- strict input --------------------------------------------------------------------
+
+#[tokio::test]
+async fn settings_must_be_one_json_object_with_known_fields() {
+    let server = start(test_config()).await;
+    for body in [
+        r#"["online", 2, 30]"#,
+        r#""online""#,
+        "2",
+        r#"{"seats": 2, "colour": "red"}"#,
+    ] {
+        let (status, answer) = server.http("POST", "/api/rooms", Some(body)).await;
+        assert_eq!(status, 400, "{body}: {answer}");
+        assert_eq!(answer["code"], "bad_request", "{body}: {answer}");
+    }
+    let (status, _) = server
+        .http("POST", "/api/rooms", Some(r#" {"seats": 2} "#))
+        .await;
+    assert_eq!(status, 201);
+}
+
+#[tokio::test]
+async fn invisible_and_bot_like_names_are_refused_and_names_are_cleaned() {
+    let server = start(test_config()).await;
+    let code = server.create_room(long_clock()).await;
+    let mut c = server.client().await;
+    for name in [
+        "\u{200B}\u{200D}\u{2060}",
+        "\u{3164}",
+        " \u{FEFF} ",
+        "Greedy bot 1",
+        "ＢＯＴ",
+    ] {
+        let e = c
+            .refused(
+                json!({"type": "join", "room": code, "name": name}),
+                "bad_request",
+            )
+            .await;
+        assert!(
+            e["message"].as_str().is_some_and(|m| m.contains("name")),
+            "{e}"
+        );
+    }
+    c.join(&code, " Ana\u{200B}  María ", None).await;
+    assert_eq!(server.room(&code).await["seats"][0]["name"], "Ana María");
+}
