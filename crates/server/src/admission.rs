@@ -151,7 +151,8 @@ impl Admission {
     }
 
     /// Admits one TCP connection from `ip`: a guard holding its slot until dropped, or
-    /// `server_full` (total) / `rate_limited` (this address).
+    /// `server_full` (total) / `rate_limited` (this address; a trusted proxy has no
+    /// per-address cap).
     pub fn connect(&self, ip: IpAddr) -> Result<ConnGuard, Denied> {
         let mut c = lock(&self.connections);
         if c.total >= self.limits.max_connections {
@@ -159,8 +160,9 @@ impl Admission {
                 what: "connections",
             });
         }
+        let proxy = self.limits.trusted_proxies.contains(&ip);
         let mine = c.per_address.entry(ip).or_default();
-        if *mine >= self.limits.max_connections_per_address {
+        if *mine >= self.limits.max_connections_per_address && !proxy {
             return Err(Denied::RateLimited {
                 what: "open connections from one address",
                 retry_after: Duration::from_secs(1),

@@ -74,6 +74,9 @@ pub struct Limits {
     pub lookups_per_minute: u32,
     /// `watch` joins one address may make per minute.
     pub watches_per_minute: u32,
+    /// Reverse proxies whose `X-Forwarded-For` names the client ([`crate::client_addr`]);
+    /// their own connections count only against [`Limits::max_connections`].
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 impl Default for Limits {
@@ -88,6 +91,7 @@ impl Default for Limits {
             max_bot_rooms: 500,
             lookups_per_minute: 120,
             watches_per_minute: 60,
+            trusted_proxies: Vec::new(),
         }
     }
 }

@@ -2,18 +2,19 @@
 //! JSON [`HttpError`] bodies.
 
 use crate::admission::Denied;
+use crate::client_addr::ClientAddr;
 use crate::ids::normalise_code;
 use crate::room::{self, RoomCmd};
 use crate::state::AppState;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, Path, State};
+use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use axum::Json;
 use parchis_protocol::{
     CreateRoomResponse, ErrorCode, HttpError, RoomList, RoomSettings, RoomStatus,
 };
-use std::net::SocketAddr;
 use tokio::sync::oneshot;
 
 /// An HTTP error answer: status plus a JSON body (and `Retry-After` for limits).
@@ -87,7 +88,7 @@ fn require_object(body: &[u8]) -> Result<(), ApiError> {
 /// `Retry-After`.
 pub async fn create_room(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
     body: Bytes,
 ) -> Result<(StatusCode, Json<CreateRoomResponse>), ApiError> {
     let mut settings: RoomSettings = if body.iter().all(u8::is_ascii_whitespace) {
@@ -118,7 +119,7 @@ pub async fn create_room(
         ));
     }
     let bots = settings.bots.is_some();
-    state.admission().may_create(peer.ip(), bots, |code| {
+    state.admission().may_create(client, bots, |code| {
         state.room(code).map(|h| h.listing().status)
     })?;
     if state.is_full() {
@@ -131,7 +132,7 @@ pub async fn create_room(
         };
         ApiError::new(status, r.code, r.message)
     })?;
-    state.admission().created(Some(peer.ip()), &code, bots);
+    state.admission().created(Some(client), &code, bots);
     let base = state.config().public_url.trim_end_matches('/');
     Ok((
         StatusCode::CREATED,
@@ -198,10 +199,10 @@ pub async fn list_rooms(
 /// Lookups by code are limited per address (429 `rate_limited`, [`crate::admission`]).
 pub async fn get_room(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
     Path(code): Path<String>,
 ) -> Result<Json<parchis_protocol::RoomView>, ApiError> {
-    state.admission().lookup(peer.ip())?;
+    state.admission().lookup(client)?;
     let code = normalise_code(&code);
     let unknown = || {
         ApiError::new(

@@ -17,6 +17,7 @@
 
 pub mod admin;
 pub mod admission;
+pub mod client_addr;
 pub mod config;
 pub mod frames;
 pub mod games;
@@ -46,7 +47,7 @@ pub use state::AppState;
 
 /// The router: HTTP API, WebSocket endpoint and the static web client's spot.
 ///
-/// Handlers read the client's address from [`axum::extract::ConnectInfo`], which
+/// Handlers read the client's address from [`client_addr::ClientAddr`], which
 /// [`listener::serve`] attaches; every request must be answered within
 /// [`config::Timeouts::request`] (408 otherwise).
 pub fn app(state: AppState) -> Router {

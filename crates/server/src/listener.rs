@@ -1,7 +1,7 @@
 //! The accept loop: every TCP connection is admitted ([`crate::admission`]) before hyper
 //! serves it, with a header-read timeout so trickled or idle HTTP connections (a WebSocket
-//! upgrade too) are closed, and the client's address attached to each request as
-//! [`ConnectInfo`].
+//! upgrade too) are closed, and the TCP peer attached to each request as [`ConnectInfo`]
+//! and the client's address ([`crate::client_addr`]) as [`ClientAddr`].
 //!
 //! A connection over a limit is still answered, cheaply: `/healthz` gets `ok`, anything
 //! else a JSON `rate_limited` (429) or `server_full` (503) error with `Retry-After`, then
@@ -9,6 +9,7 @@
 //! connection is closed at once, so descriptors stay free for health checks and clients.
 
 use crate::admission::{ConnGuard, Denied};
+use crate::client_addr::{client_addr, ClientAddr};
 use crate::state::AppState;
 use axum::extract::ConnectInfo;
 use axum::http::{header, HeaderValue, Request, Response, StatusCode};
@@ -118,7 +119,14 @@ pub async fn serve(
                     _slot: Some(slot),
                 });
                 let router = router.clone();
+                let trusted = cfg.limits.trusted_proxies.clone();
                 let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+                    let forwarded = req
+                        .headers()
+                        .get("x-forwarded-for")
+                        .and_then(|v| v.to_str().ok());
+                    let client = client_addr(peer.ip(), forwarded, &trusted);
+                    req.extensions_mut().insert(ClientAddr(client));
                     req.extensions_mut().insert(ConnectInfo(peer));
                     router.clone().oneshot(req)
                 });

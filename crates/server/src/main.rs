@@ -100,6 +100,10 @@ struct Args {
     /// Seconds a frame may wait to be written before its reader is dropped (4001).
     #[arg(long, env = "PARCHIS_WRITE_TIMEOUT_SECS", default_value_t = Timeouts::default().write.as_secs())]
     write_timeout_secs: u64,
+    /// Reverse proxies (IP addresses, comma-separated) whose X-Forwarded-For names the
+    /// client for the per-address limits.
+    #[arg(long, env = "PARCHIS_TRUSTED_PROXIES", value_delimiter = ',')]
+    trusted_proxies: Vec<IpAddr>,
     /// Origins whose pages may open a WebSocket, comma-separated (`*`: any); default: the
     /// public URL's origin. No Origin and the server's own Host are always allowed.
     #[arg(long, env = "PARCHIS_ALLOWED_ORIGINS", value_delimiter = ',')]
@@ -163,6 +167,7 @@ async fn serve(args: Args) -> Result<(), MainError> {
             max_bot_rooms: args.max_bot_rooms,
             lookups_per_minute: args.lookups_per_minute,
             watches_per_minute: args.watches_per_minute,
+            trusted_proxies: args.trusted_proxies,
         },
         timeouts: Timeouts {
             header_read: secs(args.header_read_timeout_secs.max(1)),

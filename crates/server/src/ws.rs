@@ -9,6 +9,7 @@
 //! disconnected. A connection that has not joined a room within `join` is closed (4004).
 //! Framing violations close with 1009 (too big), 1002 (protocol) or 1007 (bad UTF-8).
 
+use crate::client_addr::ClientAddr;
 use crate::ids::normalise_code;
 use crate::names::display_name;
 use crate::room::{encode, ConnLink, Kick, Member, Refusal, RoomCmd, RoomHandle, SeatCmd};
@@ -17,6 +18,7 @@ use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use futures_util::{SinkExt, StreamExt};
 use parchis_protocol::{close_code, parse_client_message, ClientMessage, ErrorCode, ServerMessage};
 use std::collections::{HashSet, VecDeque};
@@ -39,6 +41,7 @@ pub async fn upgrade(
     ws: WebSocketUpgrade,
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
     headers: HeaderMap,
 ) -> Response {
     let cfg = state.config();
@@ -61,9 +64,9 @@ pub async fn upgrade(
         .max_frame_size(hard)
         .on_upgrade(move |socket| {
             let conn = state.next_id();
-            let span = tracing::info_span!("conn", conn, %peer);
+            let span = tracing::info_span!("conn", conn, %peer, %client);
             let tracker = state.tracker().clone();
-            tracker.track_future(connection(socket, state, conn, peer.ip()).instrument(span))
+            tracker.track_future(connection(socket, state, conn, client).instrument(span))
         })
 }
 

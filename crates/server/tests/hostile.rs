@@ -613,3 +613,31 @@ async fn invisible_and_bot_like_names_are_refused_and_names_are_cleaned() {
     c.join(&code, " Ana\u{200B}  María ", None).await;
     assert_eq!(server.room(&code).await["seats"][0]["name"], "Ana María");
 }
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_the_forwarded_address_is_limited_not_the_proxy() {
+    let mut config = test_config();
+    config.limits.room_creations_per_minute = 3;
+    config.limits.trusted_proxies = vec![ip(50)];
+    let server = start(config).await;
+    let create = |from: IpAddr, forwarded: &'static str| {
+        let server = &server;
+        async move {
+            let header = format!("X-Forwarded-For: {forwarded}\r\n");
+            http_from(server, from, "POST", "/api/rooms", &header, "{}")
+                .await
+                .status
+        }
+    };
+    // Through the proxy: one client floods, another still creates.
+    for _ in 0..3 {
+        assert_eq!(create(ip(50), "203.0.113.1").await, 201);
+    }
+    assert_eq!(create(ip(50), "203.0.113.1").await, 429);
+    assert_eq!(create(ip(50), "6.6.6.6, 203.0.113.2").await, 201);
+    // A peer that is not a trusted proxy cannot pose as others.
+    for _ in 0..3 {
+        assert_eq!(create(ip(51), "203.0.113.9").await, 201);
+    }
+    assert_eq!(create(ip(51), "203.0.113.10").await, 429);
+}
