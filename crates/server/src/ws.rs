@@ -196,6 +196,7 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr) {
 /// a frame or message above the hard size limit, 1007 for a text frame that is not UTF-8,
 /// 1002 for any other protocol violation, 1000 for a connection that just went away.
 fn read_error_close(e: axum::Error) -> (u16, String) {
+    use tokio_tungstenite::tungstenite::error::ProtocolError;
     use tokio_tungstenite::tungstenite::Error as WsError;
     let inner = e.into_inner();
     let Some(e) = inner.downcast_ref::<WsError>() else {
@@ -207,6 +208,10 @@ fn read_error_close(e: axum::Error) -> (u16, String) {
             close_code::INVALID_PAYLOAD,
             "text frame is not UTF-8".into(),
         ),
+        // The client went away without a close frame: nothing to tell it.
+        WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake) => {
+            (close_code::NORMAL, "bye".into())
+        }
         WsError::Protocol(p) => (close_code::PROTOCOL_ERROR, p.to_string()),
         _ => (close_code::NORMAL, "bye".into()),
     }
