@@ -1,8 +1,9 @@
-//! Bodies of the stored-games API: `GET /api/games` (paged list), `GET /api/games/{id}`.
+//! Bodies of the stored-games API: `GET /api/games` (paged list), `GET /api/games/{id}`,
+//! `GET /api/games/{id}/replay`.
 
-use crate::http::BotLevel;
+use crate::http::{BoardView, BotLevel};
 use crate::messages::RoomEvent;
-use parchis_engine::Colour;
+use parchis_engine::{Action, Colour, Event, Location, Position};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -130,6 +131,50 @@ pub struct GameDetail {
     pub players: Vec<GamePlayer>,
     /// Every stored event, by ascending seq.
     pub events: Vec<StoredEvent>,
+}
+
+/// A piece's move in a step, for the viewer's last-move marks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StepMove {
+    /// The piece's colour.
+    pub colour: Colour,
+    /// Where it stood.
+    pub from: Location,
+    /// Where it landed.
+    pub to: Location,
+    /// Ring squares where it captured.
+    pub captures: Vec<Location>,
+}
+
+/// One step of a replay: an action and what it did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplayStep {
+    /// Who acted; `null` for step 0 (the start).
+    pub colour: Option<Colour>,
+    /// The action; `null` for step 0.
+    pub action: Option<Action>,
+    /// The dice thrown, on a roll step.
+    pub dice: Option<Vec<u8>>,
+    /// The engine events the action caused, in order (the log of the step).
+    pub log: Vec<Event>,
+    /// The pieces it moved.
+    pub moves: Vec<StepMove>,
+    /// The whole game state after the step.
+    pub position: Position,
+}
+
+/// Body of `GET /api/games/{id}/replay`: a stored game step by step, for a replay viewer
+/// that draws positions and knows no rules.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GameReplay {
+    /// The game.
+    pub game: GameSummary,
+    /// Its players (colour, name, creator, bot level).
+    pub players: Vec<GamePlayer>,
+    /// The board's marked squares, for drawing.
+    pub board: BoardView,
+    /// Step 0 is the start; then one step per action.
+    pub steps: Vec<ReplayStep>,
 }
 
 /// `result` filter of `GET /api/games`.

@@ -27,8 +27,9 @@ pub mod schema;
 pub use admin::{AdminCloseRoom, AdminDisconnect, AdminRoom, AdminRoomList, AdminSeat};
 pub use error::{close_code, ErrorCode};
 pub use games::{
-    GameDetail, GameEndReason, GameList, GamePlayer, GameResult, GameSummary, GamesQuery,
-    ResultFilter, ResultReason, StoredEvent, GAMES_PAGE_DEFAULT, GAMES_PAGE_MAX,
+    GameDetail, GameEndReason, GameList, GamePlayer, GameReplay, GameResult, GameSummary,
+    GamesQuery, ReplayStep, ResultFilter, ResultReason, StepMove, StoredEvent, GAMES_PAGE_DEFAULT,
+    GAMES_PAGE_MAX,
 };
 pub use http::{
     team_of, BoardView, BotLevel, ColourSquare, CreateRoomRequest, CreateRoomResponse, GameView,

@@ -4,7 +4,7 @@
 
 use crate::{
     AdminCloseRoom, AdminDisconnect, AdminRoomList, ClientMessage, CreateRoomRequest,
-    CreateRoomResponse, GameDetail, GameList, HttpError, Readiness, RoomList, RoomView,
+    CreateRoomResponse, GameDetail, GameList, GameReplay, HttpError, Readiness, RoomList, RoomView,
     ServerMessage,
 };
 
@@ -40,6 +40,10 @@ pub fn all() -> Vec<(&'static str, String)> {
         (
             "game_detail.json",
             render(schemars::schema_for!(GameDetail)),
+        ),
+        (
+            "game_replay.json",
+            render(schemars::schema_for!(GameReplay)),
         ),
         (
             "admin_room_list.json",

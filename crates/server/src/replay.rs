@@ -11,51 +11,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use parchis_engine::{Action, Colour, Event, GameRecord, Location, Position, RuleSet};
-use parchis_protocol::{BoardView, ErrorCode, GamePlayer, GameSummary, RoomEvent};
-use serde::Serialize;
-
-/// A piece's move in a step, for the viewer's last-move marks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct StepMove {
-    /// The piece's colour.
-    pub colour: Colour,
-    /// Where it stood.
-    pub from: Location,
-    /// Where it landed.
-    pub to: Location,
-    /// Ring squares where it captured.
-    pub captures: Vec<Location>,
-}
-
-/// One step of a replay: an action and what it did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ReplayStep {
-    /// Who acted; `null` for step 0 (the start).
-    pub colour: Option<Colour>,
-    /// The action; `null` for step 0.
-    pub action: Option<Action>,
-    /// The dice thrown, on a roll step.
-    pub dice: Option<Vec<u8>>,
-    /// The engine events the action caused, in order (the log of the step).
-    pub log: Vec<Event>,
-    /// The pieces it moved.
-    pub moves: Vec<StepMove>,
-    /// The whole game state after the step.
-    pub position: Position,
-}
-
-/// Body of `GET /api/games/{id}/replay`.
-#[derive(Debug, Clone, Serialize)]
-pub struct GameReplay {
-    /// The game.
-    pub game: GameSummary,
-    /// Its players (colour, name, creator, bot level).
-    pub players: Vec<GamePlayer>,
-    /// The board's marked squares, for drawing.
-    pub board: BoardView,
-    /// Step 0 is the start; then one step per action.
-    pub steps: Vec<ReplayStep>,
-}
+use parchis_protocol::{BoardView, ErrorCode, GameReplay, ReplayStep, RoomEvent, StepMove};
 
 /// The steps of a game started with `rules`, `seats` and `first` whose engine events were
 /// `events`: step 0 is the initial position, then one per action.

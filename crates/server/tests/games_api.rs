@@ -214,6 +214,35 @@ async fn games_list_pages_and_filters_typed_bodies() {
         .iter()
         .any(|e| matches!(e.event, parchis_protocol::RoomEvent::GameStarted { .. })));
 
+    // Replay: typed, step 0 the start, one step per action, the bot seat marked.
+    let (status, body) = request_raw(
+        server.addr,
+        "GET",
+        &format!("/api/games/{completed}/replay"),
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let replay: parchis_protocol::GameReplay = serde_json::from_str(&body).expect("a GameReplay");
+    assert_eq!(replay.game.id, completed);
+    assert_eq!(replay.steps[0].action, None);
+    assert!(replay.steps.len() > 20, "{} steps", replay.steps.len());
+    assert!(replay.steps[1..].iter().all(|s| s.action.is_some()));
+    let (_, body) = request_raw(
+        server.addr,
+        "GET",
+        &format!("/api/games/{closed}/replay"),
+        &[],
+        "",
+    )
+    .await;
+    let replay: parchis_protocol::GameReplay = serde_json::from_str(&body).expect("a GameReplay");
+    assert!(replay
+        .players
+        .iter()
+        .any(|p| p.bot == Some(parchis_protocol::BotLevel::Random)));
+
     // Export: date, termination, bot seat.
     let (status, export) = request_raw(
         server.addr,

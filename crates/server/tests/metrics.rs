@@ -1,10 +1,12 @@
 //! `GET /metrics` after a scripted game through real WebSocket clients on a server over
 //! SQLite: the counters hold the game's exact numbers and the text is valid Prometheus
-//! exposition format. One test in this binary: the recorder is process-global.
+//! exposition format; then, on a second server, a clock that runs out, bot takeovers, a
+//! resume and a stalled reader. One test in this binary: the recorder is process-global.
 
 mod common;
 
 use common::{get_raw, Client};
+use parchis_server::ServerConfig;
 use parchis_store::Store;
 use prometheus_parse::{Sample, Scrape, Value as Metric};
 use serde_json::{json, Value};
@@ -259,6 +261,124 @@ async fn metrics_count_a_scripted_game_exactly() {
 
     drop(clients);
     drop(s);
+    server.shutdown.cancel();
+    let _ = server.task.await;
+
+    // Second server (same process-wide recorder): a clock that runs out, bots taking
+    // over, a resume, a stalled reader.
+    let server = common::start(common::test_config()).await;
+    let code = server
+        .create_room(
+            json!({"seats": 2, "turn_clock_secs": 2, "timeouts_to_abandon": 1,
+                            "on_abandon": "bot", "bot_think_ms": 0}),
+        )
+        .await;
+    let mut p = server.client().await;
+    p.join(&code, "Pia", Some("yellow")).await;
+    let mut q = server.client().await;
+    q.join(&code, "Quim", Some("red")).await;
+    let mut w = server.client().await;
+    w.watch(&code).await;
+    p.seq = w.seq;
+    p.ok(json!({"type": "start"})).await;
+    // Nobody acts: the first throw's clock runs out, a bot takes the seat over.
+    let took = w
+        .until("bot_took_over", |v| {
+            v["type"] == "event" && v["event"]["type"] == "bot_took_over"
+        })
+        .await;
+    assert_eq!(took["event"]["reason"], "timeouts", "{took}");
+    let human = if took["event"]["colour"] == "yellow" {
+        q
+    } else {
+        p
+    };
+    // The other player drops and resumes with the events it missed, then leaves.
+    let token = human.token.clone().expect("token");
+    let last_seq = human.seq;
+    drop(human);
+    let mut back = server.client().await;
+    let req = back
+        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": last_seq}))
+        .await;
+    let welcome = back.reply(req).await;
+    assert_eq!(welcome["type"], "welcome", "{welcome}");
+    assert!(
+        welcome["snapshot"].is_null(),
+        "missed events replayed: {welcome}"
+    );
+    back.cmd(json!({"type": "leave"})).await;
+    w.until("game_won", |v: &Value| Client::is_game_event(v, "game_won"))
+        .await;
+    drop((w, back));
+    server.shutdown.cancel();
+    let _ = server.task.await;
+    // A lobby where a spectator stops reading while the player changes colour (a third
+    // server, with a short outbound queue and small socket buffers).
+    let server = common::start(ServerConfig {
+        outbound_queue: 8,
+        send_buffer_bytes: Some(4096),
+        ..common::test_config()
+    })
+    .await;
+    let lobby = server.create_room(json!({})).await;
+    let mut ana = server.client().await;
+    ana.join(&lobby, "Ana", Some("yellow")).await;
+    let mut stalled = server.small_buffer_client().await;
+    stalled.watch(&lobby).await;
+    for i in 0..600 {
+        let colour = if i % 2 == 0 { "red" } else { "yellow" };
+        ana.ok(json!({"type": "choose_colour", "colour": colour}))
+            .await;
+    }
+    let mut kicked = false;
+    for _ in 0..50 {
+        if server.room(&lobby).await["spectators"] == 0 {
+            kicked = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(kicked, "the stalled spectator was dropped");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let (status, text) = get_raw(server.addr, "/metrics", &[]).await;
+    assert_eq!(status, 200);
+    check_text_format(&text);
+    let scrape = Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).expect("parses");
+    let v = |name: &str, labels: &[(&str, &str)]| value(&scrape, name, labels);
+    assert_eq!(
+        v("parchis_games_started_total", &[("rules", "online")]),
+        2.0
+    );
+    assert_eq!(
+        v(
+            "parchis_games_finished_total",
+            &[("rules", "online"), ("reason", "completed")]
+        ),
+        2.0,
+        "the bots played the second game out"
+    );
+    assert_eq!(v("parchis_turn_timeouts_total", &[]), 1.0);
+    assert_eq!(v("parchis_actions_total", &[("kind", "timeout")]), 1.0);
+    assert_eq!(
+        v("parchis_bot_takeovers_total", &[("reason", "timeouts")]),
+        1.0
+    );
+    assert_eq!(v("parchis_bot_takeovers_total", &[("reason", "left")]), 1.0);
+    assert!(
+        !text.contains("parchis_abandonments_total{"),
+        "bots took the seats: no forfeit"
+    );
+    assert_eq!(v("parchis_resumes_total", &[("catch_up", "events")]), 1.0);
+    assert_eq!(v("parchis_slow_consumer_disconnects_total", &[]), 1.0);
+    assert_eq!(
+        v("parchis_connections_kicked_total", &[("code", "4001")]),
+        1.0
+    );
+    assert_eq!(v("parchis_joins_total", &[("role", "player")]), 5.0);
+    assert_eq!(v("parchis_joins_total", &[("role", "spectator")]), 3.0);
+    drop((ana, stalled));
     server.shutdown.cancel();
     let _ = server.task.await;
 }
