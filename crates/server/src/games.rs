@@ -211,19 +211,18 @@ fn corrupt(game: &GameRecord, message: String) -> ApiError {
     )
 }
 
-/// The stored events as the room events they are.
+/// The stored events as the room events they are (read through the room's one
+/// persistence mapping, whatever their format version).
 fn room_events(
     game: &GameRecord,
     events: &[parchis_store::EventRecord],
 ) -> Result<Vec<(i64, i64, RoomEvent)>, ApiError> {
-    events
-        .iter()
-        .map(|e| {
-            serde_json::from_value(e.event.clone())
-                .map(|event| (e.seq, e.created_at_ms, event))
-                .map_err(|err| corrupt(game, format!("event seq {}: {err}", e.seq)))
-        })
-        .collect()
+    let log =
+        crate::room::persist::events_from(events).map_err(|e| corrupt(game, e.to_string()))?;
+    Ok(log
+        .into_iter()
+        .map(|e| (e.seq as i64, e.at_ms, e.event))
+        .collect())
 }
 
 /// `GET /api/games/{id}`: one stored game ([`GameDetail`]): players (with their bot
@@ -280,27 +279,12 @@ pub async fn export_game(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let (game, events, seats) = load_game(&state, &id).await?;
-    let mut start = None;
-    let mut engine_events = Vec::new();
-    for (_, _, event) in room_events(&game, &events)? {
-        match event {
-            RoomEvent::GameStarted {
-                first, position, ..
-            } => {
-                start = Some((
-                    position.rules,
-                    position.players.iter().map(|p| p.colour).collect(),
-                    first,
-                ))
-            }
-            RoomEvent::Game { event } => engine_events.push(event),
-            _ => {}
-        }
-    }
-    let (rules, seated, first) =
-        start.ok_or_else(|| corrupt(&game, "no game_started event".into()))?;
-    let mut record = parchis_engine::GameRecord::from_events(rules, seated, first, &engine_events);
-    let (replayed, _) = record.replay().map_err(|e| corrupt(&game, e.to_string()))?;
+    // The server's one replay of a stored log (checks seqs and the engine events).
+    let log =
+        crate::room::persist::events_from(&events).map_err(|e| corrupt(&game, e.to_string()))?;
+    let replayed = crate::room::replay(&log).map_err(|e| corrupt(&game, e.to_string()))?;
+    let mut record = replayed.record;
+    let replayed = replayed.game;
     record.tags.push(("Room".into(), game.room_code.clone()));
     record.tags.push(("Game".into(), game.id.to_string()));
     record

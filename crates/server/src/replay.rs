@@ -2,7 +2,7 @@
 //! viewer. Each step is one action of the game (a roll, a move, a timeout, an
 //! abandonment) with the engine events it caused and the whole position after it, so the
 //! viewer draws positions and knows no rules. Rebuilt from the stored events by replaying
-//! their actions through the engine ([`parchis_engine::GameRecord::from_events`]).
+//! their actions through the engine (the log is read by [`crate::room::replay()`]).
 
 use crate::games::{live_summary, load_game, players};
 use crate::http::ApiError;
@@ -11,7 +11,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use parchis_engine::{Action, Colour, Event, GameRecord, Location, Position, RuleSet};
-use parchis_protocol::{BoardView, ErrorCode, GameReplay, ReplayStep, RoomEvent, StepMove};
+use parchis_protocol::{BoardView, ErrorCode, GameReplay, ReplayStep, StepMove};
 
 /// The steps of a game started with `rules`, `seats` and `first` whose engine events were
 /// `events`: step 0 is the initial position, then one per action.
@@ -93,26 +93,11 @@ pub async fn get_replay(
             message,
         )
     };
-    let mut start = None;
-    let mut engine_events = Vec::new();
-    for e in &events {
-        let event: RoomEvent = serde_json::from_value(e.event.clone())
-            .map_err(|err| corrupt(format!("event seq {}: {err}", e.seq)))?;
-        match event {
-            RoomEvent::GameStarted {
-                first, position, ..
-            } => {
-                start = Some((
-                    position.rules,
-                    position.players.iter().map(|p| p.colour).collect(),
-                    first,
-                ))
-            }
-            RoomEvent::Game { event } => engine_events.push(event),
-            _ => {}
-        }
-    }
-    let (rules, seated, first) = start.ok_or_else(|| corrupt("no game_started event".into()))?;
+    // The server's one replay of a stored log (checks seqs and the engine events).
+    let log = crate::room::persist::events_from(&events).map_err(|e| corrupt(e.to_string()))?;
+    let replayed = crate::room::replay(&log).map_err(|e| corrupt(e.to_string()))?;
+    let (rules, seated, first) = replayed.start;
+    let engine_events = replayed.engine_events;
     let steps = replay_steps(rules, seated, first, &engine_events).map_err(corrupt)?;
     let game_summary = live_summary(&state, game);
     Ok(Json(GameReplay {

@@ -7,6 +7,7 @@ mod common;
 use common::{http_at, play_to_end, Client};
 use parchis_engine::{Colour, GameRecord, RuleSet};
 use parchis_protocol::RoomEvent;
+use parchis_server::room::{replay, LoggedEvent};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -283,29 +284,30 @@ async fn restart_scenario(database_url: Option<&str>) {
         .any(|e| e["event"]["event"]["type"] == "timed_out");
     assert!(timed_out, "the clock ran after the restart");
 
-    // Replaying the stored events through the engine reproduces the game.
-    let mut start = None;
-    let mut engine = Vec::new();
-    for e in &stored {
-        match serde_json::from_value::<RoomEvent>(e["event"].clone()).expect("RoomEvent") {
-            RoomEvent::GameStarted {
-                first, position, ..
-            } => {
-                start = Some((
-                    position.rules,
-                    position.players.iter().map(|p| p.colour).collect(),
-                    first,
-                ))
-            }
-            RoomEvent::Game { event } => engine.push(event),
-            _ => {}
-        }
-    }
-    let (rules, seats, first): (RuleSet, Vec<Colour>, Colour) = start.expect("game_started stored");
+    // Replaying the stored events through the engine (the server's one replay
+    // function) reproduces the game.
+    let log: Vec<LoggedEvent> = stored
+        .iter()
+        .map(|e| LoggedEvent {
+            seq: e["seq"].as_u64().expect("seq"),
+            at_ms: e["at_ms"].as_i64().expect("at_ms"),
+            event: serde_json::from_value::<RoomEvent>(e["event"].clone()).expect("RoomEvent"),
+        })
+        .collect();
+    let replayed = replay(&log).expect("stored game replays");
+    let (_, seats, _): (RuleSet, Vec<Colour>, Colour) = replayed.start.clone();
     assert_eq!(seats, [Colour::Yellow, Colour::Red]);
-    let record = GameRecord::from_events(rules, seats, first, &engine);
-    let (game, replayed) = record.replay().expect("stored game replays");
-    assert_eq!(replayed, engine, "replay gives the stored engine events");
+    let engine: Vec<_> = log
+        .iter()
+        .filter_map(|e| match &e.event {
+            RoomEvent::Game { event } => Some(*event),
+            _ => None,
+        })
+        .collect();
+    let record = replayed.record.clone();
+    let (_, again) = record.replay().expect("engine replays the record");
+    assert_eq!(again, engine, "replay gives the stored engine events");
+    let game = replayed.game;
     let outcome = game.outcome().expect("finished");
     assert_eq!(outcome.winner.name(), winner);
 

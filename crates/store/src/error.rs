@@ -37,6 +37,20 @@ pub enum StoreError {
         /// The first offending sequence number found.
         seq: i64,
     },
+    /// An append (or the events of a start or end) that does not directly follow the last
+    /// event stored for the game: `after` is the `seq` the caller believed last (events
+    /// must then be `after + 1, after + 2, …`), `last` the last stored one (`None`: the log
+    /// is empty). Nothing was written. A second writer for the same game, or a step
+    /// applied twice, ends here.
+    #[error("events for game {game_id} do not follow the stored log: expected after seq {after}, last stored {last:?}")]
+    SeqMismatch {
+        /// The game appended to.
+        game_id: Uuid,
+        /// The `seq` the caller expected to be last.
+        after: i64,
+        /// The last stored `seq`, if any.
+        last: Option<i64>,
+    },
     /// A store URL that is neither `postgres://`, `postgresql://` nor `sqlite:`.
     #[error("unsupported store URL {0:?}: expected postgres://, postgresql:// or sqlite:")]
     InvalidUrl(String),

@@ -42,8 +42,8 @@ pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use store::Store;
 pub use types::{
-    hash_token, EventRecord, GameQuery, GameRecord, RoomRecord, RoomSnapshot, RoomStatus,
-    RoomStatusUpdate, SeatRecord, UnknownRoomStatus,
+    hash_token, EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
+    RoomStatus, RoomStatusUpdate, SeatRecord, UnknownRoomStatus,
 };
 
 /// File name of the default SQLite database inside the data directory.

@@ -9,10 +9,10 @@ use uuid::Uuid;
 
 use crate::error::{Result, StoreError};
 use crate::types::{
-    EventRecord, GameQuery, GameRecord, RoomRecord, RoomSnapshot, RoomStatus, RoomStatusUpdate,
-    SeatRecord,
+    EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot, RoomStatus,
+    RoomStatusUpdate, SeatRecord,
 };
-use crate::writer::check_batch;
+use crate::writer::{check_batch, check_follows, Follows};
 use crate::Store;
 
 /// A [`Store`] kept in process memory, for tests of code that uses a store.
@@ -54,6 +54,24 @@ impl MemoryStore {
 }
 
 impl Inner {
+    fn last_seq(&self, game_id: Uuid) -> Option<i64> {
+        self.events
+            .get(&game_id)
+            .and_then(|log| log.keys().next_back().copied())
+    }
+
+    fn set_status(&mut self, code: &str, update: RoomStatusUpdate) -> Result<()> {
+        let room = self
+            .rooms
+            .get_mut(code)
+            .ok_or_else(|| StoreError::RoomNotFound(code.to_owned()))?;
+        room.status = update.status;
+        room.started_at_ms = update.started_at_ms;
+        room.finished_at_ms = update.finished_at_ms;
+        room.updated_at_ms = update.updated_at_ms;
+        Ok(())
+    }
+
     fn game_mut(&mut self, id: Uuid) -> Result<&mut GameRecord> {
         self.games.get_mut(&id).ok_or(StoreError::GameNotFound(id))
     }
@@ -98,16 +116,7 @@ impl Store for MemoryStore {
     }
 
     async fn update_room_status(&self, code: &str, update: RoomStatusUpdate) -> Result<()> {
-        let mut inner = self.lock()?;
-        let room = inner
-            .rooms
-            .get_mut(code)
-            .ok_or_else(|| StoreError::RoomNotFound(code.to_owned()))?;
-        room.status = update.status;
-        room.started_at_ms = update.started_at_ms;
-        room.finished_at_ms = update.finished_at_ms;
-        room.updated_at_ms = update.updated_at_ms;
-        Ok(())
+        self.lock()?.set_status(code, update)
     }
 
     async fn upsert_seat(&self, seat: &SeatRecord) -> Result<()> {
@@ -158,6 +167,94 @@ impl Store for MemoryStore {
             });
         }
         for e in events {
+            log.insert(e.seq, e);
+        }
+        Ok(())
+    }
+
+    async fn append_after(
+        &self,
+        game_id: Uuid,
+        after_seq: i64,
+        events: Vec<EventRecord>,
+    ) -> Result<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let mut inner = self.lock()?;
+        if !inner.games.contains_key(&game_id) {
+            return Err(StoreError::GameNotFound(game_id));
+        }
+        check_batch(game_id, &events)?;
+        let last = inner.last_seq(game_id);
+        check_follows(game_id, Follows::After(after_seq), last, &events)?;
+        let log = inner.events.entry(game_id).or_default();
+        for e in events {
+            log.insert(e.seq, e);
+        }
+        Ok(())
+    }
+
+    async fn start_game(&self, start: GameStart) -> Result<()> {
+        let mut inner = self.lock()?;
+        let game_id = start.game.id;
+        // Everything is checked before anything changes: all or nothing.
+        if inner.games.contains_key(&game_id) {
+            return Err(StoreError::GameExists(game_id));
+        }
+        let code = &start.game.room_code;
+        if let Some(s) = std::iter::once(code)
+            .chain(start.seats.iter().map(|s| &s.room_code))
+            .find(|c| !inner.rooms.contains_key(*c))
+        {
+            return Err(StoreError::RoomNotFound(s.clone()));
+        }
+        if start.events.is_empty() {
+            return Err(StoreError::SeqMismatch {
+                game_id,
+                after: 0,
+                last: None,
+            });
+        }
+        check_batch(game_id, &start.events)?;
+        check_follows(game_id, Follows::Fresh, None, &start.events)?;
+        inner.set_status(code, start.room)?;
+        inner.games.insert(game_id, start.game);
+        for seat in start.seats {
+            inner
+                .seats
+                .insert((seat.room_code.clone(), seat.colour.clone()), seat);
+        }
+        let log = inner.events.entry(game_id).or_default();
+        for e in start.events {
+            log.insert(e.seq, e);
+        }
+        Ok(())
+    }
+
+    async fn end_game(&self, end: GameEnd) -> Result<()> {
+        let mut inner = self.lock()?;
+        let game_id = end.game_id;
+        let game = inner.game_mut(game_id)?;
+        if game.finished_at_ms.is_some() {
+            return Err(StoreError::GameFinished(game_id));
+        }
+        if !inner.rooms.contains_key(&end.room_code) {
+            return Err(StoreError::RoomNotFound(end.room_code.clone()));
+        }
+        if !end.events.is_empty() {
+            check_batch(game_id, &end.events)?;
+            let last = inner.last_seq(game_id);
+            check_follows(game_id, Follows::After(end.after_seq), last, &end.events)?;
+        }
+        inner.set_status(&end.room_code, end.room)?;
+        let game = inner.game_mut(game_id)?;
+        game.finished_at_ms = Some(end.finished_at_ms);
+        game.result = Some(end.result);
+        game.reason = Some(end.reason);
+        game.deadline_ms = None;
+        let log = inner.events.entry(game_id).or_default();
+        for e in end.events {
             log.insert(e.seq, e);
         }
         Ok(())

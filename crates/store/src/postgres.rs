@@ -15,7 +15,8 @@ use crate::rows::{
     ROOM_COLUMNS, SEAT_COLUMNS,
 };
 use crate::types::{
-    EventRecord, GameQuery, GameRecord, RoomRecord, RoomSnapshot, RoomStatusUpdate, SeatRecord,
+    EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
+    RoomStatusUpdate, SeatRecord,
 };
 use crate::writer::{Backend, WriteOp, Writer};
 use crate::Store;
@@ -232,7 +233,9 @@ impl Backend for PgBackend {
                 })?;
                 Ok(true)
             }
-            WriteOp::AppendEvents { game_id, events } => {
+            WriteOp::AppendEvents {
+                game_id, events, ..
+            } => {
                 // Row by row, so a duplicate names its exact seq. Only taken for a lone
                 // append or when isolating a failed group; grouped appends use `append_all`.
                 for e in events {
@@ -335,6 +338,18 @@ impl Backend for PgBackend {
         .await?;
         Ok(())
     }
+
+    async fn last_seqs(conn: &mut PgConnection, games: &[Uuid]) -> Result<Vec<Option<i64>>> {
+        // One statement for the whole group, in the order given.
+        let rows: Vec<(i64, Option<i64>)> = sqlx::query_as(
+            "SELECT g.n, (SELECT MAX(seq) FROM game_events WHERE game_id = g.id) \
+             FROM UNNEST($1::uuid[]) WITH ORDINALITY AS g(id, n) ORDER BY g.n",
+        )
+        .bind(games.to_vec())
+        .fetch_all(&mut *conn)
+        .await?;
+        Ok(rows.into_iter().map(|(_, last)| last).collect())
+    }
 }
 
 #[async_trait]
@@ -361,6 +376,23 @@ impl Store for PostgresStore {
 
     async fn append_events(&self, game_id: Uuid, events: Vec<EventRecord>) -> Result<()> {
         self.writer.append_events(game_id, events).await
+    }
+
+    async fn append_after(
+        &self,
+        game_id: Uuid,
+        after_seq: i64,
+        events: Vec<EventRecord>,
+    ) -> Result<()> {
+        self.writer.append_after(game_id, after_seq, events).await
+    }
+
+    async fn start_game(&self, start: GameStart) -> Result<()> {
+        self.writer.start_game(start).await
+    }
+
+    async fn end_game(&self, end: GameEnd) -> Result<()> {
+        self.writer.end_game(end).await
     }
 
     async fn set_deadline(&self, game_id: Uuid, deadline_ms: Option<i64>) -> Result<()> {

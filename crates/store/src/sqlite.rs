@@ -18,7 +18,8 @@ use crate::rows::{
     ROOM_COLUMNS, SEAT_COLUMNS,
 };
 use crate::types::{
-    EventRecord, GameQuery, GameRecord, RoomRecord, RoomSnapshot, RoomStatusUpdate, SeatRecord,
+    EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
+    RoomStatusUpdate, SeatRecord,
 };
 use crate::writer::{Backend, WriteOp, Writer};
 use crate::Store;
@@ -372,7 +373,9 @@ impl Backend for SqliteBackend {
                 })?;
                 Ok(true)
             }
-            WriteOp::AppendEvents { game_id, events } => {
+            WriteOp::AppendEvents {
+                game_id, events, ..
+            } => {
                 let id = game_id.to_string();
                 for e in events {
                     insert_event(conn, *game_id, &id, e).await?;
@@ -459,6 +462,21 @@ impl Backend for SqliteBackend {
         .await?;
         Ok(())
     }
+
+    async fn last_seqs(conn: &mut SqliteConnection, games: &[Uuid]) -> Result<Vec<Option<i64>>> {
+        // One statement for the whole group: the ids travel as one JSON array.
+        let ids: Vec<String> = games.iter().map(Uuid::to_string).collect();
+        let list = serde_json::to_string(&ids)
+            .map_err(|e| StoreError::Corrupt(format!("cannot encode game ids: {e}")))?;
+        let rows: Vec<(i64, Option<i64>)> = sqlx::query_as(
+            "SELECT key, (SELECT MAX(seq) FROM game_events WHERE game_id = value) \
+             FROM json_each(?) ORDER BY key",
+        )
+        .bind(list)
+        .fetch_all(&mut *conn)
+        .await?;
+        Ok(rows.into_iter().map(|(_, last)| last).collect())
+    }
 }
 
 #[async_trait]
@@ -485,6 +503,23 @@ impl Store for SqliteStore {
 
     async fn append_events(&self, game_id: Uuid, events: Vec<EventRecord>) -> Result<()> {
         self.writer.append_events(game_id, events).await
+    }
+
+    async fn append_after(
+        &self,
+        game_id: Uuid,
+        after_seq: i64,
+        events: Vec<EventRecord>,
+    ) -> Result<()> {
+        self.writer.append_after(game_id, after_seq, events).await
+    }
+
+    async fn start_game(&self, start: GameStart) -> Result<()> {
+        self.writer.start_game(start).await
+    }
+
+    async fn end_game(&self, end: GameEnd) -> Result<()> {
+        self.writer.end_game(end).await
     }
 
     async fn set_deadline(&self, game_id: Uuid, deadline_ms: Option<i64>) -> Result<()> {

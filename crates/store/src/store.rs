@@ -6,7 +6,8 @@ use uuid::Uuid;
 
 use crate::error::Result;
 use crate::types::{
-    EventRecord, GameQuery, GameRecord, RoomRecord, RoomSnapshot, RoomStatusUpdate, SeatRecord,
+    EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
+    RoomStatusUpdate, SeatRecord,
 };
 
 /// Durable storage of rooms, seats, games and game events.
@@ -65,6 +66,43 @@ pub trait Store: Send + Sync {
     /// stored for the game or repeated in `events` (then nothing of the batch is written);
     /// [`StoreError::GameNotFound`](crate::StoreError::GameNotFound).
     async fn append_events(&self, game_id: Uuid, events: Vec<EventRecord>) -> Result<()>;
+
+    /// Appends events that must directly follow the game's last stored event: the last
+    /// stored `seq` must be `after_seq` and `events` must be `after_seq + 1, after_seq + 2,
+    /// …` in this order. All or nothing; durable when it returns `Ok`. An empty batch is a
+    /// no-op. This is the room's write: its log position travels with every append, so a
+    /// step applied twice or a second writer is refused instead of forking the log.
+    ///
+    /// # Errors
+    /// [`StoreError::SeqMismatch`](crate::StoreError::SeqMismatch) when the batch does not
+    /// follow (nothing written); [`StoreError::GameNotFound`](crate::StoreError::GameNotFound).
+    async fn append_after(
+        &self,
+        game_id: Uuid,
+        after_seq: i64,
+        events: Vec<EventRecord>,
+    ) -> Result<()>;
+
+    /// Starts a game in ONE transaction ([`GameStart`]): inserts the game, sets the room's
+    /// status, upserts the given seats and appends the first events. On `Err` nothing of it
+    /// was written.
+    ///
+    /// # Errors
+    /// As [`create_game`](Store::create_game), [`update_room_status`](Store::update_room_status)
+    /// and [`upsert_seat`](Store::upsert_seat);
+    /// [`StoreError::SeqMismatch`](crate::StoreError::SeqMismatch) if the events are empty or
+    /// their `seq`s are not consecutive.
+    async fn start_game(&self, start: GameStart) -> Result<()>;
+
+    /// Ends a game in ONE transaction ([`GameEnd`]): appends the final events (checked as by
+    /// [`append_after`](Store::append_after)), stores the result as
+    /// [`finish_game`](Store::finish_game) does, and sets the room's status. On `Err`
+    /// nothing of it was written.
+    ///
+    /// # Errors
+    /// As [`append_after`](Store::append_after), [`finish_game`](Store::finish_game) and
+    /// [`update_room_status`](Store::update_room_status).
+    async fn end_game(&self, end: GameEnd) -> Result<()>;
 
     /// Sets (or with `None` clears) the game's absolute turn-clock deadline (unix ms).
     ///

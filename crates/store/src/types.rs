@@ -206,6 +206,47 @@ pub struct EventRecord {
     pub created_at_ms: i64,
 }
 
+/// The start of a game, written by [`Store::start_game`](crate::Store::start_game) in ONE
+/// transaction: the game row, the room's new status, the seats taken at the start (bots
+/// filling free colours) and the game's first events. After a crash either all of it is
+/// stored or none of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GameStart {
+    /// The new game (its `room_code` names the room whose status is updated).
+    pub game: GameRecord,
+    /// The room's new status and timestamps (normally `playing`).
+    pub room: RoomStatusUpdate,
+    /// Seats inserted or replaced with the game (may be empty).
+    pub seats: Vec<SeatRecord>,
+    /// The game's first events, with consecutive `seq`s (at least one).
+    pub events: Vec<EventRecord>,
+}
+
+/// The end of a game, written by [`Store::end_game`](crate::Store::end_game) in ONE
+/// transaction: the events that end it, the result on the game row and the room's new
+/// status.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GameEnd {
+    /// The game that ends.
+    pub game_id: Uuid,
+    /// Its room, whose status is updated.
+    pub room_code: String,
+    /// The `seq` of the last event already stored for the game; `events` must follow it
+    /// (checked as by [`Store::append_after`](crate::Store::append_after)). Ignored when
+    /// `events` is empty.
+    pub after_seq: i64,
+    /// The final events (the last action's events); may be empty.
+    pub events: Vec<EventRecord>,
+    /// Final result; opaque to the store.
+    pub result: Value,
+    /// Why the game ended (e.g. `"completed"`, `"abandoned"`).
+    pub reason: String,
+    /// When it finished (unix ms).
+    pub finished_at_ms: i64,
+    /// The room's new status and timestamps (normally `finished`).
+    pub room: RoomStatusUpdate,
+}
+
 /// Everything needed to bring one room back after a restart.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoomSnapshot {

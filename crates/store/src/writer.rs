@@ -22,7 +22,9 @@ use tokio::task::JoinHandle;
 use uuid::Uuid;
 
 use crate::error::{Result, StoreError};
-use crate::types::{EventRecord, GameRecord, RoomRecord, RoomStatusUpdate, SeatRecord};
+use crate::types::{
+    EventRecord, GameEnd, GameRecord, GameStart, RoomRecord, RoomStatusUpdate, SeatRecord,
+};
 
 /// Largest number of operations committed in one transaction.
 pub(crate) const MAX_GROUP: usize = 512;
@@ -54,6 +56,8 @@ pub(crate) enum WriteOp {
     AppendEvents {
         game_id: Uuid,
         events: Vec<EventRecord>,
+        /// What must already be in the game's log (checked by the writer, not the backend).
+        follows: Follows,
     },
     SetDeadline {
         game_id: Uuid,
@@ -65,6 +69,17 @@ pub(crate) enum WriteOp {
         reason: String,
         finished_at_ms: i64,
     },
+}
+
+/// The log position an append requires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Follows {
+    /// No check beyond unique `seq`s (`append_events`).
+    Any,
+    /// The last stored `seq` is this one, and the batch continues it without a gap.
+    After(i64),
+    /// The log is empty (a game's first events), and the batch has no gap.
+    Fresh,
 }
 
 /// The SQL one backend runs for each [`WriteOp`].
@@ -83,10 +98,19 @@ pub(crate) trait Backend: Send + Sync + 'static {
         conn: &mut <Self::Db as Database>::Connection,
         appends: &[(Uuid, &[EventRecord])],
     ) -> Result<()>;
+
+    /// The last stored `seq` of each game in `games` (same order; `None`: empty log or no
+    /// such game), in one statement.
+    async fn last_seqs(
+        conn: &mut <Self::Db as Database>::Connection,
+        games: &[Uuid],
+    ) -> Result<Vec<Option<i64>>>;
 }
 
+/// One caller's write: one or more operations applied atomically (in one transaction or
+/// savepoint), answered once.
 struct Request {
-    op: WriteOp,
+    ops: Vec<WriteOp>,
     reply: oneshot::Sender<Result<bool>>,
 }
 
@@ -114,10 +138,15 @@ impl Writer {
 
     /// Submits `op` and waits until it is committed (or failed).
     async fn submit(&self, op: WriteOp) -> Result<bool> {
+        self.submit_all(vec![op]).await
+    }
+
+    /// Submits `ops` as one atomic unit and waits until it is committed (or failed).
+    async fn submit_all(&self, ops: Vec<WriteOp>) -> Result<bool> {
         let sender = lock(&self.sender).clone().ok_or(StoreError::Closed)?;
         let (reply, answer) = oneshot::channel();
         sender
-            .send(Request { op, reply })
+            .send(Request { ops, reply })
             .await
             .map_err(|_| StoreError::Closed)?;
         answer.await.map_err(|_| StoreError::Closed)?
@@ -165,9 +194,39 @@ impl Writer {
         if events.is_empty() {
             return Ok(());
         }
-        self.submit(WriteOp::AppendEvents { game_id, events })
-            .await
-            .map(drop)
+        self.submit(WriteOp::AppendEvents {
+            game_id,
+            events,
+            follows: Follows::Any,
+        })
+        .await
+        .map(drop)
+    }
+
+    pub(crate) async fn append_after(
+        &self,
+        game_id: Uuid,
+        after_seq: i64,
+        events: Vec<EventRecord>,
+    ) -> Result<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        self.submit(WriteOp::AppendEvents {
+            game_id,
+            events,
+            follows: Follows::After(after_seq),
+        })
+        .await
+        .map(drop)
+    }
+
+    pub(crate) async fn start_game(&self, start: GameStart) -> Result<()> {
+        self.submit_all(start_ops(start)?).await.map(drop)
+    }
+
+    pub(crate) async fn end_game(&self, end: GameEnd) -> Result<()> {
+        self.submit_all(end_ops(end)).await.map(drop)
     }
 
     pub(crate) async fn set_deadline(&self, game_id: Uuid, deadline_ms: Option<i64>) -> Result<()> {
@@ -235,8 +294,8 @@ async fn run<B: Backend>(pool: Pool<B::Db>, mut receiver: mpsc::Receiver<Request
         let group = std::mem::replace(&mut pending, Vec::with_capacity(MAX_GROUP));
         let started = Instant::now();
         let size = group.len();
-        let (ops, replies): (Vec<WriteOp>, Vec<_>) =
-            group.into_iter().map(|r| (r.op, r.reply)).unzip();
+        let (ops, replies): (Vec<Vec<WriteOp>>, Vec<_>) =
+            group.into_iter().map(|r| (r.ops, r.reply)).unzip();
         let results = commit_group::<B>(&pool, &ops).await;
         // Names as in parchis-server's `metrics` module (`/metrics`).
         metrics::histogram!("parchis_store_commit_duration_seconds")
@@ -256,38 +315,61 @@ async fn run<B: Backend>(pool: Pool<B::Db>, mut receiver: mpsc::Receiver<Request
     tracing::debug!("store writer stopped");
 }
 
-/// Commits `ops` and returns one result per op, in order.
-async fn commit_group<B: Backend>(pool: &Pool<B::Db>, ops: &[WriteOp]) -> Vec<Result<bool>> {
-    match fast_path::<B>(pool, ops).await {
+/// Commits `requests` (each one or more ops) and returns one result per request, in order.
+async fn commit_group<B: Backend>(
+    pool: &Pool<B::Db>,
+    requests: &[Vec<WriteOp>],
+) -> Vec<Result<bool>> {
+    match fast_path::<B>(pool, requests).await {
         Ok(results) => results.into_iter().map(Ok).collect(),
-        // Nothing to isolate: the one op's error is its answer.
-        Err(e) if ops.len() == 1 => vec![Err(e)],
+        // Nothing to isolate: the one request's error is its answer.
+        Err(e) if requests.len() == 1 => vec![Err(e)],
         Err(e) => {
-            tracing::debug!(error = %e, size = ops.len(), "grouped commit failed; isolating");
-            slow_path::<B>(pool, ops).await
+            tracing::debug!(error = %e, size = requests.len(), "grouped commit failed; isolating");
+            slow_path::<B>(pool, requests).await
         }
     }
 }
 
-/// One transaction for the whole group: other ops in order, then all appends in one go.
+/// One transaction for the whole group: other ops in order, then all lone appends in one
+/// go (their log positions checked in one statement first).
 ///
-/// Appends may be moved after the other ops because no other op reads or removes events,
-/// and a game created in the same group is then already there for its events. A group of
-/// one op takes the precise one-op path, whose error is final.
-async fn fast_path<B: Backend>(pool: &Pool<B::Db>, ops: &[WriteOp]) -> Result<Vec<bool>> {
+/// Lone appends may be moved after the other ops because no other op reads or removes
+/// events, and a game created in the same group is then already there for its events.
+/// A group of one request takes the precise path, whose error is final.
+async fn fast_path<B: Backend>(pool: &Pool<B::Db>, requests: &[Vec<WriteOp>]) -> Result<Vec<bool>> {
     let mut tx = pool.begin().await?;
-    let mut changed = vec![true; ops.len()];
-    if let [op] = ops {
-        changed[0] = apply_checked::<B>(&mut tx, op).await?;
+    let mut changed = vec![true; requests.len()];
+    if let [ops] = requests {
+        changed[0] = apply_request::<B>(&mut tx, ops).await?;
     } else {
         let mut appends = Vec::new();
-        for (i, op) in ops.iter().enumerate() {
-            match op {
-                WriteOp::AppendEvents { game_id, events } => {
+        let mut checks = Vec::new();
+        for (i, ops) in requests.iter().enumerate() {
+            match ops.as_slice() {
+                [WriteOp::AppendEvents {
+                    game_id,
+                    events,
+                    follows,
+                }] => {
                     check_batch(*game_id, events)?;
+                    if *follows != Follows::Any {
+                        checks.push((*game_id, *follows, events.as_slice()));
+                    }
                     appends.push((*game_id, events.as_slice()));
                 }
-                other => changed[i] = B::apply(&mut tx, other).await?,
+                ops => changed[i] = apply_request::<B>(&mut tx, ops).await?,
+            }
+        }
+        if !checks.is_empty() {
+            let games: Vec<Uuid> = checks.iter().map(|c| c.0).collect();
+            let lasts = B::last_seqs(&mut tx, &games).await?;
+            // Two appends to one game in a group: the second follows the first.
+            let mut running: std::collections::HashMap<Uuid, Option<i64>> = Default::default();
+            for ((game_id, follows, events), last) in checks.into_iter().zip(lasts) {
+                let last = *running.entry(game_id).or_insert(last);
+                check_follows(game_id, follows, last, events)?;
+                running.insert(game_id, events.last().map(|e| e.seq));
             }
         }
         if !appends.is_empty() {
@@ -298,13 +380,13 @@ async fn fast_path<B: Backend>(pool: &Pool<B::Db>, ops: &[WriteOp]) -> Result<Ve
     Ok(changed)
 }
 
-/// One transaction with a savepoint per op, so each failing op fails alone.
-async fn slow_path<B: Backend>(pool: &Pool<B::Db>, ops: &[WriteOp]) -> Vec<Result<bool>> {
-    let mut results: Vec<Result<bool>> = Vec::with_capacity(ops.len());
-    // If the transaction itself breaks, every op fails with that error, except those that
-    // already failed for a reason of their own.
+/// One transaction with a savepoint per request, so each failing request fails alone.
+async fn slow_path<B: Backend>(pool: &Pool<B::Db>, requests: &[Vec<WriteOp>]) -> Vec<Result<bool>> {
+    let mut results: Vec<Result<bool>> = Vec::with_capacity(requests.len());
+    // If the transaction itself breaks, every request fails with that error, except those
+    // that already failed for a reason of their own.
     let fail_all = |results: Vec<Result<bool>>, e: StoreError| -> Vec<Result<bool>> {
-        let remaining = ops.len() - results.len();
+        let remaining = requests.len() - results.len();
         results
             .into_iter()
             .map(|r| r.and(Err(e.clone())))
@@ -315,12 +397,12 @@ async fn slow_path<B: Backend>(pool: &Pool<B::Db>, ops: &[WriteOp]) -> Vec<Resul
         Ok(tx) => tx,
         Err(e) => return fail_all(results, e.into()),
     };
-    for op in ops {
+    for ops in requests {
         let mut savepoint = match Connection::begin(&mut *tx).await {
             Ok(sp) => sp,
             Err(e) => return fail_all(results, e.into()),
         };
-        match apply_checked::<B>(&mut savepoint, op).await {
+        match apply_request::<B>(&mut savepoint, ops).await {
             Ok(changed) => match savepoint.commit().await {
                 Ok(()) => results.push(Ok(changed)),
                 Err(e) => return fail_all(results, e.into()),
@@ -341,15 +423,143 @@ async fn slow_path<B: Backend>(pool: &Pool<B::Db>, ops: &[WriteOp]) -> Vec<Resul
     results
 }
 
-/// Applies one op, first rejecting an append batch that repeats a `seq`.
+/// Applies one request's ops in order on `conn` (the caller's transaction or savepoint
+/// makes them atomic). Returns the last op's "changed" flag.
+async fn apply_request<B: Backend>(
+    conn: &mut <B::Db as Database>::Connection,
+    ops: &[WriteOp],
+) -> Result<bool> {
+    let mut changed = true;
+    for op in ops {
+        changed = apply_checked::<B>(conn, op).await?;
+    }
+    Ok(changed)
+}
+
+/// Applies one op, first rejecting an append batch that repeats a `seq` or does not
+/// follow the stored log.
 async fn apply_checked<B: Backend>(
     conn: &mut <B::Db as Database>::Connection,
     op: &WriteOp,
 ) -> Result<bool> {
-    if let WriteOp::AppendEvents { game_id, events } = op {
+    if let WriteOp::AppendEvents {
+        game_id,
+        events,
+        follows,
+    } = op
+    {
         check_batch(*game_id, events)?;
+        if *follows != Follows::Any {
+            let last = B::last_seqs(conn, &[*game_id]).await?;
+            check_follows(*game_id, *follows, last.first().copied().flatten(), events)?;
+        }
     }
     B::apply(conn, op).await
+}
+
+/// The ops of a [`GameStart`], in the order they are applied.
+///
+/// # Errors
+/// [`StoreError::SeqMismatch`] for a start without events.
+pub(crate) fn start_ops(start: GameStart) -> Result<Vec<WriteOp>> {
+    let GameStart {
+        game,
+        room,
+        seats,
+        events,
+    } = start;
+    if events.is_empty() {
+        return Err(StoreError::SeqMismatch {
+            game_id: game.id,
+            after: 0,
+            last: None,
+        });
+    }
+    let (game_id, code) = (game.id, game.room_code.clone());
+    let mut ops = vec![WriteOp::CreateGame(game)];
+    ops.push(WriteOp::UpdateRoomStatus { code, update: room });
+    ops.extend(seats.into_iter().map(WriteOp::UpsertSeat));
+    ops.push(WriteOp::AppendEvents {
+        game_id,
+        events,
+        follows: Follows::Fresh,
+    });
+    Ok(ops)
+}
+
+/// The ops of a [`GameEnd`], in the order they are applied.
+pub(crate) fn end_ops(end: GameEnd) -> Vec<WriteOp> {
+    let GameEnd {
+        game_id,
+        room_code,
+        after_seq,
+        events,
+        result,
+        reason,
+        finished_at_ms,
+        room,
+    } = end;
+    let mut ops = Vec::with_capacity(3);
+    if !events.is_empty() {
+        ops.push(WriteOp::AppendEvents {
+            game_id,
+            events,
+            follows: Follows::After(after_seq),
+        });
+    }
+    ops.push(WriteOp::FinishGame {
+        game_id,
+        result,
+        reason,
+        finished_at_ms,
+    });
+    ops.push(WriteOp::UpdateRoomStatus {
+        code: room_code,
+        update: room,
+    });
+    ops
+}
+
+/// Checks that `events` continue a log whose last stored `seq` is `last`, as `follows`
+/// requires: no gap, no overlap, nothing missing before them.
+pub(crate) fn check_follows(
+    game_id: Uuid,
+    follows: Follows,
+    last: Option<i64>,
+    events: &[EventRecord],
+) -> Result<()> {
+    let after = match (follows, last) {
+        (Follows::Any, _) => return Ok(()),
+        (Follows::After(after), Some(l)) if l == after => after,
+        (Follows::Fresh, None) => match events.first() {
+            Some(first) => first.seq - 1,
+            None => return Ok(()),
+        },
+        (Follows::After(after), last) => {
+            return Err(StoreError::SeqMismatch {
+                game_id,
+                after,
+                last,
+            })
+        }
+        (Follows::Fresh, last) => {
+            return Err(StoreError::SeqMismatch {
+                game_id,
+                after: events.first().map_or(0, |e| e.seq - 1),
+                last,
+            })
+        }
+    };
+    for (i, e) in events.iter().enumerate() {
+        if e.seq != after + 1 + i as i64 {
+            return Err(StoreError::SeqMismatch {
+                game_id,
+                after: after + i as i64,
+                last,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Rejects a batch that repeats a `seq` before anything reaches the database.

@@ -9,7 +9,9 @@ mod common;
 use std::sync::Arc;
 
 use common::{code, ev, game, room, seat, seqs, Harness, Kind};
-use parchis_store::{GameQuery, GameRecord, RoomStatus, RoomStatusUpdate, StoreError};
+use parchis_store::{
+    GameEnd, GameQuery, GameRecord, GameStart, RoomStatus, RoomStatusUpdate, StoreError,
+};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -867,6 +869,189 @@ mod cases {
             other.close().await;
         }
     }
+
+    /// A started game in a new open room: seats none, first events `1..=n`.
+    async fn started(h: &Harness, n: i64) -> (String, Uuid) {
+        let c = code();
+        h.store
+            .create_room(&room(&c, RoomStatus::Open, 1))
+            .await
+            .unwrap();
+        let g = game(&c, 10);
+        let id = g.id;
+        let start = GameStart {
+            game: g,
+            room: RoomStatusUpdate {
+                status: RoomStatus::Playing,
+                started_at_ms: Some(10),
+                finished_at_ms: None,
+                updated_at_ms: 10,
+            },
+            seats: Vec::new(),
+            events: (1..=n).map(|s| ev(s, "start")).collect(),
+        };
+        h.store.start_game(start).await.expect("start");
+        (c, id)
+    }
+
+    async fn log(h: &Harness, id: Uuid) -> Vec<i64> {
+        seqs(&h.store.get_game(id).await.unwrap().unwrap().1)
+    }
+
+    pub async fn append_after_refuses_what_does_not_follow(h: &Harness) {
+        let s = &h.store;
+        let (_, id) = started(h, 3).await;
+        s.append_after(id, 3, vec![ev(4, "a"), ev(5, "a")])
+            .await
+            .expect("follows");
+        let refused = [
+            (3, vec![ev(4, "again")]),         // applied twice
+            (5, vec![ev(7, "gap")]),           // a gap
+            (5, vec![ev(6, "b"), ev(8, "b")]), // a gap inside the batch
+            (6, vec![ev(7, "ahead")]),         // based on a seq not stored
+        ];
+        for (after, events) in refused {
+            match s.append_after(id, after, events).await {
+                Err(StoreError::SeqMismatch { game_id, .. }) => assert_eq!(game_id, id),
+                other => panic!("expected SeqMismatch after {after}, got {other:?}"),
+            }
+        }
+        assert_eq!(log(h, id).await, vec![1, 2, 3, 4, 5]);
+        // A game with an empty log has nothing to follow.
+        let c = code();
+        s.create_room(&room(&c, RoomStatus::Playing, 1))
+            .await
+            .unwrap();
+        let g = game(&c, 1);
+        s.create_game(&g).await.unwrap();
+        assert!(matches!(
+            s.append_after(g.id, 0, vec![ev(1, "x")]).await,
+            Err(StoreError::SeqMismatch { last: None, .. })
+        ));
+        match s.append_after(Uuid::new_v4(), 0, vec![ev(1, "x")]).await {
+            Err(StoreError::GameNotFound(_)) | Err(StoreError::SeqMismatch { .. }) => {}
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    pub async fn grouped_appends_check_each_position(h: &Harness) {
+        let mut games = Vec::new();
+        for _ in 0..12 {
+            games.push(started(h, 2).await.1);
+        }
+        // Submitted together (one group on SQL backends); game 5's append is stale.
+        let tasks: Vec<_> = games
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
+                let store = Arc::clone(&h.store);
+                let id = *id;
+                let after = if i == 5 { 1 } else { 2 };
+                tokio::spawn(async move { store.append_after(id, after, vec![ev(3, "g")]).await })
+            })
+            .collect();
+        for (i, t) in tasks.into_iter().enumerate() {
+            let r = t.await.unwrap();
+            if i == 5 {
+                assert!(matches!(r, Err(StoreError::SeqMismatch { .. })), "{r:?}");
+            } else {
+                r.expect("follows");
+            }
+        }
+        for (i, id) in games.iter().enumerate() {
+            let want = if i == 5 { vec![1, 2] } else { vec![1, 2, 3] };
+            assert_eq!(log(h, *id).await, want);
+        }
+    }
+
+    pub async fn start_game_is_all_or_nothing(h: &Harness) {
+        let s = &h.store;
+        let c = code();
+        let r = room(&c, RoomStatus::Open, 1);
+        s.create_room(&r).await.unwrap();
+        let playing = RoomStatusUpdate {
+            status: RoomStatus::Playing,
+            started_at_ms: Some(20),
+            finished_at_ms: None,
+            updated_at_ms: 20,
+        };
+        let g = game(&c, 20);
+        let mut bot = seat(&c, "red", "Greedy bot 1", false, 20);
+        bot.bot = Some("greedy".into());
+        let start = |events: Vec<parchis_store::EventRecord>| GameStart {
+            game: g.clone(),
+            room: playing,
+            seats: vec![bot.clone()],
+            events,
+        };
+        for bad in [vec![ev(5, "s"), ev(7, "s")], Vec::new()] {
+            assert!(matches!(
+                s.start_game(start(bad)).await,
+                Err(StoreError::SeqMismatch { .. })
+            ));
+            let snap = s.get_room(&c).await.unwrap().unwrap();
+            assert_eq!(snap.room, r, "the room is untouched");
+            assert!(snap.seats.is_empty() && snap.game.is_none() && snap.events.is_empty());
+        }
+        s.start_game(start(vec![ev(5, "s"), ev(6, "s")]))
+            .await
+            .expect("start");
+        let snap = s.get_room(&c).await.unwrap().unwrap();
+        assert_eq!(snap.room.status, RoomStatus::Playing);
+        assert_eq!(snap.room.started_at_ms, Some(20));
+        assert_eq!(snap.seats, vec![bot.clone()]);
+        assert_eq!(snap.game.as_ref().map(|x| x.id), Some(g.id));
+        assert_eq!(seqs(&snap.events), vec![5, 6]);
+        match s.start_game(start(vec![ev(1, "again")])).await {
+            Err(StoreError::GameExists(id)) => assert_eq!(id, g.id),
+            other => panic!("expected GameExists, got {other:?}"),
+        }
+        assert_eq!(log(h, g.id).await, vec![5, 6]);
+    }
+
+    pub async fn end_game_is_all_or_nothing(h: &Harness) {
+        let s = &h.store;
+        let (c, id) = started(h, 2).await;
+        let end = |after_seq: i64| GameEnd {
+            game_id: id,
+            room_code: c.clone(),
+            after_seq,
+            events: vec![ev(after_seq + 1, "won")],
+            result: json!({"winner": "red"}),
+            reason: "completed".into(),
+            finished_at_ms: 99,
+            room: RoomStatusUpdate {
+                status: RoomStatus::Finished,
+                started_at_ms: Some(10),
+                finished_at_ms: Some(99),
+                updated_at_ms: 99,
+            },
+        };
+        assert!(matches!(
+            s.end_game(end(1)).await,
+            Err(StoreError::SeqMismatch { .. })
+        ));
+        let (g, events) = s.get_game(id).await.unwrap().unwrap();
+        assert!(!g.is_finished(), "nothing of the refused end was written");
+        assert_eq!(seqs(&events), vec![1, 2]);
+        let snap = s.get_room(&c).await.unwrap().unwrap();
+        assert_eq!(snap.room.status, RoomStatus::Playing);
+
+        s.end_game(end(2)).await.expect("end");
+        let (g, events) = s.get_game(id).await.unwrap().unwrap();
+        assert_eq!(g.finished_at_ms, Some(99));
+        assert_eq!(g.result, Some(json!({"winner": "red"})));
+        assert_eq!(g.reason.as_deref(), Some("completed"));
+        assert_eq!(seqs(&events), vec![1, 2, 3]);
+        let snap = s.get_room(&c).await.unwrap().unwrap();
+        assert_eq!(snap.room.status, RoomStatus::Finished);
+        assert_eq!(snap.room.finished_at_ms, Some(99));
+        assert!(matches!(
+            s.end_game(end(3)).await,
+            Err(StoreError::GameFinished(_))
+        ));
+        assert_eq!(log(h, id).await, vec![1, 2, 3]);
+    }
 }
 
 macro_rules! suite {
@@ -921,4 +1106,8 @@ suite!(
     text_order_is_bytewise,
     survives_reopen,
     closed_store_refuses_calls,
+    append_after_refuses_what_does_not_follow,
+    grouped_appends_check_each_position,
+    start_game_is_all_or_nothing,
+    end_game_is_all_or_nothing,
 );

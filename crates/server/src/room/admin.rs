@@ -1,0 +1,75 @@
+//! Administration of a live room: inspecting its connections and closing it.
+
+use super::core::{Core, Effect};
+use super::persist::{self, Write};
+use super::Ms;
+use parchis_protocol::{close_code, AdminCloseRoom, AdminRoom, AdminSeat, RoomStatus};
+
+impl Core {
+    /// The room with its connections (`GET /admin/rooms`).
+    pub fn inspect(&self) -> AdminRoom {
+        AdminRoom {
+            code: self.code.clone(),
+            status: self.status,
+            preset: self.settings.preset.clone(),
+            game_id: self.game_id.map(|id| id.to_string()),
+            created_at_ms: self.created_at_ms,
+            seats: self
+                .seats
+                .iter()
+                .map(|s| AdminSeat {
+                    colour: s.colour,
+                    name: s.name.clone(),
+                    conn: s.conn,
+                    bot: s.bot.as_ref().map(|b| b.level),
+                    abandoned: s.abandoned,
+                })
+                .collect(),
+            spectators: self.spectators.clone(),
+        }
+    }
+
+    /// An administrator closes the room at `now`: a running game ends with reason
+    /// `closed_by_admin` (stored with the room's finished status in one transaction, no
+    /// winner), the room is stored finished (not restored after a restart), every
+    /// connection is closed with 4002 and the room goes away. The writes are best effort:
+    /// the room closes even if the store fails.
+    pub fn close_by_admin(&mut self, now: Ms) -> (AdminCloseRoom, Vec<Effect>) {
+        let running =
+            self.status == RoomStatus::Playing && self.game.is_some_and(|g| g.outcome().is_none());
+        let game_id = self.game_id.filter(|_| running);
+        if let Some(id) = game_id {
+            let end = persist::game_closed(id, &self.code, now);
+            self.emit(Effect::Store(Write::End(Box::new(end))));
+            let preset = self.settings.preset.clone();
+            crate::observe::game_finished(&self.code, id, &preset, "closed_by_admin", None);
+        } else if self.status != RoomStatus::Finished {
+            let update = persist::status_finished(now);
+            self.emit(Effect::Store(Write::RoomStatus(update)));
+        }
+        self.status = RoomStatus::Finished;
+        self.deadline = None;
+        self.bot_due = None;
+        let attached = self.attached();
+        for &conn in &attached {
+            self.emit(Effect::Kick {
+                conn,
+                code: close_code::CLOSED_BY_ADMIN,
+                reason: "the room was closed by an administrator".into(),
+            });
+            self.emit(Effect::Forget { conn });
+        }
+        self.spectators.clear();
+        for seat in &mut self.seats {
+            seat.conn = None;
+            seat.grace_until = None;
+        }
+        self.emit(Effect::Publish);
+        let answer = AdminCloseRoom {
+            code: self.code.clone(),
+            game_id: game_id.map(|id| id.to_string()),
+            connections_closed: attached.len() as u32,
+        };
+        (answer, std::mem::take(&mut self.out))
+    }
+}

@@ -1,0 +1,218 @@
+//! Bots: seats played by the computer — their think time, their turns (rolls through the
+//! room's dice, moves chosen off-thread by a [`BotJob`]), and bots taking over abandoned
+//! seats (`on_abandon: bot`).
+
+use super::core::{BotJob, Core, Effect, Staged, Then, Work};
+use super::persist::{self, Write};
+use super::{BotChoice, Ms};
+use parchis_bots::Bot;
+use parchis_engine::{Action, Colour, Dice, Expect};
+use parchis_protocol::{AbandonReason, BotLevel, RoomEvent, RoomStatus};
+use rand::Rng;
+use std::sync::Mutex;
+
+/// A bot playing a seat.
+pub struct SeatBot {
+    /// Its level.
+    pub level: BotLevel,
+    /// `None` while it thinks off-thread. In a mutex only to make the room `Sync` (it is
+    /// reached through `&mut`, never locked).
+    brain: Mutex<Option<Box<dyn Bot + Send>>>,
+}
+
+impl std::fmt::Debug for SeatBot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeatBot")
+            .field("level", &self.level)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SeatBot {
+    /// A bot of `level` seeded with `seed`.
+    pub fn new(level: BotLevel, seed: u64) -> SeatBot {
+        SeatBot {
+            level,
+            brain: Mutex::new(Some(persist::bot_kind(level).build(seed))),
+        }
+    }
+
+    fn brain(&mut self) -> &mut Option<Box<dyn Bot + Send>> {
+        self.brain.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Core {
+    /// The seat of the bot to act, while the game runs.
+    pub(super) fn bot_to_act(&self) -> Option<usize> {
+        if self.status != RoomStatus::Playing {
+            return None;
+        }
+        let game = self.game.as_ref()?;
+        if matches!(game.expect(), Expect::Finished(_)) {
+            return None;
+        }
+        let turn = game.turn();
+        self.seats
+            .iter()
+            .position(|s| s.colour == turn && s.bot.is_some() && !s.abandoned)
+    }
+
+    /// Starts the think time of the bot to act, if any (and forgets it otherwise).
+    pub(super) fn schedule_bot(&mut self, now: Ms) {
+        match self.bot_to_act() {
+            None => self.bot_due = None,
+            Some(_) if self.bot_due.is_none() && !self.bot_thinking => {
+                self.bot_due = Some(now + i64::from(self.settings.bot_think_ms));
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// The bot to act acts: it rolls through the normal roll path (the room's dice), or
+    /// its move is searched off-thread ([`Effect::Think`]); the choice comes back as
+    /// [`Input::BotChose`](super::Input::BotChose).
+    pub(super) fn bot_act(&mut self, now: Ms) {
+        let Some(i) = self.bot_to_act() else { return };
+        let Some(game) = self.game else { return };
+        let colour = self.seats[i].colour;
+        match game.expect() {
+            Expect::Roll { .. } => match Dice::from_slice(&self.throw()) {
+                Ok(dice) => {
+                    let action = Action::Roll { dice };
+                    if let Err(e) = self.apply(action, Vec::new(), Then::Bot { colour }, now) {
+                        tracing::warn!(room = %self.code, %colour, error = %e.message, "bot roll not applied");
+                    }
+                }
+                Err(_) => tracing::warn!(room = %self.code, %colour, "bot roll: bad dice"),
+            },
+            Expect::Move { .. } => {
+                let legal = game.legal_actions();
+                if legal.is_empty() {
+                    return;
+                }
+                let Some(brain) = self.seats[i].bot.as_mut().and_then(|b| b.brain().take()) else {
+                    return;
+                };
+                self.bot_thinking = true;
+                self.emit(Effect::Think(BotJob {
+                    seq: self.seq,
+                    colour,
+                    game,
+                    legal,
+                    brain,
+                }));
+            }
+            Expect::Finished(_) => {}
+        }
+    }
+
+    /// A bot's choice is back: the bot returns to its seat, and (after an expired clock
+    /// is applied) the action is applied like a person's if the room is still where the
+    /// bot looked at it.
+    pub(super) fn bot_chose(&mut self, choice: BotChoice) {
+        let BotChoice {
+            seq,
+            colour,
+            action,
+            brain,
+        } = choice;
+        self.bot_thinking = false;
+        if let Some(bot) = self
+            .seats
+            .iter_mut()
+            .find(|s| s.colour == colour)
+            .and_then(|s| s.bot.as_mut())
+        {
+            *bot.brain() = Some(brain);
+        }
+        let apply = Work::BotApply {
+            seq,
+            colour,
+            action,
+        };
+        if self.status == RoomStatus::Playing {
+            self.then_do([Work::Timeout, apply]);
+        } else {
+            self.then_do([apply]);
+        }
+    }
+
+    /// Applies a bot's choice unless the room moved on since it looked.
+    pub(super) fn bot_apply(&mut self, seq: u64, colour: Colour, action: Action, now: Ms) {
+        let still = self.bot_to_act().map(|i| self.seats[i].colour) == Some(colour);
+        if seq != self.seq || !still {
+            tracing::debug!(room = %self.code, %colour, seq, now = self.seq, "stale bot choice dropped");
+            return;
+        }
+        if let Err(e) = self.apply(action, Vec::new(), Then::Bot { colour }, now) {
+            tracing::warn!(room = %self.code, %colour, %action, error = %e.message, "bot action not applied");
+        }
+    }
+
+    /// `on_abandon: bot`: a bot takes over seat `i` instead of the player forfeiting. If
+    /// its event cannot be stored, the player forfeits instead.
+    pub(super) fn bot_take_over(&mut self, i: usize, reason: AbandonReason, now: Ms) {
+        let level = self.settings.bots.unwrap_or(BotLevel::Greedy);
+        let colour = self.seats[i].colour;
+        let event = RoomEvent::BotTookOver {
+            colour,
+            level,
+            reason,
+        };
+        let seed = self.rng.gen();
+        let staged = Staged::TakeOver {
+            seat_id: self.seats[i].id,
+            level,
+            reason,
+            seed,
+            event: event.clone(),
+            at_ms: now,
+        };
+        match self.game_id {
+            Some(game_id) => {
+                let write = Write::Append {
+                    game_id,
+                    after_seq: self.seq,
+                    events: vec![persist::event_record(self.seq + 1, now, &event)],
+                };
+                self.stage(write, staged);
+            }
+            // A takeover happens in a game only.
+            None => drop(staged),
+        }
+    }
+
+    /// The takeover is stored: the bot sits down, the old token stops resuming the seat.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn take_over_stored(
+        &mut self,
+        seat_id: u64,
+        level: BotLevel,
+        reason: AbandonReason,
+        seed: u64,
+        event: RoomEvent,
+        at_ms: Ms,
+    ) {
+        self.broadcast_events(vec![event], at_ms, None);
+        self.emit(Effect::Publish);
+        let Some(i) = self.seat_index(seat_id) else {
+            return;
+        };
+        let seat = &mut self.seats[i];
+        let colour = seat.colour;
+        seat.bot = Some(SeatBot::new(level, seed));
+        // The old session token no longer resumes the seat.
+        seat.token_hash = String::new();
+        seat.grace_until = None;
+        // A connection still on the seat (the leaver awaiting its `ok`, or a player who
+        // timed out) watches from now on.
+        if let Some(conn) = seat.conn.take() {
+            self.spectators.push(conn);
+        }
+        let record = persist::seat_record(&self.code, &self.seats[i]);
+        self.emit(Effect::Store(Write::UpsertSeat(record)));
+        crate::observe::bot_took_over(&self.code, self.game_id, colour, level, reason);
+        self.presence();
+    }
+}

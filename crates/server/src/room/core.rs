@@ -1,0 +1,610 @@
+//! The room as a pure state machine (sans-IO, like quinn-proto): [`Core::handle`] takes an
+//! [`Input`] and the current time (unix ms, a value) and returns [`Effect`]s for the actor
+//! to carry out, in order. No tokio, no store, no sockets, no clock in here.
+//!
+//! Write-ahead: a step that must be durable before anyone hears of it ends its batch with
+//! [`Effect::Persist`] and stops; the core keeps what it will do (a [`Staged`] step) and
+//! waits. The actor performs the write and reports with [`Core::persisted`]: on success
+//! the core applies the step (new state, broadcasts, replies), on failure it leaves its
+//! state as it was and refuses with a clear error. So nothing is ever broadcast before its
+//! records are stored, and a failed write changes nothing.
+//!
+//! Work is queued: one input may become several steps (an expired clock is applied before
+//! a command, a timeout may abandon a seat, …), each with at most one durable write.
+
+pub use super::effect::{BotJob, Effect, Input};
+
+use super::bots::SeatBot;
+use super::persist::Write;
+use super::{ConnId, Ms, Refusal, SeatCmd};
+use parchis_engine::{Action, Colour, Game, RuleSet};
+use parchis_protocol::{AbandonReason, RoomEvent, RoomSettings, RoomStatus};
+use rand_chacha::ChaCha20Rng;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// An empty lobby (no seats, no connections) is disposed of after this long (ms).
+pub const LOBBY_IDLE_MS: Ms = 30 * 60 * 1000;
+
+/// A failed timeout write is tried again this much later (ms).
+pub const TIMEOUT_RETRY_MS: Ms = 1000;
+
+/// One seat of the room.
+#[derive(Debug)]
+pub struct Seat {
+    /// Stable id within the room (1, 2, …).
+    pub id: u64,
+    /// Its colour.
+    pub colour: Colour,
+    /// Display name.
+    pub name: String,
+    /// SHA-256 hex of the session token; empty for bots.
+    pub token_hash: String,
+    /// Created the room (starts the game).
+    pub creator: bool,
+    /// Unix ms.
+    pub joined_at_ms: Ms,
+    /// The connection holding it.
+    pub conn: Option<ConnId>,
+    /// End of the disconnection grace period (unix ms, R-LEAVE).
+    pub grace_until: Option<Ms>,
+    /// Out of the game.
+    pub abandoned: bool,
+    /// A bot plays this seat (it has no connection, no grace period and no token).
+    pub bot: Option<SeatBot>,
+}
+
+/// What the room is built from: the one constructor, shared by create and restore.
+pub struct RoomInit {
+    /// Room code.
+    pub code: String,
+    /// Settings as created.
+    pub settings: RoomSettings,
+    /// The rule set named by the settings.
+    pub rules: RuleSet,
+    /// Unix ms.
+    pub created_at_ms: Ms,
+    /// The room's dice (and bot seeds).
+    pub rng: ChaCha20Rng,
+    /// Randomness for game ids (apart from the dice, so ids never shift a seeded game).
+    pub id_rng: ChaCha20Rng,
+    /// Events kept for resuming clients.
+    pub history_len: usize,
+    /// Now (unix ms).
+    pub now: Ms,
+}
+
+/// What a step does once its write is durable (or refused).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Then {
+    /// Answer `ok` (or the error) to a command.
+    Reply { conn: ConnId, req: u64 },
+    /// A turn timed out: count the strikes (R-CLOCK).
+    Timeout { colour: Colour },
+    /// A seat abandoned: mark it.
+    Abandon {
+        colour: Colour,
+        reason: AbandonReason,
+    },
+    /// A bot acted.
+    Bot { colour: Colour },
+    /// Nothing more.
+    Nothing,
+}
+
+/// A step waiting for its write.
+pub(super) enum Staged {
+    /// A person takes a seat.
+    Join {
+        seat: Seat,
+        conn: ConnId,
+        req: u64,
+        token: String,
+    },
+    /// A seat changes colour.
+    Colour {
+        seat_id: u64,
+        from: Colour,
+        to: Colour,
+        conn: ConnId,
+        req: u64,
+    },
+    /// The game starts.
+    Start(Box<super::lobby::StartPlan>),
+    /// Events (with the game after them) are committed.
+    Events(Box<EventsCommit>),
+    /// A bot takes over an abandoned seat.
+    TakeOver {
+        seat_id: u64,
+        level: parchis_protocol::BotLevel,
+        reason: AbandonReason,
+        seed: u64,
+        event: RoomEvent,
+        at_ms: Ms,
+    },
+}
+
+/// Events to commit once durable.
+pub(super) struct EventsCommit {
+    pub game: Option<Game>,
+    pub events: Vec<RoomEvent>,
+    pub at_ms: Ms,
+    /// The turn deadline after the step.
+    pub deadline: Option<Ms>,
+    /// The player to act must get `your_turn` afterwards.
+    pub turn: bool,
+    /// The engine action these events record, if any (counted once durable).
+    pub action: Option<Action>,
+    pub then: Then,
+}
+
+/// A unit of queued work.
+#[derive(Debug)]
+pub(super) enum Work {
+    Input(Input),
+    /// A command that passed the membership checks, after an expired clock was applied.
+    Checked {
+        conn: ConnId,
+        seat_id: u64,
+        req: u64,
+        seq: u64,
+        cmd: SeatCmd,
+    },
+    /// The turn clock, if it expired.
+    Timeout,
+    /// A seat's grace period, if it expired.
+    Grace(u64),
+    /// The bot to act acts.
+    BotAct,
+    /// A bot's choice, after an expired clock was applied.
+    BotApply {
+        seq: u64,
+        colour: Colour,
+        action: Action,
+    },
+    /// A seat leaves the game (or a bot takes it over).
+    Abandon {
+        colour: Colour,
+        reason: AbandonReason,
+    },
+    /// A seat forfeits (no bot takes over).
+    Forfeit {
+        colour: Colour,
+        reason: AbandonReason,
+    },
+    /// Answer `ok` to a command; `drop_link` forgets the connection afterwards (leave).
+    ReplyOk {
+        conn: ConnId,
+        req: u64,
+        drop_link: bool,
+    },
+    /// Send `your_turn` if a step asked for it.
+    Flush,
+}
+
+/// The room.
+pub struct Core {
+    pub(super) code: String,
+    pub(super) settings: RoomSettings,
+    pub(super) rules: RuleSet,
+    pub(super) created_at_ms: Ms,
+    pub(super) status: RoomStatus,
+    pub(super) seats: Vec<Seat>,
+    pub(super) spectators: Vec<ConnId>,
+    pub(super) next_seat_id: u64,
+    pub(super) seq: u64,
+    pub(super) history: VecDeque<(u64, Arc<str>)>,
+    pub(super) history_len: usize,
+    pub(super) game: Option<Game>,
+    pub(super) game_id: Option<Uuid>,
+    /// Absolute deadline of the running turn clock (unix ms).
+    pub(super) deadline: Option<Ms>,
+    pub(super) rng: ChaCha20Rng,
+    pub(super) id_rng: ChaCha20Rng,
+    /// The player to act must be sent `your_turn` once the current input is answered.
+    pub(super) turn_pending: bool,
+    /// Since when a lobby has had neither seats nor connections.
+    pub(super) idle_since: Option<Ms>,
+    /// When the bot to act acts (its think time elapsed).
+    pub(super) bot_due: Option<Ms>,
+    /// A bot is choosing its move off-thread.
+    pub(super) bot_thinking: bool,
+    pub(super) out: Vec<Effect>,
+    pub(super) queue: VecDeque<Work>,
+    pub(super) staged: Option<Staged>,
+}
+
+impl Core {
+    /// A new, empty lobby: the one constructor (restore adds stored seats and the game
+    /// to it with [`Core::restore_seat`] and [`Core::restore_game`]).
+    pub fn new(init: RoomInit) -> Core {
+        Core {
+            code: init.code,
+            settings: init.settings,
+            rules: init.rules,
+            created_at_ms: init.created_at_ms,
+            status: RoomStatus::Lobby,
+            seats: Vec::new(),
+            spectators: Vec::new(),
+            next_seat_id: 1,
+            seq: 0,
+            history: VecDeque::new(),
+            history_len: init.history_len,
+            game: None,
+            game_id: None,
+            deadline: None,
+            rng: init.rng,
+            id_rng: init.id_rng,
+            turn_pending: false,
+            idle_since: Some(init.now),
+            bot_due: None,
+            bot_thinking: false,
+            out: Vec::new(),
+            queue: VecDeque::new(),
+            staged: None,
+        }
+    }
+
+    /// Handles one input at `now` (unix ms). If the returned batch ends with
+    /// [`Effect::Persist`], the caller must perform it and call [`Core::persisted`] before
+    /// any other input.
+    pub fn handle(&mut self, input: Input, now: Ms) -> Vec<Effect> {
+        if self.staged.is_some() {
+            // A caller bug; refuse rather than reorder writes.
+            tracing::error!("input while a write is pending: dropped");
+            return Vec::new();
+        }
+        self.queue.push_back(Work::Input(input));
+        self.queue.push_back(Work::Flush);
+        self.run(now)
+    }
+
+    /// The outcome of the pending [`Effect::Persist`]: `Ok` once durable, `Err` with the
+    /// store's message if nothing was written.
+    pub fn persisted(&mut self, result: Result<(), String>, now: Ms) -> Vec<Effect> {
+        if let Some(staged) = self.staged.take() {
+            match result {
+                Ok(()) => self.commit_staged(staged, now),
+                Err(e) => self.fail_staged(staged, &e, now),
+            }
+        }
+        self.run(now)
+    }
+
+    /// Whether a write is pending.
+    pub fn is_waiting(&self) -> bool {
+        self.staged.is_some()
+    }
+
+    fn run(&mut self, now: Ms) -> Vec<Effect> {
+        while self.staged.is_none() {
+            match self.queue.pop_front() {
+                Some(work) => self.work(work, now),
+                None => {
+                    self.settle(now);
+                    break;
+                }
+            }
+        }
+        std::mem::take(&mut self.out)
+    }
+
+    fn work(&mut self, work: Work, now: Ms) {
+        match work {
+            Work::Input(input) => self.input(input, now),
+            Work::Checked {
+                conn,
+                seat_id,
+                req,
+                seq,
+                cmd,
+            } => self.checked_command(conn, seat_id, req, seq, cmd, now),
+            Work::Timeout => self.timeout_if_due(now),
+            Work::Grace(seat_id) => self.grace_expired(seat_id, now),
+            Work::BotAct => self.bot_act(now),
+            Work::BotApply {
+                seq,
+                colour,
+                action,
+            } => self.bot_apply(seq, colour, action, now),
+            Work::Abandon { colour, reason } => self.abandon(colour, reason, now),
+            Work::Forfeit { colour, reason } => self.forfeit(colour, reason, now),
+            Work::ReplyOk {
+                conn,
+                req,
+                drop_link,
+            } => {
+                self.reply_ok(conn, req);
+                if drop_link {
+                    self.drop_link(conn);
+                }
+            }
+            Work::Flush => {
+                if std::mem::take(&mut self.turn_pending) {
+                    self.send_turn_info();
+                }
+            }
+        }
+    }
+
+    fn input(&mut self, input: Input, now: Ms) {
+        match input {
+            Input::Join {
+                conn,
+                req,
+                name,
+                colour,
+                token,
+            } => self.join(conn, req, name, colour, token, now),
+            Input::Watch { conn, req } => self.watch(conn, req),
+            Input::Resume {
+                conn,
+                req,
+                token,
+                last_seq,
+            } => self.resume(conn, req, &token, last_seq),
+            Input::Command {
+                conn,
+                member,
+                req,
+                seq,
+                cmd,
+            } => self.command(conn, member, req, seq, cmd, now),
+            Input::Detach { conn } => self.detach(conn, now),
+            Input::Timers => self.timers(now),
+            Input::BotChose(choice) => self.bot_chose(choice),
+        }
+    }
+
+    /// Runs `works` next, in this order, before anything already queued.
+    pub(super) fn then_do(&mut self, works: impl IntoIterator<Item = Work>) {
+        let works: Vec<Work> = works.into_iter().collect();
+        for w in works.into_iter().rev() {
+            self.queue.push_front(w);
+        }
+    }
+
+    /// Ends the current step with a durable write; `staged` runs once it is stored.
+    pub(super) fn stage(&mut self, write: Write, staged: Staged) {
+        self.out.push(Effect::Persist(write));
+        self.staged = Some(staged);
+    }
+
+    pub(super) fn emit(&mut self, effect: Effect) {
+        self.out.push(effect);
+    }
+
+    fn commit_staged(&mut self, staged: Staged, now: Ms) {
+        match staged {
+            Staged::Join {
+                seat,
+                conn,
+                req,
+                token,
+            } => self.join_stored(seat, conn, req, token, now),
+            Staged::Colour {
+                seat_id,
+                from,
+                to,
+                conn,
+                req,
+            } => self.colour_stored(seat_id, from, to, conn, req, now),
+            Staged::Start(plan) => self.start_stored(*plan, now),
+            Staged::Events(commit) => self.events_stored(*commit, now),
+            Staged::TakeOver {
+                seat_id,
+                level,
+                reason,
+                seed,
+                event,
+                at_ms,
+            } => self.take_over_stored(seat_id, level, reason, seed, event, at_ms),
+        }
+    }
+
+    fn fail_staged(&mut self, staged: Staged, error: &str, now: Ms) {
+        tracing::warn!(room = %self.code, error, "store write failed; step not applied");
+        let internal = || Refusal::code(parchis_protocol::ErrorCode::Internal);
+        match staged {
+            Staged::Join { .. } => self.emit(Effect::Reply(Err(internal()))),
+            Staged::Colour { conn, req, .. } => self.reply_err(conn, req, &internal()),
+            Staged::Start(plan) => self.reply_err(plan.conn, plan.req, &internal()),
+            Staged::Events(commit) => self.then_failed(commit.then, now),
+            Staged::TakeOver {
+                seat_id, reason, ..
+            } => {
+                // No bot could be stored: the player forfeits instead.
+                if let Some(colour) = self.seat_by_id(seat_id).map(|s| s.colour) {
+                    self.then_do([Work::Forfeit { colour, reason }]);
+                }
+            }
+        }
+    }
+
+    /// Commits `events` (after `game` moved to its next state): durable first when a game
+    /// runs (a [`Write::Append`], or a [`Write::End`] when the game is over), at once in
+    /// the lobby (lobby events are not stored).
+    pub(super) fn stage_events(&mut self, commit: EventsCommit) {
+        let Some(game_id) = self.game_id else {
+            let now = commit.at_ms;
+            self.events_stored(commit, now);
+            return;
+        };
+        let records: Vec<_> = commit
+            .events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| super::persist::event_record(self.seq + 1 + i as u64, commit.at_ms, e))
+            .collect();
+        let write = match commit.game.and_then(|g| g.outcome()) {
+            Some(outcome) => Write::End(Box::new(super::persist::game_end(
+                game_id,
+                &self.code,
+                self.seq,
+                records,
+                &outcome,
+                commit.at_ms,
+            ))),
+            None => Write::Append {
+                game_id,
+                after_seq: self.seq,
+                events: records,
+            },
+        };
+        self.stage(write, Staged::Events(Box::new(commit)));
+    }
+
+    /// Applies committed events: the game moves on, each event gets its seq, goes into the
+    /// history and out to every member.
+    fn events_stored(&mut self, commit: EventsCommit, now: Ms) {
+        let EventsCommit {
+            game,
+            events,
+            at_ms,
+            deadline,
+            turn,
+            action,
+            then,
+        } = commit;
+        self.deadline = deadline;
+        if let Some(action) = &action {
+            crate::observe::action_applied(action);
+        }
+        if let Some(g) = game {
+            self.game = Some(g);
+            if let Some(outcome) = g.outcome() {
+                self.finished(outcome);
+            }
+        }
+        let after = game.and(self.game);
+        self.broadcast_events(events, at_ms, after);
+        self.emit(Effect::Publish);
+        if turn {
+            self.turn_pending = true;
+        }
+        self.then_ok(then, now);
+    }
+
+    /// Numbers, records and broadcasts events that are already durable (or need not be).
+    /// `after`: the game after the batch, whose position the last event's frame carries.
+    pub(super) fn broadcast_events(
+        &mut self,
+        events: Vec<RoomEvent>,
+        at_ms: Ms,
+        after: Option<Game>,
+    ) {
+        let last = events.len();
+        for (n, event) in events.into_iter().enumerate() {
+            self.seq += 1;
+            let after = after.as_ref().filter(|_| n + 1 == last);
+            let frame = super::encode(&crate::frames::event_message(
+                &self.code, self.seq, at_ms, event, after,
+            ));
+            self.history.push_back((self.seq, frame.clone()));
+            while self.history.len() > self.history_len {
+                self.history.pop_front();
+            }
+            self.emit(Effect::Broadcast { frame });
+        }
+    }
+
+    /// The room's state once its game has an outcome (the result is durable already: it
+    /// was written with the final events).
+    fn finished(&mut self, outcome: parchis_engine::Outcome) {
+        self.status = RoomStatus::Finished;
+        self.deadline = None;
+        for seat in &mut self.seats {
+            seat.grace_until = None;
+        }
+        let reason = super::persist::reason_text(&outcome);
+        crate::observe::game_finished(
+            &self.code,
+            self.game_id.unwrap_or_default(),
+            &self.settings.preset,
+            reason,
+            Some(outcome.winner),
+        );
+    }
+
+    /// After each input: idle tracking, the bot's think time, the next wake-up.
+    fn settle(&mut self, now: Ms) {
+        self.update_idle(now);
+        self.schedule_bot(now);
+        let wake = self.next_wake();
+        self.emit(Effect::Wake(wake));
+    }
+
+    /// Tracks how long a lobby has had neither seats nor connections.
+    fn update_idle(&mut self, now: Ms) {
+        let empty =
+            self.status == RoomStatus::Lobby && self.seats.is_empty() && self.nobody_attached();
+        match (empty, self.idle_since) {
+            (true, None) => self.idle_since = Some(now),
+            (false, Some(_)) => self.idle_since = None,
+            _ => {}
+        }
+    }
+
+    /// Starts a bot's think time if one is to act, and says when to wake (as
+    /// [`Effect::Wake`]); for a room that has not handled an input yet.
+    pub fn poll_wake(&mut self, now: Ms) -> Option<Ms> {
+        self.schedule_bot(now);
+        self.next_wake()
+    }
+
+    /// The earliest time something is due: the turn clock, a grace period, the idle
+    /// lobby's end or a bot's think time.
+    pub fn next_wake(&self) -> Option<Ms> {
+        let graces = self.seats.iter().filter_map(|s| s.grace_until);
+        let idle = self.idle_since.map(|t| t + LOBBY_IDLE_MS);
+        self.deadline
+            .into_iter()
+            .chain(graces)
+            .chain(idle)
+            .chain(self.bot_due)
+            .min()
+    }
+
+    /// Whether the room can go: finished with nobody left, or an empty lobby idle for
+    /// [`LOBBY_IDLE_MS`].
+    pub fn disposable(&self, now: Ms) -> bool {
+        let nobody = self.nobody_attached();
+        match self.status {
+            RoomStatus::Finished => nobody,
+            RoomStatus::Lobby => {
+                nobody
+                    && self.seats.is_empty()
+                    && self.idle_since.is_some_and(|t| now - t >= LOBBY_IDLE_MS)
+            }
+            RoomStatus::Playing => false,
+        }
+    }
+
+    /// Time passed: the clock, expired grace periods, a bot whose think time is over.
+    fn timers(&mut self, now: Ms) {
+        let mut works = Vec::new();
+        if self.deadline.is_some_and(|d| d <= now) {
+            works.push(Work::Timeout);
+        }
+        works.extend(
+            self.seats
+                .iter()
+                .filter(|s| s.grace_until.is_some_and(|g| g <= now))
+                .map(|s| Work::Grace(s.id)),
+        );
+        if self.bot_due.is_some_and(|t| t <= now) {
+            self.bot_due = None;
+            works.push(Work::BotAct);
+        }
+        self.then_do(works);
+    }
+
+    pub(super) fn seat_index(&self, seat_id: u64) -> Option<usize> {
+        self.seats.iter().position(|s| s.id == seat_id)
+    }
+
+    pub(super) fn seat_by_id(&self, seat_id: u64) -> Option<&Seat> {
+        self.seats.iter().find(|s| s.id == seat_id)
+    }
+}

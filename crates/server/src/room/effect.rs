@@ -1,0 +1,145 @@
+//! The core's interface: the [`Input`]s it takes and the [`Effect`]s it asks of its
+//! driver.
+
+use super::persist::Write;
+use super::{BotChoice, ConnId, Member, Ms, Refusal, SeatCmd};
+use parchis_engine::{Action, Colour, Game};
+use std::sync::Arc;
+
+/// Something that happened to the room.
+#[derive(Debug)]
+pub enum Input {
+    /// A connection asks for a seat; `token` is the fresh session token it will get.
+    Join {
+        /// The connection.
+        conn: ConnId,
+        /// Request id.
+        req: u64,
+        /// Display name.
+        name: String,
+        /// Wanted colour.
+        colour: Option<Colour>,
+        /// The new session token (made by the caller: the core has no entropy of its own).
+        token: String,
+    },
+    /// A connection asks to watch.
+    Watch {
+        /// The connection.
+        conn: ConnId,
+        /// Request id.
+        req: u64,
+    },
+    /// A connection comes back to its seat.
+    Resume {
+        /// The connection.
+        conn: ConnId,
+        /// Request id.
+        req: u64,
+        /// Session token.
+        token: String,
+        /// Last seq it saw.
+        last_seq: u64,
+    },
+    /// A member's command.
+    Command {
+        /// The connection.
+        conn: ConnId,
+        /// Its membership.
+        member: Member,
+        /// Request id.
+        req: u64,
+        /// The seq it was based on.
+        seq: u64,
+        /// What to do.
+        cmd: SeatCmd,
+    },
+    /// The connection went away.
+    Detach {
+        /// The connection.
+        conn: ConnId,
+    },
+    /// Time passed: clocks, grace periods and bots due at `now` act.
+    Timers,
+    /// A bot's search finished.
+    BotChose(BotChoice),
+}
+
+/// A bot's search to run off the room's thread; its result comes back as
+/// [`Input::BotChose`].
+pub struct BotJob {
+    /// The room seq the search is for.
+    pub seq: u64,
+    /// The bot's colour.
+    pub colour: Colour,
+    /// The position.
+    pub game: Game,
+    /// The legal actions to choose from.
+    pub legal: Vec<Action>,
+    /// The bot.
+    pub brain: Box<dyn parchis_bots::Bot + Send>,
+}
+
+impl std::fmt::Debug for BotJob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BotJob")
+            .field("seq", &self.seq)
+            .field("colour", &self.colour)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the actor must do, in order.
+#[derive(Debug)]
+pub enum Effect {
+    /// Queue this frame for one connection.
+    Send {
+        /// The connection.
+        conn: ConnId,
+        /// Encoded JSON.
+        frame: Arc<str>,
+    },
+    /// Queue this frame for every attached connection.
+    Broadcast {
+        /// Encoded JSON.
+        frame: Arc<str>,
+    },
+    /// The connection of the current join, watch or resume is now a member: deliver to it.
+    Attach {
+        /// The connection.
+        conn: ConnId,
+    },
+    /// Stop delivering to this connection.
+    Forget {
+        /// The connection.
+        conn: ConnId,
+    },
+    /// Close this connection with a WebSocket close code.
+    Kick {
+        /// The connection.
+        conn: ConnId,
+        /// Close code.
+        code: u16,
+        /// Reason text.
+        reason: String,
+    },
+    /// The answer to the current join, watch or resume.
+    Reply(Result<Member, Refusal>),
+    /// Make this durable, then call [`Core::persisted`]. Always the last effect of a batch.
+    Persist(Write),
+    /// A best-effort write: a failure is logged and changes nothing in the room.
+    Store(Write),
+    /// Run a bot's search.
+    Think(BotJob),
+    /// The room's listing changed.
+    Publish,
+    /// The command `req` of `conn` was an action, applied and answered `ok` (the actor
+    /// measures its latency).
+    Acted {
+        /// The connection.
+        conn: ConnId,
+        /// Its request id.
+        req: u64,
+    },
+    /// Call [`Core::handle`] with [`Input::Timers`] at this time (unix ms), or never.
+    Wake(Option<Ms>),
+}

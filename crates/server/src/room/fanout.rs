@@ -1,0 +1,200 @@
+//! Who hears what: the connections attached to the room (seats and spectators), frames
+//! to one or all, presence, and the resume window (missed events from the bounded
+//! history, or a snapshot when they are too old).
+
+use super::core::{Core, Effect};
+use super::{encode, ConnId, Member, Ms, Refusal};
+use parchis_protocol::{close_code, ErrorCode, Role, RoomStatus, ServerMessage};
+use parchis_store::hash_token;
+use std::sync::Arc;
+
+impl Core {
+    /// Whether no connection is attached (no seat's, no spectator's).
+    pub(super) fn nobody_attached(&self) -> bool {
+        self.spectators.is_empty() && self.seats.iter().all(|s| s.conn.is_none())
+    }
+
+    /// Every attached connection.
+    pub fn attached(&self) -> Vec<ConnId> {
+        self.seats
+            .iter()
+            .filter_map(|s| s.conn)
+            .chain(self.spectators.iter().copied())
+            .collect()
+    }
+
+    pub(super) fn send_to(&mut self, conn: ConnId, msg: &ServerMessage) {
+        self.emit(Effect::Send {
+            conn,
+            frame: encode(msg),
+        });
+    }
+
+    pub(super) fn reply_ok(&mut self, conn: ConnId, req: u64) {
+        let msg = ServerMessage::Ok { req, seq: self.seq };
+        self.send_to(conn, &msg);
+    }
+
+    pub(super) fn reply_err(&mut self, conn: ConnId, req: u64, refusal: &Refusal) {
+        crate::observe::refused(refusal.code);
+        self.send_to(conn, &refusal.to_message(Some(req)));
+    }
+
+    /// Who is connected, to everyone; the listing changes with it.
+    pub(super) fn presence(&mut self) {
+        let msg = ServerMessage::Presence {
+            room: self.code.clone(),
+            seq: self.seq,
+            connected: self
+                .seats
+                .iter()
+                .filter(|s| s.conn.is_some())
+                .map(|s| s.colour)
+                .collect(),
+            spectators: self.spectators.len() as u32,
+        };
+        self.emit(Effect::Broadcast {
+            frame: encode(&msg),
+        });
+        self.emit(Effect::Publish);
+    }
+
+    /// Forgets a connection without starting a grace period (after `leave`).
+    pub(super) fn drop_link(&mut self, conn: ConnId) {
+        self.spectators.retain(|c| *c != conn);
+        for seat in &mut self.seats {
+            if seat.conn == Some(conn) {
+                seat.conn = None;
+            }
+        }
+        self.emit(Effect::Forget { conn });
+        self.presence();
+    }
+
+    /// A connection went away (closed, kicked, or too slow): spectators are forgotten;
+    /// a seat keeps its place for the grace period (R-LEAVE).
+    pub(super) fn detach(&mut self, conn: ConnId, now: Ms) {
+        let before = self.spectators.len();
+        self.spectators.retain(|c| *c != conn);
+        let mut changed = before != self.spectators.len();
+        let grace = i64::from(self.settings.disconnect_grace_secs) * 1000;
+        let running = self.status != RoomStatus::Finished;
+        for seat in &mut self.seats {
+            if seat.conn == Some(conn) {
+                seat.conn = None;
+                if running && !seat.abandoned {
+                    seat.grace_until = Some(now + grace);
+                }
+                crate::observe::player_disconnected(&self.code, self.game_id, seat.colour, conn);
+                changed = true;
+            }
+        }
+        self.emit(Effect::Forget { conn });
+        if changed {
+            self.presence();
+        }
+    }
+
+    /// A connection watches.
+    pub(super) fn watch(&mut self, conn: ConnId, req: u64) {
+        if !self.settings.spectators {
+            self.emit(Effect::Reply(Err(Refusal::code(
+                ErrorCode::SpectatorsNotAllowed,
+            ))));
+            return;
+        }
+        crate::observe::spectator_joined(&self.code, self.game_id, conn);
+        self.spectators.push(conn);
+        self.emit(Effect::Attach { conn });
+        let welcome = ServerMessage::Welcome {
+            req,
+            room: self.code.clone(),
+            role: Role::Spectator,
+            colour: None,
+            token: None,
+            seq: self.seq,
+            snapshot: Some(Box::new(self.view())),
+        };
+        self.send_to(conn, &welcome);
+        self.presence();
+        self.emit(Effect::Reply(Ok(Member::Spectator)));
+    }
+
+    /// Whether a client that saw up to `last_seq` can catch up from the history (else it
+    /// gets a snapshot).
+    pub fn can_replay(&self, last_seq: u64) -> bool {
+        last_seq <= self.seq
+            && (last_seq == self.seq
+                || self
+                    .history
+                    .front()
+                    .is_some_and(|(first, _)| *first <= last_seq + 1))
+    }
+
+    /// The history frames after `last_seq`.
+    fn missed(&self, last_seq: u64) -> Vec<Arc<str>> {
+        self.history
+            .iter()
+            .filter(|(seq, _)| *seq > last_seq)
+            .map(|(_, f)| f.clone())
+            .collect()
+    }
+
+    /// A connection comes back to its seat with its session token; a connection still on
+    /// the seat is told and closed.
+    pub(super) fn resume(&mut self, conn: ConnId, req: u64, token: &str, last_seq: u64) {
+        let hash = hash_token(token);
+        let Some(i) = self.seats.iter().position(|s| s.token_hash == hash) else {
+            self.emit(Effect::Reply(Err(Refusal::code(ErrorCode::BadToken))));
+            return;
+        };
+        if self.seats[i].abandoned {
+            self.emit(Effect::Reply(Err(Refusal::new(
+                ErrorCode::BadToken,
+                "this seat abandoned the game; you can watch as a spectator",
+            ))));
+            return;
+        }
+        if let Some(old) = self.seats[i].conn.take() {
+            let reason = "another connection took over this seat";
+            let msg = ServerMessage::Closing {
+                code: close_code::SESSION_REPLACED,
+                reason: reason.into(),
+            };
+            self.send_to(old, &msg);
+            self.emit(Effect::Kick {
+                conn: old,
+                code: close_code::SESSION_REPLACED,
+                reason: reason.into(),
+            });
+            self.emit(Effect::Forget { conn: old });
+        }
+        let colour = self.seats[i].colour;
+        self.seats[i].conn = Some(conn);
+        self.seats[i].grace_until = None;
+        self.emit(Effect::Attach { conn });
+        let seat_id = self.seats[i].id;
+        let replay = self.can_replay(last_seq);
+        let welcome = ServerMessage::Welcome {
+            req,
+            room: self.code.clone(),
+            role: Role::Player,
+            colour: Some(colour),
+            token: None,
+            seq: self.seq,
+            snapshot: (!replay).then(|| Box::new(self.view())),
+        };
+        self.send_to(conn, &welcome);
+        if replay {
+            for frame in self.missed(last_seq) {
+                self.emit(Effect::Send { conn, frame });
+            }
+        }
+        crate::observe::resumed(&self.code, self.game_id, colour, conn, last_seq, replay);
+        self.presence();
+        if self.turn_info().is_some_and(|(c, _)| c == colour) {
+            self.send_turn_info();
+        }
+        self.emit(Effect::Reply(Ok(Member::Player(seat_id))));
+    }
+}

@@ -1,0 +1,469 @@
+//! The lobby: taking a seat, changing colour, freeing a seat, and the start of the game
+//! (bots fill the free seats, the opening roll R-FIRST, the first clock) — written to the
+//! store in one transaction.
+
+use super::bots::SeatBot;
+use super::core::{Core, Effect, Seat, Staged};
+use super::persist::{self, Write};
+use super::{ConnId, Member, Ms, Refusal};
+use parchis_engine::{Colour, FirstPlayer, Game};
+use parchis_protocol::{
+    ErrorCode, OpeningRollEntry, Role, RoomEvent, RoomStatus, ServerMessage, MAX_NAME_CHARS,
+};
+use parchis_store::{hash_token, GameStart};
+use rand::Rng;
+use uuid::Uuid;
+
+/// A start waiting for its transaction.
+pub(super) struct StartPlan {
+    pub conn: ConnId,
+    pub req: u64,
+    /// Bot seats filling the free colours, with their `player_joined` events.
+    pub bots: Vec<Seat>,
+    pub bot_events: Vec<RoomEvent>,
+    pub game: Game,
+    pub game_id: Uuid,
+    /// Opening rolls, `game_started`, the first `turn`.
+    pub events: Vec<RoomEvent>,
+    pub deadline: Ms,
+    pub at_ms: Ms,
+    pub first: Colour,
+}
+
+/// Checks a display name: 1 to [`MAX_NAME_CHARS`] printable characters after trimming.
+fn valid_name(name: &str) -> Result<String, Refusal> {
+    let name = name.trim().to_owned();
+    let chars = name.chars().count();
+    if chars == 0 || chars > MAX_NAME_CHARS || name.chars().any(char::is_control) {
+        return Err(Refusal::new(
+            ErrorCode::BadRequest,
+            format!("a display name has 1 to {MAX_NAME_CHARS} printable characters"),
+        ));
+    }
+    Ok(name)
+}
+
+impl Core {
+    /// A person asks for a seat (lobby only); the seat is stored before anyone hears of it.
+    pub(super) fn join(
+        &mut self,
+        conn: ConnId,
+        req: u64,
+        name: String,
+        colour: Option<Colour>,
+        token: String,
+        now: Ms,
+    ) {
+        match self.join_seat(name, colour, &token, now) {
+            Ok(seat) => {
+                let record = persist::seat_record(&self.code, &seat);
+                let staged = Staged::Join {
+                    seat,
+                    conn,
+                    req,
+                    token,
+                };
+                self.stage(Write::UpsertSeat(record), staged);
+            }
+            Err(refusal) => self.emit(Effect::Reply(Err(refusal))),
+        }
+    }
+
+    fn join_seat(
+        &self,
+        name: String,
+        colour: Option<Colour>,
+        token: &str,
+        now: Ms,
+    ) -> Result<Seat, Refusal> {
+        if self.status != RoomStatus::Lobby {
+            return Err(Refusal::new(
+                ErrorCode::GameStarted,
+                "the game has started: you can still watch as a spectator",
+            ));
+        }
+        let name = valid_name(&name)?;
+        if self.seats.len() >= usize::from(self.settings.seats) {
+            return Err(Refusal::code(ErrorCode::RoomFull));
+        }
+        let colour = match colour {
+            Some(c) if self.taken(c) => {
+                return Err(Refusal::new(
+                    ErrorCode::ColourTaken,
+                    format!("{c} is taken; free colours: {:?}", self.free_colours()),
+                ))
+            }
+            Some(c) => c,
+            None => match self.free_colours().first() {
+                Some(c) => *c,
+                None => return Err(Refusal::code(ErrorCode::RoomFull)),
+            },
+        };
+        Ok(Seat {
+            id: self.next_seat_id,
+            colour,
+            name,
+            token_hash: hash_token(token),
+            creator: self.seats.is_empty(),
+            joined_at_ms: now,
+            conn: None,
+            grace_until: None,
+            abandoned: false,
+            bot: None,
+        })
+    }
+
+    /// The new seat is stored: everyone hears of it, then the joiner gets its welcome.
+    pub(super) fn join_stored(
+        &mut self,
+        seat: Seat,
+        conn: ConnId,
+        req: u64,
+        token: String,
+        now: Ms,
+    ) {
+        self.next_seat_id += 1;
+        let (seat_id, colour, creator) = (seat.id, seat.colour, seat.creator);
+        let event = RoomEvent::PlayerJoined {
+            colour,
+            name: seat.name.clone(),
+            creator,
+            bot: None,
+        };
+        self.seats.push(seat);
+        self.broadcast_events(vec![event], now, None);
+        self.emit(Effect::Publish);
+        crate::observe::player_joined(&self.code, colour, conn, creator);
+        if let Some(i) = self.seat_index(seat_id) {
+            self.seats[i].conn = Some(conn);
+        }
+        self.emit(Effect::Attach { conn });
+        let welcome = ServerMessage::Welcome {
+            req,
+            room: self.code.clone(),
+            role: Role::Player,
+            colour: Some(colour),
+            token: Some(token),
+            seq: self.seq,
+            snapshot: Some(Box::new(self.view())),
+        };
+        self.send_to(conn, &welcome);
+        self.presence();
+        self.emit(Effect::Reply(Ok(Member::Player(seat_id))));
+    }
+
+    /// Seat `i` changes colour (lobby only).
+    pub(super) fn choose_colour(&mut self, i: usize, colour: Colour, conn: ConnId, req: u64) {
+        if self.status != RoomStatus::Lobby {
+            return self.reply_err(conn, req, &Refusal::code(ErrorCode::GameStarted));
+        }
+        let from = self.seats[i].colour;
+        if from == colour {
+            return self.reply_ok(conn, req);
+        }
+        if self.taken(colour) {
+            let refusal = Refusal::new(
+                ErrorCode::ColourTaken,
+                format!("{colour} is taken; free colours: {:?}", self.free_colours()),
+            );
+            return self.reply_err(conn, req, &refusal);
+        }
+        let mut record = persist::seat_record(&self.code, &self.seats[i]);
+        record.colour = colour.to_string();
+        let staged = Staged::Colour {
+            seat_id: self.seats[i].id,
+            from,
+            to: colour,
+            conn,
+            req,
+        };
+        self.stage(Write::UpsertSeat(record), staged);
+    }
+
+    /// The seat under its new colour is stored: the old row goes, everyone hears of it.
+    pub(super) fn colour_stored(
+        &mut self,
+        seat_id: u64,
+        from: Colour,
+        to: Colour,
+        conn: ConnId,
+        req: u64,
+        now: Ms,
+    ) {
+        self.emit(Effect::Store(Write::DeleteSeat {
+            colour: from.to_string(),
+        }));
+        if let Some(i) = self.seat_index(seat_id) {
+            self.seats[i].colour = to;
+        }
+        self.broadcast_events(vec![RoomEvent::ColourChanged { from, to }], now, None);
+        self.emit(Effect::Publish);
+        crate::observe::colour_changed(&self.code, from, to, conn);
+        self.reply_ok(conn, req);
+    }
+
+    /// Frees a seat before the start; the creator role passes to the next player.
+    pub(super) fn free_seat(&mut self, seat_id: u64, why: &'static str, now: Ms) {
+        let Some(i) = self.seat_index(seat_id) else {
+            return;
+        };
+        let seat = self.seats.remove(i);
+        self.emit(Effect::Store(Write::DeleteSeat {
+            colour: seat.colour.to_string(),
+        }));
+        let mut events = vec![RoomEvent::PlayerLeft {
+            colour: seat.colour,
+        }];
+        if seat.creator {
+            if let Some(next) = self.seats.first_mut() {
+                next.creator = true;
+                events.push(RoomEvent::CreatorChanged {
+                    colour: next.colour,
+                });
+                let record = persist::seat_record(&self.code, &self.seats[0]);
+                self.emit(Effect::Store(Write::UpsertSeat(record)));
+            }
+        }
+        crate::observe::seat_freed(&self.code, seat.colour, seat.conn, why);
+        // Keep the leaving connection in the loop for its `ok`; drop it afterwards.
+        if let Some(conn) = seat.conn {
+            self.spectators.push(conn);
+        }
+        self.broadcast_events(events, now, None);
+        self.emit(Effect::Publish);
+    }
+
+    /// One throw of the rule set's dice (1 or 2) from the room's RNG.
+    pub(super) fn throw(&mut self) -> Vec<u8> {
+        (0..self.rules.dice.clamp(1, 2))
+            .map(|_| self.rng.gen_range(1..=6))
+            .collect()
+    }
+
+    /// The opening roll (R-FIRST) for rule sets whose first player is not the creator:
+    /// every seated colour throws the dice; a tie for the best value makes the tied
+    /// colours throw again. Returns one `opening_roll` event per round and the winner.
+    fn opening_roll(&mut self, colours: &[Colour]) -> (Vec<RoomEvent>, Option<Colour>) {
+        let mut events = Vec::new();
+        let mut rollers = colours.to_vec();
+        // A tie among n players repeats with probability < 1/6; 100 rounds never tie.
+        for _ in 0..100 {
+            let rolls: Vec<(Colour, u8)> = rollers
+                .iter()
+                .map(|&c| (c, self.throw().iter().sum()))
+                .collect();
+            let first = self.rules.first_by_roll(&rolls);
+            events.push(RoomEvent::OpeningRoll {
+                rolls: rolls
+                    .iter()
+                    .map(|&(colour, value)| OpeningRollEntry { colour, value })
+                    .collect(),
+                first,
+            });
+            if first.is_some() {
+                return (events, first);
+            }
+            let best = match self.rules.first_player {
+                FirstPlayer::LowestRoll => rolls.iter().map(|r| r.1).min(),
+                _ => rolls.iter().map(|r| r.1).max(),
+            };
+            rollers = rolls
+                .iter()
+                .filter(|r| Some(r.1) == best)
+                .map(|r| r.0)
+                .collect();
+        }
+        (events, None)
+    }
+
+    /// The creator (seat `i`) starts the game.
+    pub(super) fn start(&mut self, i: usize, conn: ConnId, req: u64, now: Ms) {
+        match self.start_plan(i, conn, req, now) {
+            Ok(plan) => {
+                let write = self.start_write(&plan);
+                self.stage(write, Staged::Start(Box::new(plan)));
+            }
+            Err(refusal) => self.reply_err(conn, req, &refusal),
+        }
+    }
+
+    /// The free colours bots take at the start ("play against the computer").
+    fn bot_fill(&self) -> Vec<Colour> {
+        match self.settings.bots {
+            Some(_) => self
+                .free_colours()
+                .into_iter()
+                .take(usize::from(self.settings.seats).saturating_sub(self.seats.len()))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    fn start_plan(
+        &mut self,
+        i: usize,
+        conn: ConnId,
+        req: u64,
+        now: Ms,
+    ) -> Result<StartPlan, Refusal> {
+        if self.status != RoomStatus::Lobby {
+            return Err(Refusal::code(ErrorCode::GameStarted));
+        }
+        if !self.seats[i].creator {
+            return Err(Refusal::code(ErrorCode::NotCreator));
+        }
+        let rules = self.rules;
+        let fill = self.bot_fill();
+        let seated = self.seats.len() + fill.len();
+        if seated < 2 || seated < usize::from(rules.min_players) {
+            return Err(Refusal::new(
+                ErrorCode::NotEnoughPlayers,
+                format!(
+                    "{} needs at least {} players to start; {seated} seated",
+                    rules.name(),
+                    rules.min_players.max(2)
+                ),
+            ));
+        }
+        let mut colours: Vec<Colour> = self.seats.iter().map(|s| s.colour).collect();
+        colours.extend(&fill);
+        let creator = self.seats[i].colour;
+        // Check the seats before any dice are thrown.
+        Game::new(rules, &colours, creator)
+            .map_err(|e| Refusal::new(ErrorCode::BadRequest, e.to_string()))?;
+        let (bots, bot_events) = self.bot_seats(&fill, now);
+        let (opening, first) = if rules.first_player == FirstPlayer::Creator {
+            (Vec::new(), creator)
+        } else {
+            let (events, winner) = self.opening_roll(&colours);
+            (events, winner.unwrap_or(creator))
+        };
+        let game = Game::new(rules, &colours, first)
+            .map_err(|e| Refusal::new(ErrorCode::BadRequest, e.to_string()))?;
+        let random: [u8; 10] = self.id_rng.gen();
+        let game_id =
+            uuid::Builder::from_unix_timestamp_millis(now.max(0) as u64, &random).into_uuid();
+        let deadline = self.fresh_deadline(now);
+        let mut events = opening;
+        events.extend([
+            RoomEvent::GameStarted {
+                game_id: game_id.to_string(),
+                first,
+                position: game.to_position(),
+            },
+            RoomEvent::Turn {
+                colour: first,
+                deadline_ms: deadline,
+            },
+        ]);
+        Ok(StartPlan {
+            conn,
+            req,
+            bots,
+            bot_events,
+            game,
+            game_id,
+            events,
+            deadline,
+            at_ms: now,
+            first,
+        })
+    }
+
+    /// Bot seats (with their `player_joined` events) for the colours in `fill`.
+    fn bot_seats(&mut self, fill: &[Colour], now: Ms) -> (Vec<Seat>, Vec<RoomEvent>) {
+        let Some(level) = self.settings.bots else {
+            return (Vec::new(), Vec::new());
+        };
+        let mut seats = Vec::new();
+        let mut events = Vec::new();
+        for (n, &colour) in fill.iter().enumerate() {
+            let kind = persist::bot_kind(level).name();
+            let mut chars = kind.chars();
+            let title: String = chars
+                .next()
+                .map(|c| c.to_ascii_uppercase())
+                .into_iter()
+                .chain(chars)
+                .collect();
+            let name = format!("{title} bot {}", n + 1);
+            let seed = self.rng.gen();
+            seats.push(Seat {
+                id: self.next_seat_id + n as u64,
+                colour,
+                name: name.clone(),
+                token_hash: String::new(),
+                creator: false,
+                joined_at_ms: now,
+                conn: None,
+                grace_until: None,
+                abandoned: false,
+                bot: Some(SeatBot::new(level, seed)),
+            });
+            events.push(RoomEvent::PlayerJoined {
+                colour,
+                name,
+                creator: false,
+                bot: Some(level),
+            });
+        }
+        (seats, events)
+    }
+
+    /// The start's one transaction: game row, room status, bot seats, first events.
+    fn start_write(&self, plan: &StartPlan) -> Write {
+        // The bots' `player_joined` events come first (lobby events: not stored).
+        let first_seq = self.seq + plan.bot_events.len() as u64 + 1;
+        let events = plan
+            .events
+            .iter()
+            .enumerate()
+            .map(|(n, e)| persist::event_record(first_seq + n as u64, plan.at_ms, e))
+            .collect();
+        Write::Start(Box::new(GameStart {
+            game: persist::game_record(
+                plan.game_id,
+                &self.code,
+                &self.rules,
+                plan.at_ms,
+                Some(plan.deadline),
+            ),
+            room: persist::status_playing(plan.at_ms),
+            seats: plan
+                .bots
+                .iter()
+                .map(|s| persist::seat_record(&self.code, s))
+                .collect(),
+            events,
+        }))
+    }
+
+    /// The start is stored: bots sit down, the game starts, its first clock runs.
+    pub(super) fn start_stored(&mut self, plan: StartPlan, now: Ms) {
+        let _ = now;
+        let bots = plan.bots.len();
+        if bots > 0 {
+            self.next_seat_id += bots as u64;
+            self.seats.extend(plan.bots);
+            self.broadcast_events(plan.bot_events, plan.at_ms, None);
+            self.emit(Effect::Publish);
+            tracing::info!(room = %self.code, bots, "bots seated");
+        }
+        self.game_id = Some(plan.game_id);
+        self.game = Some(plan.game);
+        self.broadcast_events(plan.events, plan.at_ms, Some(plan.game));
+        self.status = RoomStatus::Playing;
+        self.deadline = Some(plan.deadline);
+        let colours: Vec<Colour> = self.seats.iter().map(|s| s.colour).collect();
+        crate::observe::game_started(
+            &self.code,
+            plan.game_id,
+            &self.settings.preset,
+            &colours,
+            plan.first,
+        );
+        self.emit(Effect::Publish);
+        self.turn_pending = true;
+        self.reply_ok(plan.conn, plan.req);
+    }
+}

@@ -1,0 +1,130 @@
+//! The one replay function: a game's stored log → the [`Game`] it leads to and the room's
+//! log state. Used by [`restore`](super::restore), by the export in `http.rs` and by the
+//! tests.
+
+use super::Ms;
+use parchis_engine::{Colour, Event, Game, GameRecord, RuleSet};
+use parchis_protocol::RoomEvent;
+
+/// One room event as stored: its seq, its time (unix ms) and the event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoggedEvent {
+    /// Position in the room's event stream.
+    pub seq: u64,
+    /// When it happened (unix ms).
+    pub at_ms: Ms,
+    /// The event as sent on the WebSocket.
+    pub event: RoomEvent,
+}
+
+/// Why a stored log does not replay.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayError {
+    /// The seqs have a gap or go backwards.
+    #[error("event seq {got} follows seq {after}")]
+    Gap {
+        /// The previous seq.
+        after: u64,
+        /// The seq found.
+        got: u64,
+    },
+    /// No `game_started` event.
+    #[error("the log has no game_started event")]
+    NoStart,
+    /// The engine refuses a recorded action.
+    #[error("{0}")]
+    Engine(String),
+    /// Replaying the actions produced other engine events than the stored ones.
+    #[error("engine event {at} differs ({replayed} replayed, {stored} stored)")]
+    Diverged {
+        /// Index of the first differing engine event.
+        at: usize,
+        /// Engine events the replay produced.
+        replayed: usize,
+        /// Engine events stored.
+        stored: usize,
+    },
+}
+
+/// A replayed game.
+#[derive(Clone, Debug)]
+pub struct Replayed {
+    /// The game after every stored action.
+    pub game: Game,
+    /// The engine's record of it (rule set, seats, first player, actions): the export
+    /// prints it.
+    pub record: GameRecord,
+    /// Rule set, seated colours and first player, from `game_started`.
+    pub start: (RuleSet, Vec<Colour>, Colour),
+    /// The last seq of the log.
+    pub seq: u64,
+    /// The deadline of the last `turn` event (unix ms).
+    pub last_turn_deadline: Option<Ms>,
+    /// The engine events, as stored (and as replayed).
+    pub engine_events: Vec<Event>,
+}
+
+/// Replays a game's stored log (ascending seq, gap-free) through the engine and checks the
+/// replay produced exactly the stored engine events (R-* rules live in the engine).
+///
+/// # Errors
+/// [`ReplayError`]: a seq gap, no `game_started`, an action the engine refuses, or a
+/// replay that diverges from the stored engine events.
+pub fn replay(events: &[LoggedEvent]) -> Result<Replayed, ReplayError> {
+    let mut start = None;
+    let mut stored = Vec::new();
+    let mut last_turn_deadline = None;
+    let mut seq = 0u64;
+    for (i, e) in events.iter().enumerate() {
+        if i > 0 && e.seq != seq + 1 {
+            return Err(ReplayError::Gap {
+                after: seq,
+                got: e.seq,
+            });
+        }
+        seq = e.seq;
+        match &e.event {
+            RoomEvent::GameStarted {
+                first, position, ..
+            } => {
+                start = Some((
+                    position.rules,
+                    position
+                        .players
+                        .iter()
+                        .map(|p| p.colour)
+                        .collect::<Vec<_>>(),
+                    *first,
+                ));
+            }
+            RoomEvent::Turn { deadline_ms, .. } => last_turn_deadline = Some(*deadline_ms),
+            RoomEvent::Game { event } => stored.push(*event),
+            _ => {}
+        }
+    }
+    let (rules, seats, first) = start.ok_or(ReplayError::NoStart)?;
+    let record = GameRecord::from_events(rules, seats.clone(), first, &stored);
+    let (game, replayed) = record
+        .replay()
+        .map_err(|e| ReplayError::Engine(e.to_string()))?;
+    if replayed != stored {
+        let at = replayed
+            .iter()
+            .zip(&stored)
+            .position(|(a, b)| a != b)
+            .unwrap_or(replayed.len().min(stored.len()));
+        return Err(ReplayError::Diverged {
+            at,
+            replayed: replayed.len(),
+            stored: stored.len(),
+        });
+    }
+    Ok(Replayed {
+        game,
+        record,
+        start: (rules, seats, first),
+        seq,
+        last_turn_deadline,
+        engine_events: stored,
+    })
+}

@@ -1,0 +1,251 @@
+//! Restart recovery: a stored room (seats, game log) becomes a live room again through
+//! the same constructor as a new one, its game rebuilt by [`replay`](super::replay()).
+
+use super::actor::{room_init, Actor};
+use super::bots::SeatBot;
+use super::core::{Core, Effect, EventsCommit, Seat, Then};
+use super::persist::{self, StoredSeat, Unreadable, Write};
+use super::replay::{replay, LoggedEvent, ReplayError, Replayed};
+use super::{encode, now_ms, Ms};
+use crate::state::AppState;
+use parchis_engine::SeatStatus;
+use parchis_protocol::{RoomEvent, RoomStatus};
+use parchis_store::RoomStatus as StoredStatus;
+use rand::Rng;
+use std::collections::VecDeque;
+use tracing::{info, Instrument};
+use uuid::Uuid;
+
+/// Why a stored room could not be brought back. The room then stays closed: it is not
+/// registered, and its stored rows are left untouched for an operator to inspect.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    /// A stored value does not parse (settings, colour, preset, event JSON).
+    #[error("stored data unreadable: {0}")]
+    Unreadable(String),
+    /// Replaying the stored actions through the engine failed or produced other events.
+    #[error("replay diverges from the stored events: {0}")]
+    Diverged(String),
+    /// The room code is taken or the server is full.
+    #[error("could not register the room")]
+    Register,
+}
+
+impl From<Unreadable> for RestoreError {
+    fn from(e: Unreadable) -> Self {
+        RestoreError::Unreadable(e.to_string())
+    }
+}
+
+impl From<ReplayError> for RestoreError {
+    fn from(e: ReplayError) -> Self {
+        RestoreError::Diverged(e.to_string())
+    }
+}
+
+/// What became of a restored game.
+pub enum Restored {
+    /// It runs on.
+    Running,
+    /// It had already ended (a crash between its last event and the room's status, in a
+    /// store written before game ends were one transaction): the room closes.
+    Over,
+}
+
+impl Core {
+    /// Puts back a stored seat: disconnected, with a fresh grace period (bots need none).
+    pub fn restore_seat(&mut self, stored: StoredSeat, now: Ms) {
+        let grace = i64::from(self.settings.disconnect_grace_secs) * 1000;
+        let bot = stored.bot.map(|level| SeatBot::new(level, self.rng.gen()));
+        self.seats.push(Seat {
+            id: self.next_seat_id,
+            colour: stored.colour,
+            name: stored.name,
+            token_hash: stored.token_hash,
+            creator: stored.creator,
+            joined_at_ms: stored.joined_at_ms,
+            conn: None,
+            grace_until: bot.is_none().then_some(now + grace),
+            abandoned: false,
+            bot,
+        });
+        self.next_seat_id += 1;
+        self.idle_since = None;
+    }
+
+    /// Puts back a replayed game (`log` is the stored log it was replayed from;
+    /// `stored_deadline` the games table's copy). A deadline still ahead is kept; one that
+    /// passed while the server was down gives the player to act a fresh full clock,
+    /// announced by a new `turn` event (the returned effects store it first).
+    pub fn restore_game(
+        &mut self,
+        id: Uuid,
+        log: &[LoggedEvent],
+        replayed: Replayed,
+        stored_deadline: Option<Ms>,
+        now: Ms,
+    ) -> (Restored, Vec<Effect>) {
+        let game = replayed.game;
+        // The game's own rule set (from its `game_started` position) is authoritative.
+        self.rules = *game.rules();
+        for seat in &mut self.seats {
+            if game.seat(seat.colour) != SeatStatus::Playing {
+                seat.abandoned = true;
+                seat.grace_until = None;
+            }
+        }
+        self.seq = replayed.seq;
+        self.history = self.frames(log);
+        self.game_id = Some(id);
+        self.game = Some(game);
+        if let Some(outcome) = game.outcome() {
+            self.status = RoomStatus::Finished;
+            self.deadline = None;
+            for seat in &mut self.seats {
+                seat.grace_until = None;
+            }
+            let end = persist::game_end(id, &self.code, self.seq, Vec::new(), &outcome, now);
+            let reason = persist::reason_text(&outcome);
+            let preset = self.settings.preset.clone();
+            crate::observe::game_finished(&self.code, id, &preset, reason, Some(outcome.winner));
+            return (
+                Restored::Over,
+                vec![Effect::Store(Write::End(Box::new(end)))],
+            );
+        }
+        self.status = RoomStatus::Playing;
+        // The last `turn` event is authoritative (it is written with the action); the
+        // games table's column is a convenience copy that may lag behind it.
+        match replayed.last_turn_deadline.or(stored_deadline) {
+            Some(ms) if ms > now => {
+                self.deadline = Some(ms);
+                (Restored::Running, Vec::new())
+            }
+            _ => {
+                // The deadline passed while the server was down: a fresh full clock.
+                let d = self.fresh_deadline(now);
+                let turn = RoomEvent::Turn {
+                    colour: game.turn(),
+                    deadline_ms: d,
+                };
+                self.stage_events(EventsCommit {
+                    game: None,
+                    events: vec![turn],
+                    at_ms: now,
+                    deadline: Some(d),
+                    turn: false,
+                    action: None,
+                    then: Then::Nothing,
+                });
+                let mut effects = std::mem::take(&mut self.out);
+                effects.insert(
+                    0,
+                    Effect::Store(Write::SetDeadline {
+                        game_id: id,
+                        deadline_ms: Some(d),
+                    }),
+                );
+                (Restored::Running, effects)
+            }
+        }
+    }
+
+    /// The last `history_len` events of `log` as the frames sent for them.
+    fn frames(&self, log: &[LoggedEvent]) -> VecDeque<(u64, std::sync::Arc<str>)> {
+        let skip = log.len().saturating_sub(self.history_len);
+        log[skip..]
+            .iter()
+            .map(|e| {
+                let frame = encode(&crate::frames::event_message(
+                    &self.code,
+                    e.seq,
+                    e.at_ms,
+                    e.event.clone(),
+                    None,
+                ));
+                (e.seq, frame)
+            })
+            .collect()
+    }
+}
+
+/// Brings back one stored room after a restart: seats (with their token hashes, so old
+/// session tokens `resume`), the game rebuilt by replaying its events through the engine,
+/// the event seq counter and the turn clock, then spawns and registers its actor.
+///
+/// Every seat starts disconnected with a fresh grace period. A stored deadline still in
+/// the future is kept as it was; one that passed while the server was down gives the
+/// current player a fresh full clock, announced by a new `turn` event.
+///
+/// # Errors
+/// [`RestoreError`] when the stored rows do not parse or the replay diverges from the
+/// stored events; the room is then not registered (it stays closed).
+pub async fn restore(
+    state: &AppState,
+    snapshot: &parchis_store::RoomSnapshot,
+) -> Result<(), RestoreError> {
+    let code = snapshot.room.code.clone();
+    let (settings, rules) = persist::settings_from(&snapshot.room.settings)?;
+    let now = now_ms();
+    let mut core = Core::new(room_init(
+        state,
+        &code,
+        settings,
+        rules,
+        snapshot.room.created_at_ms,
+    ));
+    for record in &snapshot.seats {
+        core.restore_seat(persist::seat_from(record)?, now);
+    }
+    let game = match (&snapshot.game, snapshot.room.status) {
+        (Some(record), StoredStatus::Playing) => {
+            let log = persist::events_from(&snapshot.events)?;
+            let replayed = replay(&log)?;
+            Some((record, log, replayed))
+        }
+        _ => None,
+    };
+    let Some((record, log, replayed)) = game else {
+        info!(room = %code, seats = core.seats().len(), "lobby restored");
+        return Actor::new(state, core)
+            .start()
+            .then_some(())
+            .ok_or(RestoreError::Register);
+    };
+    if record.is_finished() {
+        // A store written before game ends were one transaction: the result is stored
+        // but the room still says playing. Close it.
+        let at = record.finished_at_ms.unwrap_or(now);
+        let update = parchis_store::RoomStatusUpdate {
+            status: StoredStatus::Finished,
+            started_at_ms: None,
+            finished_at_ms: Some(at),
+            updated_at_ms: now,
+        };
+        if let Err(e) = state.store().update_room_status(&code, update).await {
+            tracing::warn!(room = %code, game = %record.id, error = %e, "store failed closing a finished room");
+        }
+        info!(room = %code, game = %record.id, "restored game had already ended: room closed");
+        return Ok(());
+    }
+    let (restored, effects) = core.restore_game(record.id, &log, replayed, record.deadline_ms, now);
+    let mut actor = Actor::new(state, core);
+    let span = tracing::info_span!("room", room = %code, game = %record.id);
+    actor.execute(effects).instrument(span).await;
+    if let Some(e) = actor.persist_error.take() {
+        return Err(RestoreError::Unreadable(format!("store: {e}")));
+    }
+    if let Restored::Over = restored {
+        info!(room = %code, game = %record.id, "restored game had already ended: room closed");
+        return Ok(());
+    }
+    let core = actor.core();
+    info!(
+        room = %code,
+        game = %record.id,
+        seq = core.seq(),
+        deadline_ms = core.deadline(),
+        "game restored"
+    );
+    actor.start().then_some(()).ok_or(RestoreError::Register)
+}
