@@ -102,7 +102,7 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
         }
         let core = Core::new(room_init(state, &code, settings, rules, created_at_ms));
         if !Actor::new(state, core).start() {
-            return Err(Refusal::new(ErrorCode::Internal, "too many rooms"));
+            return Err(Refusal::new(ErrorCode::ServerFull, "too many rooms"));
         }
         info!(room = %code, "room created");
         return Ok(code);
