@@ -26,7 +26,7 @@ enum Step {
 
 /// The room's memory and the store agree: seats, status, and (once a game exists) the
 /// stored log replays to exactly the live game, up to the live seq.
-async fn agree(d: &Driver, store: &FaultyStore) -> Result<(), String> {
+pub(super) async fn agree(d: &Driver, store: &FaultyStore) -> Result<(), String> {
     let code = d.core.code();
     let snap = store
         .get_room(code)
