@@ -32,6 +32,7 @@ pub fn init(format: LogFormat, filter: &str) {
     let result = match format {
         LogFormat::Text => builder.with_ansi(ansi).try_init(),
         LogFormat::Json => builder
+            .with_ansi(false)
             .json()
             .flatten_event(true)
             .with_current_span(true)

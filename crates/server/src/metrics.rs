@@ -72,8 +72,13 @@ const COUNT_BUCKETS: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256
 
 static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 
-/// Installs the global Prometheus recorder (once per process) and describes the metrics.
-/// Returns its handle; `None` if another recorder was installed first.
+/// How often histogram samples are folded into their buckets. The recorder buffers every
+/// histogram sample until then, so without this a server nobody scrapes would grow.
+const UPKEEP: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Installs the global Prometheus recorder (once per process), describes the metrics and
+/// starts the upkeep thread (every [`UPKEEP`]). Returns its handle; `None` if another
+/// recorder was installed first.
 pub fn install() -> Option<&'static PrometheusHandle> {
     HANDLE
         .get_or_init(|| {
@@ -89,6 +94,16 @@ pub fn install() -> Option<&'static PrometheusHandle> {
             match handle {
                 Ok(h) => {
                     describe();
+                    let upkeep = h.clone();
+                    let spawned = std::thread::Builder::new()
+                        .name("metrics-upkeep".into())
+                        .spawn(move || loop {
+                            std::thread::sleep(UPKEEP);
+                            upkeep.run_upkeep();
+                        });
+                    if let Err(e) = spawned {
+                        tracing::warn!(error = %e, "metrics upkeep thread not started");
+                    }
                     Some(h)
                 }
                 Err(e) => {
