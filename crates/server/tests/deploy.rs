@@ -34,8 +34,9 @@ fn declared_rust_version() -> (u32, u32) {
     version(value)
 }
 
-/// The highest toolchain any locked package needs on Linux: its `rust-version`, or the
-/// edition's first release (2024: 1.85, 2021: 1.56) when it states none.
+/// The highest toolchain any locked dependency (from a registry or git, not the workspace's
+/// own crates) needs on Linux: its `rust-version`, or the edition's first release (2024:
+/// 1.85, 2021: 1.56) when it states none.
 fn required_rust_version() -> ((u32, u32), String) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
@@ -59,6 +60,9 @@ fn required_rust_version() -> ((u32, u32), String) {
     let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata JSON");
     let mut best = ((0, 0), String::new());
     for p in meta["packages"].as_array().expect("packages") {
+        if p["source"].is_null() {
+            continue; // a workspace crate: it states the workspace's own rust-version
+        }
         let from_edition = match p["edition"].as_str() {
             Some("2024") => (1, 85),
             Some("2021") => (1, 56),
