@@ -17,6 +17,7 @@
 
 mod action;
 mod board;
+pub mod fair_dice;
 mod game;
 mod notation;
 mod position;
