@@ -318,6 +318,36 @@ async fn send_frames(
     sink.flush().await
 }
 
+/// For a `resume` of a room that is no longer live: if the store holds the room and
+/// `token` is one of its seats, the answer naming how its last game ended (its result and
+/// where to read it), e.g. a bot game that finished while the person was away or the
+/// server restarted. `None` otherwise (the caller answers `unknown_room`).
+async fn finished_game(state: &AppState, code: &str, token: &str) -> Option<String> {
+    let store = state.store();
+    let snapshot = match store.get_room(code).await {
+        Ok(s) => s?,
+        Err(e) => {
+            tracing::warn!(room = %code, error = %e, "store failed looking up a gone room");
+            return None;
+        }
+    };
+    let hash = parchis_store::hash_token(token);
+    let seat = snapshot.seats.iter().find(|s| s.token_hash == hash)?;
+    let games = store.list_games(code).await.ok()?;
+    let game = games.iter().rev().find(|g| g.finished_at_ms.is_some())?;
+    let result = game
+        .result
+        .as_ref()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|| "null".into());
+    Some(format!(
+        "the game is over ({}); you played {}; result {result}; the whole game: /api/games/{}",
+        game.reason.as_deref().unwrap_or("ended"),
+        seat.colour,
+        game.id
+    ))
+}
+
 /// The `req` of a frame, if it has one, read without validating the rest (for errors
 /// found before parsing, such as `rate_limited`).
 fn request_id(text: &str) -> Option<u64> {
@@ -460,6 +490,11 @@ impl Session {
                 return self.error(Some(req), denied.code(), denied.to_string());
             }
             let Some(handle) = self.state.room(&room) else {
+                if let ClientMessage::Resume { token, .. } = &msg {
+                    if let Some(ended) = finished_game(&self.state, &room, token).await {
+                        return self.error(Some(req), ErrorCode::GameOver, ended);
+                    }
+                }
                 return self.error(
                     Some(req),
                     ErrorCode::UnknownRoom,

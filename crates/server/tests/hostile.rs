@@ -641,3 +641,69 @@ async fn behind_a_trusted_proxy_the_forwarded_address_is_limited_not_the_proxy()
     }
     assert_eq!(create(ip(51), "203.0.113.10").await, 429);
 }
+
+#[tokio::test]
+async fn a_person_whose_bot_game_ended_while_away_after_a_restart_still_gets_the_result() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let open = || parchis_store::open_store(None, dir.path());
+    let first = common::start_on(test_config(), open().await.expect("sqlite")).await;
+    let code = first
+        .create_room(json!({
+            "seats": 4,
+            "bots": "greedy",
+            "bot_think_ms": 1,
+            "turn_clock_secs": 600,
+            "disconnect_grace_secs": 1,
+        }))
+        .await;
+    let mut me = first.client().await;
+    me.join(&code, "Ana", Some("yellow")).await;
+    me.ok(json!({"type": "start"})).await;
+    let token = me.token.clone().expect("token");
+    drop(me);
+    first.shutdown.cancel();
+    let _ = first.task.await;
+
+    // The server comes back; Ana does not. Her grace runs out, she has abandoned, and the
+    // three bots finish the game; the finished room, with nobody in it, is disposed of.
+    let second = common::start_on(test_config(), open().await.expect("sqlite again")).await;
+    let mut gone = false;
+    for _ in 0..600 {
+        let (status, _) = second
+            .http("GET", &format!("/api/rooms/{code}"), None)
+            .await;
+        if status == 404 {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gone, "the bot game did not finish within 60 s");
+    let games = second
+        .http("GET", &format!("/api/games?room={code}"), None)
+        .await
+        .1;
+    let game_id = games["games"][0]["id"]
+        .as_str()
+        .expect("a stored game")
+        .to_owned();
+
+    let mut me = second.client().await;
+    let e = me
+        .refused(
+            json!({"type": "resume", "room": code, "token": token, "last_seq": 3}),
+            "game_over",
+        )
+        .await;
+    let message = e["message"].as_str().unwrap_or_default();
+    assert!(message.contains("you played yellow"), "{e}");
+    assert!(message.contains(&format!("/api/games/{game_id}")), "{e}");
+    assert!(message.contains("winner"), "{e}");
+    // A token of no seat still learns nothing about the room.
+    me.refused(
+        json!({"type": "resume", "room": code, "token": "00", "last_seq": 0}),
+        "unknown_room",
+    )
+    .await;
+    second.shutdown.cancel();
+}
