@@ -26,6 +26,14 @@ fn default_true() -> bool {
 fn default_bot_think() -> u32 {
     600
 }
+fn default_max_spectators() -> u32 {
+    DEFAULT_MAX_SPECTATORS
+}
+
+/// Spectators a room allows unless its settings say otherwise.
+pub const DEFAULT_MAX_SPECTATORS: u32 = 200;
+/// The most spectators any room may allow (`max_spectators`).
+pub const MAX_SPECTATORS: u32 = 1000;
 
 /// A computer player's level (issue 7; the bots of `crates/bots`), weakest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -94,6 +102,10 @@ pub struct RoomSettings {
     /// and less than the turn clock: bots act well within their clock.
     #[serde(default = "default_bot_think")]
     pub bot_think_ms: u32,
+    /// Spectators watching at once, 1 to 1000 (default 200); a `watch` beyond gets
+    /// `too_many_spectators`.
+    #[serde(default = "default_max_spectators")]
+    pub max_spectators: u32,
 }
 
 impl Default for RoomSettings {
@@ -109,6 +121,7 @@ impl Default for RoomSettings {
             bots: None,
             on_abandon: OnAbandon::Forfeit,
             bot_think_ms: default_bot_think(),
+            max_spectators: default_max_spectators(),
         }
     }
 }
@@ -143,6 +156,12 @@ impl RoomSettings {
             return Err(format!(
                 "bot_think_ms must be 0 to 10000 and shorter than the turn clock, got {}",
                 self.bot_think_ms
+            ));
+        }
+        if !(1..=MAX_SPECTATORS).contains(&self.max_spectators) {
+            return Err(format!(
+                "max_spectators must be 1 to {MAX_SPECTATORS}, got {}",
+                self.max_spectators
             ));
         }
         let rules = self.rules()?;

@@ -23,7 +23,9 @@ pub struct ServerConfig {
     pub max_errors: u32,
     /// Window over which errors are counted.
     pub error_window: Duration,
-    /// Outbound messages queued per connection before it is disconnected as too slow.
+    /// Outbound messages queued per connection before it is disconnected as too slow
+    /// (default 4096; the byte limit, [`ServerConfig::outbound_queue_bytes`], is the one
+    /// that matters for a reader that stopped).
     pub outbound_queue: usize,
     /// Commands queued per room actor.
     pub room_queue: usize,
@@ -35,6 +37,20 @@ pub struct ServerConfig {
     pub max_rooms: usize,
     /// Bearer token of the admin API (`/admin/…`); `None` disables it.
     pub admin_token: Option<String>,
+    /// The outbound bytes queued for one connection and not yet written to its socket;
+    /// a frame that would go beyond drops the connection as a slow consumer (4001). A
+    /// reader that keeps up never holds more than a burst (default 1 MiB).
+    pub outbound_queue_bytes: usize,
+    /// Presence frames (who is connected, how many watch) go out at most once per this
+    /// interval per room; changes in between are coalesced into the next (default 250 ms).
+    pub presence_interval: Duration,
+    /// An unstarted room with no seats and no connections is disposed of after this
+    /// long (default 10 min).
+    pub lobby_idle: Duration,
+    /// Bots of a room with no person connected (no player, no spectator) wait at least
+    /// this long before each roll and move, whatever the room's `bot_think_ms`
+    /// (default 1 s): a game between bots alone cannot burn CPU and database.
+    pub min_unwatched_bot_think: Duration,
     /// Limits on what one client address, or everyone together, may use
     /// ([`crate::admission`]).
     pub limits: Limits,
@@ -157,12 +173,16 @@ impl Default for ServerConfig {
             commands_per_second: 10,
             max_errors: 20,
             error_window: Duration::from_secs(10),
-            outbound_queue: 256,
+            outbound_queue: 4096,
             room_queue: 64,
             history: 1024,
             dice_seed: None,
             max_rooms: 10_000,
             admin_token: None,
+            outbound_queue_bytes: 1024 * 1024,
+            presence_interval: Duration::from_millis(250),
+            lobby_idle: Duration::from_secs(10 * 60),
+            min_unwatched_bot_think: Duration::from_secs(1),
             limits: Limits::default(),
             timeouts: Timeouts::default(),
             allowed_origins: vec!["http://127.0.0.1:8080".into()],

@@ -44,7 +44,7 @@ struct Args {
     #[arg(long, env = "PARCHIS_COMMANDS_PER_SECOND", default_value_t = 10)]
     commands_per_second: u32,
     /// Outbound messages queued per connection before it is dropped as too slow.
-    #[arg(long, env = "PARCHIS_OUTBOUND_QUEUE", default_value_t = 256)]
+    #[arg(long, env = "PARCHIS_OUTBOUND_QUEUE", default_value_t = 4096)]
     outbound_queue: usize,
     /// Bearer token of the admin API (`/admin/…`); unset: the admin API is disabled.
     #[arg(long, env = "PARCHIS_ADMIN_TOKEN", hide_env_values = true)]
@@ -52,6 +52,18 @@ struct Args {
     /// Kernel send buffer per connection, bytes (0: the OS default, which grows to MBs).
     #[arg(long, env = "PARCHIS_SEND_BUFFER_BYTES", default_value_t = 64 * 1024)]
     send_buffer_bytes: usize,
+    /// Bytes queued for a connection and not yet written before it is dropped as too slow.
+    #[arg(long, env = "PARCHIS_OUTBOUND_QUEUE_BYTES", default_value_t = ServerConfig::default().outbound_queue_bytes)]
+    outbound_queue_bytes: usize,
+    /// At most one presence frame per room per this many milliseconds (changes coalesce).
+    #[arg(long, env = "PARCHIS_PRESENCE_INTERVAL_MS", default_value_t = 250)]
+    presence_interval_ms: u64,
+    /// Seconds an unstarted room with nobody in it lives.
+    #[arg(long, env = "PARCHIS_LOBBY_IDLE_SECS", default_value_t = 600)]
+    lobby_idle_secs: u64,
+    /// Minimum bot think time, ms, in a room where no person is connected.
+    #[arg(long, env = "PARCHIS_MIN_UNWATCHED_BOT_THINK_MS", default_value_t = 1000)]
+    min_unwatched_bot_think_ms: u64,
     /// Maximum number of live rooms (503 `server_full` beyond).
     #[arg(long, env = "PARCHIS_MAX_ROOMS", default_value_t = 10_000)]
     max_rooms: usize,
@@ -157,6 +169,10 @@ async fn serve(args: Args) -> Result<(), MainError> {
         dice_seed: args.dice_seed,
         admin_token: args.admin_token.filter(|t| !t.trim().is_empty()),
         max_rooms: args.max_rooms,
+        outbound_queue_bytes: args.outbound_queue_bytes.max(64 * 1024),
+        presence_interval: Duration::from_millis(args.presence_interval_ms),
+        lobby_idle: secs(args.lobby_idle_secs.max(1)),
+        min_unwatched_bot_think: Duration::from_millis(args.min_unwatched_bot_think_ms),
         limits: Limits {
             max_connections: args.max_connections,
             reserved_fds: args.reserved_fds,

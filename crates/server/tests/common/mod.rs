@@ -33,6 +33,8 @@ pub fn test_config() -> ServerConfig {
         dice_seed: Some(7),
         commands_per_second: 2000,
         limits: parchis_server::config::Limits::unlimited_per_address(),
+        // Tests play bot games unwatched at full speed (one test checks the minimum).
+        min_unwatched_bot_think: Duration::ZERO,
         ..ServerConfig::default()
     }
 }
