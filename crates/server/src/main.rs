@@ -62,7 +62,11 @@ struct Args {
     #[arg(long, env = "PARCHIS_LOBBY_IDLE_SECS", default_value_t = 600)]
     lobby_idle_secs: u64,
     /// Minimum bot think time, ms, in a room where no person is connected.
-    #[arg(long, env = "PARCHIS_MIN_UNWATCHED_BOT_THINK_MS", default_value_t = 1000)]
+    #[arg(
+        long,
+        env = "PARCHIS_MIN_UNWATCHED_BOT_THINK_MS",
+        default_value_t = 1000
+    )]
     min_unwatched_bot_think_ms: u64,
     /// Maximum number of live rooms (503 `server_full` beyond).
     #[arg(long, env = "PARCHIS_MAX_ROOMS", default_value_t = 10_000)]

@@ -12,7 +12,9 @@
 use crate::client_addr::ClientAddr;
 use crate::ids::normalise_code;
 use crate::names::display_name;
-use crate::room::{encode, ConnLink, Kick, Member, Refusal, RoomCmd, RoomHandle, SeatCmd};
+use crate::room::{
+    encode, ConnLink, Kick, Member, Refusal, RoomCmd, RoomHandle, SeatCmd, Unwritten,
+};
 use crate::state::AppState;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};
@@ -99,12 +101,16 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr) {
     let (sink, mut stream) = socket.split();
     let (tx, rx) = mpsc::channel::<Arc<str>>(cfg.outbound_queue.max(1));
     let kick = Kick::default();
+    let unwritten = Unwritten::default();
     let link = ConnLink {
         id: conn,
         tx,
         kick: kick.clone(),
+        unwritten: unwritten.clone(),
+        max_unwritten: cfg.outbound_queue_bytes,
     };
-    let writer = tokio::spawn(writer(sink, rx, kick.clone(), timeouts.clone()).in_current_span());
+    let writer =
+        tokio::spawn(writer(sink, rx, kick.clone(), timeouts.clone(), unwritten).in_current_span());
     let shutdown = state.shutdown_token();
     let mut session = Session {
         state,
@@ -222,6 +228,7 @@ async fn writer(
     mut rx: mpsc::Receiver<Arc<str>>,
     kick: Kick,
     timeouts: crate::config::Timeouts,
+    unwritten: Unwritten,
 ) {
     let mut ping = tokio::time::interval_at(
         Instant::now() + timeouts.ping_interval,
@@ -239,7 +246,7 @@ async fn writer(
             match msg {
                 Some(first) => {
                     crate::observe::outbound_depth(rx.len() + 1);
-                    send_batch(&mut sink, first, &mut rx).await
+                    send_batch(&mut sink, first, &mut rx, &unwritten).await
                 }
                 None if rx.is_closed() && rx.is_empty() => Err(None),
                 None => sink
@@ -299,23 +306,32 @@ async fn send_batch(
     sink: &mut futures_util::stream::SplitSink<WebSocket, Message>,
     first: Arc<str>,
     rx: &mut mpsc::Receiver<Arc<str>>,
+    unwritten: &Unwritten,
 ) -> Result<(), Option<axum::Error>> {
-    send_frames(sink, first, rx).await.map_err(Some)
+    send_frames(sink, first, rx, unwritten).await.map_err(Some)
 }
 
 async fn send_frames(
     sink: &mut futures_util::stream::SplitSink<WebSocket, Message>,
     first: Arc<str>,
     rx: &mut mpsc::Receiver<Arc<str>>,
+    unwritten: &Unwritten,
 ) -> Result<(), axum::Error> {
+    let mut bytes = first.len();
     sink.feed(Message::Text(first.as_ref().into())).await?;
     for _ in 1..WRITE_BATCH_FRAMES {
         match rx.try_recv() {
-            Ok(m) => sink.feed(Message::Text(m.as_ref().into())).await?,
+            Ok(m) => {
+                bytes += m.len();
+                sink.feed(Message::Text(m.as_ref().into())).await?
+            }
             Err(_) => break,
         }
     }
-    sink.flush().await
+    let flushed = sink.flush().await;
+    // Written to the socket (or lost with it): no longer waiting.
+    unwritten.written(bytes);
+    flushed
 }
 
 /// For a `resume` of a room that is no longer live: if the store holds the room and

@@ -37,6 +37,9 @@ pub(super) struct Actor {
     wake: Option<Ms>,
     /// Connections found dead or too slow while sending; detached after the batch.
     lost: Vec<ConnId>,
+    /// Broadcast frames already queued for the players named with each, waiting for the
+    /// other members (spectators) until the batch is done: players' frames go first.
+    for_spectators: Vec<(Arc<str>, Vec<ConnId>)>,
     publish: bool,
     /// The last durable write that failed (restore reports it).
     pub(super) persist_error: Option<String>,
@@ -72,6 +75,7 @@ pub(super) fn room_init(
         id_rng: ChaCha20Rng::from_entropy(),
         history_len: state.config().history,
         now: now_ms(),
+        limits: super::core::RoomLimits::of(state.config()),
     }
 }
 
@@ -139,6 +143,7 @@ impl Actor {
             self_tx: tx.downgrade(),
             wake: None,
             lost: Vec::new(),
+            for_spectators: Vec::new(),
             publish: false,
             persist_error: None,
             span,
@@ -317,6 +322,7 @@ impl Actor {
             }
             effects = self.core.persisted(result, now_ms());
         }
+        self.fan_out_to_spectators();
         if std::mem::take(&mut self.publish) {
             self.listing.send_replace(self.core.listing(now_ms()));
         }
@@ -339,15 +345,16 @@ impl Actor {
                 }
             }
             Effect::Broadcast { frame } => {
-                let slow: Vec<ConnId> = self
-                    .links
-                    .values()
-                    .filter(|l| !l.send(frame.clone()))
-                    .map(|l| l.id)
-                    .collect();
-                for conn in slow {
-                    self.lose(conn);
+                // Players now; everyone else once the batch is done.
+                let players = self.core.player_conns();
+                for &conn in &players {
+                    if let Some(link) = self.links.get(&conn) {
+                        if !link.send(frame.clone()) {
+                            self.lose(conn);
+                        }
+                    }
                 }
+                self.for_spectators.push((frame, players));
             }
             Effect::Attach { conn } => {
                 if let Some(link) = self.pending_link.take_if(|l| l.id == conn) {
@@ -385,6 +392,29 @@ impl Actor {
             Effect::Wake(at) => self.wake = at,
             // Handled by `execute`.
             Effect::Persist(_) => {}
+        }
+    }
+
+    /// Queues the batch's broadcast frames for every member that has not had them yet
+    /// (the spectators), in order.
+    fn fan_out_to_spectators(&mut self) {
+        if self.for_spectators.is_empty() {
+            return;
+        }
+        let frames = std::mem::take(&mut self.for_spectators);
+        let slow: Vec<ConnId> = self
+            .links
+            .values()
+            .filter(|l| {
+                !frames
+                    .iter()
+                    .filter(|(_, sent)| !sent.contains(&l.id))
+                    .all(|(f, _)| l.send(f.clone()))
+            })
+            .map(|l| l.id)
+            .collect();
+        for conn in slow {
+            self.lose(conn);
         }
     }
 

@@ -63,7 +63,12 @@ impl Core {
         match self.bot_to_act() {
             None => self.bot_due = None,
             Some(_) if self.bot_due.is_none() && !self.bot_thinking => {
-                self.bot_due = Some(now + i64::from(self.settings.bot_think_ms));
+                let mut think = i64::from(self.settings.bot_think_ms);
+                if self.nobody_attached() {
+                    // Nobody watches: bots alone do not race through their game.
+                    think = think.max(self.limits.min_unwatched_bot_think_ms);
+                }
+                self.bot_due = Some(now + think);
             }
             Some(_) => {}
         }

@@ -24,8 +24,34 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use uuid::Uuid;
 
-/// An empty lobby (no seats, no connections) is disposed of after this long (ms).
-pub const LOBBY_IDLE_MS: Ms = 30 * 60 * 1000;
+/// Limits of one room, from the server's configuration (see [`crate::ServerConfig`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoomLimits {
+    /// An empty lobby (no seats, no connections) is disposed of after this long (ms).
+    pub lobby_idle_ms: Ms,
+    /// At most one presence frame per this many ms; changes in between are coalesced.
+    pub presence_interval_ms: Ms,
+    /// Bots of a room nobody is attached to wait at least this long (ms) per action.
+    pub min_unwatched_bot_think_ms: Ms,
+}
+
+impl RoomLimits {
+    /// The limits `config` sets.
+    pub fn of(config: &crate::ServerConfig) -> RoomLimits {
+        let ms = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(Ms::MAX);
+        RoomLimits {
+            lobby_idle_ms: ms(config.lobby_idle),
+            presence_interval_ms: ms(config.presence_interval),
+            min_unwatched_bot_think_ms: ms(config.min_unwatched_bot_think),
+        }
+    }
+}
+
+impl Default for RoomLimits {
+    fn default() -> Self {
+        RoomLimits::of(&crate::ServerConfig::default())
+    }
+}
 
 /// A failed timeout write is tried again this much later (ms).
 pub const TIMEOUT_RETRY_MS: Ms = 1000;
@@ -73,6 +99,8 @@ pub struct RoomInit {
     pub history_len: usize,
     /// Now (unix ms).
     pub now: Ms,
+    /// The server's limits for rooms.
+    pub limits: RoomLimits,
 }
 
 /// What a step does once its write is durable (or refused).
@@ -213,6 +241,11 @@ pub struct Core {
     pub(super) out: Vec<Effect>,
     pub(super) queue: VecDeque<Work>,
     pub(super) staged: Option<Staged>,
+    pub(super) limits: RoomLimits,
+    /// Presence changed since the last presence frame.
+    pub(super) presence_dirty: bool,
+    /// When the last presence frame went out (unix ms).
+    pub(super) presence_sent_at: Option<Ms>,
 }
 
 impl Core {
@@ -243,6 +276,9 @@ impl Core {
             out: Vec::new(),
             queue: VecDeque::new(),
             staged: None,
+            limits: init.limits,
+            presence_dirty: false,
+            presence_sent_at: None,
         }
     }
 
@@ -529,6 +565,7 @@ impl Core {
 
     /// After each input: idle tracking, the bot's think time, the next wake-up.
     fn settle(&mut self, now: Ms) {
+        self.flush_presence(now);
         self.update_idle(now);
         self.schedule_bot(now);
         let wake = self.next_wake();
@@ -557,17 +594,18 @@ impl Core {
     /// lobby's end or a bot's think time.
     pub fn next_wake(&self) -> Option<Ms> {
         let graces = self.seats.iter().filter_map(|s| s.grace_until);
-        let idle = self.idle_since.map(|t| t + LOBBY_IDLE_MS);
+        let idle = self.idle_since.map(|t| t + self.limits.lobby_idle_ms);
         self.deadline
             .into_iter()
             .chain(graces)
             .chain(idle)
             .chain(self.bot_due)
+            .chain(self.presence_due())
             .min()
     }
 
     /// Whether the room can go: finished with nobody left, or an empty lobby idle for
-    /// [`LOBBY_IDLE_MS`].
+    /// [`RoomLimits::lobby_idle_ms`].
     pub fn disposable(&self, now: Ms) -> bool {
         let nobody = self.nobody_attached();
         match self.status {
@@ -575,7 +613,9 @@ impl Core {
             RoomStatus::Lobby => {
                 nobody
                     && self.seats.is_empty()
-                    && self.idle_since.is_some_and(|t| now - t >= LOBBY_IDLE_MS)
+                    && self
+                        .idle_since
+                        .is_some_and(|t| now - t >= self.limits.lobby_idle_ms)
             }
             RoomStatus::Playing => false,
         }

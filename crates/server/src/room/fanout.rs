@@ -14,6 +14,11 @@ impl Core {
         self.spectators.is_empty() && self.seats.iter().all(|s| s.conn.is_none())
     }
 
+    /// The seated players' connections (at most one per seat).
+    pub fn player_conns(&self) -> Vec<ConnId> {
+        self.seats.iter().filter_map(|s| s.conn).collect()
+    }
+
     /// Every attached connection.
     pub fn attached(&self) -> Vec<ConnId> {
         self.seats
@@ -40,8 +45,33 @@ impl Core {
         self.send_to(conn, &refusal.to_message(Some(req)));
     }
 
-    /// Who is connected, to everyone; the listing changes with it.
+    /// Who is connected changed: everyone hears it, coalesced — at most one presence
+    /// frame per [`RoomLimits::presence_interval_ms`](super::core::RoomLimits), sent when
+    /// the step settles ([`Core::flush_presence`]), so a burst of joins costs each
+    /// member a few frames, not one per join. The listing changes at once.
     pub(super) fn presence(&mut self) {
+        self.presence_dirty = true;
+        self.emit(Effect::Publish);
+    }
+
+    /// When the coalesced presence frame is due, if one is pending.
+    pub(super) fn presence_due(&self) -> Option<Ms> {
+        self.presence_dirty.then(|| {
+            self.presence_sent_at
+                .map_or(Ms::MIN, |t| t + self.limits.presence_interval_ms)
+        })
+    }
+
+    /// Sends the pending presence frame if its interval has passed.
+    pub(super) fn flush_presence(&mut self, now: Ms) {
+        if self.presence_due().is_some_and(|due| due <= now) {
+            self.presence_dirty = false;
+            self.presence_sent_at = Some(now);
+            self.presence_now();
+        }
+    }
+
+    fn presence_now(&mut self) {
         let msg = ServerMessage::Presence {
             room: self.code.clone(),
             seq: self.seq,
@@ -56,7 +86,6 @@ impl Core {
         self.emit(Effect::Broadcast {
             frame: encode(&msg),
         });
-        self.emit(Effect::Publish);
     }
 
     /// Forgets a connection without starting a grace period (after `leave`).
@@ -100,6 +129,16 @@ impl Core {
         if !self.settings.spectators {
             self.emit(Effect::Reply(Err(Refusal::code(
                 ErrorCode::SpectatorsNotAllowed,
+            ))));
+            return;
+        }
+        if self.spectators.len() >= self.settings.max_spectators as usize {
+            self.emit(Effect::Reply(Err(Refusal::new(
+                ErrorCode::TooManySpectators,
+                format!(
+                    "the room allows {} spectators at once",
+                    self.settings.max_spectators
+                ),
             ))));
             return;
         }

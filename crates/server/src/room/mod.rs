@@ -39,7 +39,7 @@ pub mod view;
 
 pub use self::actor::create;
 pub use self::core::{Core, Effect, Input, RoomInit};
-pub use self::link::{ConnLink, Kick};
+pub use self::link::{ConnLink, Kick, Unwritten};
 pub use self::replay::{replay, LoggedEvent, ReplayError, Replayed};
 pub use self::restore::{restore, RestoreError};
 

@@ -102,6 +102,14 @@ impl Core {
         cmd: SeatCmd,
         now: Ms,
     ) {
+        // A roll or play from a player whose turn it is not (the clock ran out and the
+        // turn passed, say) is `not_your_turn`, whatever seq it was based on: that is the
+        // reason it cannot be applied, and the documented code after a deadline.
+        if matches!(cmd, SeatCmd::Roll | SeatCmd::Play(_)) && self.status == RoomStatus::Playing {
+            if let Some(refusal) = self.seat_index(seat_id).and_then(|i| self.not_to_act(i)) {
+                return self.reply_err(conn, req, &refusal);
+            }
+        }
         if seq != self.seq {
             let refusal = Refusal::new(
                 ErrorCode::StaleSeq,
@@ -131,6 +139,23 @@ impl Core {
         }
     }
 
+    /// Why seat `i` may not act in the running game now (`not_your_turn`), if so.
+    fn not_to_act(&self, i: usize) -> Option<Refusal> {
+        let game = self.game.as_ref()?;
+        if self.seats[i].abandoned {
+            return Some(Refusal::new(
+                ErrorCode::NotYourTurn,
+                "you abandoned the game",
+            ));
+        }
+        (game.turn() != self.seats[i].colour).then(|| {
+            Refusal::new(
+                ErrorCode::NotYourTurn,
+                format!("it is {}'s turn", game.turn()),
+            )
+        })
+    }
+
     /// The engine action for seat `i`'s `roll` or `play`, if it may act.
     fn action_for(&mut self, i: usize, cmd: SeatCmd) -> Result<Action, Refusal> {
         match self.status {
@@ -138,20 +163,11 @@ impl Core {
             RoomStatus::Finished => return Err(Refusal::code(ErrorCode::GameOver)),
             RoomStatus::Playing => {}
         }
-        let Some(game) = self.game else {
+        if self.game.is_none() {
             return Err(Refusal::code(ErrorCode::GameNotStarted));
-        };
-        if self.seats[i].abandoned {
-            return Err(Refusal::new(
-                ErrorCode::NotYourTurn,
-                "you abandoned the game",
-            ));
         }
-        if game.turn() != self.seats[i].colour {
-            return Err(Refusal::new(
-                ErrorCode::NotYourTurn,
-                format!("it is {}'s turn", game.turn()),
-            ));
+        if let Some(refusal) = self.not_to_act(i) {
+            return Err(refusal);
         }
         match cmd {
             SeatCmd::Roll => {

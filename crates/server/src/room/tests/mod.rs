@@ -227,6 +227,11 @@ impl Driver {
             id_rng: ChaCha20Rng::seed_from_u64(seed ^ 0x5eed),
             history_len: history,
             now: T0,
+            limits: super::core::RoomLimits {
+                lobby_idle_ms: 30 * 60 * 1000,
+                presence_interval_ms: 0,
+                min_unwatched_bot_think_ms: 0,
+            },
         });
         Driver {
             core,
