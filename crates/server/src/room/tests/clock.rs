@@ -84,7 +84,8 @@ async fn r_clock_a_command_after_the_deadline_is_judged_after_the_timeout() {
     let (mut d, ana, _) = two_players(json!({})).await;
     let deadline = d.core.deadline().expect("clock");
     d.now = deadline + 5;
-    // Ana's roll arrives late: the timeout is applied first, so her seq is stale.
+    // Ana's roll arrives late: the timeout is applied first and the turn has passed, so
+    // it is not her turn (the documented answer, whatever seq she based it on).
     let seq = d.core.seq();
     d.input(crate::room::Input::Command {
         conn: 1,
@@ -97,9 +98,9 @@ async fn r_clock_a_command_after_the_deadline_is_judged_after_the_timeout() {
     assert_eq!(timed_out(&d), vec![(Colour::Yellow, 1)]);
     match d.answer(1, 11) {
         Some(ServerMessage::Error { code, .. }) => {
-            assert_eq!(code, parchis_protocol::ErrorCode::StaleSeq)
+            assert_eq!(code, parchis_protocol::ErrorCode::NotYourTurn)
         }
-        other => panic!("expected stale_seq, got {other:?}"),
+        other => panic!("expected not_your_turn, got {other:?}"),
     }
 }
 
