@@ -232,14 +232,18 @@ pub enum Event {
         /// Capture or goal.
         reason: BonusReason,
     },
-    /// No piece could take the bonus whole: it is lost (R-BONUS).
+    /// A pending bonus ends unplayed: no piece could take it whole, in any order of the
+    /// pending bonuses (R-BONUS, D-28), or the throw ended first — the clock ran out, the
+    /// player left, finished or won (D-31). Every unplayed bonus is reported once.
     BonusForfeited {
         /// Who lost it.
         colour: Colour,
         /// Squares.
         amount: u8,
     },
-    /// The remaining dice could not be played (R-MUST).
+    /// The remaining dice could not be played (R-MUST). With bonuses waiting for the
+    /// dice (after-dice timing) the throw goes on: the dice are lost and the bonuses
+    /// are played (D-30).
     NoLegalMove {
         /// Whose throw.
         colour: Colour,

@@ -2,6 +2,11 @@
 //! rolling, exits, moves, captures, bonus moves, must-play, opening blockades, repeats
 //! and the third-repeat penalty, the goal and the bounce, the doubles bonus, victory,
 //! timeouts and abandonment — for every preset.
+//!
+//! Why one long file: the move generator, the must-play search (which replays steps on
+//! copies of the state thousands of times per throw) and the turn procedure share the
+//! private, allocation-free representation (`pos`, `occ`, `Throw`, `Step`); splitting
+//! them would expose that representation across modules for no reader's gain.
 
 use crate::action::{Action, ActionError, BonusReason, ErrorKind, Event, MoveKind};
 use crate::board::{
@@ -167,7 +172,8 @@ pub enum Expect {
         dice: Dice,
         /// Which dice are already used (the first two parts of a doubles bonus).
         used: [bool; 2],
-        /// The next pending bonus move, in squares.
+        /// The first pending bonus move, in squares (others may be pending too; they
+        /// are played in any order, D-28).
         bonus: Option<u8>,
     },
     /// The game has ended.
@@ -1567,7 +1573,9 @@ impl Game {
         // what cannot be played is forfeited first, with its events, as `legal_actions`
         // assumes. Errors are explained on the position as the player saw it.
         let seen = *self;
-        self.forfeit_bonus_if_stuck(ev, &mut Steps::new());
+        if matches!(self.stage, Stage::Move(t) if t.nbonus > 0) {
+            self.forfeit_bonus_if_stuck(ev, &mut Steps::new());
+        }
         let (Stage::Move(t), Stage::Move(t0)) = (self.stage, seen.stage) else {
             return Err(ActionError::new(
                 K::AwaitingRoll,

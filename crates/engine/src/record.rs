@@ -181,6 +181,23 @@ impl GameRecord {
         }
         Ok((g, all))
     }
+
+    /// Whether `replayed` (the events of [`GameRecord::replay`]) tells the same game as
+    /// the `stored` log: equal, except that the replay may report forfeited bonuses
+    /// (`bonus_forfeited`) that a log written by an older engine left unreported — a
+    /// timeout, a departure or the end of the game forfeited them silently then (D-31).
+    /// Those reports change no state, so such a log still restores.
+    pub fn replay_matches(replayed: &[Event], stored: &[Event]) -> bool {
+        let mut s = stored.iter().peekable();
+        for e in replayed {
+            if s.peek() == Some(&e) {
+                s.next();
+            } else if !matches!(e, Event::BonusForfeited { .. }) {
+                return false;
+            }
+        }
+        s.peek().is_none()
+    }
 }
 
 fn quote(v: &str) -> String {
