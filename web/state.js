@@ -141,7 +141,9 @@ export function setPosition(s, pos) {
   const st = pos.stage;
   if (st.kind === 'move') {
     s.dice = st.dice;
-    s.used = st.used && st.used.length ? st.used.slice(0, st.dice.length) : st.dice.map(() => false);
+    // dice_lost: the dice left could not be played and are gone; only bonuses remain.
+    s.used = st.dice_lost ? st.dice.map(() => true)
+      : st.used && st.used.length ? st.used.slice(0, st.dice.length) : st.dice.map(() => false);
     s.bonus = st.bonus && st.bonus.length ? st.bonus[0] : null;
   } else {
     s.dice = null; s.used = [false, false]; s.bonus = null;

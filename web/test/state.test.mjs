@@ -72,6 +72,14 @@ test('after a batch the client draws the position the server sent, not its own i
   assert.deepEqual(s.lastMove.yellow, { piece: 0, from: 'nest', to: '5', path: ['5'], captures: [] });
 });
 
+test('dice the server says are lost are drawn used, and the pending bonus shown', () => {
+  let s = seated();
+  const lost = position({ yellow: ['g', '11', 'g', 'g'], stage: { kind: 'move', dice: [1, 6], used: [true, false], bonus: [10], dice_lost: true } });
+  s = reduce(s, ev(5, { type: 'turn', colour: 'yellow', deadline_ms: 9000 }, { position: lost }));
+  assert.deepEqual(s.used, [true, true]);
+  assert.equal(s.bonus, 10);
+});
+
 test('a move is animated along the path the server sent, and a capture is marked and heard', () => {
   let s = seated();
   s = reduce(s, ev(5, game({ type: 'piece_moved', colour: 'yellow', piece: 1, from: '8', to: '11', steps: 3, by: 'die', bounced: false }), { path: ['9', '10', '11'] }));
