@@ -30,6 +30,7 @@ let S = initialState(); // changed only by dispatch()
 let board = null;
 let roomsTimer = null;
 let replay = null; // { game, steps, i, board } while the replay view is open
+let animations = 0; // moves animated so far (read by the browser test)
 
 /** The one way the state changes: the reducer, then its effects, then a redraw. */
 function dispatch(msg) {
@@ -445,7 +446,7 @@ function scheduleRender(fx = []) {
     render();
     // Animations start from the drawn end positions, once per move.
     if (board && S.room && S.room.status !== 'lobby') {
-      for (const f of todo) if (f.type === 'animate') board.animate(f);
+      for (const f of todo) if (f.type === 'animate' && board.animate(f)) animations += 1;
     }
   });
 }
@@ -932,7 +933,10 @@ function init() {
     if (replay && e.key === 'ArrowLeft') replayStep(-1);
     if (replay && e.key === 'ArrowRight') replayStep(1);
   });
-  document.addEventListener('visibilitychange', () => { if (!document.hidden) stopFlash(); });
+  document.addEventListener('visibilitychange', () => {
+    if (!document.hidden) stopFlash();
+    else if (S.myTurn && S.role === 'player') flashTitle();
+  });
   setInterval(tickClock, 250);
   // Redraw when the board's size changes (touch areas follow the CSS size).
   window.addEventListener('resize', () => { if (S.room && S.room.status !== 'lobby') scheduleRender(); });
@@ -953,6 +957,7 @@ if (typeof window.__parchisTestHook === 'function') {
     // Simulates a dropped network: closes the socket as a failure would; it reconnects.
     drop: () => { if (conn && conn.ws) conn.ws.close(4999, 'test drop'); },
     sounds: () => sound.played.slice(),
+    animations: () => animations,
     replay: () => replay && { i: replay.i, n: replay.data.steps.length },
   });
 }

@@ -155,3 +155,42 @@ async fn a_roll_batch_ends_with_the_position() {
         assert_eq!(Some(dice), rolled);
     }
 }
+
+#[tokio::test]
+async fn resuming_from_the_start_of_a_long_game_gets_a_snapshot() {
+    // A reload resumes with last_seq 0; replaying more events than the outbound queue
+    // holds would drop the connection as a slow consumer on every attempt.
+    let mut config = test_config();
+    config.outbound_queue = 16;
+    config.dice_seed = Some(5);
+    let server = start(config).await;
+    let (code, clients) = seated_game(
+        &server,
+        json!({"seats": 2, "turn_clock_secs": 600}),
+        &["yellow", "red"],
+    )
+    .await;
+    let (_, clients) = common::play_to_end(clients).await;
+    let token = clients[0].token.clone().expect("token");
+    let seq = clients[0].seq;
+    assert!(
+        seq > 16,
+        "a whole game has more events than the queue: {seq}"
+    );
+    let mut again = server.client().await;
+    let req = again
+        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": 0}))
+        .await;
+    let w = again.reply(req).await;
+    assert_eq!(w["type"], "welcome", "{w}");
+    assert!(
+        w["snapshot"].is_object(),
+        "a snapshot instead of {seq} events"
+    );
+    let ping = again.cmd(json!({"type": "ping"})).await;
+    let pong = again
+        .until("pong", |v| v["type"] == "pong" || v["type"] == "ws_close")
+        .await;
+    assert_eq!(pong["type"], "pong", "the connection stays open: {pong}");
+    assert_eq!(pong["req"].as_u64(), Some(ping));
+}

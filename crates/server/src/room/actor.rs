@@ -73,7 +73,13 @@ pub(super) fn room_init(
         created_at_ms,
         rng: room_rng(state),
         id_rng: ChaCha20Rng::from_entropy(),
-        history_len: state.config().history,
+        // Replayed to a resuming client only while it fits well within its outbound
+        // queue: a reload resumes from seq 0, and a long game's history would overflow
+        // the queue and drop the connection as a slow consumer, again and again.
+        history_len: state
+            .config()
+            .history
+            .min(state.config().outbound_queue / 2),
         now: now_ms(),
         limits: super::core::RoomLimits::of(state.config()),
     }
