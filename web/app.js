@@ -262,11 +262,12 @@ async function enterRoom(rawCode, intent) {
     return;
   }
   const saved = store.get(sessionKey(view.code));
-  if (saved && saved.token && view.status !== 'finished') {
+  if (saved && saved.token) {
     startSession(view.code, { kind: 'resume' }, saved, view);
     return;
   }
-  if (view.status === 'finished' && view.game && !saved) {
+  // A finished room's link, for anyone not seated there: the replay of its game.
+  if (view.status === 'finished' && view.game && intent !== 'watch') {
     openReplay(view.game.game_id);
     return;
   }
@@ -769,7 +770,8 @@ async function openReplay(gameId) {
     toast(err.status === 404 ? t('err_unknown_game') : t('err_http'));
     return;
   }
-  if (conn) { conn.close(); conn = null; }
+  // A player coming from the result screen stays in the room (for a rematch): the
+  // replay is drawn over it and "back" returns there.
   $('result').hidden = true;
   replay = { data, i: data.steps.length - 1, board: null };
   setUrl(`/?game=${encodeURIComponent(gameId)}`);
@@ -923,7 +925,10 @@ function init() {
   $('replay-prev').addEventListener('click', () => replayStep(-1));
   $('replay-next').addEventListener('click', () => replayStep(1));
   $('replay-last').addEventListener('click', () => replayStep(1e9));
-  $('replay-back').addEventListener('click', () => { closeReplay(); setUrl(null); show('lobby'); });
+  $('replay-back').addEventListener('click', () => {
+    closeReplay();
+    if (S.room && conn) { setUrl(roomUrl(S.code)); resultShownFor = null; render(); } else { setUrl(null); show('lobby'); }
+  });
   $('home-link').addEventListener('click', (e) => {
     e.preventDefault();
     if (replay) { closeReplay(); setUrl(null); show('lobby'); return; }

@@ -313,7 +313,6 @@ function roomEvent(s, ev, frame) {
       break;
     case 'rematch':
       // The same seats play again: a new game follows (`game_started`).
-      room.status = 'lobby';
       s.rematch = { wanted: [] };
       s.outcome = null;
       s.fx.push({ type: 'rematch' });

@@ -244,6 +244,12 @@ pub struct RoomSummary {
     pub age_secs: u64,
     /// Spectators watching.
     pub spectators: u32,
+    /// Seconds to roll and play each throw (the room's clock, R-CLOCK).
+    #[serde(default = "default_clock")]
+    pub turn_clock_secs: u32,
+    /// Spectators may watch the room.
+    #[serde(default = "default_true")]
+    pub spectators_allowed: bool,
 }
 
 /// Body of `GET /api/rooms` (and `GET /api/rooms?status=playing`).

@@ -165,6 +165,18 @@ pub enum ClientMessage {
         #[serde(default)]
         seq: u64,
     },
+    /// After the game: ask for a rematch with the same seats and settings. It starts when
+    /// every player still in the room has asked (bots always agree): `rematch`, then a
+    /// new `game_started`. Never refused as stale.
+    Rematch {
+        /// Request id.
+        req: u64,
+        /// Room code.
+        room: String,
+        /// Latest event seq seen (not checked).
+        #[serde(default)]
+        seq: u64,
+    },
     /// Liveness check; answered by `pong`.
     Ping {
         /// Request id.
@@ -184,6 +196,7 @@ impl ClientMessage {
             | ClientMessage::Roll { req, .. }
             | ClientMessage::Play { req, .. }
             | ClientMessage::Leave { req, .. }
+            | ClientMessage::Rematch { req, .. }
             | ClientMessage::Ping { req } => *req,
         }
     }
@@ -198,13 +211,14 @@ impl ClientMessage {
             | ClientMessage::Start { room, .. }
             | ClientMessage::Roll { room, .. }
             | ClientMessage::Play { room, .. }
-            | ClientMessage::Leave { room, .. } => Some(room),
+            | ClientMessage::Leave { room, .. }
+            | ClientMessage::Rematch { room, .. } => Some(room),
             ClientMessage::Ping { .. } => None,
         }
     }
 
     /// The `type` strings of every client message.
-    pub const TYPES: [&'static str; 9] = [
+    pub const TYPES: [&'static str; 10] = [
         "join",
         "watch",
         "resume",
@@ -213,6 +227,7 @@ impl ClientMessage {
         "roll",
         "play",
         "leave",
+        "rematch",
         "ping",
     ];
 }
@@ -310,6 +325,15 @@ pub enum RoomEvent {
         /// Why the player abandoned.
         reason: AbandonReason,
     },
+    /// After the game, `colour` asked for a rematch ([`ClientMessage::Rematch`]).
+    RematchWanted {
+        /// Who asked.
+        colour: Colour,
+    },
+    /// Every player still in the room agreed: a new game with the same seats and settings
+    /// starts (its `opening_roll`s and `game_started` follow). Seats that had abandoned
+    /// are freed first (`player_left`).
+    Rematch,
     /// An engine event (dice rolled, piece moved, timed out, game won…).
     Game {
         /// The engine event.

@@ -584,6 +584,7 @@ impl Session {
             ClientMessage::Roll { seq, .. } => (seq, SeatCmd::Roll),
             ClientMessage::Play { seq, action, .. } => (seq, SeatCmd::Play(action)),
             ClientMessage::Leave { seq, .. } => (seq, SeatCmd::Leave),
+            ClientMessage::Rematch { seq, .. } => (seq, SeatCmd::Rematch),
             _ => return Flow::Continue,
         };
         let command = RoomCmd::Command {

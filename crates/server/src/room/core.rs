@@ -238,6 +238,8 @@ pub struct Core {
     pub(super) bot_due: Option<Ms>,
     /// A bot is choosing its move off-thread.
     pub(super) bot_thinking: bool,
+    /// After a game: the colours that asked for a rematch ([`super::rematch`]).
+    pub(super) rematch: Vec<Colour>,
     pub(super) out: Vec<Effect>,
     pub(super) queue: VecDeque<Work>,
     pub(super) staged: Option<Staged>,
@@ -273,6 +275,7 @@ impl Core {
             idle_since: Some(init.now),
             bot_due: None,
             bot_thinking: false,
+            rematch: Vec::new(),
             out: Vec::new(),
             queue: VecDeque::new(),
             staged: None,

@@ -33,6 +33,7 @@ pub mod link;
 pub mod lobby;
 pub mod persist;
 pub mod play;
+pub mod rematch;
 pub mod replay;
 pub mod restore;
 pub mod view;
@@ -127,6 +128,8 @@ pub enum SeatCmd {
     Play(Play),
     /// Leave the room.
     Leave,
+    /// Ask for a rematch after the game ([`rematch`]).
+    Rematch,
 }
 
 /// Messages to a room actor.

@@ -47,6 +47,10 @@ impl Core {
         if cmd == SeatCmd::Leave {
             return self.leave(seat_id, conn, req, now);
         }
+        if cmd == SeatCmd::Rematch {
+            // Not checked against the seq: the others' rematch requests move it.
+            return self.rematch(seat_id, conn, req, now);
+        }
         let checked = Work::Checked {
             conn,
             seat_id,
@@ -135,7 +139,7 @@ impl Core {
                 }
                 Err(refusal) => self.reply_err(conn, req, &refusal),
             },
-            SeatCmd::Leave => self.reply_ok(conn, req),
+            SeatCmd::Leave | SeatCmd::Rematch => self.reply_ok(conn, req),
         }
     }
 

@@ -82,6 +82,8 @@ impl Core {
                 },
                 age_secs: ((now - self.created_at_ms).max(0) / 1000) as u64,
                 spectators: self.spectators.len() as u32,
+                turn_clock_secs: self.settings.turn_clock_secs,
+                spectators_allowed: self.settings.spectators,
             },
             game_id: self.game_id,
             deadline_ms: self.deadline,

@@ -1,0 +1,111 @@
+//! Rematch after a game (issue 17): the same seats and settings, started when every player
+//! still in the room agrees (bots always agree). Real WebSocket clients, real server.
+
+mod common;
+
+use common::{play_to_end, seated_game, start, test_config};
+use serde_json::{json, Value};
+
+fn event_of(v: &Value, kind: &str) -> bool {
+    v["type"] == "event" && v["event"]["type"] == kind
+}
+
+#[tokio::test]
+async fn a_rematch_starts_when_both_players_ask() {
+    let server = start(test_config()).await;
+    let (code, clients) = seated_game(
+        &server,
+        json!({"seats": 2, "turn_clock_secs": 600}),
+        &["yellow", "red"],
+    )
+    .await;
+    let first_game = clients[0]
+        .events
+        .iter()
+        .find(|e| event_of(e, "game_started"))
+        .map(|e| e["event"]["game_id"].clone());
+    let (_, mut p) = play_to_end(clients).await;
+    let r = p[0].cmd(json!({"type": "rematch"})).await;
+    let a = p[0].reply(r).await;
+    assert_eq!(a["type"], "ok", "{a}");
+    let wanted = p[1]
+        .until("rematch_wanted", |v| event_of(v, "rematch_wanted"))
+        .await;
+    assert_eq!(wanted["event"]["colour"], "yellow");
+    // Asking twice changes nothing.
+    let again = p[0].cmd(json!({"type": "rematch"})).await;
+    assert_eq!(p[0].reply(again).await["type"], "ok");
+    let room: Value = server.room(&code).await;
+    assert_eq!(
+        room["status"], "finished",
+        "one player agreed: still finished"
+    );
+    // The second player agrees: the rematch starts with the same seats.
+    let r = p[1].cmd(json!({"type": "rematch"})).await;
+    let started = p[1]
+        .until("game_started", |v| event_of(v, "game_started"))
+        .await;
+    assert!(p[1].events.iter().any(|e| event_of(e, "rematch")));
+    assert_ne!(
+        Some(started["event"]["game_id"].clone()),
+        first_game,
+        "a new game"
+    );
+    let reply = p[1].reply(r).await;
+    assert_eq!(reply["type"], "ok", "{reply}");
+    let room: Value = server.room(&code).await;
+    assert_eq!(room["status"], "playing");
+    let colours: Vec<&str> = room["seats"]
+        .as_array()
+        .map(|s| s.iter().filter_map(|x| x["colour"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(colours, ["yellow", "red"], "the same seats");
+    assert_eq!(
+        room["settings"]["turn_clock_secs"], 600,
+        "the same settings"
+    );
+    // Both games are stored for the room.
+    let (_, games) = server
+        .http("GET", &format!("/api/games?room={code}"), None)
+        .await;
+    assert_eq!(games["games"].as_array().map(Vec::len), Some(2), "{games}");
+}
+
+#[tokio::test]
+async fn a_rematch_is_refused_while_the_game_runs() {
+    let server = start(test_config()).await;
+    let (_code, mut p) = seated_game(
+        &server,
+        json!({"seats": 2, "turn_clock_secs": 600}),
+        &["yellow", "red"],
+    )
+    .await;
+    let r = p[0]
+        .refused(json!({"type": "rematch"}), "game_started")
+        .await;
+    assert_eq!(r["code"], "game_started");
+}
+
+#[tokio::test]
+async fn against_bots_one_request_is_enough() {
+    let mut config = test_config();
+    config.dice_seed = Some(3);
+    let server = start(config).await;
+    let code = server
+        .create_room(
+            json!({"seats": 2, "bots": "random", "bot_think_ms": 0, "turn_clock_secs": 600}),
+        )
+        .await;
+    let mut me = server.client().await;
+    me.join(&code, "Ana", Some("yellow")).await;
+    me.ok(json!({"type": "start"})).await;
+    let (_, mut me) = play_to_end(vec![me]).await;
+    let mut me = me.remove(0);
+    let r = me.cmd(json!({"type": "rematch"})).await;
+    me.until("game_started", |v| event_of(v, "game_started"))
+        .await;
+    assert_eq!(me.reply(r).await["type"], "ok");
+    let room: Value = server.room(&code).await;
+    assert_eq!(room["status"], "playing");
+    assert_eq!(room["seats"].as_array().map(Vec::len), Some(2));
+}
