@@ -121,6 +121,9 @@ function snapshot(s, view) {
   if (view.game) {
     s.gameId = view.game.game_id;
     setPosition(s, view.game.position);
+    // The throw being played is the current player's last roll.
+    const st = view.game.position.stage;
+    if (st.kind === 'move') s.lastRoll[view.game.position.turn] = st.dice;
     s.deadline = view.game.deadline_ms;
     s.outcome = view.game.outcome || s.outcome;
   }

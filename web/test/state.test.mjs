@@ -202,3 +202,12 @@ test('a resume error on an unknown seat falls back to watching', () => {
   assert.deepEqual(s.fx.map((f) => f.type), ['forget_session', 'send', 'toast']);
   assert.deepEqual(s.fx[1].msg, { type: 'watch', room: 'ROOM' });
 });
+
+test('a snapshot in the middle of a throw shows it as the current player\'s last roll', () => {
+  const v = view();
+  v.game.position = position({ turn: 'red', stage: { kind: 'move', dice: [4, 2] } });
+  const s = reduce(initialState(), { type: 'local:session', code: 'ROOM', intent: { kind: 'watch' }, view: v });
+  assert.deepEqual(s.lastRoll, { red: [4, 2] });
+  assert.deepEqual(s.dice, [4, 2]);
+  assert.deepEqual(s.used, [false, false]);
+});
