@@ -211,3 +211,11 @@ test('a snapshot in the middle of a throw shows it as the current player\'s last
   assert.deepEqual(s.dice, [4, 2]);
   assert.deepEqual(s.used, [false, false]);
 });
+
+test('a piece reaching the goal plays the goal sound; the end of the game the win sound', () => {
+  let s = seated();
+  s = reduce(s, ev(5, game({ type: 'piece_moved', colour: 'red', piece: 2, from: 'h5', to: 'goal', steps: 3, by: 'die', bounced: false }), { path: ['h6', 'h7', 'goal'] }));
+  assert.deepEqual(s.fx.map((f) => f.type === 'sound' ? f.name : f.type), ['animate', 'goal']);
+  s = reduce(s, ev(6, game({ type: 'game_won', winner: 'red', reason: 'goal' })));
+  assert.deepEqual(s.fx, [{ type: 'sound', name: 'win' }]);
+});
