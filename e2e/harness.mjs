@@ -39,9 +39,12 @@ export async function setup({ seed = '20240601', host = '127.0.0.1' } = {}) {
   const port = await freePort();
   env.base = `http://${host}:${port}`;
   const args = ['--bind', '127.0.0.1', '--port', String(port), '--database-url', 'sqlite::memory:', '--log', 'info'];
-  // Seeded dice make the games reproducible (the server's PARCHIS_DICE_SEED).
+  // Seeded dice make the games reproducible (the server's PARCHIS_DICE_SEED); `seed: null`
+  // runs the production dice (a fresh server seed from the OS per room, docs/FAIR_DICE.md).
+  const serverEnv = { ...process.env, PARCHIS_DICE_SEED: seed, PARCHIS_PUBLIC_URL: env.base, NO_COLOR: '1' };
+  if (seed === null) delete serverEnv.PARCHIS_DICE_SEED;
   env.server = spawn(SERVER_BIN, args, {
-    env: { ...process.env, PARCHIS_DICE_SEED: seed, PARCHIS_PUBLIC_URL: env.base, NO_COLOR: '1' },
+    env: serverEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const keep = (d) => { env.serverLog = (env.serverLog + d.toString()).slice(-20000); };

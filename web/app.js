@@ -11,6 +11,7 @@ import { createBoard, COLOURS } from './board.js';
 import { api, Connection } from './net.js';
 import { reduce, initialState, describedActions, selectable, bottomColour } from './state.js';
 import * as sound from './sound.js';
+import { newClientSeed, verifyGame } from './fairdice.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -31,6 +32,18 @@ let board = null;
 let roomsTimer = null;
 let replay = null; // { game, steps, i, board } while the replay view is open
 let animations = 0; // moves animated so far (read by the browser test)
+// The room's fair dice (docs/FAIR_DICE.md): what the server published (commitment, seeds,
+// server seed at the end) and our own client seed, generated with crypto.getRandomValues
+// and sent in `join`. Only shown and checked here, never interpreted by the rules.
+let fair = { info: null, clientSeed: null };
+
+/** Notes the fair-dice facts a server message carries. */
+function noteFair(m) {
+  if (m.type === 'welcome' && m.snapshot && m.snapshot.dice) fair.info = m.snapshot.dice;
+  if (m.type !== 'event' || !m.event) return;
+  if (m.event.type === 'game_started' && m.event.dice) fair.info = m.event.dice;
+  if (m.event.type === 'dice_revealed' && fair.info) fair.info = { ...fair.info, server_seed: m.event.server_seed };
+}
 
 /** The one way the state changes: the reducer, then its effects, then a redraw. */
 function dispatch(msg) {
@@ -314,13 +327,15 @@ function startSession(code, intent, saved = null, view = null) {
   if (conn) conn.close();
   closeReplay();
   resultShownFor = null;
+  fair = { info: view && view.dice ? view.dice : null, clientSeed: saved && saved.clientSeed ? saved.clientSeed : null };
+  if (intent.kind === 'join') fair.clientSeed = newClientSeed();
   dispatch({ type: 'local:session', code, intent, saved, view });
   setUrl(roomUrl(code));
   $('result').hidden = true;
   // Handlers ignore a connection the app has let go of (after leaving, its last frames).
   const c = new Connection({
     onOpen: () => { if (conn === c) sendEntry(); },
-    onMessage: (m) => { if (conn === c) dispatch({ ...m, received_ms: Date.now() }); },
+    onMessage: (m) => { if (conn === c) { noteFair(m); dispatch({ ...m, received_ms: Date.now() }); } },
     onState: (st) => {
       if (conn !== c && st !== 'closed') return;
       const el = $('conn-status');
@@ -342,6 +357,7 @@ function sendEntry() {
   } else if (S.intent && S.intent.kind === 'join') {
     const msg = { type: 'join', room: S.code, name: S.intent.name };
     if (S.intent.colour) msg.colour = S.intent.colour;
+    if (fair.clientSeed) msg.client_seed = fair.clientSeed;
     track(conn.send(msg), 'join');
   } else {
     track(conn.send({ type: 'watch', room: S.code }), 'watch');
@@ -354,7 +370,7 @@ function command(type, extra = {}) {
 }
 
 function saveSession() {
-  if (S.token && S.code) store.set(sessionKey(S.code), { token: S.token, colour: S.colour });
+  if (S.token && S.code) store.set(sessionKey(S.code), { token: S.token, colour: S.colour, clientSeed: fair.clientSeed });
 }
 
 function inGame() { return S.role === 'player' && S.room && S.room.status === 'playing' && !S.outcome; }
@@ -473,7 +489,50 @@ function renderInvite() {
   $('share-invite').hidden = !(navigator.share && matchMedia('(pointer: coarse)').matches);
 }
 
+/** The fair-dice line: our client seed and the server's commitment, with the explanation. */
+function renderFair(el) {
+  el.replaceChildren();
+  if (!fair.info) return;
+  const parts = [];
+  if (fair.clientSeed && S.role === 'player') parts.push(t('dice_seed_mine', { seed: fair.clientSeed }));
+  parts.push(t('dice_commitment', { c: fair.info.commitment.slice(0, 16) }));
+  if (fair.info.mode === 'test') parts.push(t('dice_test'));
+  el.append(`🎲 ${parts.join(' · ')} · `);
+  el.appendChild(fairLink());
+}
+
+function fairLink() {
+  const a = document.createElement('a');
+  a.href = '/FAIR_DICE.md';
+  a.target = '_blank';
+  a.rel = 'noopener';
+  a.textContent = t('dice_how');
+  return a;
+}
+
+/** Checks a finished game's dice with Web Crypto and shows the verdict in `el`
+ * (`data-status`: checking, verified, failed, test or unavailable). */
+async function checkDice(gameId, el) {
+  el.dataset.status = 'checking';
+  el.replaceChildren(t('dice_checking'));
+  let verdict;
+  try {
+    verdict = await verifyGame(await api('GET', `/api/games/${encodeURIComponent(gameId || '')}`));
+  } catch (err) {
+    verdict = { status: 'unavailable', reason: String((err && err.message) || err) };
+  }
+  el.dataset.status = verdict.status;
+  if (verdict.throw !== undefined) el.dataset.throw = String(verdict.throw);
+  const text = verdict.status === 'verified' ? t('dice_verified', { n: verdict.throws })
+    : verdict.status === 'test' ? t('dice_test')
+      : verdict.status === 'failed' ? t('dice_failed', { reason: verdict.reason })
+        : t('dice_unavailable', { reason: verdict.reason });
+  el.replaceChildren(`🎲 ${text} · `);
+  el.appendChild(fairLink());
+}
+
 function renderRoom() {
+  renderFair($('room-fair'));
   const room = S.room;
   $('room-title').textContent = t('room', { code: S.code });
   renderInvite();
@@ -577,6 +636,7 @@ function timeoutsText(colour) {
 }
 
 function renderGame() {
+  renderFair($('game-fair'));
   if (!board) board = createBoard($('board-wrap'));
   const actions = describedActions(S);
   const movable = selectable(S);
@@ -758,6 +818,7 @@ function renderResult() {
   $('result-replay').hidden = !S.gameId;
   if (resultShownFor === S.gameId) return;
   resultShownFor = S.gameId;
+  checkDice(S.gameId, $('result-dice'));
   el.hidden = false;
   $('result-lobby').focus();
 }
@@ -777,6 +838,7 @@ async function openReplay(gameId) {
   setUrl(`/?game=${encodeURIComponent(gameId)}`);
   show('replay');
   renderReplay();
+  checkDice(gameId, $('replay-fair'));
 }
 
 function closeReplay() {

@@ -324,6 +324,10 @@ function roomEvent(s, ev, frame) {
     case 'game':
       gameEvent(s, ev.event, frame);
       break;
+    case 'dice_revealed':
+      // The game is over: the server seed is out, the dice can be checked (docs/FAIR_DICE.md).
+      log(s, 'ev_dice_revealed', {});
+      break;
     default:
       break;
   }

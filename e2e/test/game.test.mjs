@@ -170,6 +170,9 @@ test('two players create, join and play; a spectator watches; a reload resumes',
   }
   await a.waitForSelector('#result:not([hidden])');
   await c.waitForSelector('#result:not([hidden])');
+  // Seeded test dice are checked but never claimed verified (docs/FAIR_DICE.md).
+  await a.waitForSelector('#result-dice[data-status="test"]');
+  assert.match(await a.textContent('#result-dice'), /dados de prueba: no verificables/);
   const resultText = await a.textContent('#result-text');
   assert.match(resultText, /^¡Gana (Amarillo|Verde) \((Ana|Benito)\)/);
   if (!final.outcome) {

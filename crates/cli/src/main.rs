@@ -5,9 +5,12 @@
 //! parchis apply "<position>" "<action>"        new position + events as JSON
 //! parchis play --seed N --players K            one random legal game, action log
 //! parchis selfplay --games N --seed S          statistics over random games
+//! parchis verify FILE                          check a finished game's fair dice
 //! ```
 //! Positions are given in the text notation or as JSON (`proto/NOTATION.md`,
 //! `proto/POSITION.md`); `-` reads the position from standard input.
+
+mod verify;
 
 use clap::{Parser, Subcommand};
 use parchis_engine::{Action, Colour, Dice, Event, Game, Position, RuleSet, WinReason};
@@ -54,6 +57,15 @@ enum Command {
         /// Rule set: a preset name and `+variant`s, e.g. `classic+murcia-12`.
         #[arg(long, default_value = "online")]
         preset: String,
+    },
+    /// Check the fair dice of a finished game (docs/FAIR_DICE.md): the commitment and
+    /// every throw. FILE is the JSON of `GET /api/games/{id}` or its text export
+    /// (`GET /api/games/{id}/export`); `-` reads standard input. Exits 0 when every
+    /// throw is verified, 1 naming the first throw (or seed) that fails, 2 for a game
+    /// made with test dice (never verifiable).
+    Verify {
+        /// The game's JSON or text export; `-` reads standard input.
+        file: String,
     },
     /// Play many random games and print statistics as JSON.
     Selfplay {
@@ -149,8 +161,46 @@ fn random_game(
     Err("game did not end within 1,000,000 actions".into())
 }
 
+/// `parchis verify FILE`: prints the verdict; exit code 0, 1 or 2.
+fn run_verify(file: &str) -> Result<ExitCode, String> {
+    let text = if file == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        s
+    } else {
+        std::fs::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))?
+    };
+    let record = verify::read(&text)?;
+    Ok(match verify::check(&record) {
+        verify::Verdict::Verified(n) => {
+            println!(
+                "dice verified: {n} throws match the commitment {} and the seeds",
+                record.claim.commitment
+            );
+            ExitCode::SUCCESS
+        }
+        verify::Verdict::Failed(e) => {
+            println!("dice NOT verified: {e}");
+            ExitCode::FAILURE
+        }
+        verify::Verdict::Test(r) => {
+            let how = match r {
+                Ok(n) => format!("its {n} throws match its seeds"),
+                Err(e) => format!("and it does not check: {e}"),
+            };
+            println!(
+                "not verifiable: this game was made with test dice (its server seed was not secret); {how}"
+            );
+            ExitCode::from(2)
+        }
+    })
+}
+
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
+        Command::Verify { .. } => unreachable!("handled in main"),
         Command::Legal { position, dice } => {
             let mut game = read_position(&position)?;
             if let Some(d) = dice {
@@ -250,7 +300,14 @@ fn run(cli: Cli) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    if let Command::Verify { file } = &cli.command {
+        return run_verify(file).unwrap_or_else(|e| {
+            eprintln!("parchis: {e}");
+            ExitCode::FAILURE
+        });
+    }
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("parchis: {e}");

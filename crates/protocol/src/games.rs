@@ -86,6 +86,11 @@ pub struct GameSummary {
     pub reason: Option<GameEndReason>,
     /// Absolute deadline of the running turn clock (unix ms), if any.
     pub deadline_ms: Option<i64>,
+    /// The fair dice (`docs/FAIR_DICE.md`): scheme, mode, commitment, client seeds,
+    /// dice per throw, and the server seed once the game is over; `null` for games
+    /// stored before fair dice.
+    #[serde(default)]
+    pub dice: Option<crate::dice::GameDice>,
 }
 
 /// Body of `GET /api/games`: one page, newest first.

@@ -368,6 +368,10 @@ pub struct RoomView {
     /// The board's marked squares, for drawing.
     #[serde(default)]
     pub board: BoardView,
+    /// The fair dice (`docs/FAIR_DICE.md`): the commitment from the lobby on, the
+    /// client seeds once the game has started, the server seed once it is over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dice: Option<crate::dice::DiceInfo>,
 }
 
 /// Body of every HTTP error answer.

@@ -18,6 +18,7 @@
 //! `proto/README.md` documents the connection lifecycle and every message with an example.
 
 mod admin;
+mod dice;
 mod error;
 mod games;
 mod http;
@@ -25,6 +26,7 @@ mod messages;
 pub mod schema;
 
 pub use admin::{AdminCloseRoom, AdminDisconnect, AdminRoom, AdminRoomList, AdminSeat};
+pub use dice::{ClientSeedEntry, DiceInfo, DiceMode, GameDice};
 pub use error::{close_code, ErrorCode};
 pub use games::{
     GameDetail, GameEndReason, GameList, GamePlayer, GameReplay, GameResult, GameSummary,

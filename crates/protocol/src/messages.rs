@@ -1,6 +1,7 @@
 //! WebSocket messages: [`ClientMessage`] (commands) and [`ServerMessage`] (replies and the
 //! room's event stream), and the classifying parser [`parse_client_message`].
 
+use crate::dice::DiceInfo;
 use crate::error::ErrorCode;
 use crate::http::{BotLevel, RoomView};
 use parchis_engine::{Action, ActionPreview, Colour, Dice, Event, Location, Position};
@@ -93,6 +94,11 @@ pub enum ClientMessage {
         /// The colour wanted; `null` or absent: the first free colour in board order.
         #[serde(default)]
         colour: Option<Colour>,
+        /// This player's client seed for the fair dice (`docs/FAIR_DICE.md`): 1 to 64
+        /// characters from `A-Z a-z 0-9 _ -`. Absent: the colour's name, unless a
+        /// `client_seed` command sets one before the start.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client_seed: Option<String>,
     },
     /// Watch a room as a spectator. Answered by `welcome` with a snapshot.
     Watch {
@@ -124,6 +130,18 @@ pub enum ClientMessage {
         seq: u64,
         /// The colour wanted.
         colour: Colour,
+    },
+    /// Set or change your client seed for the fair dice before the start
+    /// (`docs/FAIR_DICE.md`); answered by `ok`. Refused with `game_started` after it.
+    ClientSeed {
+        /// Request id.
+        req: u64,
+        /// Room code.
+        room: String,
+        /// Latest event seq seen.
+        seq: u64,
+        /// 1 to 64 characters from `A-Z a-z 0-9 _ -`.
+        seed: String,
     },
     /// Start the game (creator only, at least two players).
     Start {
@@ -192,6 +210,7 @@ impl ClientMessage {
             | ClientMessage::Watch { req, .. }
             | ClientMessage::Resume { req, .. }
             | ClientMessage::ChooseColour { req, .. }
+            | ClientMessage::ClientSeed { req, .. }
             | ClientMessage::Start { req, .. }
             | ClientMessage::Roll { req, .. }
             | ClientMessage::Play { req, .. }
@@ -208,6 +227,7 @@ impl ClientMessage {
             | ClientMessage::Watch { room, .. }
             | ClientMessage::Resume { room, .. }
             | ClientMessage::ChooseColour { room, .. }
+            | ClientMessage::ClientSeed { room, .. }
             | ClientMessage::Start { room, .. }
             | ClientMessage::Roll { room, .. }
             | ClientMessage::Play { room, .. }
@@ -223,6 +243,7 @@ impl ClientMessage {
         "watch",
         "resume",
         "choose_colour",
+        "client_seed",
         "start",
         "roll",
         "play",
@@ -298,6 +319,11 @@ pub enum RoomEvent {
         first: Colour,
         /// The initial state.
         position: Position,
+        /// The fair dice (`docs/FAIR_DICE.md`): scheme, mode, the commitment to the
+        /// server seed and every seat's client seed, fixed from now on. Absent only in
+        /// games stored before fair dice existed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dice: Option<Box<DiceInfo>>,
     },
     /// A new throw's clock (R-CLOCK, D-12): `colour` must roll and play before
     /// `deadline_ms` (absolute server time, unix ms).
@@ -338,16 +364,33 @@ pub enum RoomEvent {
     Game {
         /// The engine event.
         event: Event,
+        /// For `dice_rolled`: the throw's number in the game (`docs/FAIR_DICE.md`),
+        /// opening rolls included, counted from 0. Absent for other events.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        throw: Option<u64>,
+    },
+    /// The game is over (whatever ended it): the server seed is revealed, so anyone can
+    /// check every throw against the commitment of `game_started` (`docs/FAIR_DICE.md`).
+    DiceRevealed {
+        /// The server seed, 64 lower-case hex digits.
+        server_seed: String,
     },
 }
 
 /// One colour's value in an [`RoomEvent::OpeningRoll`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct OpeningRollEntry {
     /// Who rolled.
     pub colour: Colour,
     /// The total of the dice thrown (1–6 with one die, 2–12 with two).
     pub value: u8,
+    /// The throw's number in the game (`docs/FAIR_DICE.md`): the opening roll's throws
+    /// come first, from 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throw: Option<u64>,
+    /// The dice thrown (their total is `value`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dice: Vec<u8>,
 }
 
 /// What the player to act must do now, sent to that player only.

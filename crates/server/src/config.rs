@@ -31,8 +31,13 @@ pub struct ServerConfig {
     pub room_queue: usize,
     /// Room events kept for reconnecting clients; older gaps get a snapshot.
     pub history: usize,
-    /// Fixed dice seed (tests only); `None`: each room seeds a CSPRNG from the OS.
+    /// Fixed dice seed (tests only): each room's server seed is derived from it and the
+    /// room's ordinal, and its games are marked `"mode": "test"` (never verifiable,
+    /// `docs/FAIR_DICE.md`). `None`: server seeds come from the OS CSPRNG.
     pub dice_seed: Option<u64>,
+    /// Fixed server seed for every game (tests only, takes precedence over `dice_seed`):
+    /// fair-dice games become reproducible; they are marked `"mode": "test"` too.
+    pub fixed_server_seed: Option<[u8; 32]>,
     /// Maximum number of live rooms; creations beyond it get 503 `server_full`.
     pub max_rooms: usize,
     /// Bearer token of the admin API (`/admin/…`); `None` disables it.
@@ -177,6 +182,7 @@ impl Default for ServerConfig {
             room_queue: 64,
             history: 1024,
             dice_seed: None,
+            fixed_server_seed: None,
             max_rooms: 10_000,
             admin_token: None,
             outbound_queue_bytes: 1024 * 1024,

@@ -25,6 +25,7 @@ pub fn event_message(
                     steps,
                     ..
                 },
+            ..
         } => route(*colour, *from, *steps),
         _ => Vec::new(),
     };
@@ -56,6 +57,7 @@ mod tests {
                 bounced: false,
                 die: None,
             },
+            throw: None,
         };
         let game = Game::new(
             RuleSet::online(),

@@ -89,6 +89,7 @@ fn store_query(query: &GamesQuery) -> Result<GameQuery, ApiError> {
 /// The wire summary of a stored game. A result or reason the protocol does not know
 /// (written by another version) is logged and shown as `null`.
 fn summary(g: GameRecord) -> GameSummary {
+    let dice = crate::dice::public(&g);
     let result = g.result.and_then(|v| {
         serde_json::from_value::<GameResult>(v)
             .map_err(|e| tracing::warn!(game = %g.id, error = %e, "stored result unreadable"))
@@ -103,6 +104,7 @@ fn summary(g: GameRecord) -> GameSummary {
         result,
         reason: g.reason.as_deref().and_then(GameEndReason::parse),
         deadline_ms: g.deadline_ms,
+        dice,
     }
 }
 
@@ -285,7 +287,27 @@ pub async fn export_game(
     let replayed = crate::room::replay(&log).map_err(|e| corrupt(&game, e.to_string()))?;
     let mut record = replayed.record;
     let replayed = replayed.game;
+    let mut opening = Vec::new();
+    let mut first_roll_throw = None;
+    for e in &log {
+        match &e.event {
+            RoomEvent::OpeningRoll { rolls, .. } => {
+                for r in rolls {
+                    let dice: Vec<String> = r.dice.iter().map(u8::to_string).collect();
+                    let k = r.throw.map(|k| k.to_string()).unwrap_or_else(|| "?".into());
+                    opening.push(format!("{k} {} {}", r.colour.letter(), dice.join(",")));
+                }
+            }
+            RoomEvent::Game { throw, .. } if first_roll_throw.is_none() => {
+                first_roll_throw = *throw;
+            }
+            _ => {}
+        }
+    }
     record.tags.push(("Room".into(), game.room_code.clone()));
+    if let Some(d) = crate::dice::public(&game) {
+        crate::dice::export_tags(&mut record.tags, &d, &opening, first_roll_throw);
+    }
     record.tags.push(("Game".into(), game.id.to_string()));
     record
         .tags

@@ -19,6 +19,7 @@ pub mod admin;
 pub mod admission;
 pub mod client_addr;
 pub mod config;
+pub mod dice;
 pub mod frames;
 pub mod games;
 pub mod health;

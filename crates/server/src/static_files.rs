@@ -3,7 +3,9 @@
 //! nothing else. No build step: the files in `web/` are what the browser gets.
 //!
 //! Routes: `/` and `/index.html` (the app shell), `/r/{code}` (an invite link: the same
-//! shell, which opens room `code`; `/?room=CODE` works too) and one route per asset.
+//! shell, which opens room `code`; `/?room=CODE` works too), one route per asset, and
+//! `/FAIR_DICE.md`, the explanation of the fair dice the client links to
+//! (`docs/FAIR_DICE.md`, as plain text).
 
 use crate::state::AppState;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS};
@@ -50,9 +52,21 @@ pub const ASSETS: &[Asset] = &[
     asset!("net.js", JS),
     asset!("state.js", JS),
     asset!("sound.js", JS),
+    asset!("fairdice.js", JS),
     asset!("style.css", CSS),
     asset!("favicon.svg", SVG),
 ];
+
+/// `docs/FAIR_DICE.md`, served at `/FAIR_DICE.md` as plain text.
+pub const FAIR_DICE: Asset = Asset {
+    path: "/FAIR_DICE.md",
+    file: "FAIR_DICE.md",
+    content_type: "text/plain; charset=utf-8",
+    body: include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/FAIR_DICE.md"
+    )),
+};
 
 /// The embedded `index.html`.
 pub fn index_html() -> &'static str {
@@ -85,7 +99,8 @@ pub fn router() -> Router<AppState> {
     let index = ASSETS[0];
     let mut router = Router::new()
         .route("/", get(move || async move { respond(&index) }))
-        .route("/r/{code}", get(move || async move { respond(&index) }));
+        .route("/r/{code}", get(move || async move { respond(&index) }))
+        .route(FAIR_DICE.path, get(|| async { respond(&FAIR_DICE) }));
     for asset in ASSETS {
         let asset = *asset;
         router = router.route(asset.path, get(move || async move { respond(&asset) }));

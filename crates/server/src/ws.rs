@@ -520,7 +520,12 @@ impl Session {
             let (reply, answer) = oneshot::channel();
             let link = self.link.clone();
             let cmd = match msg {
-                ClientMessage::Join { name, colour, .. } => {
+                ClientMessage::Join {
+                    name,
+                    colour,
+                    client_seed,
+                    ..
+                } => {
                     let name = match display_name(&name) {
                         Ok(name) => name,
                         Err(e) => {
@@ -532,6 +537,7 @@ impl Session {
                         req,
                         name,
                         colour,
+                        client_seed,
                         reply,
                     }
                 }
@@ -580,6 +586,7 @@ impl Session {
         }
         let (seq, cmd) = match msg {
             ClientMessage::ChooseColour { seq, colour, .. } => (seq, SeatCmd::ChooseColour(colour)),
+            ClientMessage::ClientSeed { seq, seed, .. } => (seq, SeatCmd::ClientSeed(seed)),
             ClientMessage::Start { seq, .. } => (seq, SeatCmd::Start),
             ClientMessage::Roll { seq, .. } => (seq, SeatCmd::Roll),
             ClientMessage::Play { seq, action, .. } => (seq, SeatCmd::Play(action)),
@@ -587,6 +594,7 @@ impl Session {
             ClientMessage::Rematch { seq, .. } => (seq, SeatCmd::Rematch),
             _ => return Flow::Continue,
         };
+        let leaving = cmd == SeatCmd::Leave;
         let command = RoomCmd::Command {
             conn: self.link.id,
             member: joined.member,
@@ -599,7 +607,7 @@ impl Session {
             self.joined = None;
             return self.error(Some(req), ErrorCode::UnknownRoom, "the room has closed");
         }
-        if cmd == SeatCmd::Leave {
+        if leaving {
             self.joined = None;
         }
         Flow::Continue

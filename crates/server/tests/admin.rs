@@ -140,6 +140,17 @@ async fn admin_api_refuses_missing_and_wrong_tokens_and_acts_with_the_right_one(
     for c in [&mut yellow, &mut red2, &mut s] {
         let closed = wait_close(c).await;
         assert_eq!(closed["code"], 4002, "{closed}");
+        // Closing ends the game: its server seed is revealed first (docs/FAIR_DICE.md).
+        let revealed = c
+            .events
+            .iter()
+            .find(|e| e["event"]["type"] == "dice_revealed")
+            .cloned()
+            .unwrap_or_else(|| panic!("dice_revealed before the close: {:?}", c.events.last()));
+        assert_eq!(
+            revealed["event"]["server_seed"].as_str().map(str::len),
+            Some(64)
+        );
     }
     // The game is stored as ended by the admin; the room is gone and not restored.
     let (status, game) = server
@@ -147,6 +158,11 @@ async fn admin_api_refuses_missing_and_wrong_tokens_and_acts_with_the_right_one(
         .await;
     assert_eq!(status, 200, "{game}");
     assert_eq!(game["reason"], "closed_by_admin", "{game}");
+    assert_eq!(
+        game["dice"]["server_seed"].as_str().map(str::len),
+        Some(64),
+        "the games API reveals the seed of a closed game: {game}"
+    );
     assert!(game["finished_at_ms"].as_i64().is_some(), "{game}");
     let (status, _) = server
         .http("GET", &format!("/api/rooms/{code}"), None)

@@ -166,6 +166,14 @@ async fn a_bot_takes_over_a_seat_abandoned_mid_game_and_the_game_goes_on() {
     for _ in 0..12 {
         act_once(&server, &code, &mut clients).await;
     }
+    // Red leaves on its own turn, so that the bot acts at once: yellow's `your_turn`, if
+    // it were yellow's turn, would already have been read.
+    for _ in 0..200 {
+        if server.room(&code).await["game"]["position"]["turn"] == "red" {
+            break;
+        }
+        act_once(&server, &code, &mut clients).await;
+    }
     let mut red = clients.pop().expect("red");
     let mut yellow = clients.pop().expect("yellow");
     let before = server.room(&code).await;

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{http_at, play_to_end, Client};
-use parchis_engine::{Colour, GameRecord, RuleSet};
+use parchis_engine::{fair_dice, Colour, GameRecord, RuleSet};
 use parchis_protocol::RoomEvent;
 use parchis_server::room::{replay, LoggedEvent};
 use serde_json::{json, Value};
@@ -284,6 +284,44 @@ async fn restart_scenario(database_url: Option<&str>) {
         .any(|e| e["event"]["event"]["type"] == "timed_out");
     assert!(timed_out, "the clock ran after the restart");
 
+    // The fair dice: every throw, before and after the SIGKILL, is the one its number
+    // gives with the game's seeds (docs/FAIR_DICE.md), numbered 0, 1, 2… without a gap.
+    let dice = &detail["dice"];
+    assert_eq!(dice["mode"], "test", "a --dice-seed game is marked");
+    let throws: Vec<fair_dice::RecordedThrow> = stored
+        .iter()
+        .filter(|e| e["event"]["type"] == "game" && e["event"]["event"]["type"] == "dice_rolled")
+        .map(|e| fair_dice::RecordedThrow {
+            number: e["event"]["throw"].as_u64().expect("throw number"),
+            colour: e["event"]["event"]["colour"]
+                .as_str()
+                .and_then(|c| c.parse().ok())
+                .expect("colour"),
+            dice: serde_json::from_value(e["event"]["event"]["dice"].clone()).expect("dice"),
+        })
+        .collect();
+    let before_restart = stored_before
+        .iter()
+        .filter(|e| e["event"]["type"] == "game" && e["event"]["event"]["type"] == "dice_rolled")
+        .count();
+    assert!(
+        before_restart > 5 && throws.len() > before_restart + 5,
+        "throws before ({before_restart}) and after the restart ({})",
+        throws.len()
+    );
+    let claim = fair_dice::Claim {
+        scheme: dice["scheme"].as_str().expect("scheme").to_owned(),
+        commitment: dice["commitment"].as_str().expect("commitment").to_owned(),
+        server_seed: dice["server_seed"].as_str().map(str::to_owned),
+        client_seeds: vec![
+            (Colour::Yellow, "yellow".to_owned()),
+            (Colour::Red, "red".to_owned()),
+        ],
+        per_throw: 2,
+        throws: throws.clone(),
+    };
+    assert_eq!(fair_dice::verify(&claim), Ok(throws.len()));
+
     // Replaying the stored events through the engine (the server's one replay
     // function) reproduces the game.
     let log: Vec<LoggedEvent> = stored
@@ -300,7 +338,7 @@ async fn restart_scenario(database_url: Option<&str>) {
     let engine: Vec<_> = log
         .iter()
         .filter_map(|e| match &e.event {
-            RoomEvent::Game { event } => Some(*event),
+            RoomEvent::Game { event, .. } => Some(*event),
             _ => None,
         })
         .collect();

@@ -248,6 +248,10 @@ async fn four_player_game_with_a_spectator_is_played_to_the_end() {
         spectator
             .until("game_won", |v| Client::is_game_event(v, "game_won"))
             .await;
+        // The last event: the server seed revealed (docs/FAIR_DICE.md).
+        spectator
+            .until("dice_revealed", |v| v["event"]["type"] == "dice_revealed")
+            .await;
         spectator
     });
     let (won, clients) = play_to_end(clients).await;

@@ -78,6 +78,7 @@ async fn run_level(store: &Arc<dyn Store>, rooms: usize, secs: f64) -> LevelResu
             result: None,
             reason: None,
             deadline_ms: None,
+            dice: None,
         };
         store.create_game(&game).await.expect("create game");
         games.push(game.id);

@@ -207,8 +207,8 @@ impl Backend for PgBackend {
             WriteOp::CreateGame(g) => {
                 sqlx::query(
                     "INSERT INTO games (id, room_code, preset, rules, rules_hash, created_at_ms, \
-                     finished_at_ms, result, reason, deadline_ms) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                     finished_at_ms, result, reason, deadline_ms, dice) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
                 )
                 .bind(g.id)
                 .bind(&g.room_code)
@@ -220,6 +220,7 @@ impl Backend for PgBackend {
                 .bind(g.result.as_ref().map(Value::to_string))
                 .bind(&g.reason)
                 .bind(g.deadline_ms)
+                .bind(g.dice.as_ref().map(Value::to_string))
                 .execute(&mut *conn)
                 .await
                 .map_err(|e| {

@@ -16,7 +16,7 @@ pub(crate) type RoomRow = (String, String, String, i64, Option<i64>, Option<i64>
 /// `room_code, colour, display_name, token_hash, is_creator, joined_at_ms, bot`
 pub(crate) type SeatRow = (String, String, String, String, bool, i64, Option<String>);
 /// `id, room_code, preset, rules, rules_hash, created_at_ms, finished_at_ms, result, reason,
-/// deadline_ms`
+/// deadline_ms, dice`
 pub(crate) type GameRow<Id> = (
     Id,
     String,
@@ -28,6 +28,7 @@ pub(crate) type GameRow<Id> = (
     Option<String>,
     Option<String>,
     Option<i64>,
+    Option<String>,
 );
 /// `game_id, seq, event, created_at_ms`
 pub(crate) type EventRow<Id> = (Id, i64, String, i64);
@@ -38,7 +39,7 @@ pub(crate) const ROOM_COLUMNS: &str =
 pub(crate) const SEAT_COLUMNS: &str =
     "s.room_code, s.colour, s.display_name, s.token_hash, s.is_creator, s.joined_at_ms, s.bot";
 pub(crate) const GAME_COLUMNS: &str = "g.id, g.room_code, g.preset, g.rules, g.rules_hash, \
-     g.created_at_ms, g.finished_at_ms, g.result, g.reason, g.deadline_ms";
+     g.created_at_ms, g.finished_at_ms, g.result, g.reason, g.deadline_ms, g.dice";
 pub(crate) const EVENT_COLUMNS: &str = "e.game_id, e.seq, e.event, e.created_at_ms";
 
 /// SQL condition keeping only the most recent game of its room (alias `g`).
@@ -109,11 +110,15 @@ pub(crate) fn game<Id: GameId>(row: GameRow<Id>) -> Result<GameRecord> {
         result,
         reason,
         deadline_ms,
+        dice,
     ) = row;
     let id = id.into_uuid()?;
     let rules = json(&rules, &format!("rules of game {id}"))?;
     let result = result
         .map(|r| json(&r, &format!("result of game {id}")))
+        .transpose()?;
+    let dice = dice
+        .map(|d| json(&d, &format!("dice of game {id}")))
         .transpose()?;
     Ok(GameRecord {
         id,
@@ -126,6 +131,7 @@ pub(crate) fn game<Id: GameId>(row: GameRow<Id>) -> Result<GameRecord> {
         result,
         reason,
         deadline_ms,
+        dice,
     })
 }
 

@@ -347,8 +347,8 @@ impl Backend for SqliteBackend {
             WriteOp::CreateGame(g) => {
                 sqlx::query(
                     "INSERT INTO games (id, room_code, preset, rules, rules_hash, created_at_ms, \
-                     finished_at_ms, result, reason, deadline_ms) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     finished_at_ms, result, reason, deadline_ms, dice) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 )
                 .bind(g.id.to_string())
                 .bind(&g.room_code)
@@ -360,6 +360,7 @@ impl Backend for SqliteBackend {
                 .bind(g.result.as_ref().map(Value::to_string))
                 .bind(&g.reason)
                 .bind(g.deadline_ms)
+                .bind(g.dice.as_ref().map(Value::to_string))
                 .execute(&mut *conn)
                 .await
                 .map_err(|e| {

@@ -142,6 +142,10 @@ pub struct GameRecord {
     pub reason: Option<String>,
     /// Absolute deadline of the running turn clock (unix ms), `None` when no clock runs.
     pub deadline_ms: Option<i64>,
+    /// The game's fair-dice record (`docs/FAIR_DICE.md`): scheme, mode, server seed and
+    /// client seeds. It holds the secret server seed: never show it before the game is
+    /// over. Opaque to the store; `None` for games stored before fair dice.
+    pub dice: Option<Value>,
 }
 
 impl GameRecord {

@@ -9,6 +9,7 @@ use super::persist::{self, Write};
 use super::{
     now_ms, BotChoice, ConnId, ConnLink, Listing, Member, Ms, Refusal, RoomCmd, RoomHandle,
 };
+use crate::dice::DiceSource;
 use crate::ids;
 use crate::state::AppState;
 use parchis_protocol::{close_code, ErrorCode, RoomSettings};
@@ -50,7 +51,8 @@ pub(super) struct Actor {
     channel: Option<(mpsc::Sender<RoomCmd>, mpsc::Receiver<RoomCmd>)>,
 }
 
-/// The room's dice: seeded from the configuration in tests, from the OS otherwise.
+/// The room's bot randomness (never the dice): seeded from the configuration in tests,
+/// from the OS otherwise.
 pub(super) fn room_rng(state: &AppState) -> ChaCha20Rng {
     match state.config().dice_seed {
         Some(seed) => ChaCha20Rng::seed_from_u64(seed.wrapping_add(state.next_id())),
@@ -65,6 +67,7 @@ pub(super) fn room_init(
     settings: RoomSettings,
     rules: parchis_engine::RuleSet,
     created_at_ms: Ms,
+    dice: DiceSource,
 ) -> RoomInit {
     RoomInit {
         code: code.to_owned(),
@@ -72,6 +75,8 @@ pub(super) fn room_init(
         rules,
         created_at_ms,
         rng: room_rng(state),
+        dice,
+        seed_rng: ChaCha20Rng::from_entropy(),
         id_rng: ChaCha20Rng::from_entropy(),
         // Replayed to a resuming client only while it fits well within its outbound
         // queue: a reload resumes from seq 0, and a long game's history would overflow
@@ -110,7 +115,19 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
                 return Err(Refusal::code(ErrorCode::Internal));
             }
         }
-        let core = Core::new(room_init(state, &code, settings, rules, created_at_ms));
+        // The server seed comes from the OS here, at the edge; the core gets it as a value.
+        let dice = DiceSource::draw(state.config(), state.next_id()).map_err(|e| {
+            tracing::warn!(room = %code, error = %e, "no dice for the room");
+            Refusal::code(ErrorCode::Internal)
+        })?;
+        let core = Core::new(room_init(
+            state,
+            &code,
+            settings,
+            rules,
+            created_at_ms,
+            dice,
+        ));
         if !Actor::new(state, core).start() {
             return Err(Refusal::new(ErrorCode::ServerFull, "too many rooms"));
         }
@@ -219,6 +236,7 @@ impl Actor {
                 req,
                 name,
                 colour,
+                client_seed,
                 reply,
             } => {
                 let conn = link.id;
@@ -228,6 +246,7 @@ impl Actor {
                     req,
                     name,
                     colour,
+                    client_seed,
                     token: ids::session_token(),
                 }
             }

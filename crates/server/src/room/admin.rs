@@ -39,7 +39,11 @@ impl Core {
             self.status == RoomStatus::Playing && self.game.is_some_and(|g| g.outcome().is_none());
         let game_id = self.game_id.filter(|_| running);
         if let Some(id) = game_id {
-            let end = persist::game_closed(id, &self.code, now);
+            // Whatever ends a game reveals its server seed (docs/FAIR_DICE.md): the
+            // `dice_revealed` event is stored with the end and sent before the close.
+            let reveal = self.dice.reveal();
+            let record = persist::event_record(self.seq + 1, now, &reveal);
+            let end = persist::game_closed(id, &self.code, self.seq, vec![record], now);
             self.emit(Effect::Store(Write::End(Box::new(end))));
             let preset = self.settings.preset.clone();
             crate::observe::game_finished(&self.code, id, &preset, "closed_by_admin", None);
@@ -50,6 +54,10 @@ impl Core {
         self.status = RoomStatus::Finished;
         self.deadline = None;
         self.bot_due = None;
+        if game_id.is_some() {
+            let reveal = self.dice.reveal();
+            self.broadcast_events(vec![reveal], now, None);
+        }
         let attached = self.attached();
         for &conn in &attached {
             self.emit(Effect::Kick {

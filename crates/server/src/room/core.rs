@@ -17,6 +17,7 @@ pub use super::effect::{BotJob, Effect, Input};
 use super::bots::SeatBot;
 use super::persist::Write;
 use super::{ConnId, Ms, Refusal, SeatCmd};
+use crate::dice::DiceSource;
 use parchis_engine::{Action, Colour, Game, RuleSet};
 use parchis_protocol::{AbandonReason, RoomEvent, RoomSettings, RoomStatus};
 use rand_chacha::ChaCha20Rng;
@@ -79,6 +80,8 @@ pub struct Seat {
     pub abandoned: bool,
     /// A bot plays this seat (it has no connection, no grace period and no token).
     pub bot: Option<SeatBot>,
+    /// The client seed chosen for the fair dice; `None`: the default.
+    pub client_seed: Option<String>,
 }
 
 /// What the room is built from: the one constructor, shared by create and restore.
@@ -91,8 +94,14 @@ pub struct RoomInit {
     pub rules: RuleSet,
     /// Unix ms.
     pub created_at_ms: Ms,
-    /// The room's dice (and bot seeds).
+    /// The bots' seeds (never the dice).
     pub rng: ChaCha20Rng,
+    /// The fair dice (`docs/FAIR_DICE.md`): server seed drawn by the caller (OS CSPRNG or
+    /// a test configuration), handed in as a value.
+    pub dice: DiceSource,
+    /// Entropy for the server seeds of the room's later games (a rematch): a CSPRNG the
+    /// caller seeds from the OS.
+    pub seed_rng: ChaCha20Rng,
     /// Randomness for game ids (apart from the dice, so ids never shift a seeded game).
     pub id_rng: ChaCha20Rng,
     /// Events kept for resuming clients.
@@ -164,6 +173,8 @@ pub(super) struct EventsCommit {
     pub turn: bool,
     /// The engine action these events record, if any (counted once durable).
     pub action: Option<Action>,
+    /// The events use up the next throw number (a roll), once durable.
+    pub thrown: bool,
     pub then: Then,
 }
 
@@ -229,6 +240,9 @@ pub struct Core {
     /// Absolute deadline of the running turn clock (unix ms).
     pub(super) deadline: Option<Ms>,
     pub(super) rng: ChaCha20Rng,
+    /// The fair dice: seeds and the number of the next throw.
+    pub(super) dice: DiceSource,
+    pub(super) seed_rng: ChaCha20Rng,
     pub(super) id_rng: ChaCha20Rng,
     /// The player to act must be sent `your_turn` once the current input is answered.
     pub(super) turn_pending: bool,
@@ -270,6 +284,8 @@ impl Core {
             game_id: None,
             deadline: None,
             rng: init.rng,
+            dice: init.dice,
+            seed_rng: init.seed_rng,
             id_rng: init.id_rng,
             turn_pending: false,
             idle_since: Some(init.now),
@@ -374,8 +390,16 @@ impl Core {
                 req,
                 name,
                 colour,
+                client_seed,
                 token,
-            } => self.join(conn, req, name, colour, token, now),
+            } => {
+                let ask = super::lobby::SeatAsk {
+                    name,
+                    colour,
+                    client_seed,
+                };
+                self.join(conn, req, ask, token, now)
+            }
             Input::Watch { conn, req } => self.watch(conn, req),
             Input::Resume {
                 conn,
@@ -464,7 +488,12 @@ impl Core {
     /// Commits `events` (after `game` moved to its next state): durable first when a game
     /// runs (a [`Write::Append`], or a [`Write::End`] when the game is over), at once in
     /// the lobby (lobby events are not stored).
-    pub(super) fn stage_events(&mut self, commit: EventsCommit) {
+    pub(super) fn stage_events(&mut self, mut commit: EventsCommit) {
+        // Whatever ends the game, its last events reveal the server seed.
+        let ends = |g: Option<Game>| g.is_some_and(|g| g.outcome().is_some());
+        if ends(commit.game) && !ends(self.game) {
+            commit.events.push(self.dice.reveal());
+        }
         let Some(game_id) = self.game_id else {
             let now = commit.at_ms;
             self.events_stored(commit, now);
@@ -504,9 +533,13 @@ impl Core {
             deadline,
             turn,
             action,
+            thrown,
             then,
         } = commit;
         self.deadline = deadline;
+        if thrown {
+            self.dice.advance(1);
+        }
         if let Some(action) = &action {
             crate::observe::action_applied(action);
         }

@@ -19,6 +19,8 @@ pub enum Input {
         name: String,
         /// Wanted colour.
         colour: Option<Colour>,
+        /// Client seed for the fair dice, if given (`docs/FAIR_DICE.md`).
+        client_seed: Option<String>,
         /// The new session token (made by the caller: the core has no entropy of its own).
         token: String,
     },

@@ -6,6 +6,8 @@ use super::bots::SeatBot;
 use super::core::{Core, Effect, Seat, Staged};
 use super::persist::{self, Write};
 use super::{ConnId, Member, Ms, Refusal};
+use crate::dice::DiceSource;
+use parchis_engine::fair_dice;
 use parchis_engine::{Colour, FirstPlayer, Game};
 use parchis_protocol::{
     ErrorCode, OpeningRollEntry, Role, RoomEvent, RoomStatus, ServerMessage, MAX_NAME_CHARS,
@@ -28,6 +30,16 @@ pub(super) struct StartPlan {
     pub deadline: Ms,
     pub at_ms: Ms,
     pub first: Colour,
+    /// The dice with the client seeds fixed and the opening throws counted.
+    pub dice: DiceSource,
+}
+
+/// What a `join` asks for: a display name, a colour (or any free one) and a client seed
+/// for the fair dice (or the default).
+pub(super) struct SeatAsk {
+    pub name: String,
+    pub colour: Option<Colour>,
+    pub client_seed: Option<String>,
 }
 
 /// Checks a display name: 1 to [`MAX_NAME_CHARS`] printable characters after trimming.
@@ -45,16 +57,8 @@ fn valid_name(name: &str) -> Result<String, Refusal> {
 
 impl Core {
     /// A person asks for a seat (lobby only); the seat is stored before anyone hears of it.
-    pub(super) fn join(
-        &mut self,
-        conn: ConnId,
-        req: u64,
-        name: String,
-        colour: Option<Colour>,
-        token: String,
-        now: Ms,
-    ) {
-        match self.join_seat(name, colour, &token, now) {
+    pub(super) fn join(&mut self, conn: ConnId, req: u64, ask: SeatAsk, token: String, now: Ms) {
+        match self.join_seat(ask, &token, now) {
             Ok(seat) => {
                 let record = persist::seat_record(&self.code, &seat);
                 let staged = Staged::Join {
@@ -69,13 +73,12 @@ impl Core {
         }
     }
 
-    fn join_seat(
-        &self,
-        name: String,
-        colour: Option<Colour>,
-        token: &str,
-        now: Ms,
-    ) -> Result<Seat, Refusal> {
+    fn join_seat(&self, ask: SeatAsk, token: &str, now: Ms) -> Result<Seat, Refusal> {
+        let SeatAsk {
+            name,
+            colour,
+            client_seed,
+        } = ask;
         if self.status != RoomStatus::Lobby {
             return Err(Refusal::new(
                 ErrorCode::GameStarted,
@@ -83,6 +86,10 @@ impl Core {
             ));
         }
         let name = valid_name(&name)?;
+        if let Some(seed) = &client_seed {
+            fair_dice::validate_client_seed(seed)
+                .map_err(|m| Refusal::new(ErrorCode::BadRequest, m))?;
+        }
         if self.seats.len() >= usize::from(self.settings.seats) {
             return Err(Refusal::code(ErrorCode::RoomFull));
         }
@@ -110,6 +117,7 @@ impl Core {
             grace_until: None,
             abandoned: false,
             bot: None,
+            client_seed,
         })
     }
 
@@ -233,35 +241,61 @@ impl Core {
         self.emit(Effect::Publish);
     }
 
-    /// One throw of the rule set's dice (1 or 2) from the room's RNG.
-    pub(super) fn throw(&mut self) -> Vec<u8> {
-        (0..self.rules.dice.clamp(1, 2))
-            .map(|_| self.rng.gen_range(1..=6))
-            .collect()
+    /// The next throw of the fair dice (`docs/FAIR_DICE.md`): the rule set's 1 or 2 dice
+    /// of throw number [`DiceSource::next`]; it is used up only once its events are durable.
+    pub(super) fn throw(&self) -> Vec<u8> {
+        self.dice.throw(self.dice.next())
+    }
+
+    /// Sets seat `i`'s client seed for the fair dice, before the start (kept in memory:
+    /// a lobby restored after a restart starts again from the defaults and a new server
+    /// seed).
+    pub(super) fn set_client_seed(&mut self, i: usize, seed: String) -> Result<(), Refusal> {
+        if self.status != RoomStatus::Lobby {
+            return Err(Refusal::new(
+                ErrorCode::GameStarted,
+                "the client seeds were fixed at the start",
+            ));
+        }
+        fair_dice::validate_client_seed(&seed)
+            .map_err(|m| Refusal::new(ErrorCode::BadRequest, m))?;
+        self.seats[i].client_seed = Some(seed);
+        Ok(())
     }
 
     /// The opening roll (R-FIRST) for rule sets whose first player is not the creator:
-    /// every seated colour throws the dice; a tie for the best value makes the tied
-    /// colours throw again. Returns one `opening_roll` event per round and the winner.
-    fn opening_roll(&mut self, colours: &[Colour]) -> (Vec<RoomEvent>, Option<Colour>) {
+    /// every seated colour throws the dice (the next throws of `dice`); a tie for the
+    /// best value makes the tied colours throw again. Returns one `opening_roll` event
+    /// per round, the winner and the number of throws made.
+    fn opening_roll(
+        &self,
+        dice: &DiceSource,
+        colours: &[Colour],
+    ) -> (Vec<RoomEvent>, Option<Colour>, u64) {
         let mut events = Vec::new();
         let mut rollers = colours.to_vec();
+        let mut k = dice.next();
         // A tie among n players repeats with probability < 1/6; 100 rounds never tie.
         for _ in 0..100 {
-            let rolls: Vec<(Colour, u8)> = rollers
-                .iter()
-                .map(|&c| (c, self.throw().iter().sum()))
-                .collect();
+            let mut entries = Vec::new();
+            for &colour in &rollers {
+                let thrown = dice.throw(k);
+                entries.push(OpeningRollEntry {
+                    colour,
+                    value: thrown.iter().sum(),
+                    throw: Some(k),
+                    dice: thrown,
+                });
+                k += 1;
+            }
+            let rolls: Vec<(Colour, u8)> = entries.iter().map(|e| (e.colour, e.value)).collect();
             let first = self.rules.first_by_roll(&rolls);
             events.push(RoomEvent::OpeningRoll {
-                rolls: rolls
-                    .iter()
-                    .map(|&(colour, value)| OpeningRollEntry { colour, value })
-                    .collect(),
+                rolls: entries,
                 first,
             });
             if first.is_some() {
-                return (events, first);
+                return (events, first, k - dice.next());
             }
             let best = match self.rules.first_player {
                 FirstPlayer::LowestRoll => rolls.iter().map(|r| r.1).min(),
@@ -273,7 +307,7 @@ impl Core {
                 .map(|r| r.0)
                 .collect();
         }
-        (events, None)
+        (events, None, k - dice.next())
     }
 
     /// The creator (seat `i`) starts the game.
@@ -332,10 +366,29 @@ impl Core {
         Game::new(rules, &colours, creator)
             .map_err(|e| Refusal::new(ErrorCode::BadRequest, e.to_string()))?;
         let (bots, bot_events) = self.bot_seats(&fill, now);
+        // A room's next game (a rematch) never reuses the server seed its last one
+        // revealed: new seed, throw numbers from 0.
+        if self.dice.is_fixed() {
+            self.dice = self.dice.successor(&mut self.seed_rng);
+        }
+        // The client seeds are fixed now (docs/FAIR_DICE.md); bots and players who gave
+        // none get the default.
+        let chosen: Vec<(Colour, Option<String>)> = colours
+            .iter()
+            .map(|&c| {
+                let seat = self.seats.iter().find(|s| s.colour == c);
+                (c, seat.and_then(|s| s.client_seed.clone()))
+            })
+            .collect();
+        let mut dice = self
+            .dice
+            .fixed(&chosen, usize::from(rules.dice.clamp(1, 2)))
+            .map_err(|m| Refusal::new(ErrorCode::Internal, m))?;
         let (opening, first) = if rules.first_player == FirstPlayer::Creator {
             (Vec::new(), creator)
         } else {
-            let (events, winner) = self.opening_roll(&colours);
+            let (events, winner, thrown) = self.opening_roll(&dice, &colours);
+            dice.advance(thrown);
             (events, winner.unwrap_or(creator))
         };
         let game = Game::new(rules, &colours, first)
@@ -350,6 +403,7 @@ impl Core {
                 game_id: game_id.to_string(),
                 first,
                 position: game.to_position(),
+                dice: Some(Box::new(dice.info(false))),
             },
             RoomEvent::Turn {
                 colour: first,
@@ -367,6 +421,7 @@ impl Core {
             deadline,
             at_ms: now,
             first,
+            dice,
         })
     }
 
@@ -399,6 +454,7 @@ impl Core {
                 grace_until: None,
                 abandoned: false,
                 bot: Some(SeatBot::new(level, seed)),
+                client_seed: None,
             });
             events.push(RoomEvent::PlayerJoined {
                 colour,
@@ -427,6 +483,7 @@ impl Core {
                 &self.rules,
                 plan.at_ms,
                 Some(plan.deadline),
+                Some(plan.dice.stored()),
             ),
             room: persist::status_playing(plan.at_ms),
             seats: plan
@@ -451,6 +508,7 @@ impl Core {
         }
         self.game_id = Some(plan.game_id);
         self.game = Some(plan.game);
+        self.dice = plan.dice;
         self.broadcast_events(plan.events, plan.at_ms, Some(plan.game));
         self.status = RoomStatus::Playing;
         self.deadline = Some(plan.deadline);

@@ -116,10 +116,12 @@ impl Refusal {
 }
 
 /// A command for a room the connection has joined.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SeatCmd {
     /// Change colour (lobby).
     ChooseColour(Colour),
+    /// Set the client seed of the fair dice (lobby, `docs/FAIR_DICE.md`).
+    ClientSeed(String),
     /// Start the game (creator).
     Start,
     /// Throw the dice.
@@ -145,6 +147,8 @@ pub enum RoomCmd {
         name: String,
         /// Wanted colour.
         colour: Option<Colour>,
+        /// Client seed for the fair dice, if given.
+        client_seed: Option<String>,
         /// The outcome.
         reply: oneshot::Sender<Result<Member, Refusal>>,
     },

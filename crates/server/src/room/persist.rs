@@ -241,6 +241,7 @@ pub fn game_record(
     rules: &RuleSet,
     at: Ms,
     deadline: Option<Ms>,
+    dice: Option<Value>,
 ) -> GameRecord {
     let rules_json = serde_json::to_value(rules).unwrap_or_default();
     GameRecord {
@@ -254,6 +255,7 @@ pub fn game_record(
         result: None,
         reason: None,
         deadline_ms: deadline,
+        dice,
     }
 }
 
@@ -308,12 +310,19 @@ pub fn status_finished(at: Ms) -> RoomStatusUpdate {
 
 /// The end of a running game closed by an administrator: no winner, reason
 /// `closed_by_admin`, room finished.
-pub fn game_closed(game_id: Uuid, code: &str, at: Ms) -> GameEnd {
+/// `events` (after `after_seq`) are its final events (the server seed revealed).
+pub fn game_closed(
+    game_id: Uuid,
+    code: &str,
+    after_seq: u64,
+    events: Vec<EventRecord>,
+    at: Ms,
+) -> GameEnd {
     GameEnd {
         game_id,
         room_code: code.to_owned(),
-        after_seq: 0,
-        events: Vec::new(),
+        after_seq: after_seq as i64,
+        events,
         result: json!({ "reason": "closed_by_admin" }),
         reason: "closed_by_admin".to_owned(),
         finished_at_ms: at,

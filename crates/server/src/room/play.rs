@@ -129,6 +129,10 @@ impl Core {
         };
         match cmd {
             SeatCmd::ChooseColour(c) => self.choose_colour(i, c, conn, req),
+            SeatCmd::ClientSeed(seed) => match self.set_client_seed(i, seed) {
+                Ok(()) => self.reply_ok(conn, req),
+                Err(refusal) => self.reply_err(conn, req, &refusal),
+            },
             SeatCmd::Start => self.start(i, conn, req, now),
             SeatCmd::Roll | SeatCmd::Play(_) => match self.action_for(i, cmd) {
                 Ok(action) => {
@@ -203,11 +207,17 @@ impl Core {
             rule: Some(e.rule.to_owned()),
         })?;
         let mut events = prelude;
-        events.extend(
-            engine_events
-                .into_iter()
-                .map(|event| RoomEvent::Game { event }),
-        );
+        // A roll uses up the next throw number once durable (docs/FAIR_DICE.md).
+        let thrown = matches!(action, Action::Roll { .. });
+        let throw = thrown.then(|| self.dice.next());
+        events.extend(engine_events.into_iter().map(|event| {
+            RoomEvent::Game {
+                throw: matches!(event, parchis_engine::Event::DiceRolled { .. })
+                    .then_some(throw)
+                    .flatten(),
+                event,
+            }
+        }));
         // A new throw gets a fresh clock (R-CLOCK, D-12), except when someone else's
         // abandonment leaves the current throw as it was.
         let new_throw = match (next.expect(), &action) {
@@ -238,6 +248,7 @@ impl Core {
             deadline,
             turn: true,
             action: Some(action),
+            thrown,
             then,
         });
         Ok(())

@@ -99,7 +99,7 @@ pub fn replay(events: &[LoggedEvent]) -> Result<Replayed, ReplayError> {
                 ));
             }
             RoomEvent::Turn { deadline_ms, .. } => last_turn_deadline = Some(*deadline_ms),
-            RoomEvent::Game { event } => stored.push(*event),
+            RoomEvent::Game { event, .. } => stored.push(*event),
             _ => {}
         }
     }

@@ -7,6 +7,7 @@ use super::core::{Core, Effect, EventsCommit, Seat, Then};
 use super::persist::{self, StoredSeat, Unreadable, Write};
 use super::replay::{replay, LoggedEvent, ReplayError, Replayed};
 use super::{encode, now_ms, Ms};
+use crate::dice::DiceSource;
 use crate::state::AppState;
 use parchis_engine::SeatStatus;
 use parchis_protocol::{RoomEvent, RoomStatus};
@@ -68,6 +69,7 @@ impl Core {
             grace_until: bot.is_none().then_some(now + grace),
             abandoned: false,
             bot,
+            client_seed: None,
         });
         self.next_seat_id += 1;
         self.idle_since = None;
@@ -135,6 +137,7 @@ impl Core {
                     deadline: Some(d),
                     turn: false,
                     action: None,
+                    thrown: false,
                     then: Then::Nothing,
                 });
                 let mut effects = std::mem::take(&mut self.out);
@@ -187,16 +190,6 @@ pub async fn restore(
     let code = snapshot.room.code.clone();
     let (settings, rules) = persist::settings_from(&snapshot.room.settings)?;
     let now = now_ms();
-    let mut core = Core::new(room_init(
-        state,
-        &code,
-        settings,
-        rules,
-        snapshot.room.created_at_ms,
-    ));
-    for record in &snapshot.seats {
-        core.restore_seat(persist::seat_from(record)?, now);
-    }
     let game = match (&snapshot.game, snapshot.room.status) {
         (Some(record), StoredStatus::Playing) => {
             let log = persist::events_from(&snapshot.events)?;
@@ -205,6 +198,18 @@ pub async fn restore(
         }
         _ => None,
     };
+    let dice = restored_dice(state, game.as_ref().map(|(r, l, p)| (*r, l.as_slice(), p)))?;
+    let mut core = Core::new(room_init(
+        state,
+        &code,
+        settings,
+        rules,
+        snapshot.room.created_at_ms,
+        dice,
+    ));
+    for record in &snapshot.seats {
+        core.restore_seat(persist::seat_from(record)?, now);
+    }
     let Some((record, log, replayed)) = game else {
         info!(room = %code, seats = core.seats().len(), "lobby restored");
         return Actor::new(state, core)
@@ -248,4 +253,28 @@ pub async fn restore(
         "game restored"
     );
     actor.start().then_some(()).ok_or(RestoreError::Register)
+}
+
+/// The dice of a restored room (`docs/FAIR_DICE.md`). A game's dice come back from its
+/// stored seeds at the throw its log reached, so the next throw is the one it would have
+/// been without the restart; a game stored before fair dice gets new seeds marked `test`.
+/// A lobby draws a new server seed (nothing was thrown yet; its commitment changes and
+/// the client seeds given before the restart are forgotten).
+fn restored_dice(
+    state: &AppState,
+    game: Option<(&parchis_store::GameRecord, &[LoggedEvent], &Replayed)>,
+) -> Result<DiceSource, RestoreError> {
+    let unreadable = |e: crate::dice::DiceError| RestoreError::Unreadable(format!("dice: {e}"));
+    let Some((record, log, replayed)) = game else {
+        return DiceSource::draw(state.config(), state.next_id()).map_err(unreadable);
+    };
+    let (rules, colours, _) = &replayed.start;
+    let per_throw = usize::from(rules.dice.clamp(1, 2));
+    let events: Vec<RoomEvent> = log.iter().map(|e| e.event.clone()).collect();
+    let throws = crate::dice::throws_in(&events);
+    match &record.dice {
+        Some(stored) => DiceSource::restored(stored, per_throw, throws),
+        None => DiceSource::legacy(state.config(), state.next_id(), colours, per_throw),
+    }
+    .map_err(unreadable)
 }

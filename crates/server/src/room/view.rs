@@ -126,6 +126,7 @@ impl Core {
                 outcome: g.outcome(),
             }),
             board: Default::default(),
+            dice: Some(self.dice.info(self.status == RoomStatus::Finished)),
         }
     }
 

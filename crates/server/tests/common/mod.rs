@@ -307,7 +307,8 @@ impl Client {
 }
 
 /// Drives every client until the game is won: each player rolls or plays the first legal
-/// action whenever it gets `your_turn`. Returns the `game_won` engine event.
+/// action whenever it gets `your_turn`. Returns the `game_won` engine event, once each
+/// client has also read the game's last event, `dice_revealed`.
 pub async fn play_to_end(clients: Vec<Client>) -> (Value, Vec<Client>) {
     play_to_end_by(clients, |legal| legal[0].clone()).await
 }
@@ -324,6 +325,10 @@ pub async fn play_to_end_by(
             loop {
                 let v = c.next().await.expect("socket closed mid-game");
                 if Client::is_game_event(&v, "game_won") {
+                    c.until("dice_revealed", |v| {
+                        v["type"] == "event" && v["event"]["type"] == "dice_revealed"
+                    })
+                    .await;
                     return (v["event"]["event"].clone(), c);
                 }
                 if v["type"] == "error" {

@@ -213,6 +213,7 @@ pub fn game(code: &str, created_at_ms: i64) -> GameRecord {
         result: None,
         reason: None,
         deadline_ms: None,
+        dice: Some(json!({"scheme": "parchis-fair-dice-v1", "server_seed": "00ff"})),
     }
 }
 

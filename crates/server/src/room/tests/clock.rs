@@ -32,6 +32,7 @@ fn timed_out(d: &Driver) -> Vec<(Colour, u8)> {
                         colour,
                         consecutive,
                     },
+                ..
             } => Some((colour, consecutive)),
             _ => None,
         })

@@ -101,6 +101,7 @@ async fn step(d: &mut Driver, k: usize, req: u64) -> Option<Step> {
             req,
             name: name.into(),
             colour: None,
+            client_seed: None,
             token: format!("token-{conn}"),
         })
         .await;

@@ -224,6 +224,15 @@ impl Driver {
             rules,
             created_at_ms: T0,
             rng: ChaCha20Rng::seed_from_u64(seed),
+            dice: crate::dice::DiceSource::draw(
+                &crate::config::ServerConfig {
+                    dice_seed: Some(seed),
+                    ..crate::config::ServerConfig::default()
+                },
+                0,
+            )
+            .expect("test dice"),
+            seed_rng: ChaCha20Rng::seed_from_u64(seed ^ 0xd1ce),
             id_rng: ChaCha20Rng::seed_from_u64(seed ^ 0x5eed),
             history_len: history,
             now: T0,
@@ -383,6 +392,7 @@ impl Driver {
             req: 1,
             name: name.into(),
             colour: None,
+            client_seed: None,
             token,
         })
         .await;

@@ -135,6 +135,7 @@ impl Sim {
                 req,
                 name: format!("P{conn}"),
                 colour,
+                client_seed: None,
                 token: token.clone(),
             })
             .await;
@@ -229,7 +230,7 @@ impl Sim {
                 member,
                 req,
                 seq,
-                cmd,
+                cmd: cmd.clone(),
             })
             .await;
         if self.d.answer(c.conn, req).is_none() && self.d.attached.contains(&c.conn) {
