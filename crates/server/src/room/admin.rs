@@ -54,11 +54,21 @@ impl Core {
         self.status = RoomStatus::Finished;
         self.deadline = None;
         self.bot_due = None;
+        let attached = self.attached();
         if game_id.is_some() {
+            // Sent to each connection directly: the links are cleared below, before the
+            // actor would fan a broadcast out.
             let reveal = self.dice.reveal();
             self.broadcast_events(vec![reveal], now, None);
+            if let Some(Effect::Broadcast { frame }) = self.out.pop() {
+                for &conn in &attached {
+                    self.emit(Effect::Send {
+                        conn,
+                        frame: frame.clone(),
+                    });
+                }
+            }
         }
-        let attached = self.attached();
         for &conn in &attached {
             self.emit(Effect::Kick {
                 conn,
