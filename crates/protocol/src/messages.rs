@@ -238,7 +238,7 @@ impl ClientMessage {
     }
 
     /// The `type` strings of every client message.
-    pub const TYPES: [&'static str; 10] = [
+    pub const TYPES: [&'static str; 11] = [
         "join",
         "watch",
         "resume",
