@@ -74,9 +74,15 @@ test('a whole game against a bot, the result screen, the replay viewer, the fini
   }
   await q.click('#replay-prev');
   assert.deepEqual(await boardPieces(q, '#replay-board svg.board'), drawn(replay, 5), 'one step back');
-  const dice = await q.$$eval('#replay-dice .die', (ds) => ds.map((d) => Number(d.dataset.value)));
-  assert.ok(dice.length >= 1, 'the dice of the step are shown');
   assert.ok((await q.$$('#replay-log li')).length >= 3, 'the log up to the step');
+  // A roll step shows the dice the server threw at it (which steps roll depends on the dice).
+  const rollAt = replay.steps.findIndex((st, i) => i > 0 && Array.isArray(st.dice) && st.dice.length > 0);
+  assert.ok(rollAt > 0, 'the game has a roll step');
+  await q.click('#replay-first');
+  for (let i = 1; i <= rollAt; i++) await q.click('#replay-next');
+  assert.equal(await q.getAttribute('#replay-counter', 'data-step'), String(rollAt));
+  const dice = await q.$$eval('#replay-dice .die', (ds) => ds.map((d) => Number(d.dataset.value)));
+  assert.deepEqual(dice, replay.steps[rollAt].dice, 'the dice of the step are shown');
   await shot(q, 'replay-phone-step.png');
 
   // From the result screen: the replay of the game just played.
