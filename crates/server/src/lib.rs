@@ -18,6 +18,7 @@
 pub mod admin;
 pub mod admission;
 pub mod client_addr;
+pub mod cluster;
 pub mod config;
 pub mod dice;
 pub mod frames;

@@ -124,6 +124,27 @@ struct Args {
     /// public URL's origin. No Origin and the server's own Host are always allowed.
     #[arg(long, env = "PARCHIS_ALLOWED_ORIGINS", value_delimiter = ',')]
     allowed_origins: Vec<String>,
+    /// NATS server URL: turns cluster mode on (`docs/CLUSTER.md`; needs PostgreSQL).
+    #[arg(long, env = "PARCHIS_NATS_URL")]
+    nats_url: Option<String>,
+    /// This node's id in cluster mode (`[A-Za-z0-9_-]`, at most 32); default: random.
+    #[arg(long, env = "PARCHIS_NODE_ID")]
+    node_id: Option<String>,
+    /// Cluster name: the NATS subject prefix, so clusters sharing a NATS server stay apart.
+    #[arg(long, env = "PARCHIS_CLUSTER", default_value = "parchis")]
+    cluster: String,
+    /// A room lease not renewed for this long expires (ms, PostgreSQL's clock).
+    #[arg(long, env = "PARCHIS_LEASE_TTL_MS", default_value_t = 3000)]
+    lease_ttl_ms: u64,
+    /// How often a node renews its leases, in one statement (ms).
+    #[arg(long, env = "PARCHIS_LEASE_RENEW_MS", default_value_t = 1000)]
+    lease_renew_ms: u64,
+    /// How often every node looks for expired or unowned rooms (ms).
+    #[arg(long, env = "PARCHIS_SWEEP_MS", default_value_t = 500)]
+    sweep_ms: u64,
+    /// Longest SIGTERM hand-off of a node's rooms before it exits anyway (s).
+    #[arg(long, env = "PARCHIS_DRAIN_TIMEOUT_SECS", default_value_t = 20)]
+    drain_timeout_secs: u64,
     /// Fixed dice seed, for tests only: every game's dice become predictable.
     #[arg(long, env = "PARCHIS_DICE_SEED", hide = true)]
     dice_seed: Option<u64>,
@@ -133,6 +154,11 @@ struct Args {
 async fn main() -> std::process::ExitCode {
     let args = Args::parse();
     parchis_server::logging::init(args.log_format, &args.log);
+    if let Err(e) = cluster_config(&args) {
+        eprintln!("parchis-server: {e}");
+        tracing::error!(error = %e, "cannot start");
+        return std::process::ExitCode::from(2);
+    }
     match serve(args).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
@@ -148,10 +174,50 @@ enum MainError {
     Store(#[from] parchis_store::StoreError),
     #[error("i/o: {0}")]
     Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Cluster(#[from] parchis_server::cluster::ClusterError),
+}
+
+/// The cluster settings of `args`, `None` without `--nats-url`.
+fn cluster_config(
+    args: &Args,
+) -> Result<Option<parchis_server::cluster::ClusterConfig>, parchis_server::cluster::ClusterError> {
+    use parchis_server::cluster::{ClusterConfig, ClusterError, NodeId};
+    let Some(url) = args.nats_url.as_deref().filter(|u| !u.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let postgres = args
+        .database_url
+        .as_deref()
+        .is_some_and(|u| u.starts_with("postgres://") || u.starts_with("postgresql://"));
+    if !postgres {
+        return Err(ClusterError::NeedsPostgres);
+    }
+    let node_id = match &args.node_id {
+        Some(id) => NodeId::new(id)?,
+        None => NodeId::random(),
+    };
+    let ms = Duration::from_millis;
+    let mut config = ClusterConfig::new(url, node_id).with_cluster(&args.cluster)?;
+    config.lease_ttl = ms(args.lease_ttl_ms.max(100));
+    config.lease_renew = ms(args
+        .lease_renew_ms
+        .clamp(50, args.lease_ttl_ms.max(100) / 2));
+    config.sweep = ms(args.sweep_ms.max(50));
+    config.drain_timeout = Duration::from_secs(args.drain_timeout_secs);
+    Ok(Some(config))
 }
 
 async fn serve(args: Args) -> Result<(), MainError> {
     let addr = SocketAddr::new(args.bind, args.port);
+    let cluster = match cluster_config(&args)? {
+        Some(config) => {
+            let cluster = parchis_server::cluster::Cluster::connect(config).await?;
+            tracing::info!(node = %cluster.node(), cluster = %cluster.config.cluster, "cluster mode");
+            Some(std::sync::Arc::new(cluster))
+        }
+        None => None,
+    };
     let store = parchis_store::open_store(args.database_url.as_deref(), &args.data_dir).await?;
     let public_url = args.public_url.unwrap_or_else(|| format!("http://{addr}"));
     let allowed_origins = if args.allowed_origins.is_empty() {
@@ -200,7 +266,7 @@ async fn serve(args: Args) -> Result<(), MainError> {
         allowed_origins,
         ..ServerConfig::default()
     };
-    let state = AppState::new(config, store);
+    let state = AppState::with_cluster(config, store, cluster);
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, "listening");
     let shutdown = CancellationToken::new();

@@ -1,6 +1,7 @@
 //! Shared server state: configuration, store, the registry of room handles, shutdown.
 
 use crate::admission::{effective_max_connections, Admission};
+use crate::cluster::Cluster;
 use crate::config::ServerConfig;
 use crate::room::{Kick, RoomHandle};
 use parchis_store::Store;
@@ -20,6 +21,8 @@ struct Inner {
     config: ServerConfig,
     admission: Admission,
     store: Arc<dyn Store>,
+    /// Cluster mode's NATS connection and node identity; `None` on a single node.
+    cluster: Option<Arc<Cluster>>,
     /// Room code → handle. A std mutex, never held across `.await`.
     rooms: Mutex<HashMap<String, RoomHandle>>,
     /// Open WebSocket connections: id → kick switch (for the admin API).
@@ -33,6 +36,15 @@ impl AppState {
     /// New state over `store`.
     /// [`crate::config::Limits::max_connections`] is clamped below the open-file limit.
     pub fn new(config: ServerConfig, store: Arc<dyn Store>) -> AppState {
+        AppState::with_cluster(config, store, None)
+    }
+
+    /// New state over `store`, in cluster mode when `cluster` is given (`docs/CLUSTER.md`).
+    pub fn with_cluster(
+        config: ServerConfig,
+        store: Arc<dyn Store>,
+        cluster: Option<Arc<Cluster>>,
+    ) -> AppState {
         crate::metrics::install();
         let mut limits = config.limits.clone();
         limits.max_connections =
@@ -42,6 +54,7 @@ impl AppState {
                 admission: Admission::new(limits),
                 config,
                 store,
+                cluster,
                 rooms: Mutex::new(HashMap::new()),
                 connections: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
@@ -64,6 +77,11 @@ impl AppState {
     /// The store.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.inner.store
+    }
+
+    /// Cluster mode's state; `None` on a single node.
+    pub fn cluster(&self) -> Option<&Arc<Cluster>> {
+        self.inner.cluster.as_ref()
     }
 
     /// Cancelled when the server shuts down.
