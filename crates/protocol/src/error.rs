@@ -188,6 +188,9 @@ pub mod close_code {
     pub const POLICY: u16 = 1008;
     /// A frame above the hard size limit.
     pub const TOO_BIG: u16 = 1009;
+    /// Cluster mode: the room moved to another node and this connection could not follow
+    /// it; reconnect (to any node) and `resume` with the session token and last `seq`.
+    pub const SERVICE_RESTART: u16 = 1012;
     /// Another connection took over this seat (another tab).
     pub const SESSION_REPLACED: u16 = 4000;
     /// The client did not read its messages fast enough: too many bytes queued for it, or

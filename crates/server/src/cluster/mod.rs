@@ -3,11 +3,15 @@
 //!
 //! * [`config`]: the node's identity and the lease timings.
 //! * [`bus`]: the NATS connection and the subjects of the design.
+//! * [`ownership`]: leases, fencing, sweeper (failover), placement, drain.
+//! * [`routing`]: commands and frames between nodes, relayed connections, lobby.
 //!
 //! Single-node mode has no [`Cluster`] at all (`AppState::cluster()` is `None`).
 
 pub mod bus;
 pub mod config;
+pub mod ownership;
+pub mod routing;
 
 pub use self::bus::Bus;
 pub use self::config::{ClusterConfig, NodeId};
