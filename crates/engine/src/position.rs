@@ -1,6 +1,9 @@
 //! The position format: [`Position`], a plain, unvalidated description of the whole
 //! game state with public fields (serde JSON, documented in `proto/POSITION.md`), and
 //! its validation into a [`Game`].
+//!
+//! Why one file of ~640 lines: the validation is one ordered list of checks, each naming
+//! the rule or section a bad position breaks; split, the order would be harder to follow.
 
 use crate::board::{
     cell, is_safe, Colour, Location, COLOURS, GOAL, HOME_COLUMN, NEST, PIECES, RING,

@@ -1,9 +1,11 @@
 //! [`RuleSet`]: one value that decides every point of the rule matrix (reference §3),
 //! and the named presets built from the seeds.
 //!
-//! Only the `online` preset (seed 000) is implemented by the engine today; the other
-//! presets are fully described here so that the type needs no redesign when they land,
-//! and [`RuleSet::check_supported`] says which settings the engine does not play yet.
+//! The engine plays every preset built here (seeds 000–004); [`RuleSet::check_supported`]
+//! refuses settings that do not fit together (the conflict named).
+//!
+//! Why one file of ~620 lines: most of it is the matrix itself, one documented field per
+//! row, and the presets that fill it; the two read best side by side.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -222,7 +224,7 @@ pub enum GameEnd {
 
 /// Every point of the rule matrix (reference §3) as data. Build one with
 /// [`RuleSet::preset`]; the fields are public so variants can be expressed, and
-/// [`RuleSet::check_supported`] reports what the engine cannot play yet.
+/// [`RuleSet::check_supported`] refuses settings that do not fit together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct RuleSet {
     /// The preset this rule set started from.

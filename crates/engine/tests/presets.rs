@@ -1,6 +1,9 @@
 //! The other presets (reference §3 matrix): one named test for every row where a preset
 //! differs from `online`, with concrete positions and exact legal-action sets. Seeds:
 //! 001 `classic`, 004 `pairs`, 002 `parcheesi`, 003 `parcheesi-strict`.
+//!
+//! Why one long file: it is a list of one independent test per matrix row and preset, sharing the helpers at its top;
+//! one test binary also keeps the build short.
 
 use parchis_engine::{
     Action, BonusReason, Colour, Dice, ErrorKind, Event, Game, Location, Preset, SeatStatus,

@@ -1,6 +1,9 @@
 //! Property tests over random legal games (proptest): structural invariants at every
 //! step, every legal action applies, both position formats round-trip, and every game
 //! ends with a winner.
+//!
+//! Why one long file: it is a list of the generators and the invariants they feed, sharing the helpers at its top;
+//! one test binary also keeps the build short.
 
 use parchis_engine::{
     is_safe, Action, BlockadeKind, Colour, Dice, Event, Expect, Game, Location, MoveKind, PieceId,

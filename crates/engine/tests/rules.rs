@@ -1,5 +1,8 @@
 //! One named test per rule id and decision of the reference (§2, §4) that applies to
 //! the `online` preset. Positions are in the text notation (proto/NOTATION.md).
+//!
+//! Why one long file: it is a list of one independent test per rule id, sharing the helpers at its top;
+//! one test binary also keeps the build short.
 
 use parchis_engine::{
     Action, BonusReason, Colour, Dice, ErrorKind, Event, Expect, Game, Location, MoveKind, RuleSet,

@@ -1,5 +1,8 @@
 //! WebSocket messages: [`ClientMessage`] (commands) and [`ServerMessage`] (replies and the
 //! room's event stream), and the classifying parser [`parse_client_message`].
+//!
+//! Why one file of ~620 lines: it is the protocol's message catalogue, one documented
+//! variant per message (`proto/README.md` follows the same order), plus its one parser.
 
 use crate::dice::DiceInfo;
 use crate::error::ErrorCode;

@@ -1,4 +1,7 @@
 //! End-to-end tests: real tokio-tungstenite clients against the real server on port 0.
+//!
+//! Why one long file: it is a list of one independent test per protocol behaviour, sharing the helpers at its top;
+//! one test binary also keeps the build short.
 
 mod common;
 

@@ -25,7 +25,11 @@ impl Game {
         Ok(events)
     }
 
-    pub(super) fn play_into(&mut self, action: &Action, ev: &mut Vec<Event>) -> Result<(), ActionError> {
+    pub(super) fn play_into(
+        &mut self,
+        action: &Action,
+        ev: &mut Vec<Event>,
+    ) -> Result<(), ActionError> {
         use ErrorKind as K;
         if let Stage::Finished(o) = self.stage {
             return Err(ActionError::new(
@@ -507,7 +511,11 @@ impl Game {
         Ok(())
     }
 
-    pub(super) fn abandon(&mut self, colour: Colour, ev: &mut Vec<Event>) -> Result<(), ActionError> {
+    pub(super) fn abandon(
+        &mut self,
+        colour: Colour,
+        ev: &mut Vec<Event>,
+    ) -> Result<(), ActionError> {
         let k = colour.index();
         if !matches!(self.seats[k], SeatStatus::Playing | SeatStatus::Finished) {
             return Err(ActionError::new(

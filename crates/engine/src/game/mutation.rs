@@ -295,5 +295,4 @@ impl Game {
             self.reached_goal(k, sink);
         }
     }
-
 }

@@ -115,7 +115,11 @@ impl Game {
     /// the bonuses' turn comes; bonuses that no piece can take, in any order, are
     /// forfeited (`bonus_forfeited`). Returns whether the throw still has a step to play;
     /// `buf` holds the raw steps.
-    pub(super) fn forfeit_bonus_if_stuck<S: Sink>(&mut self, sink: &mut S, buf: &mut Steps) -> bool {
+    pub(super) fn forfeit_bonus_if_stuck<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        buf: &mut Steps,
+    ) -> bool {
         loop {
             *buf = Steps::new();
             let Stage::Move(mut t) = self.stage else {
@@ -224,7 +228,12 @@ impl Game {
     }
 
     /// Value of taking `s` from `node` and then playing as well as possible.
-    pub(super) fn child_value(node: &Game, s: Step, hint: Option<Landing>, remaining: u16) -> Option<u16> {
+    pub(super) fn child_value(
+        node: &Game,
+        s: Step,
+        hint: Option<Landing>,
+        remaining: u16,
+    ) -> Option<u16> {
         let mut child = *node;
         child.exec(s, hint, &mut Discard);
         let over = match child.stage {
@@ -399,5 +408,4 @@ impl Game {
             .map(|&s| sc.node.step_to_action(s))
             .collect()
     }
-
 }
