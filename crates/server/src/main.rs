@@ -4,6 +4,7 @@ use clap::Parser;
 use parchis_server::config::{Limits, Timeouts};
 use parchis_server::logging::LogFormat;
 use parchis_server::{AppState, ServerConfig};
+use parchis_store::SqliteOptions;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -25,6 +26,16 @@ struct Args {
     /// Directory of the default SQLite database.
     #[arg(long, env = "PARCHIS_DATA_DIR", default_value = "data")]
     data_dir: PathBuf,
+    /// SQLite only: bytes the WAL file (`<db>-wal`) is kept within (truncated beyond).
+    #[arg(long, env = "PARCHIS_SQLITE_WAL_LIMIT_BYTES", default_value_t = SqliteOptions::default().wal_limit_bytes)]
+    sqlite_wal_limit_bytes: u64,
+    /// SQLite only: milliseconds between background WAL checkpoints (and size checks).
+    #[arg(
+        long,
+        env = "PARCHIS_SQLITE_CHECKPOINT_INTERVAL_MS",
+        default_value_t = 1000
+    )]
+    sqlite_checkpoint_interval_ms: u64,
     /// Log filter (tracing `EnvFilter` syntax), e.g. `info` or `parchis_server=debug`.
     #[arg(long, env = "PARCHIS_LOG", default_value = "info")]
     log: String,
@@ -218,7 +229,13 @@ async fn serve(args: Args) -> Result<(), MainError> {
         }
         None => None,
     };
-    let store = parchis_store::open_store(args.database_url.as_deref(), &args.data_dir).await?;
+    let sqlite = SqliteOptions {
+        wal_limit_bytes: args.sqlite_wal_limit_bytes,
+        checkpoint_interval: Duration::from_millis(args.sqlite_checkpoint_interval_ms.max(10)),
+    };
+    let store =
+        parchis_store::open_store_with(args.database_url.as_deref(), &args.data_dir, sqlite)
+            .await?;
     let public_url = args.public_url.unwrap_or_else(|| format!("http://{addr}"));
     let allowed_origins = if args.allowed_origins.is_empty() {
         parchis_server::origin::origin_of(&public_url)

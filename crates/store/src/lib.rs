@@ -24,6 +24,7 @@
 
 #![warn(missing_docs)]
 
+mod checkpoint;
 mod error;
 mod memory;
 mod postgres;
@@ -36,6 +37,7 @@ mod writer;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use checkpoint::SqliteOptions;
 pub use error::{Result, StoreError};
 pub use memory::MemoryStore;
 pub use postgres::PostgresStore;
@@ -61,17 +63,32 @@ pub const DEFAULT_DB_FILE: &str = "parchis.db";
 /// [`StoreError::InvalidUrl`] for any other URL; [`StoreError::Io`] if `data_dir` cannot be
 /// created; otherwise the errors of [`SqliteStore::connect`] / [`PostgresStore::connect`].
 pub async fn open_store(url: Option<&str>, data_dir: &Path) -> Result<Arc<dyn Store>> {
+    open_store_with(url, data_dir, SqliteOptions::default()).await
+}
+
+/// As [`open_store`], with the WAL options of a SQLite store (a PostgreSQL store ignores
+/// them).
+///
+/// # Errors
+/// As [`open_store`].
+pub async fn open_store_with(
+    url: Option<&str>,
+    data_dir: &Path,
+    sqlite: SqliteOptions,
+) -> Result<Arc<dyn Store>> {
     match url {
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
             Ok(Arc::new(PostgresStore::connect(url).await?))
         }
-        Some(url) if url.starts_with("sqlite:") => Ok(Arc::new(SqliteStore::connect(url).await?)),
+        Some(url) if url.starts_with("sqlite:") => {
+            Ok(Arc::new(SqliteStore::connect_url_with(url, sqlite).await?))
+        }
         Some(url) => Err(StoreError::InvalidUrl(redact(url))),
         None => {
             std::fs::create_dir_all(data_dir)?;
             let path = data_dir.join(DEFAULT_DB_FILE);
             tracing::info!(path = %path.display(), "opening default sqlite store");
-            Ok(Arc::new(SqliteStore::open(&path).await?))
+            Ok(Arc::new(SqliteStore::open_with(&path, sqlite).await?))
         }
     }
 }

@@ -2,7 +2,6 @@
 
 use std::path::Path;
 use std::str::FromStr;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -12,6 +11,7 @@ use sqlx::sqlite::{
 use sqlx::{Sqlite, SqlitePool};
 use uuid::Uuid;
 
+use crate::checkpoint::{wal_path, Checkpointer, SqliteOptions, BUSY_TIMEOUT};
 use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
 use crate::rows::{
     self, EventRow, GameRow, RoomRow, SeatRow, EVENT_COLUMNS, GAME_COLUMNS, LATEST_GAME,
@@ -32,19 +32,12 @@ const MAX_CONNECTIONS: u32 = 4;
 /// re-read from the file (SQLite's default is 2 MiB). Filled only as pages are used.
 const CACHE_SIZE_PRAGMA: &str = "-32768";
 /// WAL pages at which a committing write checkpoints by itself (SQLite's default is
-/// 1,000). The [`Checkpointer`] copies committed pages to the database file every second,
-/// off the write path, so such a checkpoint has at most about a second of pages left to
-/// copy; but SQLite starts the WAL over from its beginning only when a write transaction
-/// begins right after a checkpoint that copied every frame, which under steady load only
-/// this one does. So the WAL grows to this size (≈ 200 MiB at 4 KiB pages) and then one
-/// commit, every few seconds at 5,000 events/s, pays for a short checkpoint (≈ 25 ms).
+/// 1,000). The [`Checkpointer`] copies committed pages to the database file every
+/// [`SqliteOptions::checkpoint_interval`], off the write path, so such a checkpoint has at
+/// most about an interval of pages left to copy, and it truncates the WAL when the file
+/// outgrows [`SqliteOptions::wal_limit_bytes`] (see [`crate::checkpoint`]). This threshold
+/// (≈ 200 MiB at 4 KiB pages) is only the last resort when the checkpointer falls behind.
 const WAL_AUTOCHECKPOINT_PAGES: &str = "50000";
-/// How often the [`Checkpointer`] copies committed WAL pages back into the database file.
-/// Longer: a page rewritten by many commits (an active game's events) is copied once.
-const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
-/// Bytes the WAL file is cut back to when it starts over (`PRAGMA journal_size_limit`), so
-/// the disk space of a burst is given back: 64 MiB.
-const JOURNAL_SIZE_LIMIT: &str = "67108864";
 
 /// A [`Store`] on one SQLite database file.
 ///
@@ -52,8 +45,9 @@ const JOURNAL_SIZE_LIMIT: &str = "67108864";
 /// returns) and foreign keys enforced; migrations from `migrations/sqlite` are applied on
 /// open. All writes go through a single group-commit writer task, so SQLite never sees
 /// competing writers; reads run concurrently on pooled connections. A background task
-/// checkpoints the WAL every second (never inside a commit), and [`Store::close`] folds
-/// the whole WAL into the database file.
+/// checkpoints the WAL every second (never inside a commit) and keeps the WAL file within
+/// its limit ([`SqliteOptions`]), and [`Store::close`] folds the whole WAL into the
+/// database file.
 pub struct SqliteStore {
     pool: SqlitePool,
     writer: Writer,
@@ -116,7 +110,15 @@ impl SqliteStore {
     /// [`StoreError::Database`] if the file cannot be opened, [`StoreError::Migrate`] if the
     /// schema cannot be brought up to date.
     pub async fn open(path: &Path) -> Result<Self> {
-        Self::connect_with(SqliteConnectOptions::new().filename(path)).await
+        Self::open_with(path, SqliteOptions::default()).await
+    }
+
+    /// As [`Self::open`], with the WAL limit and checkpoint interval of `wal`.
+    ///
+    /// # Errors
+    /// As [`Self::open`].
+    pub async fn open_with(path: &Path, wal: SqliteOptions) -> Result<Self> {
+        Self::connect_inner(SqliteConnectOptions::new().filename(path), false, wal).await
     }
 
     /// Opens the database named by a `sqlite:` URL (e.g. `sqlite:///var/lib/parchis.db`,
@@ -125,10 +127,18 @@ impl SqliteStore {
     /// # Errors
     /// [`StoreError::InvalidUrl`] if the URL does not parse; otherwise as [`Self::open`].
     pub async fn connect(url: &str) -> Result<Self> {
+        Self::connect_url_with(url, SqliteOptions::default()).await
+    }
+
+    /// As [`Self::connect`], with the WAL limit and checkpoint interval of `wal`.
+    ///
+    /// # Errors
+    /// As [`Self::connect`].
+    pub async fn connect_url_with(url: &str, wal: SqliteOptions) -> Result<Self> {
         let options = SqliteConnectOptions::from_str(url)
             .map_err(|e| StoreError::InvalidUrl(format!("{}: {e}", crate::redact(url))))?;
         let in_memory = url.contains(":memory:") || url.contains("mode=memory");
-        Self::connect_inner(options, in_memory).await
+        Self::connect_inner(options, in_memory, wal).await
     }
 
     /// Opens a database with caller-built options. WAL mode, `synchronous = FULL`, foreign
@@ -137,18 +147,23 @@ impl SqliteStore {
     /// # Errors
     /// As [`Self::open`].
     pub async fn connect_with(options: SqliteConnectOptions) -> Result<Self> {
-        Self::connect_inner(options, false).await
+        Self::connect_inner(options, false, SqliteOptions::default()).await
     }
 
-    async fn connect_inner(options: SqliteConnectOptions, in_memory: bool) -> Result<Self> {
+    async fn connect_inner(
+        options: SqliteConnectOptions,
+        in_memory: bool,
+        wal: SqliteOptions,
+    ) -> Result<Self> {
         let options = options
             .create_if_missing(true)
             .foreign_keys(true)
             .synchronous(SqliteSynchronous::Full)
-            .busy_timeout(Duration::from_secs(10))
+            .busy_timeout(BUSY_TIMEOUT)
             .pragma("cache_size", CACHE_SIZE_PRAGMA)
             .pragma("wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES)
-            .pragma("journal_size_limit", JOURNAL_SIZE_LIMIT);
+            // When SQLite starts the WAL over by itself, it cuts the file back to this.
+            .pragma("journal_size_limit", wal.wal_limit_bytes.to_string());
         let path = options.get_filename().to_owned();
         let pool = if in_memory {
             // Each connection would otherwise risk its own empty database: keep exactly one,
@@ -173,7 +188,8 @@ impl SqliteStore {
         sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
         tracing::info!("sqlite store open");
         let writer = Writer::spawn::<SqliteBackend>(pool.clone());
-        let checkpointer = (!in_memory).then(|| Checkpointer::spawn(pool.clone()));
+        let checkpointer = (!in_memory)
+            .then(|| Checkpointer::spawn(pool.clone(), writer.pauser(), wal_path(&path), wal));
         let file = (!in_memory).then(|| DbFile::open(&path));
         Ok(SqliteStore {
             pool,
@@ -665,68 +681,5 @@ impl Store for SqliteStore {
             }
         }
         self.pool.close().await;
-    }
-}
-
-/// Runs `PRAGMA wal_checkpoint(PASSIVE)` every [`CHECKPOINT_INTERVAL`] on a pooled reader
-/// connection, so committed WAL pages reach the database file without a commit waiting
-/// for it. PASSIVE never blocks the writer or readers: it copies the frames committed
-/// when it began that no reader still needs. (It does not make the WAL start over under
-/// load; see [`WAL_AUTOCHECKPOINT_PAGES`].)
-struct Checkpointer {
-    stop: tokio_util::sync::CancellationToken,
-    task: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
-}
-
-impl Checkpointer {
-    /// Starts the task on the current tokio runtime; it ends on [`Checkpointer::stop`],
-    /// on drop, or when `pool` is closed.
-    fn spawn(pool: SqlitePool) -> Self {
-        let stop = tokio_util::sync::CancellationToken::new();
-        let token = stop.clone();
-        let task = tokio::spawn(async move {
-            let mut tick = tokio::time::interval(CHECKPOINT_INTERVAL);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tokio::select! {
-                    _ = token.cancelled() => break,
-                    _ = tick.tick() => {}
-                }
-                // (busy, frames in the WAL, frames checkpointed)
-                match sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(PASSIVE)")
-                    .fetch_one(&pool)
-                    .await
-                {
-                    Ok((_, wal, done)) => {
-                        tracing::trace!(wal_frames = wal, checkpointed = done, "sqlite checkpoint");
-                    }
-                    Err(e) if pool.is_closed() => {
-                        tracing::debug!(error = %e, "sqlite checkpointer: pool closed");
-                        break;
-                    }
-                    Err(e) => tracing::warn!(error = %e, "sqlite checkpoint failed"),
-                }
-            }
-        });
-        Checkpointer {
-            stop,
-            task: std::sync::Mutex::new(Some(task)),
-        }
-    }
-
-    /// Stops the task and waits for a checkpoint in progress to finish.
-    async fn stop(&self) {
-        self.stop.cancel();
-        let task = crate::writer::lock(&self.task).take();
-        if let Some(task) = task {
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for Checkpointer {
-    fn drop(&mut self) {
-        // A store dropped without `close` must not leave its task running.
-        self.stop.cancel();
     }
 }

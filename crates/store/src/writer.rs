@@ -10,6 +10,10 @@
 //! duplicate `seq`) never fails its neighbours.
 //!
 //! A single writer also means SQLite never sees two concurrent write transactions.
+//!
+//! Between two groups the writer can be held ([`Pauser::pause`]): SQLite's WAL checkpointer
+//! runs its blocking `TRUNCATE` checkpoint then, instead of competing with a commit for the
+//! write lock (`crate::checkpoint`).
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -114,10 +118,37 @@ struct Request {
     reply: oneshot::Sender<Result<bool>>,
 }
 
+/// A request to hold the writer between two groups: the writer answers with a sender and
+/// waits until that sender is dropped.
+type PauseRequest = oneshot::Sender<oneshot::Sender<()>>;
+
 /// Handle to a running writer task.
 pub(crate) struct Writer {
     sender: Mutex<Option<mpsc::Sender<Request>>>,
+    pauses: mpsc::Sender<PauseRequest>,
     task: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// Holds a [`Writer`] between two groups on request (cloneable, for a background task).
+#[derive(Clone)]
+pub(crate) struct Pauser {
+    pauses: mpsc::Sender<PauseRequest>,
+}
+
+/// While alive, the writer commits nothing (requests queue up, with back-pressure once
+/// [`CHANNEL_CAPACITY`] are waiting). Dropping it lets the writer go on.
+pub(crate) struct Paused {
+    _resume: oneshot::Sender<()>,
+}
+
+impl Pauser {
+    /// Waits until the writer has finished its current group and holds it there. `None`
+    /// once the writer task has ended.
+    pub(crate) async fn pause(&self) -> Option<Paused> {
+        let (ask, answer) = oneshot::channel();
+        self.pauses.send(ask).await.ok()?;
+        answer.await.ok().map(|resume| Paused { _resume: resume })
+    }
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -129,10 +160,19 @@ impl Writer {
     /// Spawns the writer task on the current tokio runtime.
     pub(crate) fn spawn<B: Backend>(pool: Pool<B::Db>) -> Self {
         let (sender, receiver) = mpsc::channel(CHANNEL_CAPACITY);
-        let task = tokio::spawn(run::<B>(pool, receiver));
+        let (pauses, pause_requests) = mpsc::channel(1);
+        let task = tokio::spawn(run::<B>(pool, receiver, pause_requests));
         Writer {
             sender: Mutex::new(Some(sender)),
+            pauses,
             task: Mutex::new(Some(task)),
+        }
+    }
+
+    /// A handle that can hold this writer between two groups.
+    pub(crate) fn pauser(&self) -> Pauser {
+        Pauser {
+            pauses: self.pauses.clone(),
         }
     }
 
@@ -277,10 +317,30 @@ impl Writer {
     }
 }
 
-async fn run<B: Backend>(pool: Pool<B::Db>, mut receiver: mpsc::Receiver<Request>) {
+async fn run<B: Backend>(
+    pool: Pool<B::Db>,
+    mut receiver: mpsc::Receiver<Request>,
+    mut pauses: mpsc::Receiver<PauseRequest>,
+) {
     let mut pending = Vec::with_capacity(MAX_GROUP);
     let mut last_commit: Option<Instant> = None;
-    while receiver.recv_many(&mut pending, MAX_GROUP).await > 0 {
+    loop {
+        // A pause goes before the next group (`recv_many` is cancel-safe: nothing is lost).
+        let received = tokio::select! {
+            biased;
+            Some(ask) = pauses.recv() => {
+                let (resume, resumed) = oneshot::channel::<()>();
+                if ask.send(resume).is_ok() {
+                    // Ends when the holder drops its `Paused` (nothing is ever sent).
+                    let _ = resumed.await;
+                }
+                continue;
+            }
+            n = receiver.recv_many(&mut pending, MAX_GROUP) => n,
+        };
+        if received == 0 {
+            break;
+        }
         let busy = last_commit.is_some_and(|t| t.elapsed() < BUSY_WINDOW);
         if busy && pending.len() < LINGER_BELOW {
             tokio::time::sleep(LINGER).await;
