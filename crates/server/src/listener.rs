@@ -3,10 +3,12 @@
 //! upgrade too) are closed, and the TCP peer attached to each request as [`ConnectInfo`]
 //! and the client's address ([`crate::client_addr`]) as [`ClientAddr`].
 //!
-//! A connection over a limit is still answered, cheaply: `/healthz` gets `ok`, anything
-//! else a JSON `rate_limited` (429) or `server_full` (503) error with `Retry-After`, then
-//! the socket closes. At most [`REFUSING_MAX`] such answers are in flight; beyond that a
-//! connection is closed at once, so descriptors stay free for health checks and clients.
+//! A connection over a limit is still answered, cheaply: `/healthz` gets `ok`, the
+//! operators' `/readyz` and `/metrics` get their real answer (at most [`OPS_RESERVED`] of
+//! them at once, beyond that a refusal), anything else a JSON `rate_limited` (429) or
+//! `server_full` (503) error with `Retry-After`, then the socket closes. At most
+//! [`REFUSING_MAX`] such answers are in flight; beyond that a connection is closed at once,
+//! so descriptors stay free for health checks and clients.
 
 use crate::admission::{ConnGuard, Denied};
 use crate::client_addr::{client_addr, ClientAddr};
@@ -33,6 +35,13 @@ use tracing::{debug, warn};
 
 /// Refusals (answers to connections over a limit) in flight at once.
 pub const REFUSING_MAX: usize = 128;
+
+/// `/readyz` and `/metrics` requests served at once on connections over a limit (a small
+/// quota reserved for operators and health checks, within [`REFUSING_MAX`]).
+pub const OPS_RESERVED: usize = 4;
+
+/// Paths still served on a connection over a limit (within [`OPS_RESERVED`]).
+const OPS_PATHS: [&str; 2] = ["/readyz", "/metrics"];
 
 /// How long a refused connection may take to send its request.
 const REFUSAL_HEADER_TIMEOUT: Duration = Duration::from_secs(2);
@@ -91,6 +100,7 @@ pub async fn serve(
 ) -> io::Result<()> {
     let http_conns = TaskTracker::new();
     let refusing = Arc::new(AtomicUsize::new(0));
+    let ops = Arc::new(AtomicUsize::new(0));
     let cfg = state.config().clone();
     loop {
         let accepted = tokio::select! {
@@ -158,8 +168,13 @@ pub async fn serve(
                 debug!(%peer, %denied, "connection over a limit");
                 refusing.fetch_add(1, Ordering::Relaxed);
                 let refusing = refusing.clone();
+                let ops = Ops {
+                    router: router.clone(),
+                    in_flight: ops.clone(),
+                    peer,
+                };
                 tokio::spawn(async move {
-                    refuse(tcp, denied).await;
+                    refuse(tcp, denied, ops).await;
                     refusing.fetch_sub(1, Ordering::Relaxed);
                 });
             }
@@ -171,12 +186,60 @@ pub async fn serve(
     Ok(())
 }
 
-/// Answers one request on a connection over a limit, then closes it.
-async fn refuse(tcp: TcpStream, denied: Denied) {
+/// What a connection over a limit needs to serve an operator's request.
+struct Ops {
+    router: Router,
+    /// Operator requests being served on refused connections (≤ [`OPS_RESERVED`]).
+    in_flight: Arc<AtomicUsize>,
+    peer: SocketAddr,
+}
+
+impl Ops {
+    /// Takes one of the [`OPS_RESERVED`] slots; `None` when all are in use.
+    fn slot(&self) -> Option<OpsSlot> {
+        self.in_flight
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < OPS_RESERVED).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| OpsSlot(self.in_flight.clone()))
+    }
+}
+
+/// One operator request in flight; gives its slot back when dropped.
+struct OpsSlot(Arc<AtomicUsize>);
+
+impl Drop for OpsSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Answers one request on a connection over a limit, then closes it: `/readyz` and
+/// `/metrics` through the router while an [`OPS_RESERVED`] slot is free, anything else
+/// with [`refusal`].
+async fn refuse(tcp: TcpStream, denied: Denied, ops: Ops) {
     let io = TokioIo::new(Admitted { tcp, _slot: None });
-    let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+    let ops = Arc::new(ops);
+    let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
         let denied = denied.clone();
-        async move { Ok::<_, std::convert::Infallible>(refusal(req.uri().path(), &denied)) }
+        let ops = ops.clone();
+        async move {
+            let slot = OPS_PATHS
+                .contains(&req.uri().path())
+                .then(|| ops.slot())
+                .flatten();
+            let Some(_slot) = slot else {
+                return Ok::<_, std::convert::Infallible>(refusal(req.uri().path(), &denied));
+            };
+            req.extensions_mut().insert(ClientAddr(ops.peer.ip()));
+            req.extensions_mut().insert(ConnectInfo(ops.peer));
+            let mut response = ops.router.clone().oneshot(req).await?;
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            Ok(response)
+        }
     });
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())

@@ -233,6 +233,7 @@ async fn connections_are_capped_per_address_and_in_total_and_health_checks_still
     assert_eq!(a.header("retry-after").as_deref(), Some("1"));
     let health = http_from(&server, ip(6), "GET", "/healthz", "", "").await;
     assert_eq!((health.status, health.body.clone()), (200, json!("ok")));
+    assert_operators_are_answered(&server, ip(6)).await;
     let a = http_from(&server, ip(7), "GET", "/api/rooms", "", "").await;
     assert_eq!(a.status, 200);
     // Fill the server: 4 + 6 = 10 connections.
@@ -245,6 +246,7 @@ async fn connections_are_capped_per_address_and_in_total_and_health_checks_still
     assert_eq!(a.body["code"], "server_full");
     let health = http_from(&server, ip(8), "GET", "/healthz", "", "").await;
     assert_eq!(health.status, 200);
+    assert_operators_are_answered(&server, ip(8)).await;
     // Closing connections gives the slots back.
     held.clear();
     let mut status = 0;
@@ -258,6 +260,21 @@ async fn connections_are_capped_per_address_and_in_total_and_health_checks_still
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(status, 200);
+}
+
+/// `/readyz` and `/metrics` get their real answers from `from`, whose connections are over
+/// a limit (the other paths get 429/503 there).
+async fn assert_operators_are_answered(server: &Server, from: IpAddr) {
+    let ready = http_from(server, from, "GET", "/readyz", "", "").await;
+    assert_eq!(ready.status, 200, "{}", ready.body);
+    assert_eq!(ready.body["status"], "ready", "{}", ready.body);
+    let metrics = http_from(server, from, "GET", "/metrics", "", "").await;
+    assert_eq!(metrics.status, 200, "{}", metrics.body);
+    let text = metrics.body.as_str().unwrap_or_default();
+    assert!(
+        text.contains("parchis_rooms"),
+        "not the server's metrics: {text:.300}"
+    );
 }
 
 // ----- timeouts and liveness --------------------------------------------------------------
