@@ -43,6 +43,7 @@ export async function setup({ seed = '20240601', host = '127.0.0.1' } = {}) {
   // runs the production dice (a fresh server seed from the OS per room, docs/FAIR_DICE.md).
   const serverEnv = { ...process.env, PARCHIS_DICE_SEED: seed, PARCHIS_PUBLIC_URL: env.base, NO_COLOR: '1' };
   if (seed === null) delete serverEnv.PARCHIS_DICE_SEED;
+  delete serverEnv.PARCHIS_NATS_URL; // a single node, even where CI set it for the cluster tests
   env.server = spawn(SERVER_BIN, args, {
     env: serverEnv,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -44,6 +44,8 @@ async fn spawn(data_dir: &Path, database_url: Option<&str>) -> Proc {
         .arg("--commands-per-second")
         .arg("2000")
         .env("PARCHIS_LOG", "warn")
+        // A single node, whatever the environment says (CI sets it for the cluster tests).
+        .env_remove("PARCHIS_NATS_URL")
         .env("PARCHIS_ROOM_CREATIONS_PER_MINUTE", "1000")
         .env("PARCHIS_MAX_LOBBIES_PER_ADDRESS", "1000")
         .env("PARCHIS_MAX_BOT_ROOMS_PER_ADDRESS", "1000")

@@ -189,6 +189,7 @@ async fn spawn(data_dir: &std::path::Path, args: &[&str]) -> Proc {
         .env("PARCHIS_LOG", "info")
         .env("PARCHIS_ADMIN_TOKEN", ADMIN_TOKEN)
         .env_remove("DATABASE_URL")
+        .env_remove("PARCHIS_NATS_URL")
         .env_remove("PARCHIS_LOG_FORMAT")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -38,6 +38,8 @@ async fn spawn(data_dir: &Path, database_url: Option<&str>) -> Proc {
         .arg("--commands-per-second")
         .arg("2000")
         .env("PARCHIS_LOG", "warn")
+        // A single node, whatever the environment says (CI sets it for the cluster tests).
+        .env_remove("PARCHIS_NATS_URL")
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());
     match database_url {

@@ -1,0 +1,159 @@
+//! Who wrote each stored event. A trigger in the test's database (not in the product's
+//! migrations) records, for every `game_events` row, the writing connection's client port
+//! and the room's lease as the writing transaction saw it; the test maps client ports to
+//! node processes through `/proc` (each node's TCP sockets to the database). A write by a
+//! node that was not the lease's owner in that same transaction is a fencing failure.
+
+use crate::harness::Cluster;
+use sqlx::Row;
+use std::collections::{HashMap, HashSet};
+
+/// One audited write.
+#[derive(Clone, Debug)]
+pub struct Write {
+    pub room: String,
+    pub seq: i64,
+    /// The writer's node id, when its connection was seen (`None`: unknown).
+    pub node: Option<String>,
+    pub lease_owner: Option<String>,
+    pub lease_epoch: Option<i64>,
+}
+
+/// Creates the audit table and trigger (once the cluster tables exist). Returns whether
+/// auditing is on.
+pub async fn install(cluster: &Cluster) -> bool {
+    let leases: Option<String> =
+        sqlx::query_scalar("SELECT to_regclass('public.room_leases')::TEXT")
+            .fetch_one(&cluster.db)
+            .await
+            .expect("look for room_leases");
+    if leases.is_none() {
+        eprintln!("{}: no room_leases table: writes not audited", cluster.test);
+        return false;
+    }
+    for sql in [
+        "CREATE TABLE test_writes (id BIGSERIAL PRIMARY KEY, room_code TEXT, seq BIGINT, \
+         client_port INTEGER, lease_owner TEXT, lease_epoch BIGINT)",
+        "CREATE FUNCTION test_audit_write() RETURNS trigger LANGUAGE plpgsql AS $$ \
+         DECLARE r TEXT; o TEXT; e BIGINT; \
+         BEGIN \
+           SELECT room_code INTO r FROM games WHERE id = NEW.game_id; \
+           SELECT owner, epoch INTO o, e FROM room_leases WHERE room_code = r; \
+           INSERT INTO test_writes (room_code, seq, client_port, lease_owner, lease_epoch) \
+             VALUES (r, NEW.seq, inet_client_port(), o, e); \
+           RETURN NEW; \
+         END $$",
+        "CREATE TRIGGER test_audit_write AFTER INSERT ON game_events \
+         FOR EACH ROW EXECUTE FUNCTION test_audit_write()",
+    ] {
+        sqlx::query(sql)
+            .execute(&cluster.db)
+            .await
+            .expect("install the write audit");
+    }
+    true
+}
+
+/// Every audited write, in commit order of insertion, with its writer named by `ports`.
+pub async fn writes(cluster: &Cluster, ports: &HashMap<u16, String>) -> Vec<Write> {
+    sqlx::query(
+        "SELECT room_code, seq, client_port, lease_owner, lease_epoch FROM test_writes ORDER BY id",
+    )
+    .fetch_all(&cluster.db)
+    .await
+    .expect("read test_writes")
+    .iter()
+    .map(|r| {
+        let port: Option<i32> = r.get("client_port");
+        Write {
+            room: r.get::<Option<String>, _>("room_code").unwrap_or_default(),
+            seq: r.get("seq"),
+            node: port
+                .and_then(|p| u16::try_from(p).ok())
+                .and_then(|p| ports.get(&p).cloned()),
+            lease_owner: r.get("lease_owner"),
+            lease_epoch: r.get("lease_epoch"),
+        }
+    })
+    .collect()
+}
+
+/// Local ports of process `pid`'s TCP connections to remote port `db_port` (Linux
+/// `/proc`; empty elsewhere or when the process is gone).
+pub fn db_ports(pid: u32, db_port: u16) -> HashSet<u16> {
+    let mut inodes = HashSet::new();
+    if let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) {
+        for fd in dir.flatten() {
+            if let Ok(target) = std::fs::read_link(fd.path()) {
+                let t = target.to_string_lossy();
+                if let Some(inode) = t.strip_prefix("socket:[").and_then(|s| s.strip_suffix(']')) {
+                    inodes.insert(inode.to_owned());
+                }
+            }
+        }
+    }
+    let mut ports = HashSet::new();
+    for table in ["tcp", "tcp6"] {
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/net/{table}")) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            if cols.len() < 10 || !inodes.contains(cols[9]) {
+                continue;
+            }
+            let port_of = |addr: &str| {
+                addr.rsplit(':')
+                    .next()
+                    .and_then(|p| u16::from_str_radix(p, 16).ok())
+            };
+            if port_of(cols[2]) == Some(db_port) {
+                if let Some(local) = port_of(cols[1]) {
+                    ports.insert(local);
+                }
+            }
+        }
+    }
+    ports
+}
+
+/// Checks that every write made by a known node was made while that node owned the room
+/// (`room_leases.owner` as read in the writing transaction), and that a room's lease
+/// epochs never go back from one write to the next. Returns `(known, unknown)` writes.
+pub fn writes_by_owners(writes: &[Write]) -> (usize, usize) {
+    let mut last_epoch: HashMap<&str, i64> = HashMap::new();
+    let (mut known, mut unknown) = (0, 0);
+    for w in writes {
+        assert!(
+            w.lease_owner.is_some(),
+            "room {} seq {}: an event was written with no lease row",
+            w.room,
+            w.seq
+        );
+        if let Some(e) = w.lease_epoch {
+            let prev = last_epoch.insert(&w.room, e);
+            assert!(
+                prev.is_none_or(|p| p <= e),
+                "room {} seq {}: written under epoch {e} after a write under {prev:?}",
+                w.room,
+                w.seq
+            );
+        }
+        match &w.node {
+            Some(node) => {
+                known += 1;
+                assert_eq!(
+                    Some(node),
+                    w.lease_owner.as_ref(),
+                    "room {} seq {}: node {node} wrote while {:?} owned the room (epoch {:?}): a late write was not refused",
+                    w.room,
+                    w.seq,
+                    w.lease_owner,
+                    w.lease_epoch
+                );
+            }
+            None => unknown += 1,
+        }
+    }
+    (known, unknown)
+}

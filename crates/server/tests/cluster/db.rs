@@ -1,0 +1,98 @@
+//! Reads of the test's database: room leases, stored games and their events.
+
+use crate::harness::Cluster;
+use serde_json::Value;
+use sqlx::Row;
+use std::time::{Duration, Instant};
+
+/// The lease row of a room (`room_leases`), with the database's view of its expiry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    pub owner: String,
+    pub epoch: i64,
+    pub retired: bool,
+    /// `expires_at - now()` by the database's clock, ms (negative: expired).
+    pub ms_left: i64,
+}
+impl Cluster {
+    /// The lease of `room`, if it has a row.
+    pub async fn lease(&self, room: &str) -> Option<Lease> {
+        let row = sqlx::query(
+            "SELECT owner, epoch, retired, \
+             (EXTRACT(EPOCH FROM (expires_at - now())) * 1000)::BIGINT AS ms_left \
+             FROM room_leases WHERE room_code = $1",
+        )
+        .bind(room)
+        .fetch_optional(&self.db)
+        .await
+        .expect("read room_leases")?;
+        Some(Lease {
+            owner: row.get("owner"),
+            epoch: row.get("epoch"),
+            retired: row.get("retired"),
+            ms_left: row.get("ms_left"),
+        })
+    }
+
+    /// Waits (up to `limit`) until `room`'s lease satisfies `pred`; the lease.
+    pub async fn wait_lease(
+        &self,
+        room: &str,
+        limit: Duration,
+        what: &str,
+        pred: impl Fn(&Lease) -> bool,
+    ) -> Lease {
+        let until = Instant::now() + limit;
+        loop {
+            let lease = self.lease(room).await;
+            if let Some(l) = lease.as_ref().filter(|l| pred(l)) {
+                return l.clone();
+            }
+            assert!(
+                Instant::now() < until,
+                "room {room}: no lease {what} within {limit:?}; last {lease:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// Ids of the stored games of `room`, oldest first.
+    pub async fn games_of(&self, room: &str) -> Vec<String> {
+        sqlx::query(
+            "SELECT id::TEXT AS id FROM games WHERE room_code = $1 ORDER BY created_at_ms, id",
+        )
+        .bind(room)
+        .fetch_all(&self.db)
+        .await
+        .expect("read games")
+        .iter()
+        .map(|r| r.get("id"))
+        .collect()
+    }
+
+    /// The stored events of game `id` in seq order, each as `{"seq","at_ms","event"}`.
+    pub async fn stored_events(&self, id: &str) -> Vec<Value> {
+        sqlx::query(
+            "SELECT seq, created_at_ms, event FROM game_events WHERE game_id = $1::UUID ORDER BY seq",
+        )
+        .bind(id)
+        .fetch_all(&self.db)
+        .await
+        .expect("read game_events")
+        .iter()
+        .map(|r| {
+            let text: String = r.get("event");
+            let mut event: Value = serde_json::from_str(&text).expect("stored event is JSON");
+            // The stored format version (room/persist.rs, FORMAT_KEY) is not on the wire.
+            if let Some(obj) = event.as_object_mut() {
+                obj.remove(parchis_server::room::persist::FORMAT_KEY);
+            }
+            serde_json::json!({
+                "seq": r.get::<i64, _>("seq"),
+                "at_ms": r.get::<i64, _>("created_at_ms"),
+                "event": event,
+            })
+        })
+        .collect()
+    }
+}

@@ -1,0 +1,504 @@
+//! The cluster fixture: a fresh PostgreSQL database and a NATS subject prefix of the
+//! test's own, N real `parchis-server` processes in cluster mode on free loopback ports,
+//! signals (SIGKILL, SIGSTOP, SIGCONT, SIGTERM), restarts, and reads of the database.
+//!
+//! Cluster tests run one at a time (a process-wide lock): each starts several servers on
+//! a 2-core machine, and their failover and drain bounds are about time.
+
+use crate::audit;
+use crate::common::http_at;
+use crate::env::{database_name, free_port, random_hex, services, url_port, with_database};
+use serde_json::Value;
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::Connection;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::BufRead;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One cluster test at a time in this process.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Settings of the nodes of one test cluster.
+#[derive(Clone, Debug)]
+pub struct Opts {
+    /// Nodes started by [`Cluster::start`].
+    pub nodes: usize,
+    /// `--lease-ttl-ms`.
+    pub lease_ttl_ms: u64,
+    /// `--lease-renew-ms`.
+    pub lease_renew_ms: u64,
+    /// `--sweep-ms`.
+    pub sweep_ms: u64,
+    /// `--drain-timeout-secs`.
+    pub drain_timeout_secs: u64,
+    /// `--dice-seed` (the same on every node).
+    pub dice_seed: u64,
+}
+
+impl Default for Opts {
+    /// Three nodes with short leases (a failover takes about 2 s instead of 3.5 s).
+    fn default() -> Opts {
+        Opts {
+            nodes: 3,
+            lease_ttl_ms: 1500,
+            lease_renew_ms: 500,
+            sweep_ms: 250,
+            drain_timeout_secs: 10,
+            dice_seed: 7,
+        }
+    }
+}
+
+/// Where the nodes are and which of them are up, shared with the test's clients (they
+/// reconnect to a node that is up when theirs dies).
+#[derive(Debug)]
+pub struct Roster {
+    nodes: Mutex<Vec<NodeState>>,
+}
+
+#[derive(Clone, Debug)]
+struct NodeState {
+    addr: SocketAddr,
+    up: bool,
+    pid: Option<u32>,
+    /// When the node was killed or sent SIGTERM.
+    downs: Vec<Instant>,
+}
+
+impl Roster {
+    /// The address of node `i`.
+    pub fn addr(&self, i: usize) -> SocketAddr {
+        self.lock()[i].addr
+    }
+
+    /// How many nodes the cluster has (up or not).
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether node `i` is up (running, or only stopped with SIGSTOP).
+    pub fn is_up(&self, i: usize) -> bool {
+        self.lock()[i].up
+    }
+
+    /// Whether node `i` went down (SIGKILL or SIGTERM) at some moment in `from..=to`.
+    pub fn went_down_between(&self, i: usize, from: Instant, to: Instant) -> bool {
+        self.lock()[i].downs.iter().any(|t| *t >= from && *t <= to)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<NodeState>> {
+        self.nodes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records which node owns each of the nodes' current connections to the database
+    /// (by client port, [`audit::db_ports`]).
+    fn sample_ports(&self, ids: &[String], db_port: u16, into: &Mutex<HashMap<u16, String>>) {
+        let pids: Vec<(usize, u32)> = self
+            .lock()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| n.pid.map(|p| (i, p)))
+            .collect();
+        let mut map = into.lock().unwrap_or_else(|e| e.into_inner());
+        for (i, pid) in pids {
+            for port in audit::db_ports(pid, db_port) {
+                if let Some(id) = ids.get(i) {
+                    map.insert(port, id.clone());
+                }
+            }
+        }
+    }
+}
+
+/// A node process.
+struct Node {
+    id: String,
+    port: u16,
+    child: Option<Child>,
+    log: PathBuf,
+}
+
+/// A running test cluster. Dropping it kills every node and drops the database.
+pub struct Cluster {
+    pub test: String,
+    /// The `--cluster` subject prefix.
+    pub prefix: String,
+    pub opts: Opts,
+    pub roster: Arc<Roster>,
+    /// A pool on the test's database.
+    pub db: PgPool,
+    /// Whether the database audits who writes events ([`audit`]).
+    pub audited: bool,
+    /// Client port of every database connection seen → the node id that held it.
+    ports: Arc<Mutex<HashMap<u16, String>>>,
+    db_port: u16,
+    sampler: Option<tokio::task::JoinHandle<()>>,
+    nats_url: String,
+    admin_url: String,
+    db_name: String,
+    db_url: String,
+    nodes: Vec<Node>,
+    dir: tempfile::TempDir,
+    _serial: tokio::sync::MutexGuard<'static, ()>,
+}
+
+impl Cluster {
+    /// Creates the test's database, starts `opts.nodes` nodes and waits until each is
+    /// ready. `None` (after a visible `SKIPPED`) when NATS or PostgreSQL is absent.
+    pub async fn start(test: &str, opts: Opts) -> Option<Cluster> {
+        let (url, nats_url) = services(test).await?;
+        let serial = SERIAL.lock().await;
+        let db_name = format!("{}_{}", database_name(&url), random_hex(10));
+        let mut admin = sqlx::PgConnection::connect(&url)
+            .await
+            .expect("connect to DATABASE_URL");
+        sqlx::query(&format!("CREATE DATABASE {db_name}"))
+            .execute(&mut admin)
+            .await
+            .expect("create the test database");
+        drop(admin);
+        let db_url = with_database(&url, &db_name);
+        let db = PgPoolOptions::new()
+            .max_connections(4)
+            .connect(&db_url)
+            .await
+            .expect("connect to the test database");
+        let prefix = format!("t{}", random_hex(12));
+        let roster = Arc::new(Roster {
+            nodes: Mutex::new(Vec::new()),
+        });
+        let mut cluster = Cluster {
+            test: test.to_owned(),
+            prefix,
+            opts: opts.clone(),
+            roster,
+            db,
+            audited: false,
+            ports: Arc::new(Mutex::new(HashMap::new())),
+            db_port: url_port(&url),
+            sampler: None,
+            nats_url,
+            admin_url: url,
+            db_name,
+            db_url,
+            nodes: Vec::new(),
+            dir: tempfile::tempdir().expect("tempdir"),
+            _serial: serial,
+        };
+        eprintln!(
+            "{test}: database {}, NATS prefix {}, logs in {}",
+            cluster.db_name,
+            cluster.prefix,
+            cluster.dir.path().display()
+        );
+        // The first node applies the migrations alone; the others start together.
+        for i in 0..opts.nodes {
+            cluster.add_node();
+            if i == 0 {
+                cluster.wait_ready(0).await;
+                cluster.audited = audit::install(&cluster).await;
+            }
+        }
+        for i in 1..opts.nodes {
+            cluster.wait_ready(i).await;
+        }
+        let (roster, ports, db_port) = (
+            cluster.roster.clone(),
+            cluster.ports.clone(),
+            cluster.db_port,
+        );
+        let ids: Vec<String> = cluster.nodes.iter().map(|n| n.id.clone()).collect();
+        cluster.sampler = Some(tokio::spawn(async move {
+            loop {
+                roster.sample_ports(&ids, db_port, &ports);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }));
+        Some(cluster)
+    }
+
+    /// The id (`--node-id`) of node `i`: `a`, `b`, `c`…
+    pub fn id(&self, i: usize) -> &str {
+        &self.nodes[i].id
+    }
+
+    /// The index of the node whose id is `id`.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.id == id)
+    }
+
+    /// The address of node `i`.
+    pub fn addr(&self, i: usize) -> SocketAddr {
+        self.roster.addr(i)
+    }
+
+    /// The process id of node `i` (while it runs).
+    pub fn pid(&self, i: usize) -> Option<u32> {
+        self.nodes[i].child.as_ref().map(Child::id)
+    }
+
+    fn add_node(&mut self) {
+        let i = self.nodes.len();
+        let id = ((b'a' + i as u8) as char).to_string();
+        let port = free_port();
+        let log = self.dir.path().join(format!("{id}.log"));
+        self.nodes.push(Node {
+            id,
+            port,
+            child: None,
+            log,
+        });
+        self.roster.lock().push(NodeState {
+            addr: ([127, 0, 0, 1], port).into(),
+            up: false,
+            pid: None,
+            downs: Vec::new(),
+        });
+        self.spawn(i);
+    }
+
+    /// Starts node `i`'s process (same id and port as before), logs appended to its file.
+    fn spawn(&mut self, i: usize) {
+        let node = &self.nodes[i];
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&node.log)
+            .expect("open the node's log");
+        let data_dir = self.dir.path().join(format!("data-{}", node.id));
+        let o = &self.opts;
+        let child = Command::new(env!("CARGO_BIN_EXE_parchis-server"))
+            .arg("--port")
+            .arg(node.port.to_string())
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .arg("--dice-seed")
+            .arg(o.dice_seed.to_string())
+            .arg("--commands-per-second")
+            .arg("2000")
+            .arg("--nats-url")
+            .arg(&self.nats_url)
+            .arg("--node-id")
+            .arg(&node.id)
+            .arg("--cluster")
+            .arg(&self.prefix)
+            .arg("--lease-ttl-ms")
+            .arg(o.lease_ttl_ms.to_string())
+            .arg("--lease-renew-ms")
+            .arg(o.lease_renew_ms.to_string())
+            .arg("--sweep-ms")
+            .arg(o.sweep_ms.to_string())
+            .arg("--drain-timeout-secs")
+            .arg(o.drain_timeout_secs.to_string())
+            .env("DATABASE_URL", &self.db_url)
+            .env("PARCHIS_LOG", "info,tower_http=warn")
+            .env_remove("PARCHIS_LOG_FORMAT")
+            .env("NO_COLOR", "1")
+            // Every test client comes from 127.0.0.1.
+            .env("PARCHIS_ROOM_CREATIONS_PER_MINUTE", "100000")
+            .env("PARCHIS_MAX_LOBBIES_PER_ADDRESS", "100000")
+            .env("PARCHIS_MAX_BOT_ROOMS_PER_ADDRESS", "100000")
+            .env("PARCHIS_MAX_CONNECTIONS_PER_ADDRESS", "100000")
+            .env("PARCHIS_LOOKUPS_PER_MINUTE", "1000000")
+            .env("PARCHIS_WATCHES_PER_MINUTE", "1000000")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log fd"))
+            .stderr(log)
+            .spawn()
+            .expect("spawn the server binary");
+        self.roster.lock()[i].pid = Some(child.id());
+        self.nodes[i].child = Some(child);
+    }
+
+    /// Waits until node `i` answers `/readyz` with 200 (30 s at most).
+    async fn wait_ready(&mut self, i: usize) {
+        let addr = self.addr(i);
+        let until = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < until {
+            if let Some(Ok(Some(status))) = self.nodes[i].child.as_mut().map(Child::try_wait) {
+                panic!(
+                    "node {} exited at start ({status}):\n{}",
+                    self.nodes[i].id,
+                    self.log_tail(i, 30)
+                );
+            }
+            if tokio::net::TcpStream::connect(addr).await.is_ok() {
+                let (status, _) = http_at(addr, "GET", "/readyz", None).await;
+                if status == 200 {
+                    self.roster.lock()[i].up = true;
+                    return;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!(
+            "node {} was not ready on {addr} within 30 s:\n{}",
+            self.nodes[i].id,
+            self.log_tail(i, 30)
+        );
+    }
+
+    /// `kill -9` node `i` and reaps it.
+    pub fn kill(&mut self, i: usize) {
+        self.sample_ports();
+        self.mark_down(i);
+        self.roster.lock()[i].pid = None;
+        if let Some(mut child) = self.nodes[i].child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts node `i` again (same id and port) and waits until it is ready.
+    pub async fn restart(&mut self, i: usize) {
+        assert!(self.nodes[i].child.is_none(), "node {i} still runs");
+        self.spawn(i);
+        self.wait_ready(i).await;
+    }
+
+    /// Sends `signal` (`STOP`, `CONT`, `TERM`) to node `i` with `kill(1)`.
+    pub fn signal(&mut self, i: usize, signal: &str) {
+        if signal == "TERM" {
+            self.mark_down(i);
+        }
+        let pid = self.pid(i).expect("the node runs");
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(pid.to_string())
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{signal} {pid}: {status}");
+    }
+
+    fn mark_down(&self, i: usize) {
+        let mut nodes = self.roster.lock();
+        nodes[i].up = false;
+        nodes[i].downs.push(Instant::now());
+    }
+
+    /// Waits up to `limit` for node `i` to exit; its exit status, or `None` if it still
+    /// runs.
+    pub async fn wait_exit(&mut self, i: usize, limit: Duration) -> Option<ExitStatus> {
+        let until = Instant::now() + limit;
+        loop {
+            let child = self.nodes[i].child.as_mut()?;
+            if let Ok(Some(status)) = child.try_wait() {
+                self.nodes[i].child = None;
+                self.roster.lock()[i].pid = None;
+                return Some(status);
+            }
+            if Instant::now() > until {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    fn sample_ports(&self) {
+        let ids: Vec<String> = self.nodes.iter().map(|n| n.id.clone()).collect();
+        self.roster.sample_ports(&ids, self.db_port, &self.ports);
+    }
+
+    /// Every audited event write, its writer named (when its connection was seen), and
+    /// checks that each known writer owned the room's lease in its transaction; returns
+    /// `(known, unknown)` writers. `(0, 0)` when the database is not audited.
+    pub async fn check_writers(&self) -> (usize, usize) {
+        if !self.audited {
+            return (0, 0);
+        }
+        self.sample_ports();
+        let ports = self.ports.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let writes = audit::writes(self, &ports).await;
+        audit::writes_by_owners(&writes)
+    }
+
+    /// `(status, JSON body)` of an HTTP request to node `i`.
+    pub async fn http(
+        &self,
+        i: usize,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+    ) -> (u16, Value) {
+        http_at(self.addr(i), method, path, body).await
+    }
+
+    /// Creates a room on node `i` with `settings`; its code.
+    pub async fn create_room(&self, i: usize, settings: &Value) -> String {
+        let (status, body) = self
+            .http(i, "POST", "/api/rooms", Some(&settings.to_string()))
+            .await;
+        assert_eq!(status, 201, "create on node {}: {body}", self.id(i));
+        body["code"].as_str().expect("code").to_owned()
+    }
+
+    /// The last `n` lines of node `i`'s log.
+    pub fn log_tail(&self, i: usize, n: usize) -> String {
+        let Ok(f) = File::open(&self.nodes[i].log) else {
+            return String::new();
+        };
+        let lines: Vec<String> = std::io::BufReader::new(f)
+            .lines()
+            .map_while(Result::ok)
+            .collect();
+        lines[lines.len().saturating_sub(n)..]
+            .iter()
+            .map(|l| l.chars().take(300).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if let Some(s) = self.sampler.take() {
+            s.abort();
+        }
+        for node in &mut self.nodes {
+            if let Some(mut child) = node.child.take() {
+                // SIGKILL also ends a stopped process.
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+        if std::thread::panicking() {
+            for i in 0..self.nodes.len() {
+                eprintln!(
+                    "----- {}: last lines of node {} -----\n{}",
+                    self.test,
+                    self.nodes[i].id,
+                    self.log_tail(i, 40)
+                );
+            }
+            if std::env::var_os("PARCHIS_TEST_KEEP").is_some() {
+                let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().expect("tempdir"));
+                let kept = dir.keep();
+                eprintln!("kept database {} and logs {}", self.db_name, kept.display());
+                return;
+            }
+        }
+        let (admin, name) = (self.admin_url.clone(), self.db_name.clone());
+        // Drop runs inside the test's runtime: the database goes on a runtime of its own.
+        let _ = std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async move {
+                if let Ok(mut c) = sqlx::PgConnection::connect(&admin).await {
+                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                        .execute(&mut c)
+                        .await;
+                }
+            });
+        })
+        .join();
+    }
+}
