@@ -151,3 +151,63 @@ async fn fails_when_no_room_can_be_set_up() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no room could be set up"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_share_the_rooms_and_merge_their_histograms() {
+    let (addr, shutdown) = server().await;
+    let args = [
+        "--url",
+        &format!("http://{addr}"),
+        "--rooms",
+        "5",
+        "--processes",
+        "2",
+        "--think-ms",
+        "100",
+        "--warmup-secs",
+        "1",
+        "--duration-secs",
+        "2",
+        "--server-pid",
+        &std::process::id().to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    let out = loadgen(args).await;
+    shutdown.cancel();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "exit {:?}: {stderr}", out.status);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("one merged JSON report");
+    assert_eq!(report["processes"], 2);
+    assert_eq!(report["rooms"], 5);
+    // Rooms 0, 2, 4 in one child and 1, 3 in the other: all five, none twice.
+    assert_eq!(report["rooms_ready"], 5, "{report}");
+    assert_eq!(report["games_started"], 5, "{report}");
+    assert_eq!(report["errors"], serde_json::json!({}), "{report}");
+    assert_eq!(report["connections"]["peak"], 20, "{report}");
+    assert_eq!(report["connections"]["min_during_play"], 20, "{report}");
+    let actions = report["actions"].as_u64().expect("actions");
+    assert!(
+        (30..=200).contains(&actions),
+        "actions {actions} not near 5 rooms × 2 s / 0.1 s: {report}"
+    );
+    let latency = &report["latency_ms"];
+    let count = latency["count"].as_u64().expect("count");
+    assert!(
+        count.abs_diff(actions) <= 4,
+        "the merged histogram holds both children's samples: {count} vs {actions} actions"
+    );
+    // One node: every client is on the room's node.
+    assert_eq!(latency["same_node"]["count"], count);
+    assert_eq!(latency["cross_node"]["count"], 0);
+    assert!(latency["p50"].as_f64().unwrap_or(0.0) > 0.0, "{latency}");
+    // The parent sampled the server over the shared window.
+    assert!(
+        report["server"]["cpu_secs_during_play"].as_f64().is_some(),
+        "{report}"
+    );
+    assert!(
+        report["loadgen"]["cpu_secs_during_play"].as_f64().is_some(),
+        "both children's CPU: {report}"
+    );
+}

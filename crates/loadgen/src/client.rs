@@ -1,0 +1,237 @@
+//! The client side of the protocol the load generator needs: TCP connections from a
+//! chosen source address, `POST /api/rooms`, WebSocket `join` and reading JSON frames.
+
+use crate::cli::Node;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+use tokio::time::{timeout, Instant};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+/// A client WebSocket.
+pub type Ws = WebSocketStream<TcpStream>;
+
+/// Source addresses (round-robin) and the count of open WebSockets.
+#[derive(Default)]
+pub struct Net {
+    /// Addresses to bind before connecting (127.0.0.1 when empty).
+    pub sources: Vec<Ipv4Addr>,
+    next_source: AtomicU64,
+    open: AtomicI64,
+    open_peak: AtomicI64,
+}
+
+impl Net {
+    /// Connections from `sources` in turn.
+    pub fn new(sources: Vec<Ipv4Addr>) -> Net {
+        Net {
+            sources,
+            ..Net::default()
+        }
+    }
+
+    fn source(&self) -> Ipv4Addr {
+        let n = self.sources.len().max(1) as u64;
+        let i = self.next_source.fetch_add(1, Ordering::Relaxed) % n;
+        self.sources
+            .get(i as usize)
+            .copied()
+            .unwrap_or(Ipv4Addr::LOCALHOST)
+    }
+
+    /// WebSockets open now.
+    pub fn open(&self) -> i64 {
+        self.open.load(Ordering::Relaxed)
+    }
+
+    /// Most WebSockets open at once so far.
+    pub fn peak(&self) -> i64 {
+        self.open_peak.load(Ordering::Relaxed)
+    }
+
+    fn opened(&self) {
+        let now = self.open.fetch_add(1, Ordering::Relaxed) + 1;
+        self.open_peak.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// A WebSocket of [`Net::open_ws`] was closed (or dropped).
+    pub fn closed(&self) {
+        self.open.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// A TCP connection to `node` from the next source address.
+    pub async fn connect(&self, node: &Node) -> Result<TcpStream, String> {
+        let socket = TcpSocket::new_v4().map_err(|e| format!("socket: {e}"))?;
+        socket
+            .bind(SocketAddr::new(IpAddr::V4(self.source()), 0))
+            .map_err(|e| format!("bind: {e}"))?;
+        let stream = timeout(Duration::from_secs(10), socket.connect(node.addr))
+            .await
+            .map_err(|_| "connect: timed out".to_string())?
+            .map_err(|e| format!("connect: {e}"))?;
+        stream
+            .set_nodelay(true)
+            .map_err(|e| format!("nodelay: {e}"))?;
+        Ok(stream)
+    }
+
+    /// `POST /api/rooms` (four seats, private) on `node`; returns the room code.
+    pub async fn create_room(&self, node: &Node, turn_clock_secs: u64) -> Result<String, String> {
+        let mut stream = self.connect(node).await?;
+        let body =
+            json!({"seats": 4, "turn_clock_secs": turn_clock_secs, "public": false}).to_string();
+        let req = format!(
+            "POST /api/rooms HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+            node.host,
+            body.len(),
+            body
+        );
+        stream
+            .write_all(req.as_bytes())
+            .await
+            .map_err(|e| format!("http write: {e}"))?;
+        let mut buf = Vec::with_capacity(1024);
+        timeout(Duration::from_secs(30), stream.read_to_end(&mut buf))
+            .await
+            .map_err(|_| "http: timed out".to_string())?
+            .map_err(|e| format!("http read: {e}"))?;
+        let text = String::from_utf8_lossy(&buf);
+        let status = text.split_whitespace().nth(1).unwrap_or("");
+        if status != "201" {
+            return Err(format!("create room: HTTP status {status:?}"));
+        }
+        let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+        // Tolerate a chunked body: the JSON object is between the first '{' and last '}'.
+        let (start, end) = (body.find('{'), body.rfind('}'));
+        let json = match (start, end) {
+            (Some(s), Some(e)) if e > s => &body[s..=e],
+            _ => return Err("create room: no JSON body".into()),
+        };
+        let v: Value = serde_json::from_str(json).map_err(|e| format!("create room: {e}"))?;
+        v.get("code")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| "create room: no code".into())
+    }
+
+    /// `GET path` on `node`; returns the HTTP status code.
+    pub async fn get_status(&self, node: &Node, path: &str) -> Result<u16, String> {
+        let mut stream = self.connect(node).await?;
+        let req = format!(
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            node.host
+        );
+        stream
+            .write_all(req.as_bytes())
+            .await
+            .map_err(|e| format!("http write: {e}"))?;
+        let mut buf = Vec::with_capacity(512);
+        timeout(Duration::from_secs(10), stream.read_to_end(&mut buf))
+            .await
+            .map_err(|_| "http: timed out".to_string())?
+            .map_err(|e| format!("http read: {e}"))?;
+        let text = String::from_utf8_lossy(&buf);
+        text.split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| "http: no status".into())
+    }
+
+    /// Opens a WebSocket to `node`'s `/ws` with small buffers (counted as open until
+    /// [`Net::closed`]).
+    pub async fn open_ws(&self, node: &Node) -> Result<Ws, String> {
+        let stream = self.connect(node).await?;
+        let url = format!("ws://{}/ws", node.host);
+        let config = WebSocketConfig::default()
+            .read_buffer_size(4096)
+            .write_buffer_size(0)
+            .max_write_buffer_size(1 << 20);
+        let (ws, _) = timeout(
+            Duration::from_secs(30),
+            tokio_tungstenite::client_async_with_config(url, stream, Some(config)),
+        )
+        .await
+        .map_err(|_| "handshake: timed out".to_string())?
+        .map_err(|e| format!("handshake: {e}"))?;
+        self.opened();
+        Ok(ws)
+    }
+
+    /// Joins `code` through `node`; returns the client once `welcome` arrived.
+    pub async fn join(&self, node: &Node, code: &str, name: &str) -> Result<Client, String> {
+        let mut ws = self.open_ws(node).await?;
+        let msg = json!({"type": "join", "req": 1, "room": code, "name": name});
+        let result = async {
+            ws.send(Message::text(msg.to_string()))
+                .await
+                .map_err(|e| format!("send join: {e}"))?;
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                match timeout(deadline - Instant::now(), next_json(&mut ws)).await {
+                    Ok(Some(v)) => match type_of(&v) {
+                        "welcome" => return Ok(seq_of(&v)),
+                        "error" => {
+                            let code = v.get("code").and_then(Value::as_str).unwrap_or("?");
+                            return Err(format!("join refused: {code}"));
+                        }
+                        _ => {}
+                    },
+                    Ok(None) => return Err("join: connection closed".to_string()),
+                    Err(_) => return Err("join: timed out".to_string()),
+                }
+            }
+        }
+        .await;
+        match result {
+            Ok(seq) => Ok(Client { ws, seq }),
+            Err(e) => {
+                self.closed();
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Reads the next JSON text frame (other frames skipped); `None` when closed or on
+/// error.
+pub async fn next_json(ws: &mut Ws) -> Option<Value> {
+    loop {
+        match ws.next().await? {
+            Ok(Message::Text(t)) => return serde_json::from_str(t.as_str()).ok(),
+            Ok(Message::Close(_)) | Err(_) => return None,
+            Ok(_) => continue,
+        }
+    }
+}
+
+/// The frame's `seq` (0 when absent).
+pub fn seq_of(v: &Value) -> u64 {
+    v.get("seq").and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// The frame's `type` ("" when absent).
+pub fn type_of(v: &Value) -> &str {
+    v.get("type").and_then(Value::as_str).unwrap_or("")
+}
+
+/// Whether an `event` frame carries a `game_won` game event.
+pub fn is_game_won(v: &Value) -> bool {
+    v.get("event")
+        .and_then(|e| e.get("event"))
+        .map(|g| type_of(g) == "game_won")
+        .unwrap_or(false)
+}
+
+/// One seated client: its socket and the room's latest `seq` it has seen.
+pub struct Client {
+    /// The socket.
+    pub ws: Ws,
+    /// Latest `seq` seen on it.
+    pub seq: u64,
+}

@@ -1,0 +1,328 @@
+//! One room's life in a load run: set up (create on its node, four clients join on
+//! theirs), wait for the play phase, play games until the measured window is over.
+//!
+//! `play` is one client's state machine over a `select!` of its socket, the think-time
+//! timer and the end of the window; it is longer than 80 lines because its branches share
+//! that state (the pending command, the one in flight, the last one sent), and splitting
+//! them would pass all of it around.
+
+use crate::client::{is_game_won, next_json, seq_of, type_of, Client};
+use crate::load::Ctx;
+use crate::report::Hop;
+use crate::rng::{Placement, Rng};
+use futures_util::SinkExt;
+use serde_json::{json, Value};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Semaphore;
+use tokio::time::{sleep_until, timeout, Instant};
+use tokio_tungstenite::tungstenite::Message;
+
+/// First `req` of a `roll`/`play` command on a connection.
+const FIRST_ACTION_REQ: u64 = 10;
+/// How long clients keep reading (sending nothing) after the measured window, before they
+/// close: the answers to the last commands arrive before the closing storm.
+pub const DRAIN: Duration = Duration::from_secs(1);
+/// Wait before sending again a command refused as `rate_limited`. Each refusal still
+/// counts towards the server's error limit per connection, so a client that keeps acting
+/// faster than the server's `--commands-per-second` is eventually closed: raise that limit
+/// for saturation runs.
+const RATE_LIMIT_RETRY: Duration = Duration::from_millis(100);
+/// `req` of the creator's `start` (1 was its `join`).
+const START_REQ: u64 = 2;
+
+/// A client's last `roll`/`play`, as sent.
+struct LastCommand {
+    /// Its `req`.
+    req: u64,
+    /// When it was written.
+    at: Instant,
+    /// The frame (to send again after a `rate_limited`).
+    msg: Value,
+    /// The `seq` it was decided on.
+    seq: u64,
+}
+
+/// Why a client's play loop ended.
+enum Ended {
+    GameOver,
+    TimeUp,
+    Failed,
+}
+
+/// Plays one client until the game ends or the play phase is over.
+///
+/// `first_game`: this room's first game, whose `start` counts towards the warm-up.
+async fn play(
+    ctx: &Ctx,
+    code: &str,
+    mut c: Client,
+    mut rng: Rng,
+    hop: Hop,
+    creator: bool,
+    first_game: bool,
+) -> Ended {
+    let think = Duration::from_millis(ctx.args.think_ms);
+    let jitter = ctx.args.think_jitter;
+    // Action requests are numbered from FIRST_ACTION_REQ; 1 was `join`, 2 is `start`.
+    let mut req: u64 = FIRST_ACTION_REQ - 1;
+    let mut started = !creator;
+    let mut acted_seq: Option<u64> = None;
+    // (deadline to send, message to send, seq it was decided on)
+    let mut pending: Option<(Instant, Value, u64)> = None;
+    // (req, seq at send, sent at)
+    let mut inflight: Option<(u64, u64, Instant)> = None;
+    // The last roll/play sent: its `ok` counts if it was sent in the measured window, and
+    // it is sent again if refused as `rate_limited`.
+    let mut last: Option<LastCommand> = None;
+    // The end of the window is fixed once every game has started (see `run`); until then
+    // the loop also wakes when it is set.
+    let mut end_rx = ctx.end.clone();
+    let unset_end = Instant::now() + Duration::from_secs(86_400);
+    let result = 'outer: loop {
+        let end_known = *end_rx.borrow_and_update();
+        let end = end_known.unwrap_or(unset_end);
+        if !started {
+            started = true;
+            // Stagger the rooms' starts over one think time (unless jitter is 0).
+            if jitter > 0.0 {
+                tokio::time::sleep(think.mul_f64(rng.unit())).await;
+            }
+            if ctx.end().is_some_and(|e| Instant::now() >= e) {
+                // A game of a room that came back after the window: not started.
+                break Ended::TimeUp;
+            }
+            let msg = json!({"type": "start", "req": START_REQ, "room": code, "seq": c.seq});
+            if c.ws.send(Message::text(msg.to_string())).await.is_err() {
+                ctx.stats.error("send_failed");
+                break Ended::Failed;
+            }
+        }
+        // After `end` nothing is sent; the connection stays open until `end + DRAIN` so
+        // the commands still in flight are answered under the same load, not during the
+        // storm of 19,600 connections closing at once.
+        let wake = match &pending {
+            _ if Instant::now() >= end => end + DRAIN,
+            Some((at, _, _)) => (*at).min(end),
+            None => end,
+        };
+        tokio::select! {
+            Ok(()) = end_rx.changed(), if end_known.is_none() => {}
+            frame = next_json(&mut c.ws) => {
+                let Some(v) = frame else {
+                    ctx.stats.error("connection_lost");
+                    break Ended::Failed;
+                };
+                let seq = seq_of(&v);
+                match type_of(&v) {
+                    "event" => {
+                        c.seq = c.seq.max(seq);
+                        if let Some((_, sent_seq, at)) = inflight {
+                            if seq > sent_seq {
+                                if ctx.measured(at) {
+                                    ctx.stats.record(at.elapsed().as_micros() as u64, hop);
+                                }
+                                inflight = None;
+                            }
+                        }
+                        if is_game_won(&v) {
+                            ctx.stats.games_finished.fetch_add(u64::from(creator), Ordering::Relaxed);
+                            break 'outer Ended::GameOver;
+                        }
+                    }
+                    "ok" => {
+                        c.seq = c.seq.max(seq);
+                        let req = v.get("req").and_then(Value::as_u64);
+                        if req.is_some_and(|r| r >= FIRST_ACTION_REQ) {
+                            if last.as_ref().is_some_and(|l| req == Some(l.req) && ctx.measured(l.at)) {
+                                ctx.stats.actions.fetch_add(1, Ordering::Relaxed);
+                            }
+                        } else if req == Some(START_REQ) && first_game {
+                            ctx.stats.games_started.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    "error" => {
+                        let code = v.get("code").and_then(Value::as_str).unwrap_or("unknown");
+                        ctx.stats.error(code);
+                        inflight = None;
+                        let req = v.get("req").and_then(Value::as_u64);
+                        if req == Some(START_REQ) && first_game {
+                            // This room will not play; the starts phase stops waiting for it.
+                            ctx.stats.starts_failed.fetch_add(1, Ordering::Relaxed);
+                        } else if code == "rate_limited" {
+                            // Refused before the room saw it: the turn is still ours, and
+                            // no new your_turn will come. Send it again a little later.
+                            if let Some(l) = last.take() {
+                                pending = Some((Instant::now() + RATE_LIMIT_RETRY, l.msg, l.seq));
+                            }
+                        } else {
+                            // Decide again on the next your_turn.
+                            acted_seq = None;
+                        }
+                    }
+                    "your_turn" => {
+                        c.seq = c.seq.max(seq);
+                        if acted_seq == Some(seq) {
+                            continue;
+                        }
+                        let msg = if v.get("must_roll").and_then(Value::as_bool).unwrap_or(false) {
+                            json!({"type": "roll", "room": code, "seq": seq})
+                        } else {
+                            let legal = v.get("legal").and_then(Value::as_array);
+                            match legal {
+                                Some(l) if !l.is_empty() => {
+                                    let a = l[rng.below(l.len())].clone();
+                                    json!({"type": "play", "room": code, "seq": seq, "action": a})
+                                }
+                                _ => {
+                                    ctx.stats.error("empty_legal");
+                                    continue;
+                                }
+                            }
+                        };
+                        pending = Some((Instant::now() + rng.think(think, jitter), msg, seq));
+                    }
+                    "closing" => {
+                        ctx.stats.error("closing");
+                        break Ended::Failed;
+                    }
+                    _ => {}
+                }
+            }
+            _ = sleep_until(wake) => {
+                let now = Instant::now();
+                if now >= end + DRAIN {
+                    break Ended::TimeUp;
+                }
+                if now >= end {
+                    continue;
+                }
+                if let Some((_, mut msg, seq)) = pending.take() {
+                    req += 1;
+                    msg["req"] = json!(req);
+                    acted_seq = Some(seq);
+                    let now = Instant::now();
+                    inflight = Some((req, seq, now));
+                    last = Some(LastCommand { req, at: now, msg: msg.clone(), seq });
+                    if ctx.measured(now) {
+                        ctx.stats.sent.fetch_add(1, Ordering::Relaxed);
+                    }
+                    if c.ws.send(Message::text(msg.to_string())).await.is_err() {
+                        ctx.stats.error("send_failed");
+                        break Ended::Failed;
+                    }
+                }
+            }
+        }
+    };
+    let _ = c.ws.close(None).await;
+    ctx.net.closed();
+    result
+}
+
+/// Closes every client of an unfinished setup.
+async fn close_all(ctx: &Ctx, clients: Vec<Client>) {
+    for mut c in clients {
+        let _ = c.ws.close(None).await;
+        ctx.net.closed();
+    }
+}
+
+/// Sets up one room: create it on its node, join four clients in order (the first is the
+/// creator), each on its node, and wait until the creator has seen every join.
+async fn setup_room(
+    ctx: &Ctx,
+    room: usize,
+    place: &Placement,
+) -> Result<(String, Vec<Client>), String> {
+    let node = |i: usize| &ctx.nodes[i % ctx.nodes.len()];
+    let code = ctx
+        .net
+        .create_room(node(place.room), ctx.args.turn_clock_secs)
+        .await?;
+    let mut clients = Vec::with_capacity(4);
+    for (i, &at) in place.clients.iter().enumerate() {
+        match ctx
+            .net
+            .join(node(at), &code, &format!("lg{room}-{i}"))
+            .await
+        {
+            Ok(c) => clients.push(c),
+            Err(e) => {
+                close_all(ctx, clients).await;
+                return Err(e);
+            }
+        }
+    }
+    // The creator must `start` with the latest seq: the fourth welcome's.
+    let latest = clients.iter().map(|c| c.seq).max().unwrap_or(0);
+    let creator = &mut clients[0];
+    while creator.seq < latest {
+        match timeout(Duration::from_secs(30), next_json(&mut creator.ws)).await {
+            Ok(Some(v)) => creator.seq = creator.seq.max(seq_of(&v)),
+            _ => {
+                close_all(ctx, clients).await;
+                return Err("lobby: creator did not see the joins".into());
+            }
+        }
+    }
+    Ok((code, clients))
+}
+
+/// One room's life: set up, wait for the play phase, play games until time is up.
+pub async fn room_task(ctx: Arc<Ctx>, room: usize, setup: Arc<Semaphore>) {
+    let mut game_no = 0u64;
+    loop {
+        let permit = if game_no == 0 {
+            setup.clone().acquire_owned().await.ok()
+        } else {
+            None
+        };
+        let place = Placement::draw(ctx.args.seed, room, game_no, ctx.nodes.len());
+        let ready = setup_room(&ctx, room, &place).await;
+        drop(permit);
+        let (code, clients) = match ready {
+            Ok(r) => r,
+            Err(e) => {
+                let kind = e.split(':').next().unwrap_or("setup").replace(' ', "_");
+                ctx.stats.error(&format!("setup_{kind}"));
+                if game_no == 0 {
+                    ctx.stats.setups_failed.fetch_add(1, Ordering::Relaxed);
+                }
+                return;
+            }
+        };
+        if game_no == 0 {
+            ctx.stats.rooms_ready.fetch_add(1, Ordering::Relaxed);
+            let mut go = ctx.go();
+            if go.wait_for(|g| *g).await.is_err() {
+                return;
+            }
+        }
+        let mut handles = Vec::with_capacity(4);
+        for (i, c) in clients.into_iter().enumerate() {
+            let ctx = ctx.clone();
+            let code = code.clone();
+            let rng = Rng::for_room(ctx.args.seed, room, game_no, i as u64);
+            let hop = if place.crosses(i) {
+                Hop::Cross
+            } else {
+                Hop::Same
+            };
+            handles.push(tokio::spawn(async move {
+                play(&ctx, &code, c, rng, hop, i == 0, game_no == 0).await
+            }));
+        }
+        let mut again = false;
+        for h in handles {
+            if let Ok(Ended::GameOver) = h.await {
+                again = true;
+            }
+        }
+        game_no += 1;
+        if !again || !ctx.playing() || ctx.end().is_some_and(|e| Instant::now() >= e) {
+            return;
+        }
+    }
+}
