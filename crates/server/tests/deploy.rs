@@ -1,7 +1,9 @@
 //! The deploy files stay true: `rust-version` is the real minimum the lockfile needs and
 //! the Dockerfile builds with exactly that toolchain; every path the systemd unit names is
 //! created by the install steps of `deploy/README.md`; every setting of the binary is in
-//! `deploy/parchis.env.example` and in the README's settings section.
+//! `deploy/parchis.env.example` and in the README's settings section; the compose file
+//! runs one node by default and a cluster (NATS, nodes on PostgreSQL, a load balancer)
+//! in its `cluster` profile; stop timeouts exceed the drain timeout.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -223,4 +225,252 @@ fn the_grafana_dashboard_charts_every_metric_and_only_real_ones() {
     for name in &names {
         assert!(used.contains(name), "the dashboard does not chart {name}");
     }
+}
+
+/// One service of `docker-compose.yml`: its environment, profiles and other top-level
+/// keys (`key: value` on one line), read by indentation (the file keeps to two spaces).
+#[derive(Debug, Default)]
+struct Service {
+    env: std::collections::BTreeMap<String, String>,
+    profiles: Vec<String>,
+    keys: std::collections::BTreeMap<String, String>,
+    /// Every line of the service, for checks of nested keys.
+    text: String,
+}
+
+fn compose_services() -> std::collections::BTreeMap<String, Service> {
+    let compose = read("docker-compose.yml");
+    let mut services = std::collections::BTreeMap::new();
+    let mut in_services = false;
+    let mut current: Option<String> = None;
+    let mut section = String::new();
+    for line in compose.lines() {
+        if line.trim_start().starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let trimmed = line.trim();
+        if indent == 0 {
+            in_services = trimmed == "services:";
+            current = None;
+            continue;
+        }
+        if !in_services {
+            continue;
+        }
+        if indent == 2 {
+            let name = trimmed.trim_end_matches(':').to_string();
+            services.insert(name.clone(), Service::default());
+            current = Some(name);
+            continue;
+        }
+        let Some(svc) = current.as_ref().and_then(|n| services.get_mut(n)) else {
+            continue;
+        };
+        svc.text.push_str(line);
+        svc.text.push('\n');
+        let (key, value) = trimmed.split_once(':').unwrap_or((trimmed, ""));
+        let value = value.trim().trim_matches('"').to_string();
+        if indent == 4 {
+            section = key.to_string();
+            if key == "profiles" {
+                svc.profiles = value
+                    .trim_matches(['[', ']'])
+                    .split(',')
+                    .map(|p| p.trim().trim_matches('"').to_string())
+                    .filter(|p| !p.is_empty())
+                    .collect();
+            }
+            svc.keys.insert(key.to_string(), value);
+        } else if indent == 6 && section == "environment" {
+            svc.env.insert(key.to_string(), value);
+        }
+    }
+    services
+}
+
+/// The database name of a `postgres://…/NAME` URL.
+fn database_name(url: &str) -> &str {
+    url.rsplit('/')
+        .next()
+        .unwrap_or("")
+        .split('?')
+        .next()
+        .unwrap_or("")
+}
+
+/// `"30s"` → 30; `"1m30s"` → 90.
+fn seconds(s: &str) -> u64 {
+    let mut total = 0;
+    let mut n = 0;
+    for c in s.trim().chars() {
+        match c {
+            '0'..='9' => n = n * 10 + u64::from(c as u8 - b'0'),
+            'm' => (total, n) = (total + 60 * n, 0),
+            's' => (total, n) = (total + n, 0),
+            _ => panic!("not a duration: {s:?}"),
+        }
+    }
+    total + n
+}
+
+/// The `[default: N]` of `--drain-timeout-secs` in `parchis-server --help`.
+fn default_drain_timeout_secs() -> u64 {
+    let out = Command::new(env!("CARGO_BIN_EXE_parchis-server"))
+        .arg("--help")
+        .output()
+        .expect("run parchis-server --help");
+    let help = String::from_utf8_lossy(&out.stdout).to_string();
+    let after = help
+        .split("--drain-timeout-secs")
+        .nth(1)
+        .expect("--drain-timeout-secs in --help");
+    let default = after
+        .split("[default: ")
+        .nth(1)
+        .and_then(|s| s.split(']').next())
+        .expect("a default drain timeout");
+    default.parse().expect("drain timeout in seconds")
+}
+
+#[test]
+fn the_compose_file_runs_one_node_by_default_and_a_cluster_in_its_profile() {
+    let services = compose_services();
+    let known = settings();
+    // Every variable a service sets is a real setting of the server (or the database's).
+    for (name, svc) in &services {
+        for key in svc.env.keys() {
+            if key.starts_with("PARCHIS_") {
+                assert!(
+                    known.contains(key),
+                    "service {name} sets {key}, which parchis-server does not read"
+                );
+            }
+        }
+    }
+    // The default: one node, no NATS, always started.
+    let single = &services["server"];
+    assert!(
+        single.profiles.is_empty(),
+        "the single node starts by default"
+    );
+    assert!(!single.env.contains_key("PARCHIS_NATS_URL"));
+    let single_db = database_name(&single.env["DATABASE_URL"]);
+    assert_eq!(single_db, "parchis");
+
+    // The cluster profile: NATS and at least two nodes.
+    let nats = services.get("nats").expect("a nats service");
+    assert_eq!(nats.profiles, ["cluster"]);
+    let nodes: Vec<(&String, &Service)> = services
+        .iter()
+        .filter(|(_, s)| s.env.contains_key("PARCHIS_NATS_URL"))
+        .collect();
+    assert!(nodes.len() >= 2, "two cluster nodes: {:?}", services.keys());
+    let mut ids = std::collections::BTreeSet::new();
+    let mut ports = std::collections::BTreeSet::new();
+    let drain_default = default_drain_timeout_secs();
+    for (name, node) in &nodes {
+        assert_eq!(
+            node.profiles,
+            ["cluster"],
+            "{name} is in the cluster profile"
+        );
+        assert_eq!(node.env["PARCHIS_NATS_URL"], "nats://nats:4222", "{name}");
+        let db = &node.env["DATABASE_URL"];
+        assert!(
+            db.starts_with("postgres://"),
+            "{name}: cluster mode needs PostgreSQL"
+        );
+        assert_eq!(database_name(db), "parchis_cluster", "{name}");
+        assert_ne!(
+            database_name(db),
+            single_db,
+            "a single node must never share the cluster's database"
+        );
+        assert_eq!(
+            node.env.get("PARCHIS_CLUSTER").map(String::as_str),
+            Some("parchis")
+        );
+        assert!(
+            ids.insert(node.env["PARCHIS_NODE_ID"].clone()),
+            "{name}: node ids differ"
+        );
+        assert!(
+            ports.insert(
+                node.text
+                    .lines()
+                    .find(|l| l.contains(":8080\""))
+                    .map(str::trim)
+                    .map(str::to_owned)
+            ),
+            "{name}: host ports differ"
+        );
+        let drain = node
+            .env
+            .get("PARCHIS_DRAIN_TIMEOUT_SECS")
+            .map(|d| d.parse::<u64>().expect("drain secs"))
+            .unwrap_or(drain_default);
+        let grace = seconds(
+            node.keys
+                .get("stop_grace_period")
+                .expect("stop_grace_period"),
+        );
+        assert!(
+            grace > drain,
+            "{name}: stop_grace_period {grace} s must exceed the drain timeout {drain} s"
+        );
+        assert_eq!(
+            node.keys.get("stop_signal").map(String::as_str),
+            Some("SIGTERM")
+        );
+    }
+    // The database the nodes use is created by the init script the db service mounts.
+    let db = &services["db"];
+    assert!(db
+        .text
+        .contains("./deploy/postgres-init:/docker-entrypoint-initdb.d"));
+    let init = read("deploy/postgres-init/10-cluster-database.sql");
+    assert!(init.contains("CREATE DATABASE parchis_cluster"), "{init}");
+    // The load balancer sends to every node, and the nodes trust its address.
+    let lb = services.get("lb").expect("a load balancer");
+    assert_eq!(lb.profiles, ["cluster"]);
+    let conf = read("deploy/nginx-cluster.conf");
+    let lb_ip = lb
+        .text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("ipv4_address:"))
+        .map(str::trim)
+        .expect("the load balancer's fixed address");
+    for (name, node) in &nodes {
+        assert!(
+            conf.contains(&format!("server {name}:8080")),
+            "nginx upstream lacks {name}"
+        );
+        assert_eq!(
+            node.env["PARCHIS_TRUSTED_PROXIES"], lb_ip,
+            "{name} trusts the balancer"
+        );
+    }
+    // The guide says how to run both.
+    let guide = read("deploy/CLUSTER.md");
+    assert!(guide.contains("docker compose --profile cluster up"));
+    assert!(guide.contains("docker compose up --build -d"));
+}
+
+#[test]
+fn the_systemd_stop_timeout_exceeds_the_drain_timeout() {
+    let unit = read("deploy/parchis.service");
+    let timeout = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("TimeoutStopSec="))
+        .map(seconds)
+        .expect("TimeoutStopSec");
+    let drain = default_drain_timeout_secs();
+    assert_eq!(drain, 20, "the documented default");
+    assert!(
+        timeout > drain,
+        "TimeoutStopSec={timeout}s must exceed --drain-timeout-secs {drain}"
+    );
+    assert!(unit.contains("KillSignal=SIGTERM"));
+    assert_eq!(seconds("1m30s"), 90);
 }
