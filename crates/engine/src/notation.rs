@@ -139,6 +139,216 @@ fn parse_blockades(
     Ok(out)
 }
 
+/// The tokens of a notation line after the rule set, read one by one but not yet
+/// combined (combining needs them all: `last=`, `open=` and `places=` refer to seats).
+#[derive(Default)]
+struct Tokens<'a> {
+    players: Vec<PlayerPosition>,
+    turn: Option<Colour>,
+    /// `move=`: the dice and their used marks; `None` for `roll` (or no stage yet).
+    stage: Option<(Dice, Vec<bool>)>,
+    parts: Option<(Vec<u8>, Vec<bool>)>,
+    bonus: Vec<u8>,
+    doubles: u8,
+    last: Option<&'a str>,
+    unplayed: bool,
+    lost: bool,
+    first5: Option<Vec<Colour>>,
+    saw_stage: bool,
+    timeouts: Vec<(Colour, u8)>,
+    places: Vec<(Colour, u8)>,
+    over: Option<Outcome>,
+    /// `open=` and `held=`, read once every seat is known.
+    deferred: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> Tokens<'a> {
+    /// Reads one token: `key=value`, `roll`, or a colour's `Y:…` pieces.
+    fn read(&mut self, tok: &'a str) -> Result<(), NotationError> {
+        if let Some((key, val)) = tok.split_once('=') {
+            self.read_key(key, val, tok)
+        } else if tok == "roll" {
+            self.stage = None;
+            self.saw_stage = true;
+            Ok(())
+        } else if let Some((head, body)) = tok.split_once(':') {
+            self.players.push(parse_player(head, body, tok)?);
+            Ok(())
+        } else {
+            err(format!("unexpected token {tok:?}"))
+        }
+    }
+
+    /// Reads the token `tok`, which is `key=val`.
+    fn read_key(&mut self, key: &'a str, val: &'a str, tok: &str) -> Result<(), NotationError> {
+        match key {
+            "turn" => self.turn = Some(parse_colour(val, "turn")?),
+            "move" => {
+                let (values, used) = parse_marked(val, tok)?;
+                let dice =
+                    Dice::from_slice(&values).map_err(|e| NotationError(format!("{tok}: {e}")))?;
+                self.stage = Some((dice, used));
+                self.saw_stage = true;
+            }
+            "parts" => self.parts = Some(parse_marked(val, tok)?),
+            "over" => {
+                self.over = Some(parse_over(val)?);
+                self.saw_stage = true;
+            }
+            "bonus" => {
+                for b in val.split(',') {
+                    self.bonus.push(parse_u8(b, "bonus")?);
+                }
+            }
+            "open" | "held" => self.deferred.push((key, val)),
+            "doubles" => self.doubles = parse_u8(val, "doubles")?,
+            "last" => self.last = Some(val),
+            "unplayed" => self.unplayed = parse_flag(val, tok)?,
+            "lost" => self.lost = parse_flag(val, tok)?,
+            "first5" => {
+                let mut list = Vec::new();
+                if val != "-" {
+                    for c in val.split(',') {
+                        list.push(parse_colour(c, "first5 colour")?);
+                    }
+                }
+                self.first5 = Some(list);
+            }
+            "timeouts" | "places" => {
+                for t in val.split(',') {
+                    let mut ch = t.chars();
+                    let c = ch.next().and_then(Colour::from_letter);
+                    let n = ch.as_str().parse::<u8>().ok();
+                    match (c, n) {
+                        (Some(c), Some(n)) if key == "timeouts" => self.timeouts.push((c, n)),
+                        (Some(c), Some(n)) => self.places.push((c, n)),
+                        _ => return err(format!("bad {key} entry {t:?} (expected like Y1)")),
+                    }
+                }
+            }
+            _ => return err(format!("unknown key {key:?} in {tok:?}")),
+        }
+        Ok(())
+    }
+}
+
+/// `over=C[+M][:goal|forfeit]`: the winner, its partner, and why (goal by default).
+fn parse_over(val: &str) -> Result<Outcome, NotationError> {
+    let (c, why) = val.split_once(':').unwrap_or((val, "goal"));
+    let (c, partner) = match c.split_once('+') {
+        Some((a, b)) => (a, Some(parse_colour(b, "partner")?)),
+        None => (c, None),
+    };
+    let winner = parse_colour(c, "winner")?;
+    let reason = match why {
+        "goal" => WinReason::Goal,
+        "forfeit" => WinReason::Forfeit,
+        _ => return err(format!("bad result {why:?} (expected goal or forfeit)")),
+    };
+    Ok(Outcome {
+        winner,
+        reason,
+        partner,
+    })
+}
+
+/// The token `tok`, `head:body`: a colour letter (`!` after it when abandoned) and its
+/// four locations (`'` after one that arrived last on a shared square).
+fn parse_player(head: &str, body: &str, tok: &str) -> Result<PlayerPosition, NotationError> {
+    let (letter, abandoned) = match head.strip_suffix('!') {
+        Some(h) => (h, true),
+        None => (head, false),
+    };
+    let colour = parse_colour(letter, "colour")?;
+    let locs: Vec<&str> = body.split(',').collect();
+    if locs.len() != PIECES {
+        return err(format!(
+            "{colour} has {} pieces in {tok:?}; every colour has exactly 4",
+            locs.len()
+        ));
+    }
+    let mut pieces = [PieceState {
+        at: Location::Nest,
+        late: false,
+    }; PIECES];
+    for (i, l) in locs.iter().enumerate() {
+        let (l, late) = match l.strip_suffix('\'') {
+            Some(l) => (l, true),
+            None => (*l, false),
+        };
+        pieces[i] = PieceState {
+            at: l.parse().map_err(NotationError)?,
+            late,
+        };
+    }
+    Ok(PlayerPosition {
+        colour,
+        status: if abandoned {
+            SeatStatus::Abandoned
+        } else {
+            SeatStatus::Playing
+        },
+        pieces,
+        timeouts: 0,
+        place: None,
+        first_five: None,
+    })
+}
+
+/// `timeouts=` and `places=` onto the seated colours; in play-on games a playing colour
+/// with a place and all four pieces home has finished.
+fn apply_counts(
+    players: &mut [PlayerPosition],
+    rules: &RuleSet,
+    timeouts: &[(Colour, u8)],
+    places: &[(Colour, u8)],
+) -> Result<(), NotationError> {
+    for &(c, n) in timeouts {
+        match players.iter_mut().find(|p| p.colour == c) {
+            Some(p) => p.timeouts = n,
+            None => return err(format!("timeouts for {c}, which is not seated")),
+        }
+    }
+    for &(c, n) in places {
+        match players.iter_mut().find(|p| p.colour == c) {
+            Some(p) => {
+                p.place = Some(n);
+                let all_home = p.pieces.iter().all(|q| q.at == Location::Goal);
+                if rules.game_end == GameEnd::PlayOn && p.status == SeatStatus::Playing && all_home
+                {
+                    p.status = SeatStatus::Finished;
+                }
+            }
+            None => return err(format!("places for {c}, which is not seated")),
+        }
+    }
+    Ok(())
+}
+
+/// `first5=` onto the seated colours: only with the two-out variant, only seated colours.
+fn apply_first5(
+    players: &mut [PlayerPosition],
+    rules: &RuleSet,
+    list: &[Colour],
+) -> Result<(), NotationError> {
+    if !rules.two_out_on_first_five {
+        return err(format!(
+            "first5= records the two-out variant's first 5, but the rule set {} has no two-out",
+            rules.name()
+        ));
+    }
+    if let Some(c) = list
+        .iter()
+        .find(|c| !players.iter().any(|p| p.colour == **c))
+    {
+        return err(format!("first5= names {c}, which is not seated"));
+    }
+    for p in players.iter_mut() {
+        p.first_five = Some(list.contains(&p.colour));
+    }
+    Ok(())
+}
+
 impl FromStr for Position {
     type Err = NotationError;
 
@@ -149,161 +359,14 @@ impl FromStr for Position {
             Some(t) => RuleSet::from_name(t).map_err(NotationError)?,
             None => return err("empty position: expected a preset name such as `online`"),
         };
-        let mut players: Vec<PlayerPosition> = Vec::new();
-        let mut turn = None;
-        let mut stage: Option<(Dice, Vec<bool>)> = None;
-        let mut parts: Option<(Vec<u8>, Vec<bool>)> = None;
-        let mut bonus = Vec::new();
-        let mut open = None;
-        let mut held = None;
-        let mut doubles = 0;
-        let mut last: Option<&str> = None;
-        let mut unplayed = false;
-        let mut lost = false;
-        let mut first5: Option<Vec<Colour>> = None;
-        let mut saw_stage = false;
-        let mut timeouts: Vec<(Colour, u8)> = Vec::new();
-        let mut places: Vec<(Colour, u8)> = Vec::new();
-        let mut over: Option<Outcome> = None;
-        let mut deferred: Vec<(&str, &str)> = Vec::new();
+        let mut t = Tokens::default();
         for tok in tokens {
-            if let Some((key, val)) = tok.split_once('=') {
-                match key {
-                    "turn" => turn = Some(parse_colour(val, "turn")?),
-                    "move" => {
-                        let (values, used) = parse_marked(val, tok)?;
-                        let dice = Dice::from_slice(&values)
-                            .map_err(|e| NotationError(format!("{tok}: {e}")))?;
-                        stage = Some((dice, used));
-                        saw_stage = true;
-                    }
-                    "parts" => parts = Some(parse_marked(val, tok)?),
-                    "over" => {
-                        let (c, why) = val.split_once(':').unwrap_or((val, "goal"));
-                        let (c, partner) = match c.split_once('+') {
-                            Some((a, b)) => (a, Some(parse_colour(b, "partner")?)),
-                            None => (c, None),
-                        };
-                        let winner = parse_colour(c, "winner")?;
-                        let reason = match why {
-                            "goal" => WinReason::Goal,
-                            "forfeit" => WinReason::Forfeit,
-                            _ => {
-                                return err(format!(
-                                    "bad result {why:?} (expected goal or forfeit)"
-                                ))
-                            }
-                        };
-                        over = Some(Outcome {
-                            winner,
-                            reason,
-                            partner,
-                        });
-                        saw_stage = true;
-                    }
-                    "bonus" => {
-                        for b in val.split(',') {
-                            bonus.push(parse_u8(b, "bonus")?);
-                        }
-                    }
-                    "open" | "held" => deferred.push((key, val)),
-                    "doubles" => doubles = parse_u8(val, "doubles")?,
-                    "last" => last = Some(val),
-                    "unplayed" => unplayed = parse_flag(val, tok)?,
-                    "lost" => lost = parse_flag(val, tok)?,
-                    "first5" => {
-                        let mut list = Vec::new();
-                        if val != "-" {
-                            for c in val.split(',') {
-                                list.push(parse_colour(c, "first5 colour")?);
-                            }
-                        }
-                        first5 = Some(list);
-                    }
-                    "timeouts" | "places" => {
-                        for t in val.split(',') {
-                            let mut ch = t.chars();
-                            let c = ch.next().and_then(Colour::from_letter);
-                            let n = ch.as_str().parse::<u8>().ok();
-                            match (c, n) {
-                                (Some(c), Some(n)) if key == "timeouts" => timeouts.push((c, n)),
-                                (Some(c), Some(n)) => places.push((c, n)),
-                                _ => {
-                                    return err(format!("bad {key} entry {t:?} (expected like Y1)"))
-                                }
-                            }
-                        }
-                    }
-                    _ => return err(format!("unknown key {key:?} in {tok:?}")),
-                }
-            } else if tok == "roll" {
-                stage = None;
-                saw_stage = true;
-            } else if let Some((head, body)) = tok.split_once(':') {
-                let (letter, abandoned) = match head.strip_suffix('!') {
-                    Some(h) => (h, true),
-                    None => (head, false),
-                };
-                let colour = parse_colour(letter, "colour")?;
-                let locs: Vec<&str> = body.split(',').collect();
-                if locs.len() != PIECES {
-                    return err(format!(
-                        "{colour} has {} pieces in {tok:?}; every colour has exactly 4",
-                        locs.len()
-                    ));
-                }
-                let mut pieces = [PieceState {
-                    at: Location::Nest,
-                    late: false,
-                }; PIECES];
-                for (i, l) in locs.iter().enumerate() {
-                    let (l, late) = match l.strip_suffix('\'') {
-                        Some(l) => (l, true),
-                        None => (*l, false),
-                    };
-                    pieces[i] = PieceState {
-                        at: l.parse().map_err(NotationError)?,
-                        late,
-                    };
-                }
-                players.push(PlayerPosition {
-                    colour,
-                    status: if abandoned {
-                        SeatStatus::Abandoned
-                    } else {
-                        SeatStatus::Playing
-                    },
-                    pieces,
-                    timeouts: 0,
-                    place: None,
-                    first_five: None,
-                });
-            } else {
-                return err(format!("unexpected token {tok:?}"));
-            }
+            t.read(tok)?;
         }
-        for (c, n) in timeouts {
-            match players.iter_mut().find(|p| p.colour == c) {
-                Some(p) => p.timeouts = n,
-                None => return err(format!("timeouts for {c}, which is not seated")),
-            }
-        }
-        for (c, n) in places {
-            match players.iter_mut().find(|p| p.colour == c) {
-                Some(p) => {
-                    p.place = Some(n);
-                    let all_home = p.pieces.iter().all(|q| q.at == Location::Goal);
-                    if rules.game_end == GameEnd::PlayOn
-                        && p.status == SeatStatus::Playing
-                        && all_home
-                    {
-                        p.status = SeatStatus::Finished;
-                    }
-                }
-                None => return err(format!("places for {c}, which is not seated")),
-            }
-        }
-        for (key, val) in deferred {
+        let mut players = std::mem::take(&mut t.players);
+        apply_counts(&mut players, &rules, &t.timeouts, &t.places)?;
+        let (mut open, mut held) = (None, None);
+        for &(key, val) in &t.deferred {
             let list = parse_blockades(val, &players)?;
             if key == "open" {
                 open = Some(list);
@@ -312,78 +375,40 @@ impl FromStr for Position {
             }
         }
         players.sort_by_key(|p| p.colour);
-        if let Some(list) = first5 {
-            if !rules.two_out_on_first_five {
-                return err(format!(
-                    "first5= records the two-out variant's first 5, but the rule set {} has no two-out",
-                    rules.name()
-                ));
-            }
-            if let Some(c) = list
-                .iter()
-                .find(|c| !players.iter().any(|p| p.colour == **c))
-            {
-                return err(format!("first5= names {c}, which is not seated"));
-            }
-            for p in players.iter_mut() {
-                p.first_five = Some(list.contains(&p.colour));
-            }
+        if let Some(list) = &t.first5 {
+            apply_first5(&mut players, &rules, list)?;
         }
-        if !saw_stage {
+        if !t.saw_stage {
             return err("missing stage: expected `roll`, `move=D[,D]` or `over=C:goal|forfeit`");
         }
-        let last_moved = match last {
+        let last_moved = match t.last {
             None => None,
             Some(v) => Some(parse_last(
                 v,
-                turn.or(over.map(|o| o.winner)),
+                t.turn.or(t.over.map(|o| o.winner)),
                 &rules,
                 &players,
             )?),
         };
-        if let Some(outcome) = over {
-            if stage.is_some() || !bonus.is_empty() || open.is_some() || held.is_some() || lost {
-                return err("over= cannot be combined with move=, bonus=, open=, held= or lost=");
-            }
-            return Ok(Position {
-                rules,
-                players,
-                turn: outcome.winner,
-                stage: StagePosition::Finished { outcome },
-                doubles_in_row: doubles,
-                last_moved,
-                previous_throw_unplayed: unplayed,
-            });
-        }
-        let turn = turn.ok_or_else(|| NotationError("missing turn=C".into()))?;
-        let stage = match stage {
-            None => {
-                if !bonus.is_empty() || open.is_some() || held.is_some() || parts.is_some() || lost
+        let (turn, stage) = match t.over {
+            Some(outcome) => {
+                if t.stage.is_some()
+                    || !t.bonus.is_empty()
+                    || open.is_some()
+                    || held.is_some()
+                    || t.lost
                 {
-                    return err("bonus=, open=, held=, parts= and lost= belong to a move= stage");
+                    return err(
+                        "over= cannot be combined with move=, bonus=, open=, held= or lost=",
+                    );
                 }
-                StagePosition::Roll
+                (outcome.winner, StagePosition::Finished { outcome })
             }
-            Some((dice, dice_used)) => {
-                let (parts, used) = match parts {
-                    Some((values, used)) => (values, used),
-                    None => (Vec::new(), dice_used),
-                };
-                let must_open = open.is_some();
-                let blockades = open.or(held).unwrap_or_default();
-                StagePosition::Move {
-                    dice,
-                    used: if used.iter().any(|u| *u) {
-                        used
-                    } else {
-                        Vec::new()
-                    },
-                    parts,
-                    bonus,
-                    blockades,
-                    must_open,
-                    dice_lost: lost,
-                }
+            None => {
+                let turn = t
+                    .turn
+                    .ok_or_else(|| NotationError("missing turn=C".into()))?;
+                (turn, play_stage(&mut t, open, held)?)
             }
         };
         Ok(Position {
@@ -391,11 +416,45 @@ impl FromStr for Position {
             players,
             turn,
             stage,
-            doubles_in_row: doubles,
+            doubles_in_row: t.doubles,
             last_moved,
-            previous_throw_unplayed: unplayed,
+            previous_throw_unplayed: t.unplayed,
         })
     }
+}
+
+/// The stage of a game still running: `roll`, or `move=` with its parts, bonuses,
+/// blockades (`open=` must be opened, `held=` only kept) and lost dice.
+fn play_stage(
+    t: &mut Tokens<'_>,
+    open: Option<Vec<HeldBlockade>>,
+    held: Option<Vec<HeldBlockade>>,
+) -> Result<StagePosition, NotationError> {
+    let Some((dice, dice_used)) = t.stage.take() else {
+        if !t.bonus.is_empty() || open.is_some() || held.is_some() || t.parts.is_some() || t.lost {
+            return err("bonus=, open=, held=, parts= and lost= belong to a move= stage");
+        }
+        return Ok(StagePosition::Roll);
+    };
+    let (parts, used) = match t.parts.take() {
+        Some((values, used)) => (values, used),
+        None => (Vec::new(), dice_used),
+    };
+    let must_open = open.is_some();
+    let blockades = open.or(held).unwrap_or_default();
+    Ok(StagePosition::Move {
+        dice,
+        used: if used.iter().any(|u| *u) {
+            used
+        } else {
+            Vec::new()
+        },
+        parts,
+        bonus: std::mem::take(&mut t.bonus),
+        blockades,
+        must_open,
+        dice_lost: t.lost,
+    })
 }
 
 fn write_marked(f: &mut fmt::Formatter<'_>, values: &[u8], used: &[bool]) -> fmt::Result {
@@ -416,6 +475,25 @@ impl fmt::Display for Position {
     /// The canonical text notation of this position.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.rules.name())?;
+        self.write_seats(f)?;
+        self.write_stage(f)?;
+        if self.doubles_in_row > 0 {
+            write!(f, " doubles={}", self.doubles_in_row)?;
+        }
+        if let Some(l) = self.last_moved {
+            write!(f, " last={l}")?;
+        }
+        if self.previous_throw_unplayed {
+            f.write_str(" unplayed=1")?;
+        }
+        self.write_first5(f)?;
+        self.write_counts(f)
+    }
+}
+
+impl Position {
+    /// One token per seated colour: ` Y:5,h3,n,g`.
+    fn write_seats(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for p in &self.players {
             write!(
                 f,
@@ -442,6 +520,11 @@ impl fmt::Display for Position {
                 )?;
             }
         }
+        Ok(())
+    }
+
+    /// `turn=` and the stage, with a move's parts, bonuses, blockades and lost dice.
+    fn write_stage(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.stage {
             StagePosition::Finished { outcome } => {
                 let why = match outcome.reason {
@@ -494,15 +577,11 @@ impl fmt::Display for Position {
                 }
             }
         }
-        if self.doubles_in_row > 0 {
-            write!(f, " doubles={}", self.doubles_in_row)?;
-        }
-        if let Some(l) = self.last_moved {
-            write!(f, " last={l}")?;
-        }
-        if self.previous_throw_unplayed {
-            f.write_str(" unplayed=1")?;
-        }
+        Ok(())
+    }
+
+    /// `first5=` (variant `two-out`).
+    fn write_first5(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // first5= only when it differs from what the reader assumes without it: every
         // playing colour with all four pieces in the nest has its first 5 to come.
         if self.rules.two_out_on_first_five {
@@ -524,6 +603,11 @@ impl fmt::Display for Position {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `timeouts=` and `places=`.
+    fn write_counts(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (key, get) in [
             (
                 "timeouts",

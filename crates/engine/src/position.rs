@@ -2,8 +2,9 @@
 //! game state with public fields (serde JSON, documented in `proto/POSITION.md`), and
 //! its validation into a [`Game`].
 //!
-//! Why one file of ~640 lines: the validation is one ordered list of checks, each naming
-//! the rule or section a bad position breaks; split, the order would be harder to follow.
+//! Why one file of ~760 lines: the validation is one ordered list of named checks, each
+//! naming the rule or section a bad position breaks (`TryFrom<&Position> for Game` reads
+//! as that list); kept beside the format it validates so that the two change together.
 
 use crate::board::{
     cell, is_safe, Colour, Location, COLOURS, GOAL, HOME_COLUMN, NEST, PIECES, RING,
@@ -248,361 +249,482 @@ fn cell_location(_colour: Colour, c: usize) -> Location {
     }
 }
 
+/// What the seat list of a [`Position`] says, read into the game's representation.
+struct Seating {
+    seats: [SeatStatus; COLOURS],
+    pos: [[u8; PIECES]; COLOURS],
+    late: u16,
+    timeouts: [u8; COLOURS],
+    places: [u8; COLOURS],
+}
+
 impl TryFrom<&Position> for Game {
     type Error = PositionError;
 
     /// Validates a position: a supported rule set; 2..=4 distinct seats; at most two
     /// pieces on a ring or home-column square; two colours together only on safe
     /// squares; consistent arrival marks; abandoned colours' pieces in the nest; a
-    /// possible turn state.
+    /// possible turn state. The checks run in this order, so the first broken rule
+    /// is the one reported.
     fn try_from(p: &Position) -> Result<Game, PositionError> {
         p.rules
             .check_supported()
             .map_err(PositionError::Unsupported)?;
-        let mut seats = [SeatStatus::Empty; COLOURS];
-        let mut pos = [[NEST; PIECES]; COLOURS];
-        let mut late: u16 = 0;
-        let mut timeouts = [0u8; COLOURS];
-        let mut places = [0u8; COLOURS];
-        for pl in &p.players {
-            let k = pl.colour.index();
-            if seats[k] != SeatStatus::Empty {
-                return Err(PositionError::Seats(format!(
-                    "colour {} is listed twice",
-                    pl.colour
-                )));
-            }
-            if pl.status == SeatStatus::Empty {
-                return Err(PositionError::Seats(format!(
-                    "colour {} is listed with status empty; leave empty seats out",
-                    pl.colour
-                )));
-            }
-            seats[k] = pl.status;
-            timeouts[k] = pl.timeouts;
-            places[k] = pl.place.unwrap_or(0);
-            for (i, piece) in pl.pieces.iter().enumerate() {
-                pos[k][i] = progress_of(pl.colour, piece.at, &format!("{} piece {i}", pl.colour))?;
-                if piece.late {
-                    late |= 1 << (k * PIECES + i);
-                }
-                if pl.status == SeatStatus::Abandoned && pos[k][i] != NEST {
-                    return Err(PositionError::Seats(format!(
-                        "{} abandoned, so its pieces are off the board, but piece {i} is on {}",
-                        pl.colour, piece.at
-                    )));
-                }
-            }
-        }
-        let n = p.players.len();
-        if n < p.rules.min_players as usize || n > p.rules.max_players as usize {
-            return Err(PositionError::Seats(format!(
-                "{n} seated colours; this rule set plays with {} to {}",
-                p.rules.min_players, p.rules.max_players
-            )));
-        }
-        // Capacity, mixing and arrival order per cell.
-        let mut by_cell: Vec<Vec<usize>> = vec![Vec::new(); crate::board::CELLS];
-        for k in 0..COLOURS {
-            for i in 0..PIECES {
-                let c = cell(k, pos[k][i]);
-                if c != 0 {
-                    by_cell[c].push(k * PIECES + i);
-                } else if late & (1 << (k * PIECES + i)) != 0 {
-                    return Err(PositionError::Arrival(format!(
-                        "{} is marked late but stands in the nest or goal",
-                        PieceId::from_gid(k * PIECES + i)
-                    )));
-                }
-            }
-        }
-        for (c, occ) in by_cell.iter().enumerate() {
-            let name = || {
-                let g = occ[0];
-                Location::from_progress(Colour::ALL[g / PIECES], pos[g / PIECES][g % PIECES])
-                    .to_string()
-            };
-            match occ.len() {
-                0 => {}
-                1 => {
-                    if late & (1 << occ[0]) != 0 {
-                        return Err(PositionError::Arrival(format!(
-                            "{} is marked late but is alone on {}",
-                            PieceId::from_gid(occ[0]),
-                            name()
-                        )));
-                    }
-                }
-                2 => {
-                    let (a, b) = (occ[0], occ[1]);
-                    let (ka, kb) = (a / PIECES, b / PIECES);
-                    let mates = p.rules.teams && ka % 2 == kb % 2;
-                    let safe_ok = c <= RING as usize
-                        && is_safe(c as u8)
-                        && p.rules.safe_with_opponent == crate::rules::SafeWithOpponent::Join;
-                    let off_safe = c > RING as usize || !is_safe(c as u8);
-                    if p.rules.blockades_only_on_safe && off_safe && (ka == kb || mates) {
-                        return Err(PositionError::SafeOnly(format!(
-                            "{} and {} share square {}, which is not a safe square; with the \
-                             variant safe-only, blockades form only on safe squares",
-                            PieceId::from_gid(a),
-                            PieceId::from_gid(b),
-                            name()
-                        )));
-                    }
-                    if ka != kb && !mates && !safe_ok {
-                        return Err(PositionError::Mixed(format!(
-                            "{} and {} share square {}, where two colours cannot stand together",
-                            PieceId::from_gid(a),
-                            PieceId::from_gid(b),
-                            name()
-                        )));
-                    }
-                    match (late & (1 << a) != 0, late & (1 << b) != 0) {
-                        (true, true) => {
-                            return Err(PositionError::Arrival(format!(
-                            "both pieces on {} are marked late; only the one that arrived last is",
-                            name()
-                        )))
-                        }
-                        (false, false) => late |= 1 << b,
-                        _ => {}
-                    }
-                }
-                m => {
-                    return Err(PositionError::Capacity(format!(
-                        "{m} pieces on square {}; at most two fit on a square",
-                        name()
-                    )))
-                }
-            }
-        }
-        let stage = match &p.stage {
-            StagePosition::Roll => Stage::Roll,
-            StagePosition::Move {
-                dice,
-                used,
-                parts,
-                bonus,
-                blockades,
-                must_open,
-                dice_lost,
-            } => {
-                if dice.len() != p.rules.dice as usize {
-                    return Err(PositionError::Stage(format!(
-                        "R-ROLL: this rule set throws {} dice, the position has {}",
-                        p.rules.dice,
-                        dice.len()
-                    )));
-                }
-                for b in bonus {
-                    if *b != p.rules.capture_bonus && *b != p.rules.goal_bonus {
-                        return Err(PositionError::Stage(format!(
-                            "R-BONUS: a bonus is {} or {} squares, not {b}",
-                            p.rules.capture_bonus, p.rules.goal_bonus
-                        )));
-                    }
-                }
-                if bonus.len() > 4 {
-                    return Err(PositionError::Stage(
-                        "R-BONUS: at most four pending bonuses".into(),
-                    ));
-                }
-                let mut t = Throw::new(*dice);
-                if !parts.is_empty() {
-                    let a = dice.values()[0];
-                    if !dice.is_doubles()
-                        || p.rules.doubles_bonus == crate::rules::DoublesBonus::None
-                        || parts.as_slice() != [a, a, 7 - a, 7 - a]
-                    {
-                        return Err(PositionError::Stage(format!(
-                            "R-DOUBLES: the doubles bonus of {dice} is tops and bottoms [{a}, {a}, {b}, {b}]",
-                            b = 7 - a
-                        )));
-                    }
-                    t.parts = [a, a, 7 - a, 7 - a];
-                    t.nparts = 4;
-                    t.bonus14 = true;
-                }
-                if !used.is_empty() && used.len() != t.nparts as usize {
-                    return Err(PositionError::Stage(format!(
-                        "used has {} flags for {} values",
-                        used.len(),
-                        t.nparts
-                    )));
-                }
-                for (i, u) in used.iter().enumerate() {
-                    t.used[i] = *u;
-                }
-                for b in bonus {
-                    t.push_bonus(*b);
-                }
-                let mover = mover_of(p, &pos);
-                for h in blockades {
-                    let [a, b] = h.pieces;
-                    if a.piece as usize >= PIECES || b.piece as usize >= PIECES || a == b {
-                        return Err(PositionError::Stage(format!(
-                            "R-OPEN: bad blockade pair {a}+{b}"
-                        )));
-                    }
-                    if a.colour != mover {
-                        return Err(PositionError::Stage(format!(
-                            "R-OPEN: the blockade {a}+{b} is not {mover}'s: a throw holds only \
-                             the blockades of the colour being moved, its own piece first"
-                        )));
-                    }
-                    let c =
-                        h.at.to_progress(a.colour)
-                            .map(|q| cell(a.colour.index(), q))
-                            .filter(|&c| c != 0)
-                            .ok_or_else(|| {
-                                PositionError::Stage(format!(
-                                    "R-OPEN: blockade {a}+{b} at {} is not a square",
-                                    h.at
-                                ))
-                            })?;
-                    if !t.open.push(a.gid(), b.gid(), c) {
-                        return Err(PositionError::Stage(
-                            "R-OPEN: at most four blockades".into(),
-                        ));
-                    }
-                }
-                t.must_open = *must_open;
-                if *dice_lost {
-                    if p.rules.bonus_timing != crate::rules::BonusTiming::AfterDice
-                        || t.nbonus == 0
-                        || t.remaining() == 0
-                    {
-                        return Err(PositionError::Stage(
-                            "D-30: dice are lost only when unused dice remain and bonus moves \
-                             wait for them (bonuses after the dice)"
-                                .into(),
-                        ));
-                    }
-                    t.dice_lost = true;
-                }
-                if t.remaining() == 0 && t.nbonus == 0 {
-                    return Err(PositionError::Stage(
-                        "every die is used and no bonus is pending: the throw is over".into(),
-                    ));
-                }
-                Stage::Move(t)
-            }
-            StagePosition::Finished { outcome } => {
-                let w = outcome.winner.index();
-                if !matches!(seats[w], SeatStatus::Playing | SeatStatus::Finished) {
-                    return Err(PositionError::Stage(format!(
-                        "R-WIN: the winner {} is not playing",
-                        outcome.winner
-                    )));
-                }
-                if outcome.reason == WinReason::Goal && pos[w].iter().any(|&q| q != GOAL) {
-                    return Err(PositionError::Stage(format!(
-                        "R-WIN: {} won by the goal but not all its pieces are there",
-                        outcome.winner
-                    )));
-                }
-                Stage::Finished(*outcome)
-            }
-        };
+        let mut s = read_seats(p)?;
+        check_seat_count(p)?;
+        s.late = check_squares(p, &s.pos, s.late)?;
+        let stage = read_stage(p, &s)?;
         if !matches!(stage, Stage::Finished(_)) {
-            if seats[p.turn.index()] != SeatStatus::Playing {
-                return Err(PositionError::Stage(format!(
-                    "R-ORDER: {} is to act but is not playing",
-                    p.turn
-                )));
-            }
-            let home = |c: Colour| pos[c.index()].iter().all(|&q| q == GOAL);
-            let over = match p.rules.game_end {
-                crate::rules::GameEnd::FirstToFinish => Colour::ALL.into_iter().find(|&c| home(c)),
-                crate::rules::GameEnd::FirstTeam => Colour::ALL
-                    .into_iter()
-                    .find(|&c| home(c) && home(Colour::ALL[(c.index() + 2) % COLOURS])),
-                crate::rules::GameEnd::PlayOn => Colour::ALL.into_iter().find(|&c| {
-                    home(c) && (seats[c.index()] != SeatStatus::Finished || places[c.index()] == 0)
-                }),
-            };
-            if let Some(c) = over {
-                return Err(PositionError::Stage(format!(
-                    "R-WIN: {c} has four pieces in the goal, so the game is over (or, playing on, it has finished with a place)"
-                )));
-            }
+            check_turn(p, &s)?;
         }
-        if p.doubles_in_row > 2 && p.rules.third_repeat != crate::rules::ThirdRepeat::None {
-            return Err(PositionError::Stage(format!(
-                "R-THIRD: {} doubles in a row; the third ends the turn",
-                p.doubles_in_row
-            )));
-        }
-        if let Some(id) = p.last_moved {
-            if id.piece as usize >= PIECES {
-                return Err(PositionError::Stage(format!(
-                    "R-THIRD: last moved piece {id} does not exist"
-                )));
-            }
-            if p.doubles_in_row == 0 {
-                return Err(PositionError::Stage(format!(
-                    "R-THIRD: last moved piece {id} given, but no repeat has been thrown this \
-                     turn (doubles 0); the last moved piece is kept only for the third-repeat \
-                     penalty"
-                )));
-            }
-            let partner = Colour::ALL[(p.turn.index() + 2) % COLOURS];
-            let finished = matches!(p.stage, StagePosition::Finished { .. });
-            if !finished && id.colour != p.turn && !(p.rules.teams && id.colour == partner) {
-                return Err(PositionError::Stage(format!(
-                    "R-THIRD: last moved piece {id} is not {}'s{}",
-                    p.turn,
-                    if p.rules.teams {
-                        " or its partner's"
-                    } else {
-                        ""
-                    }
-                )));
-            }
-        }
-        let mut first_five = [false; COLOURS];
-        for pl in &p.players {
-            let k = pl.colour.index();
-            let out = pos[k].iter().filter(|&&q| q != NEST).count();
-            first_five[k] = match pl.first_five {
-                // Not given: a colour with all four pieces in the nest has its first 5 to come.
-                None => {
-                    p.rules.two_out_on_first_five && out == 0 && pl.status == SeatStatus::Playing
-                }
-                Some(f) => f,
-            };
-            if first_five[k] && !p.rules.two_out_on_first_five {
-                return Err(PositionError::Stage(format!(
-                    "D-23: {} has its first 5 to come, which only the two-out variant records",
-                    pl.colour
-                )));
-            }
-            if first_five[k] && out > usize::from(p.rules.start_with_one_out) {
-                return Err(PositionError::Stage(format!(
-                    "D-23: {} has its first 5 to come, but {out} of its pieces are out of the nest \
-                     (only a 5 brings a piece out)",
-                    pl.colour
-                )));
-            }
-        }
+        check_repeats(p)?;
+        let first_five = read_first_five(p, &s.pos)?;
         Ok(Game {
             rules: p.rules,
-            seats,
-            pos,
-            late,
+            seats: s.seats,
+            pos: s.pos,
+            late: s.late,
             turn: p.turn,
             stage,
             doubles: p.doubles_in_row,
             last_moved: p.last_moved,
             first_five,
             prev_unplayed: p.previous_throw_unplayed,
-            timeouts,
-            places,
+            timeouts: s.timeouts,
+            places: s.places,
             occ: [0; crate::board::CELLS],
         }
         .recounted())
     }
+}
+
+/// R-SEAT: each colour listed once, never as empty; its pieces on its own path
+/// (rules.md §1); an abandoned colour's pieces off the board.
+fn read_seats(p: &Position) -> Result<Seating, PositionError> {
+    let mut s = Seating {
+        seats: [SeatStatus::Empty; COLOURS],
+        pos: [[NEST; PIECES]; COLOURS],
+        late: 0,
+        timeouts: [0u8; COLOURS],
+        places: [0u8; COLOURS],
+    };
+    for pl in &p.players {
+        let k = pl.colour.index();
+        if s.seats[k] != SeatStatus::Empty {
+            return Err(PositionError::Seats(format!(
+                "colour {} is listed twice",
+                pl.colour
+            )));
+        }
+        if pl.status == SeatStatus::Empty {
+            return Err(PositionError::Seats(format!(
+                "colour {} is listed with status empty; leave empty seats out",
+                pl.colour
+            )));
+        }
+        s.seats[k] = pl.status;
+        s.timeouts[k] = pl.timeouts;
+        s.places[k] = pl.place.unwrap_or(0);
+        for (i, piece) in pl.pieces.iter().enumerate() {
+            s.pos[k][i] = progress_of(pl.colour, piece.at, &format!("{} piece {i}", pl.colour))?;
+            if piece.late {
+                s.late |= 1 << (k * PIECES + i);
+            }
+            if pl.status == SeatStatus::Abandoned && s.pos[k][i] != NEST {
+                return Err(PositionError::Seats(format!(
+                    "{} abandoned, so its pieces are off the board, but piece {i} is on {}",
+                    pl.colour, piece.at
+                )));
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// R-SEAT: as many seated colours as the rule set plays with.
+fn check_seat_count(p: &Position) -> Result<(), PositionError> {
+    let n = p.players.len();
+    if n < p.rules.min_players as usize || n > p.rules.max_players as usize {
+        return Err(PositionError::Seats(format!(
+            "{n} seated colours; this rule set plays with {} to {}",
+            p.rules.min_players, p.rules.max_players
+        )));
+    }
+    Ok(())
+}
+
+/// Capacity (R-CAP), mixing (R-CAPTURE, D-29) and arrival order (D-6) per square.
+/// Returns the arrival marks with the later piece of an unmarked pair marked.
+fn check_squares(
+    p: &Position,
+    pos: &[[u8; PIECES]; COLOURS],
+    mut late: u16,
+) -> Result<u16, PositionError> {
+    let mut by_cell: Vec<Vec<usize>> = vec![Vec::new(); crate::board::CELLS];
+    for k in 0..COLOURS {
+        for i in 0..PIECES {
+            let c = cell(k, pos[k][i]);
+            if c != 0 {
+                by_cell[c].push(k * PIECES + i);
+            } else if late & (1 << (k * PIECES + i)) != 0 {
+                return Err(PositionError::Arrival(format!(
+                    "{} is marked late but stands in the nest or goal",
+                    PieceId::from_gid(k * PIECES + i)
+                )));
+            }
+        }
+    }
+    for (c, occ) in by_cell.iter().enumerate() {
+        let name = || {
+            let g = occ[0];
+            Location::from_progress(Colour::ALL[g / PIECES], pos[g / PIECES][g % PIECES])
+                .to_string()
+        };
+        match occ.len() {
+            0 => {}
+            1 => {
+                if late & (1 << occ[0]) != 0 {
+                    return Err(PositionError::Arrival(format!(
+                        "{} is marked late but is alone on {}",
+                        PieceId::from_gid(occ[0]),
+                        name()
+                    )));
+                }
+            }
+            2 => late = check_pair(p, c, (occ[0], occ[1]), late, &name())?,
+            m => {
+                return Err(PositionError::Capacity(format!(
+                    "{m} pieces on square {}; at most two fit on a square",
+                    name()
+                )))
+            }
+        }
+    }
+    Ok(late)
+}
+
+/// Two pieces `a`, `b` (global ids) on cell `c`, named `name`: a pair that would block
+/// stands only on a safe square with `safe-only` (D-29); two colours share only a safe
+/// square where the rule set lets them join (R-CAPTURE); one of them arrived last (D-6).
+fn check_pair(
+    p: &Position,
+    c: usize,
+    (a, b): (usize, usize),
+    mut late: u16,
+    name: &str,
+) -> Result<u16, PositionError> {
+    let (ka, kb) = (a / PIECES, b / PIECES);
+    let mates = p.rules.teams && ka % 2 == kb % 2;
+    let safe_ok = c <= RING as usize
+        && is_safe(c as u8)
+        && p.rules.safe_with_opponent == crate::rules::SafeWithOpponent::Join;
+    let off_safe = c > RING as usize || !is_safe(c as u8);
+    if p.rules.blockades_only_on_safe && off_safe && (ka == kb || mates) {
+        return Err(PositionError::SafeOnly(format!(
+            "{} and {} share square {}, which is not a safe square; with the \
+             variant safe-only, blockades form only on safe squares",
+            PieceId::from_gid(a),
+            PieceId::from_gid(b),
+            name
+        )));
+    }
+    if ka != kb && !mates && !safe_ok {
+        return Err(PositionError::Mixed(format!(
+            "{} and {} share square {}, where two colours cannot stand together",
+            PieceId::from_gid(a),
+            PieceId::from_gid(b),
+            name
+        )));
+    }
+    match (late & (1 << a) != 0, late & (1 << b) != 0) {
+        (true, true) => {
+            return Err(PositionError::Arrival(format!(
+                "both pieces on {} are marked late; only the one that arrived last is",
+                name
+            )))
+        }
+        (false, false) => late |= 1 << b,
+        _ => {}
+    }
+    Ok(late)
+}
+
+/// What the game waits for: a roll, a throw being played (R-ROLL, R-BONUS, R-DOUBLES,
+/// R-OPEN, D-30) or a finished game's result (R-WIN).
+fn read_stage(p: &Position, s: &Seating) -> Result<Stage, PositionError> {
+    Ok(match &p.stage {
+        StagePosition::Roll => Stage::Roll,
+        StagePosition::Move {
+            dice,
+            used,
+            parts,
+            bonus,
+            blockades,
+            must_open,
+            dice_lost,
+        } => {
+            let mut t = read_dice(&p.rules, *dice, used, parts, bonus)?;
+            read_blockades(mover_of(p, &s.pos), blockades, &mut t)?;
+            t.must_open = *must_open;
+            if *dice_lost {
+                if p.rules.bonus_timing != crate::rules::BonusTiming::AfterDice
+                    || t.nbonus == 0
+                    || t.remaining() == 0
+                {
+                    return Err(PositionError::Stage(
+                        "D-30: dice are lost only when unused dice remain and bonus moves \
+                         wait for them (bonuses after the dice)"
+                            .into(),
+                    ));
+                }
+                t.dice_lost = true;
+            }
+            if t.remaining() == 0 && t.nbonus == 0 {
+                return Err(PositionError::Stage(
+                    "every die is used and no bonus is pending: the throw is over".into(),
+                ));
+            }
+            Stage::Move(t)
+        }
+        StagePosition::Finished { outcome } => {
+            check_outcome(outcome, s)?;
+            Stage::Finished(*outcome)
+        }
+    })
+}
+
+/// The values of a throw: as many dice as the rule set throws (R-ROLL), valid pending
+/// bonuses (R-BONUS), the doubles parts (R-DOUBLES) and one used flag per value.
+fn read_dice(
+    rules: &RuleSet,
+    dice: Dice,
+    used: &[bool],
+    parts: &[u8],
+    bonus: &[u8],
+) -> Result<Throw, PositionError> {
+    if dice.len() != rules.dice as usize {
+        return Err(PositionError::Stage(format!(
+            "R-ROLL: this rule set throws {} dice, the position has {}",
+            rules.dice,
+            dice.len()
+        )));
+    }
+    check_bonuses(rules, bonus)?;
+    let mut t = Throw::new(dice);
+    if !parts.is_empty() {
+        read_parts(rules, dice, parts, &mut t)?;
+    }
+    if !used.is_empty() && used.len() != t.nparts as usize {
+        return Err(PositionError::Stage(format!(
+            "used has {} flags for {} values",
+            used.len(),
+            t.nparts
+        )));
+    }
+    for (i, u) in used.iter().enumerate() {
+        t.used[i] = *u;
+    }
+    for b in bonus {
+        t.push_bonus(*b);
+    }
+    Ok(t)
+}
+
+/// R-BONUS: each pending bonus is the capture or the goal bonus; at most four wait.
+fn check_bonuses(rules: &RuleSet, bonus: &[u8]) -> Result<(), PositionError> {
+    for b in bonus {
+        if *b != rules.capture_bonus && *b != rules.goal_bonus {
+            return Err(PositionError::Stage(format!(
+                "R-BONUS: a bonus is {} or {} squares, not {b}",
+                rules.capture_bonus, rules.goal_bonus
+            )));
+        }
+    }
+    if bonus.len() > 4 {
+        return Err(PositionError::Stage(
+            "R-BONUS: at most four pending bonuses".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// R-DOUBLES: the four parts of a doubles bonus are the tops and bottoms of `dice`.
+fn read_parts(
+    rules: &RuleSet,
+    dice: Dice,
+    parts: &[u8],
+    t: &mut Throw,
+) -> Result<(), PositionError> {
+    let a = dice.values()[0];
+    if !dice.is_doubles()
+        || rules.doubles_bonus == crate::rules::DoublesBonus::None
+        || parts != [a, a, 7 - a, 7 - a]
+    {
+        return Err(PositionError::Stage(format!(
+            "R-DOUBLES: the doubles bonus of {dice} is tops and bottoms [{a}, {a}, {b}, {b}]",
+            b = 7 - a
+        )));
+    }
+    t.parts = [a, a, 7 - a, 7 - a];
+    t.nparts = 4;
+    t.bonus14 = true;
+    Ok(())
+}
+
+/// R-OPEN: the held blockades are pairs of the `mover`'s pieces on a square, at most four.
+fn read_blockades(
+    mover: Colour,
+    blockades: &[HeldBlockade],
+    t: &mut Throw,
+) -> Result<(), PositionError> {
+    for h in blockades {
+        let [a, b] = h.pieces;
+        if a.piece as usize >= PIECES || b.piece as usize >= PIECES || a == b {
+            return Err(PositionError::Stage(format!(
+                "R-OPEN: bad blockade pair {a}+{b}"
+            )));
+        }
+        if a.colour != mover {
+            return Err(PositionError::Stage(format!(
+                "R-OPEN: the blockade {a}+{b} is not {mover}'s: a throw holds only \
+                 the blockades of the colour being moved, its own piece first"
+            )));
+        }
+        let c =
+            h.at.to_progress(a.colour)
+                .map(|q| cell(a.colour.index(), q))
+                .filter(|&c| c != 0)
+                .ok_or_else(|| {
+                    PositionError::Stage(format!(
+                        "R-OPEN: blockade {a}+{b} at {} is not a square",
+                        h.at
+                    ))
+                })?;
+        if !t.open.push(a.gid(), b.gid(), c) {
+            return Err(PositionError::Stage(
+                "R-OPEN: at most four blockades".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// R-WIN: the winner of a finished game is seated and, winning by the goal, has all
+/// its pieces there.
+fn check_outcome(outcome: &Outcome, s: &Seating) -> Result<(), PositionError> {
+    let w = outcome.winner.index();
+    if !matches!(s.seats[w], SeatStatus::Playing | SeatStatus::Finished) {
+        return Err(PositionError::Stage(format!(
+            "R-WIN: the winner {} is not playing",
+            outcome.winner
+        )));
+    }
+    if outcome.reason == WinReason::Goal && s.pos[w].iter().any(|&q| q != GOAL) {
+        return Err(PositionError::Stage(format!(
+            "R-WIN: {} won by the goal but not all its pieces are there",
+            outcome.winner
+        )));
+    }
+    Ok(())
+}
+
+/// A game still running: the colour to act is playing (R-ORDER), and no colour or
+/// team has ended it by bringing its pieces home (R-WIN).
+fn check_turn(p: &Position, s: &Seating) -> Result<(), PositionError> {
+    if s.seats[p.turn.index()] != SeatStatus::Playing {
+        return Err(PositionError::Stage(format!(
+            "R-ORDER: {} is to act but is not playing",
+            p.turn
+        )));
+    }
+    let home = |c: Colour| s.pos[c.index()].iter().all(|&q| q == GOAL);
+    let over = match p.rules.game_end {
+        crate::rules::GameEnd::FirstToFinish => Colour::ALL.into_iter().find(|&c| home(c)),
+        crate::rules::GameEnd::FirstTeam => Colour::ALL
+            .into_iter()
+            .find(|&c| home(c) && home(Colour::ALL[(c.index() + 2) % COLOURS])),
+        crate::rules::GameEnd::PlayOn => Colour::ALL.into_iter().find(|&c| {
+            home(c) && (s.seats[c.index()] != SeatStatus::Finished || s.places[c.index()] == 0)
+        }),
+    };
+    if let Some(c) = over {
+        return Err(PositionError::Stage(format!(
+            "R-WIN: {c} has four pieces in the goal, so the game is over (or, playing on, it has finished with a place)"
+        )));
+    }
+    Ok(())
+}
+
+/// R-THIRD: at most two doubles in a row, and a last moved piece only after a repeat,
+/// of the colour to act (or its partner's in pair play).
+fn check_repeats(p: &Position) -> Result<(), PositionError> {
+    if p.doubles_in_row > 2 && p.rules.third_repeat != crate::rules::ThirdRepeat::None {
+        return Err(PositionError::Stage(format!(
+            "R-THIRD: {} doubles in a row; the third ends the turn",
+            p.doubles_in_row
+        )));
+    }
+    let Some(id) = p.last_moved else {
+        return Ok(());
+    };
+    if id.piece as usize >= PIECES {
+        return Err(PositionError::Stage(format!(
+            "R-THIRD: last moved piece {id} does not exist"
+        )));
+    }
+    if p.doubles_in_row == 0 {
+        return Err(PositionError::Stage(format!(
+            "R-THIRD: last moved piece {id} given, but no repeat has been thrown this \
+             turn (doubles 0); the last moved piece is kept only for the third-repeat \
+             penalty"
+        )));
+    }
+    let partner = Colour::ALL[(p.turn.index() + 2) % COLOURS];
+    let finished = matches!(p.stage, StagePosition::Finished { .. });
+    if !finished && id.colour != p.turn && !(p.rules.teams && id.colour == partner) {
+        return Err(PositionError::Stage(format!(
+            "R-THIRD: last moved piece {id} is not {}'s{}",
+            p.turn,
+            if p.rules.teams {
+                " or its partner's"
+            } else {
+                ""
+            }
+        )));
+    }
+    Ok(())
+}
+
+/// D-23: which colours have their first 5 to come (variant `two-out` only); when not
+/// given, a playing colour with all four pieces in the nest has.
+fn read_first_five(
+    p: &Position,
+    pos: &[[u8; PIECES]; COLOURS],
+) -> Result<[bool; COLOURS], PositionError> {
+    let mut first_five = [false; COLOURS];
+    for pl in &p.players {
+        let k = pl.colour.index();
+        let out = pos[k].iter().filter(|&&q| q != NEST).count();
+        first_five[k] = match pl.first_five {
+            // Not given: a colour with all four pieces in the nest has its first 5 to come.
+            None => p.rules.two_out_on_first_five && out == 0 && pl.status == SeatStatus::Playing,
+            Some(f) => f,
+        };
+        if first_five[k] && !p.rules.two_out_on_first_five {
+            return Err(PositionError::Stage(format!(
+                "D-23: {} has its first 5 to come, which only the two-out variant records",
+                pl.colour
+            )));
+        }
+        if first_five[k] && out > usize::from(p.rules.start_with_one_out) {
+            return Err(PositionError::Stage(format!(
+                "D-23: {} has its first 5 to come, but {out} of its pieces are out of the nest \
+                 (only a 5 brings a piece out)",
+                pl.colour
+            )));
+        }
+    }
+    Ok(first_five)
 }
 
 /// The colour whose pieces the player to act moves: their own, or the partner's once

@@ -68,6 +68,60 @@ pub enum RecordError {
     },
 }
 
+/// The action that stored event `events[i]` starts, or `None` for an event that is a
+/// consequence of an earlier action. A partner capture is told apart by the capture
+/// event that follows the move (pair play).
+fn action_at(rules: &RuleSet, events: &[Event], i: usize) -> Option<Action> {
+    Some(match events[i] {
+        Event::DiceRolled { dice, .. } => Action::Roll { dice },
+        Event::PieceExited { .. } => Action::Exit,
+        Event::PieceMoved {
+            colour,
+            piece,
+            steps,
+            by,
+            die,
+            ..
+        } => {
+            let capture = rules.teams
+                && matches!(
+                    events.get(i + 1),
+                    Some(Event::PieceCaptured { colour: c, .. })
+                        if *c != colour && c.index() % 2 == colour.index() % 2
+                );
+            match by {
+                MoveKind::Die => Action::Move {
+                    piece,
+                    die: die.unwrap_or(steps),
+                    capture,
+                },
+                MoveKind::Bonus => Action::Bonus {
+                    piece,
+                    amount: steps,
+                    capture,
+                },
+            }
+        }
+        Event::TimedOut { .. } => Action::Timeout,
+        Event::PlayerAbandoned { colour } => Action::Abandon { colour },
+        _ => return None,
+    })
+}
+
+/// The index after the stored events, from `events[i]` on, that an action caused: those
+/// it `produced` on replay, in order. A log written by an older engine may lack some of
+/// them (e.g. the `bonus_forfeited` a timeout now reports, D-31), so events are
+/// matched, not counted; at least the action's own event is consumed.
+fn after_consumed(events: &[Event], i: usize, produced: &[Event]) -> usize {
+    let mut j = i;
+    for e in produced {
+        if events.get(j) == Some(e) {
+            j += 1;
+        }
+    }
+    j.max(i + 1)
+}
+
 impl GameRecord {
     /// Rebuilds the actions of a game from its events, in order (the events a server
     /// stored). Dice come from `dice_rolled`, moves from `piece_exited`/`piece_moved`,
@@ -91,42 +145,9 @@ impl GameRecord {
         let mut game = record.start().ok();
         let mut i = 0;
         while i < events.len() {
-            let action = match events[i] {
-                Event::DiceRolled { dice, .. } => Action::Roll { dice },
-                Event::PieceExited { .. } => Action::Exit,
-                Event::PieceMoved {
-                    colour,
-                    piece,
-                    steps,
-                    by,
-                    die,
-                    ..
-                } => {
-                    let capture = rules.teams
-                        && matches!(
-                            events.get(i + 1),
-                            Some(Event::PieceCaptured { colour: c, .. })
-                                if *c != colour && c.index() % 2 == colour.index() % 2
-                        );
-                    match by {
-                        MoveKind::Die => Action::Move {
-                            piece,
-                            die: die.unwrap_or(steps),
-                            capture,
-                        },
-                        MoveKind::Bonus => Action::Bonus {
-                            piece,
-                            amount: steps,
-                            capture,
-                        },
-                    }
-                }
-                Event::TimedOut { .. } => Action::Timeout,
-                Event::PlayerAbandoned { colour } => Action::Abandon { colour },
-                _ => {
-                    i += 1; // a consequence of an earlier action
-                    continue;
-                }
+            let Some(action) = action_at(&rules, events, i) else {
+                i += 1; // a consequence of an earlier action
+                continue;
             };
             let actor = match (action, &game) {
                 (Action::Abandon { colour }, _) => colour,
@@ -135,19 +156,7 @@ impl GameRecord {
             };
             let produced = game.as_mut().and_then(|g| g.play(&action).ok());
             match produced {
-                // Consume the stored events this action caused: those it produces now,
-                // in order. A log written by an older engine may lack some of them
-                // (e.g. the `bonus_forfeited` a timeout now reports, D-31), so events are
-                // matched, not counted.
-                Some(p) if !p.is_empty() => {
-                    let mut j = i;
-                    for e in &p {
-                        if events.get(j) == Some(e) {
-                            j += 1;
-                        }
-                    }
-                    i = j.max(i + 1);
-                }
+                Some(p) if !p.is_empty() => i = after_consumed(events, i, &p),
                 _ => {
                     game = None; // the log does not replay: keep reading naively
                     i += 1;

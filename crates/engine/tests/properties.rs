@@ -552,186 +552,247 @@ fn tracked_game(seed: u64, rules: RuleSet) {
 /// [`tracked_game`]'s checks, from any position, for at most `actions` actions.
 fn tracked_play(mut g: Game, rng: &mut ChaCha8Rng, actions: usize) {
     let rules = *g.rules();
-    let start = g.to_position();
-    let mut t = Tracker {
-        pending: match &start.stage {
-            parchis_engine::StagePosition::Move { bonus, .. } => bonus.clone(),
-            _ => Vec::new(),
-        },
-        last: start.last_moved,
-        exited: std::array::from_fn(|k| {
-            start
-                .players
-                .iter()
-                .find(|p| p.colour.index() == k)
-                .is_some_and(|p| p.first_five != Some(true))
-        }),
-    };
+    let mut t = Tracker::from_start(&g.to_position());
     for _ in 0..actions {
-        let action = match g.expect() {
-            Expect::Finished(_) => return,
-            Expect::Roll { .. } => {
-                let repeat = rng.gen_range(0..3) == 0;
-                let values: Vec<u8> = if rules.dice == 1 {
-                    vec![if repeat { 6 } else { rng.gen_range(1..=6) }]
-                } else if repeat {
-                    let d = rng.gen_range(1..=6);
-                    vec![d, d]
-                } else {
-                    vec![rng.gen_range(1..=6), rng.gen_range(1..=6)]
-                };
-                Action::Roll {
-                    dice: Dice::from_slice(&values).expect("dice"),
-                }
-            }
-            Expect::Move { .. } => {
-                if rng.gen_range(0..40) == 0 {
-                    Action::Timeout
-                } else if rng.gen_range(0..600) == 0 && g.active_colours().len() > 2 {
-                    Action::Abandon { colour: g.turn() }
-                } else {
-                    let legal = g.legal_actions();
-                    assert!(
-                        !legal.is_empty(),
-                        "{g}: a move stage without a legal action"
-                    );
-                    legal[rng.gen_range(0..legal.len())]
-                }
-            }
+        let Some(action) = random_action(&g, rng) else {
+            return;
         };
         let before = g;
         let events = g
             .play(&action)
             .unwrap_or_else(|e| panic!("{before}: {action}: {e}"));
-        let by_rules = !matches!(action, Action::Timeout | Action::Abandon { .. });
-        // Only a turn with a repeat can reach R-THIRD, so only then is the last moved
-        // piece kept (a hand-written position may play a repeat with doubles 0).
-        let repeat_turn = before.doubles_in_row() > 0;
-        let game_over = events.iter().any(|e| matches!(e, Event::GameWon { .. }));
-        let mover = mover_on(&g, before.turn());
+        t.check_exits(&before, &events, &rules);
+        let played = Played {
+            before: &before,
+            after: &g,
+            action,
+            by_rules: !matches!(action, Action::Timeout | Action::Abandon { .. }),
+            // Only a turn with a repeat can reach R-THIRD, so only then is the last moved
+            // piece kept (a hand-written position may play a repeat with doubles 0).
+            repeat_turn: before.doubles_in_row() > 0,
+            game_over: events.iter().any(|e| matches!(e, Event::GameWon { .. })),
+            mover: mover_on(&g, before.turn()),
+        };
+        for e in &events {
+            t.observe(&played, e);
+        }
+        t.check_agrees(&g);
+    }
+}
+
+/// A random action for `g`: rolls with many repeats, some timeouts and abandonments,
+/// else a random legal action; `None` once the game is finished.
+fn random_action(g: &Game, rng: &mut ChaCha8Rng) -> Option<Action> {
+    let rules = g.rules();
+    Some(match g.expect() {
+        Expect::Finished(_) => return None,
+        Expect::Roll { .. } => {
+            let repeat = rng.gen_range(0..3) == 0;
+            let values: Vec<u8> = if rules.dice == 1 {
+                vec![if repeat { 6 } else { rng.gen_range(1..=6) }]
+            } else if repeat {
+                let d = rng.gen_range(1..=6);
+                vec![d, d]
+            } else {
+                vec![rng.gen_range(1..=6), rng.gen_range(1..=6)]
+            };
+            Action::Roll {
+                dice: Dice::from_slice(&values).expect("dice"),
+            }
+        }
+        Expect::Move { .. } => {
+            if rng.gen_range(0..40) == 0 {
+                Action::Timeout
+            } else if rng.gen_range(0..600) == 0 && g.active_colours().len() > 2 {
+                Action::Abandon { colour: g.turn() }
+            } else {
+                let legal = g.legal_actions();
+                assert!(
+                    !legal.is_empty(),
+                    "{g}: a move stage without a legal action"
+                );
+                legal[rng.gen_range(0..legal.len())]
+            }
+        }
+    })
+}
+
+/// One action played, as [`Tracker::observe`] judges its events.
+struct Played<'a> {
+    before: &'a Game,
+    after: &'a Game,
+    action: Action,
+    /// Not a timeout or a departure: a bonus forfeited now is forfeited by the rules.
+    by_rules: bool,
+    /// The turn has had a repeat, so the last moved piece is kept (R-THIRD).
+    repeat_turn: bool,
+    game_over: bool,
+    /// The colour whose pieces the player moves after the action.
+    mover: Colour,
+}
+
+impl Tracker {
+    /// The bookkeeping a game starting at `start` begins with.
+    fn from_start(start: &Position) -> Tracker {
+        Tracker {
+            pending: match &start.stage {
+                parchis_engine::StagePosition::Move { bonus, .. } => bonus.clone(),
+                _ => Vec::new(),
+            },
+            last: start.last_moved,
+            exited: std::array::from_fn(|k| {
+                start
+                    .players
+                    .iter()
+                    .find(|p| p.colour.index() == k)
+                    .is_some_and(|p| p.first_five != Some(true))
+            }),
+        }
+    }
+
+    /// D-23: how many pieces an exit brings out of the nest.
+    fn check_exits(&mut self, before: &Game, events: &[Event], rules: &RuleSet) {
         let exits = events
             .iter()
             .filter(|e| matches!(e, Event::PieceExited { .. }))
             .count();
-        if exits > 0 {
-            let c = before.mover();
-            let own_on_exit = before
-                .pieces(c)
-                .iter()
-                .any(|l| *l == Location::Ring(c.exit_square()));
-            let in_nest = before
-                .pieces(c)
-                .iter()
-                .filter(|l| **l == Location::Nest)
-                .count();
-            if rules.two_out_on_first_five {
-                if exits == 2 && rules.dice == 1 {
-                    assert!(!t.exited[c.index()], "{before}: two out after the first 5");
-                }
-                if !t.exited[c.index()] && !own_on_exit && in_nest >= 2 && rules.dice == 1 {
-                    assert_eq!(exits, 2, "{before}: the first 5 brings two out");
-                }
-            } else if rules.dice == 1 {
-                assert_eq!(exits, 1, "{before}: one piece per exit");
-            }
-            t.exited[c.index()] = true;
+        if exits == 0 {
+            return;
         }
-        for e in &events {
-            match *e {
-                Event::BonusEarned { amount, .. } => t.pending.push(amount),
-                Event::PieceMoved {
-                    colour,
-                    piece,
-                    by,
-                    steps,
-                    ..
-                } => {
-                    if by == MoveKind::Bonus {
-                        let i = t.pending.iter().position(|&b| b == steps);
-                        assert!(i.is_some(), "{before}: a bonus of {steps} was not pending");
-                        t.pending.remove(i.unwrap_or(0));
-                    }
-                    if repeat_turn {
-                        t.last = Some(PieceId { colour, piece });
-                    }
-                }
-                Event::PieceExited { colour, piece, .. } if repeat_turn => {
-                    t.last = Some(PieceId { colour, piece })
-                }
-                Event::PieceCaptured { colour, piece, .. }
-                    if t.last == Some(PieceId { colour, piece }) =>
-                {
-                    t.last = None; // D-7
-                }
-                Event::BonusForfeited { amount, .. } => {
-                    let i = t.pending.iter().position(|&b| b == amount);
-                    assert!(i.is_some(), "{before}: forfeited {amount}, not pending");
-                    t.pending.remove(i.unwrap_or(0));
-                    if by_rules && !game_over {
-                        assert!(
-                            !some_piece_can_take(&g, mover, amount),
-                            "{before}: {action}: a bonus of {amount} was forfeited though {mover} could take it ({g})"
-                        );
-                        // D-28: nor after another pending bonus, in the other order.
-                        for &other in &t.pending {
-                            assert!(
-                                !playable_after(&g, mover, other, amount),
-                                "{before}: {action}: the {amount} was forfeited though it is playable after the {other} ({g})"
-                            );
-                        }
-                    }
-                }
-                Event::ThirdDoublesPenalty {
-                    colour,
-                    piece,
-                    piece_colour,
-                    from,
-                } if rules.third_repeat == parchis_engine::ThirdRepeat::LastMovedToNest => {
-                    let spared = before.to_position().previous_throw_unplayed
-                        || t.last
-                            .is_none_or(|id| !matches!(before.location(id), Location::Ring(_)));
-                    match piece {
-                        Some(i) => {
-                            let id = PieceId {
-                                colour: piece_colour.unwrap_or(colour),
-                                piece: i,
-                            };
-                            assert_eq!(Some(id), t.last, "{before}: wrong piece sent home");
-                            assert!(!spared, "{before}: {id} should be spared");
-                            assert_eq!(from, Some(before.location(id)));
-                        }
-                        None => assert!(spared, "{before}: {:?} should go home", t.last),
-                    }
-                }
-                Event::RollAgain { .. } | Event::TurnPassed { .. } | Event::GameWon { .. } => {
-                    assert!(
-                        t.pending.is_empty(),
-                        "{before}: {action}: the throw ended with bonuses {:?} neither played nor reported",
-                        t.pending
-                    );
-                    if matches!(e, Event::TurnPassed { .. }) {
-                        t.last = None;
-                    }
-                }
-                _ => {}
+        let c = before.mover();
+        let own_on_exit = before
+            .pieces(c)
+            .iter()
+            .any(|l| *l == Location::Ring(c.exit_square()));
+        let in_nest = before
+            .pieces(c)
+            .iter()
+            .filter(|l| **l == Location::Nest)
+            .count();
+        if rules.two_out_on_first_five {
+            if exits == 2 && rules.dice == 1 {
+                assert!(
+                    !self.exited[c.index()],
+                    "{before}: two out after the first 5"
+                );
             }
+            if !self.exited[c.index()] && !own_on_exit && in_nest >= 2 && rules.dice == 1 {
+                assert_eq!(exits, 2, "{before}: the first 5 brings two out");
+            }
+        } else if rules.dice == 1 {
+            assert_eq!(exits, 1, "{before}: one piece per exit");
         }
-        // The engine's own state agrees with the events.
-        let pos = g.to_position();
+        self.exited[c.index()] = true;
+    }
 
+    /// Follows one event of `p`'s action: bonuses earned, played and forfeited
+    /// (R-BONUS, D-28), the last moved piece (D-7, R-THIRD), the end of the throw.
+    fn observe(&mut self, p: &Played<'_>, e: &Event) {
+        let before = p.before;
+        match *e {
+            Event::BonusEarned { amount, .. } => self.pending.push(amount),
+            Event::PieceMoved {
+                colour,
+                piece,
+                by,
+                steps,
+                ..
+            } => {
+                if by == MoveKind::Bonus {
+                    let i = self.pending.iter().position(|&b| b == steps);
+                    assert!(i.is_some(), "{before}: a bonus of {steps} was not pending");
+                    self.pending.remove(i.unwrap_or(0));
+                }
+                if p.repeat_turn {
+                    self.last = Some(PieceId { colour, piece });
+                }
+            }
+            Event::PieceExited { colour, piece, .. } if p.repeat_turn => {
+                self.last = Some(PieceId { colour, piece })
+            }
+            Event::PieceCaptured { colour, piece, .. }
+                if self.last == Some(PieceId { colour, piece }) =>
+            {
+                self.last = None; // D-7
+            }
+            Event::BonusForfeited { amount, .. } => self.forfeited(p, amount),
+            Event::ThirdDoublesPenalty {
+                colour,
+                piece,
+                piece_colour,
+                from,
+            } if before.rules().third_repeat == parchis_engine::ThirdRepeat::LastMovedToNest => {
+                let spared = before.to_position().previous_throw_unplayed
+                    || self
+                        .last
+                        .is_none_or(|id| !matches!(before.location(id), Location::Ring(_)));
+                match piece {
+                    Some(i) => {
+                        let id = PieceId {
+                            colour: piece_colour.unwrap_or(colour),
+                            piece: i,
+                        };
+                        assert_eq!(Some(id), self.last, "{before}: wrong piece sent home");
+                        assert!(!spared, "{before}: {id} should be spared");
+                        assert_eq!(from, Some(before.location(id)));
+                    }
+                    None => assert!(spared, "{before}: {:?} should go home", self.last),
+                }
+            }
+            Event::RollAgain { .. } | Event::TurnPassed { .. } | Event::GameWon { .. } => {
+                assert!(
+                    self.pending.is_empty(),
+                    "{before}: {}: the throw ended with bonuses {:?} neither played nor reported",
+                    p.action,
+                    self.pending
+                );
+                if matches!(e, Event::TurnPassed { .. }) {
+                    self.last = None;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A bonus of `amount` forfeited: it was pending, and by the rules only when no
+    /// piece can take it, in either order of the pending bonuses (R-BONUS, D-28).
+    fn forfeited(&mut self, p: &Played<'_>, amount: u8) {
+        let (before, g, action, mover) = (p.before, p.after, p.action, p.mover);
+        let i = self.pending.iter().position(|&b| b == amount);
+        assert!(i.is_some(), "{before}: forfeited {amount}, not pending");
+        self.pending.remove(i.unwrap_or(0));
+        if p.by_rules && !p.game_over {
+            assert!(
+                !some_piece_can_take(g, mover, amount),
+                "{before}: {action}: a bonus of {amount} was forfeited though {mover} could take it ({g})"
+            );
+            // D-28: nor after another pending bonus, in the other order.
+            for &other in &self.pending {
+                assert!(
+                    !playable_after(g, mover, other, amount),
+                    "{before}: {action}: the {amount} was forfeited though it is playable after the {other} ({g})"
+                );
+            }
+        }
+    }
+
+    /// The engine's own state agrees with the events: pending bonuses, the last moved
+    /// piece, and who has their first 5 to come.
+    fn check_agrees(&self, g: &Game) {
+        let pos = g.to_position();
         if let parchis_engine::StagePosition::Move { bonus, .. } = &pos.stage {
-            let (mut a, mut b) = (bonus.clone(), t.pending.clone());
+            let (mut a, mut b) = (bonus.clone(), self.pending.clone());
             a.sort();
             b.sort();
             assert_eq!(a, b, "{g}: pending bonuses");
         }
         if g.doubles_in_row() > 0 && !matches!(g.expect(), Expect::Finished(_)) {
-            assert_eq!(pos.last_moved, t.last, "{g}: last moved piece");
+            assert_eq!(pos.last_moved, self.last, "{g}: last moved piece");
         }
-        if rules.two_out_on_first_five {
+        if g.rules().two_out_on_first_five {
             for p in &pos.players {
                 if p.status == parchis_engine::SeatStatus::Playing {
-                    assert_eq!(p.first_five, Some(!t.exited[p.colour.index()]), "{g}");
+                    assert_eq!(p.first_five, Some(!self.exited[p.colour.index()]), "{g}");
                 }
             }
         }
@@ -768,8 +829,6 @@ proptest! {
     }
 }
 
-/// A random valid position of `rules` in the middle of a throw with pending bonuses:
-/// pieces anywhere on their paths, dice partly used. `None` when the draw is invalid.
 /// What a drawn position must show (chosen by the test's oracle, not the engine).
 #[derive(Clone, Copy, PartialEq)]
 enum Draw {
@@ -781,8 +840,9 @@ enum Draw {
     Reorder,
 }
 
+/// A random valid position of `rules` in the middle of a throw with pending bonuses:
+/// pieces anywhere on their paths, dice partly used. `None` when the draw is invalid.
 fn random_bonus_position(rng: &mut ChaCha8Rng, rules: &RuleSet, draw: Draw) -> Option<Game> {
-    let d30 = draw == Draw::DieLost;
     let seated: Vec<Colour> = if rules.teams {
         Colour::ALL.to_vec()
     } else {
@@ -798,33 +858,56 @@ fn random_bonus_position(rng: &mut ChaCha8Rng, rules: &RuleSet, draw: Draw) -> O
     let mut text = rules.name();
     for c in &seated {
         let locs: Vec<String> = (0..4)
-            .map(|_| {
-                let r = rng.gen_range(0..20);
-                if *c == turn {
-                    match r {
-                        0..=6 => "g".to_string(),
-                        7..=9 => format!("h{}", rng.gen_range(1..=7)),
-                        10 => "n".to_string(),
-                        _ => loc_at(*c, rng.gen_range(0..=63)).to_string(),
-                    }
-                } else {
-                    match r {
-                        0..=3 => "n".to_string(),
-                        4..=12 => {
-                            let safe: Vec<u8> = (0..=63u8)
-                                .filter(
-                                    |&s| matches!(loc_at(*c, s), Location::Ring(q) if is_safe(q)),
-                                )
-                                .collect();
-                            loc_at(*c, safe[rng.gen_range(0..safe.len())]).to_string()
-                        }
-                        _ => loc_at(*c, rng.gen_range(0..=63)).to_string(),
-                    }
-                }
-            })
+            .map(|_| random_location(rng, *c, *c == turn))
             .collect();
         text.push_str(&format!(" {}:{}", c.letter(), locs.join(",")));
     }
+    let throw = random_throw(rng, rules, draw)?;
+    text.push_str(&format!(
+        " turn={} move={} bonus={}",
+        turn.letter(),
+        throw.dice.join(","),
+        throw.bonus.join(",")
+    ));
+    let g = text.parse::<Game>().ok()?;
+    drawn_as(&g, rules, draw, &throw).then_some(g)
+}
+
+/// A location for a piece of `c`: the mover's mostly in the goal or home column, the
+/// others' mostly in the nest or on safe squares.
+fn random_location(rng: &mut ChaCha8Rng, c: Colour, mover: bool) -> String {
+    let r = rng.gen_range(0..20);
+    if mover {
+        match r {
+            0..=6 => "g".to_string(),
+            7..=9 => format!("h{}", rng.gen_range(1..=7)),
+            10 => "n".to_string(),
+            _ => loc_at(c, rng.gen_range(0..=63)).to_string(),
+        }
+    } else {
+        match r {
+            0..=3 => "n".to_string(),
+            4..=12 => {
+                let safe: Vec<u8> = (0..=63u8)
+                    .filter(|&s| matches!(loc_at(c, s), Location::Ring(q) if is_safe(q)))
+                    .collect();
+                loc_at(c, safe[rng.gen_range(0..safe.len())]).to_string()
+            }
+            _ => loc_at(c, rng.gen_range(0..=63)).to_string(),
+        }
+    }
+}
+
+/// The throw of a drawn position, in notation: dice (`*` when used) and pending bonuses.
+struct DrawnThrow {
+    dice: Vec<String>,
+    bonus: Vec<&'static str>,
+    /// [`Draw::DieLost`]: the value of the die left.
+    unused: u8,
+}
+
+/// A random throw for `draw`; `None` when the draw is invalid.
+fn random_throw(rng: &mut ChaCha8Rng, rules: &RuleSet, draw: Draw) -> Option<DrawnThrow> {
     let mut dice: Vec<String> = (0..rules.dice)
         .map(|_| {
             let d = rng.gen_range(1..=6);
@@ -836,7 +919,7 @@ fn random_bonus_position(rng: &mut ChaCha8Rng, rules: &RuleSet, draw: Draw) -> O
         })
         .collect();
     let (used, unused) = (rng.gen_range(1..=6u8), rng.gen_range(1..=6u8));
-    if d30 {
+    if draw == Draw::DieLost {
         if used == unused {
             return None;
         }
@@ -856,36 +939,45 @@ fn random_bonus_position(rng: &mut ChaCha8Rng, rules: &RuleSet, draw: Draw) -> O
             .map(|d| format!("{}*", d.trim_end_matches('*')))
             .collect();
     }
-    text.push_str(&format!(
-        " turn={} move={} bonus={}",
-        turn.letter(),
-        dice.join(","),
-        bonus.join(",")
-    ));
-    let g = text.parse::<Game>().ok()?;
-    if d30 {
-        // D-30, chosen by the oracle alone: the unused die cannot be played (no exit
-        // either) but some piece can take the first pending bonus.
-        let c = g.mover();
-        let nest = g.pieces(c).contains(&Location::Nest);
-        let amount = if bonus[0] == "20" { 20 } else { 10 };
-        let die_playable = some_piece_can_take(&g, c, unused) || (unused == 5 && nest);
-        let ok = !die_playable && some_piece_can_take(&g, c, amount);
-        return ok.then_some(g);
+    Some(DrawnThrow {
+        dice,
+        bonus,
+        unused,
+    })
+}
+
+/// Whether `g` shows what `draw` asks for, judged by the test's oracle alone.
+fn drawn_as(g: &Game, rules: &RuleSet, draw: Draw, throw: &DrawnThrow) -> bool {
+    let c = g.mover();
+    match draw {
+        Draw::DieLost => {
+            // D-30: the unused die cannot be played (no exit either) but some piece can
+            // take the first pending bonus.
+            let nest = g.pieces(c).contains(&Location::Nest);
+            let amount = if throw.bonus[0] == "20" { 20 } else { 10 };
+            let unused = throw.unused;
+            let die_playable = some_piece_can_take(g, c, unused) || (unused == 5 && nest);
+            !die_playable && some_piece_can_take(g, c, amount)
+        }
+        Draw::Reorder => {
+            let (a, b) = if throw.bonus[0] == "20" {
+                (20, 10)
+            } else {
+                (10, 20)
+            };
+            !some_piece_can_take(g, c, a) && playable_after(g, c, b, a)
+        }
+        Draw::Any => {
+            // Only settled positions, as a game reaches them: something to play, and a
+            // bonus due now is one some piece can take (else the engine would have
+            // forfeited it).
+            let legal = g.legal_actions();
+            let all_used = !throw.dice.iter().any(|d| !d.ends_with('*'));
+            let due = rules.bonus_timing == parchis_engine::BonusTiming::Immediately || all_used;
+            let bonus_offered = legal.iter().any(|a| matches!(a, Action::Bonus { .. }));
+            !legal.is_empty() && (bonus_offered || !due)
+        }
     }
-    if draw == Draw::Reorder {
-        let c = g.mover();
-        let (a, b) = if bonus[0] == "20" { (20, 10) } else { (10, 20) };
-        let ok = !some_piece_can_take(&g, c, a) && playable_after(&g, c, b, a);
-        return ok.then_some(g);
-    }
-    // Only settled positions, as a game reaches them: something to play, and a bonus
-    // due now is one some piece can take (else the engine would have forfeited it).
-    let legal = g.legal_actions();
-    let all_used = !dice.iter().any(|d| !d.ends_with('*'));
-    let due = rules.bonus_timing == parchis_engine::BonusTiming::Immediately || all_used;
-    let bonus_offered = legal.iter().any(|a| matches!(a, Action::Bonus { .. }));
-    (!legal.is_empty() && (bonus_offered || !due)).then_some(g)
 }
 
 proptest! {

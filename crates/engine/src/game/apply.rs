@@ -206,9 +206,16 @@ impl Game {
         )
     }
 
-    /// Names the rule an action breaks, given the legal steps.
+    /// Names the rule an action breaks, given the legal steps: first what makes the
+    /// step impossible on its own, else why another play ranks above it.
     pub(super) fn diagnose(&self, step: Step, sc: &Scoring) -> ActionError {
-        use ErrorKind as K;
+        self.raw_refusal(step)
+            .unwrap_or_else(|| Self::not_allowed(step, sc))
+    }
+
+    /// Why `step` cannot be played at all in this position (R-MOVE, R-EXIT-1, R-BONUS,
+    /// seed 004's partner choice, D-29), or `None` when it could be.
+    fn raw_refusal(&self, step: Step) -> Option<ActionError> {
         let k = self.mover_index();
         let colour = Colour::ALL[k];
         // Raw feasibility is judged on the position as the player saw it (before any
@@ -226,7 +233,7 @@ impl Game {
                 Ok(_) => None,
             }
         };
-        let raw_err = match (step, self.stage) {
+        match (step, self.stage) {
             (Step::Exit(_), _) => self.plan_exit(k).err().map(|r| r.into_error(colour, 0)),
             (Step::Move(i, d, capture), Stage::Move(t)) => {
                 raw(i, self.steps_for(k, t.parts[d as usize], &t), capture)
@@ -243,10 +250,12 @@ impl Game {
                 }
             }
             (_, _) => Some(Refusal::NoFive.into_error(colour, 0)),
-        };
-        if let Some(e) = raw_err {
-            return e;
         }
+    }
+
+    /// Why a step that is possible on its own is not among the legal ones: the ranking
+    /// rule (R-BLOCK, R-DOUBLES, R-EXIT-1, D-2, R-OPEN, D-28) another play wins by.
+    fn not_allowed(step: Step, sc: &Scoring) -> ActionError {
         let (node, legal) = (&sc.node, sc.legal.as_slice());
         let scored = || sc.raw.as_slice().iter().zip(sc.values);
         let top = scored().filter_map(|(_, v)| v).max().unwrap_or(0);
@@ -287,7 +296,11 @@ impl Game {
                 "when only one die can be played it must be the larger",
             ),
         };
-        ActionError::new(K::NotAllowed, rule, format!("{why}; legal now: {allowed}"))
+        ActionError::new(
+            ErrorKind::NotAllowed,
+            rule,
+            format!("{why}; legal now: {allowed}"),
+        )
     }
 
     /// Advances past forfeited bonuses and unplayable dice, ending the throw when it is

@@ -105,11 +105,30 @@ impl Game {
         }
         let me = k * PIECES + i;
         let own_cell = cell(k, p);
+        let (to, bounced) = self.destination(p, n)?;
+        self.check_passage(k, p, n, own_cell)?;
+        let landing = Landing {
+            to,
+            capture: None,
+            partner: None,
+            must_take: false,
+            bounced,
+        };
+        if to == GOAL {
+            return Ok(landing);
+        }
+        self.land(k, me, own_cell, landing)
+    }
+
+    /// Where a piece at progress `p` (on the board) ends `n` squares on, and whether it
+    /// bounced back from the goal (R-GOAL, R-BOUNCE, variant `exact-last-safe`).
+    #[inline]
+    fn destination(&self, p: u8, n: u8) -> Result<(u8, bool), Refusal> {
         let raw = p + n;
         if self.rules.exact_count_last_safe && p < LAST_RING && raw > LAST_RING {
             return Err(Refusal::LastSafeExact);
         }
-        let (to, bounced) = if raw > GOAL {
+        Ok(if raw > GOAL {
             let back = raw - GOAL;
             if !self.rules.bounce {
                 return Err(Refusal::Overshoots);
@@ -120,7 +139,13 @@ impl Game {
             (GOAL - back, true)
         } else {
             (raw, false)
-        };
+        })
+    }
+
+    /// R-BLOCK: a piece of colour `k` moving `n` squares from progress `p` (cell
+    /// `own_cell`) passes no blockade but its own.
+    #[inline]
+    fn check_passage(&self, k: usize, p: u8, n: u8, own_cell: usize) -> Result<(), Refusal> {
         // Squares passed (D-1: a bouncing piece cannot pass a blockade either).
         for s in 1..n {
             let x = p + s;
@@ -133,16 +158,21 @@ impl Game {
                 return Err(Refusal::PassesBlockade(self.loc_of_cell(k, q)));
             }
         }
-        let mut landing = Landing {
-            to,
-            capture: None,
-            partner: None,
-            must_take: false,
-            bounced,
-        };
-        if to == GOAL {
-            return Ok(landing);
-        }
+        Ok(())
+    }
+
+    /// The landing of piece `me` of colour `k`, from cell `own_cell`, on the ring or
+    /// home-column square `landing.to` (R-CAP, D-29, R-SAFE, R-CAPTURE, seed 004's
+    /// partner choice).
+    #[inline]
+    fn land(
+        &self,
+        k: usize,
+        me: usize,
+        own_cell: usize,
+        mut landing: Landing,
+    ) -> Result<Landing, Refusal> {
+        let to = landing.to;
         let c = cell(k, to);
         let count = self.occ[c] - (c == own_cell) as u8;
         if count >= 2 {
