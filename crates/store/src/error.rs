@@ -51,6 +51,28 @@ pub enum StoreError {
         /// The last stored `seq`, if any.
         last: Option<i64>,
     },
+    /// A fenced room write ([`Store::write_room`](crate::Store::write_room)) whose fence no
+    /// longer matches the room's lease: the writer lost the room (another node acquired it,
+    /// or the lease was retired or never taken). Nothing of the write was written. The
+    /// writer must stop the room at once (docs/CLUSTER.md, "Fencing").
+    #[error(
+        "write to room {room:?} fenced: epoch {epoch} is not the room's lease (now {current:?})"
+    )]
+    Fenced {
+        /// The room written.
+        room: String,
+        /// The writer's epoch, refused.
+        epoch: i64,
+        /// The lease's current `(owner, epoch)`; `None` when the room has no lease.
+        current: Option<(String, i64)>,
+    },
+    /// The backend cannot do this (e.g. leases on SQLite: cluster mode needs PostgreSQL).
+    #[error("unsupported by this store: {0}")]
+    Unsupported(&'static str),
+    /// A [`RoomWrite`](crate::RoomWrite) whose records name another room than the room
+    /// written. Nothing was written.
+    #[error("invalid room write: {0}")]
+    InvalidWrite(String),
     /// A store URL that is neither `postgres://`, `postgresql://` nor `sqlite:`.
     #[error("unsupported store URL {0:?}: expected postgres://, postgresql:// or sqlite:")]
     InvalidUrl(String),

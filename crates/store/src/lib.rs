@@ -11,6 +11,22 @@
 //!   task per store commits every pending write in a single transaction.
 //! * [`MemoryStore`] — for tests.
 //!
+//! # Leases and fencing (cluster mode)
+//!
+//! In cluster mode (docs/CLUSTER.md) several server nodes share one PostgreSQL database and
+//! each room is owned by one node at a time, proven by its lease in `room_leases`
+//! (migration `0004_cluster.sql`): [`Store::create_room_leased`], [`Store::acquire_lease`],
+//! [`Store::claim_expired`] (the sweepers, `FOR UPDATE SKIP LOCKED`),
+//! [`Store::renew_leases`] (one statement per node), [`Store::release_lease`] (drain) and
+//! [`Store::retire_lease`] (finished rooms). Each acquire bumps the lease's `epoch`, and the
+//! [`Fence`] it returns goes with every write of the room through [`Store::write_room`]:
+//! the write checks `owner` and `epoch` under a `FOR SHARE` row lock in its own
+//! transaction, so a node that lost the room gets [`StoreError::Fenced`] and writes
+//! nothing, and a takeover waits for any write it races with. Expiry is always the
+//! database's clock. Node heartbeats: [`Store::heartbeat_node`], [`Store::live_nodes`].
+//! SQLite answers these with [`StoreError::Unsupported`]; [`MemoryStore`] implements them
+//! on its own monotonic clock.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), parchis_store::StoreError> {
 //! use parchis_store::{open_store, EventRecord, Store};
@@ -25,8 +41,10 @@
 #![warn(missing_docs)]
 
 mod checkpoint;
+mod cluster;
 mod error;
 mod memory;
+mod pg_lease;
 mod postgres;
 mod rows;
 mod sqlite;
@@ -38,6 +56,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use checkpoint::SqliteOptions;
+pub use cluster::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 pub use error::{Result, StoreError};
 pub use memory::MemoryStore;
 pub use postgres::PostgresStore;

@@ -1,4 +1,5 @@
-//! In-memory backend for tests: same contract as the SQL stores, nothing durable.
+//! In-memory backend for tests: same contract as the SQL stores (leases and node heartbeats
+//! as on PostgreSQL, on the store's own monotonic clock), nothing durable.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -7,12 +8,13 @@ use async_trait::async_trait;
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::cluster::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 use crate::error::{Result, StoreError};
 use crate::types::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot, RoomStatus,
     RoomStatusUpdate, SeatRecord,
 };
-use crate::writer::{check_batch, check_follows, Follows};
+use crate::writer::{check_batch, check_fence, check_follows, Follows};
 use crate::Store;
 
 /// A [`Store`] kept in process memory, for tests of code that uses a store.
@@ -20,9 +22,35 @@ use crate::Store;
 /// It enforces the same constraints and returns the same errors and orderings as the SQL
 /// backends (the shared test suite checks this), but loses everything when dropped. Every
 /// call takes a `std::sync::Mutex` briefly and never awaits while holding it.
-#[derive(Default)]
+///
+/// Leases expire by the store's own clock: milliseconds of `tokio::time::Instant` since the
+/// store was made (so a test with paused tokio time moves lease expiry with it).
 pub struct MemoryStore {
     inner: Mutex<Inner>,
+    origin: tokio::time::Instant,
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        MemoryStore {
+            inner: Mutex::default(),
+            origin: tokio::time::Instant::now(),
+        }
+    }
+}
+
+/// One room's lease; times in ms of the store's clock.
+struct MemLease {
+    owner: String,
+    epoch: i64,
+    expires_at: i64,
+    retired: bool,
+}
+
+/// One node's heartbeat; `seen_at` in ms of the store's clock.
+struct MemNode {
+    record: NodeRecord,
+    seen_at: i64,
 }
 
 #[derive(Default)]
@@ -34,6 +62,8 @@ struct Inner {
     games: HashMap<Uuid, GameRecord>,
     /// Per game, keyed by `seq`.
     events: HashMap<Uuid, BTreeMap<i64, EventRecord>>,
+    leases: BTreeMap<String, MemLease>,
+    nodes: HashMap<String, MemNode>,
 }
 
 impl MemoryStore {
@@ -50,6 +80,17 @@ impl MemoryStore {
             return Err(StoreError::Closed);
         }
         Ok(inner)
+    }
+
+    /// Now, in ms of the store's clock.
+    fn now(&self) -> i64 {
+        i64::try_from(self.origin.elapsed().as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// Locks, then applies `f` to the state and the clock's `now`.
+    fn with<T>(&self, f: impl FnOnce(&mut Inner, i64) -> Result<T>) -> Result<T> {
+        let now = self.now();
+        f(&mut *self.lock()?, now)
     }
 }
 
@@ -104,6 +145,218 @@ impl Inner {
     }
 }
 
+/// The room writes, each checking everything before changing anything (all or nothing).
+impl Inner {
+    /// Applies one room write to room `code`; whether a row changed (for `delete_seat`).
+    fn write(&mut self, code: &str, write: RoomWrite) -> Result<bool> {
+        match write {
+            RoomWrite::UpsertSeat(seat) => self.upsert_seat(seat).map(|()| true),
+            RoomWrite::DeleteSeat { colour } => {
+                Ok(self.seats.remove(&(code.to_owned(), colour)).is_some())
+            }
+            RoomWrite::Append {
+                game_id,
+                after_seq,
+                events,
+            } => self.append(game_id, Follows::After(after_seq), events),
+            RoomWrite::Start(start) => self.start_game(*start).map(|()| true),
+            RoomWrite::End(end) => self.end_game(*end).map(|()| true),
+            RoomWrite::SetDeadline {
+                game_id,
+                deadline_ms,
+            } => {
+                self.game_mut(game_id)?.deadline_ms = deadline_ms;
+                Ok(true)
+            }
+            RoomWrite::RoomStatus(update) => self.set_status(code, update).map(|()| true),
+        }
+    }
+
+    fn upsert_seat(&mut self, seat: SeatRecord) -> Result<()> {
+        if !self.rooms.contains_key(&seat.room_code) {
+            return Err(StoreError::RoomNotFound(seat.room_code.clone()));
+        }
+        self.seats
+            .insert((seat.room_code.clone(), seat.colour.clone()), seat);
+        Ok(())
+    }
+
+    /// Appends a batch whose log position `follows` requires (for [`Follows::Any`]: no
+    /// `seq` already stored). An empty batch is a no-op.
+    fn append(
+        &mut self,
+        game_id: Uuid,
+        follows: Follows,
+        events: Vec<EventRecord>,
+    ) -> Result<bool> {
+        if events.is_empty() {
+            return Ok(false);
+        }
+        if !self.games.contains_key(&game_id) {
+            return Err(StoreError::GameNotFound(game_id));
+        }
+        check_batch(game_id, &events)?;
+        let last = self.last_seq(game_id);
+        check_follows(game_id, follows, last, &events)?;
+        let log = self.events.entry(game_id).or_default();
+        if let Some(dup) = events.iter().find(|e| log.contains_key(&e.seq)) {
+            return Err(StoreError::DuplicateSeq {
+                game_id,
+                seq: dup.seq,
+            });
+        }
+        for e in events {
+            log.insert(e.seq, e);
+        }
+        Ok(true)
+    }
+
+    fn start_game(&mut self, start: GameStart) -> Result<()> {
+        let game_id = start.game.id;
+        if self.games.contains_key(&game_id) {
+            return Err(StoreError::GameExists(game_id));
+        }
+        let code = &start.game.room_code;
+        if let Some(s) = std::iter::once(code)
+            .chain(start.seats.iter().map(|s| &s.room_code))
+            .find(|c| !self.rooms.contains_key(*c))
+        {
+            return Err(StoreError::RoomNotFound(s.clone()));
+        }
+        if start.events.is_empty() {
+            return Err(StoreError::SeqMismatch {
+                game_id,
+                after: 0,
+                last: None,
+            });
+        }
+        check_batch(game_id, &start.events)?;
+        check_follows(game_id, Follows::Fresh, None, &start.events)?;
+        self.set_status(code, start.room)?;
+        self.games.insert(game_id, start.game);
+        for seat in start.seats {
+            self.seats
+                .insert((seat.room_code.clone(), seat.colour.clone()), seat);
+        }
+        let log = self.events.entry(game_id).or_default();
+        for e in start.events {
+            log.insert(e.seq, e);
+        }
+        Ok(())
+    }
+
+    fn end_game(&mut self, end: GameEnd) -> Result<()> {
+        let game_id = end.game_id;
+        let game = self.game_mut(game_id)?;
+        if game.finished_at_ms.is_some() {
+            return Err(StoreError::GameFinished(game_id));
+        }
+        if !self.rooms.contains_key(&end.room_code) {
+            return Err(StoreError::RoomNotFound(end.room_code.clone()));
+        }
+        if !end.events.is_empty() {
+            check_batch(game_id, &end.events)?;
+            let last = self.last_seq(game_id);
+            check_follows(game_id, Follows::After(end.after_seq), last, &end.events)?;
+        }
+        self.set_status(&end.room_code, end.room)?;
+        self.finish(game_id, end.result, end.reason, end.finished_at_ms)?;
+        let log = self.events.entry(game_id).or_default();
+        for e in end.events {
+            log.insert(e.seq, e);
+        }
+        Ok(())
+    }
+
+    fn finish(
+        &mut self,
+        game_id: Uuid,
+        result: Value,
+        reason: String,
+        finished_at_ms: i64,
+    ) -> Result<()> {
+        let game = self.game_mut(game_id)?;
+        if game.finished_at_ms.is_some() {
+            return Err(StoreError::GameFinished(game_id));
+        }
+        game.finished_at_ms = Some(finished_at_ms);
+        game.result = Some(result);
+        game.reason = Some(reason);
+        game.deadline_ms = None;
+        Ok(())
+    }
+}
+
+/// Leases and heartbeats, with PostgreSQL's semantics on the store's clock (`now`, ms).
+impl Inner {
+    fn fence_current(&self, code: &str) -> Option<(String, i64)> {
+        self.leases.get(code).map(|l| (l.owner.clone(), l.epoch))
+    }
+
+    /// Acquires `code` for `node` if it has no lease or an expired, unretired one.
+    fn acquire(&mut self, code: &str, node: &str, ttl_ms: i64, now: i64) -> Option<Fence> {
+        let epoch = match self.leases.get(code) {
+            None => 1,
+            Some(l) if l.expires_at < now && !l.retired => l.epoch + 1,
+            Some(_) => return None,
+        };
+        self.leases.insert(
+            code.to_owned(),
+            MemLease {
+                owner: node.to_owned(),
+                epoch,
+                expires_at: now.saturating_add(ttl_ms),
+                retired: false,
+            },
+        );
+        Some(Fence {
+            room_code: code.to_owned(),
+            node: node.to_owned(),
+            epoch,
+        })
+    }
+
+    fn claim_expired(&mut self, node: &str, ttl_ms: i64, limit: u32, now: i64) -> Vec<Fence> {
+        let unfinished = |code: &String| {
+            self.rooms
+                .get(code)
+                .is_some_and(|r| r.status != RoomStatus::Finished)
+        };
+        let mut expired: Vec<(i64, String)> = self
+            .leases
+            .iter()
+            .filter(|(code, l)| l.expires_at < now && !l.retired && unfinished(code))
+            .map(|(code, l)| (l.expires_at, code.clone()))
+            .collect();
+        expired.sort();
+        let mut fresh: Vec<&RoomRecord> = self
+            .rooms
+            .values()
+            .filter(|r| r.status != RoomStatus::Finished && !self.leases.contains_key(&r.code))
+            .collect();
+        fresh.sort_by(|a, b| (a.created_at_ms, &a.code).cmp(&(b.created_at_ms, &b.code)));
+        let codes: Vec<String> = expired
+            .into_iter()
+            .map(|(_, code)| code)
+            .chain(fresh.into_iter().map(|r| r.code.clone()))
+            .take(limit as usize)
+            .collect();
+        let mut fences: Vec<Fence> = codes
+            .iter()
+            .filter_map(|code| self.acquire(code, node, ttl_ms, now))
+            .collect();
+        fences.sort_by(|a, b| a.room_code.cmp(&b.room_code));
+        fences
+    }
+
+    /// The lease if `fence` (owner and epoch) still matches it.
+    fn own_lease(&mut self, fence: &Fence) -> Option<&mut MemLease> {
+        self.leases
+            .get_mut(&fence.room_code)
+            .filter(|l| l.owner == fence.node && l.epoch == fence.epoch)
+    }
+}
+
 #[async_trait]
 impl Store for MemoryStore {
     async fn create_room(&self, room: &RoomRecord) -> Result<()> {
@@ -120,22 +373,13 @@ impl Store for MemoryStore {
     }
 
     async fn upsert_seat(&self, seat: &SeatRecord) -> Result<()> {
-        let mut inner = self.lock()?;
-        if !inner.rooms.contains_key(&seat.room_code) {
-            return Err(StoreError::RoomNotFound(seat.room_code.clone()));
-        }
-        inner
-            .seats
-            .insert((seat.room_code.clone(), seat.colour.clone()), seat.clone());
-        Ok(())
+        self.lock()?.upsert_seat(seat.clone())
     }
 
     async fn delete_seat(&self, room_code: &str, colour: &str) -> Result<bool> {
-        let mut inner = self.lock()?;
-        Ok(inner
-            .seats
-            .remove(&(room_code.to_owned(), colour.to_owned()))
-            .is_some())
+        let colour = colour.to_owned();
+        self.lock()?
+            .write(room_code, RoomWrite::DeleteSeat { colour })
     }
 
     async fn create_game(&self, game: &GameRecord) -> Result<()> {
@@ -151,25 +395,7 @@ impl Store for MemoryStore {
     }
 
     async fn append_events(&self, game_id: Uuid, events: Vec<EventRecord>) -> Result<()> {
-        if events.is_empty() {
-            return Ok(());
-        }
-        let mut inner = self.lock()?;
-        if !inner.games.contains_key(&game_id) {
-            return Err(StoreError::GameNotFound(game_id));
-        }
-        check_batch(game_id, &events)?;
-        let log = inner.events.entry(game_id).or_default();
-        if let Some(dup) = events.iter().find(|e| log.contains_key(&e.seq)) {
-            return Err(StoreError::DuplicateSeq {
-                game_id,
-                seq: dup.seq,
-            });
-        }
-        for e in events {
-            log.insert(e.seq, e);
-        }
-        Ok(())
+        self.lock()?.append(game_id, Follows::Any, events).map(drop)
     }
 
     async fn append_after(
@@ -178,91 +404,168 @@ impl Store for MemoryStore {
         after_seq: i64,
         events: Vec<EventRecord>,
     ) -> Result<()> {
-        if events.is_empty() {
-            return Ok(());
-        }
-        let mut inner = self.lock()?;
-        if !inner.games.contains_key(&game_id) {
-            return Err(StoreError::GameNotFound(game_id));
-        }
-        check_batch(game_id, &events)?;
-        let last = inner.last_seq(game_id);
-        check_follows(game_id, Follows::After(after_seq), last, &events)?;
-        let log = inner.events.entry(game_id).or_default();
-        for e in events {
-            log.insert(e.seq, e);
-        }
-        Ok(())
+        let follows = Follows::After(after_seq);
+        self.lock()?.append(game_id, follows, events).map(drop)
     }
 
     async fn start_game(&self, start: GameStart) -> Result<()> {
-        let mut inner = self.lock()?;
-        let game_id = start.game.id;
-        // Everything is checked before anything changes: all or nothing.
-        if inner.games.contains_key(&game_id) {
-            return Err(StoreError::GameExists(game_id));
-        }
-        let code = &start.game.room_code;
-        if let Some(s) = std::iter::once(code)
-            .chain(start.seats.iter().map(|s| &s.room_code))
-            .find(|c| !inner.rooms.contains_key(*c))
-        {
-            return Err(StoreError::RoomNotFound(s.clone()));
-        }
-        if start.events.is_empty() {
-            return Err(StoreError::SeqMismatch {
-                game_id,
-                after: 0,
-                last: None,
-            });
-        }
-        check_batch(game_id, &start.events)?;
-        check_follows(game_id, Follows::Fresh, None, &start.events)?;
-        inner.set_status(code, start.room)?;
-        inner.games.insert(game_id, start.game);
-        for seat in start.seats {
-            inner
-                .seats
-                .insert((seat.room_code.clone(), seat.colour.clone()), seat);
-        }
-        let log = inner.events.entry(game_id).or_default();
-        for e in start.events {
-            log.insert(e.seq, e);
-        }
-        Ok(())
+        self.lock()?.start_game(start)
     }
 
     async fn end_game(&self, end: GameEnd) -> Result<()> {
-        let mut inner = self.lock()?;
-        let game_id = end.game_id;
-        let game = inner.game_mut(game_id)?;
-        if game.finished_at_ms.is_some() {
-            return Err(StoreError::GameFinished(game_id));
-        }
-        if !inner.rooms.contains_key(&end.room_code) {
-            return Err(StoreError::RoomNotFound(end.room_code.clone()));
-        }
-        if !end.events.is_empty() {
-            check_batch(game_id, &end.events)?;
-            let last = inner.last_seq(game_id);
-            check_follows(game_id, Follows::After(end.after_seq), last, &end.events)?;
-        }
-        inner.set_status(&end.room_code, end.room)?;
-        let game = inner.game_mut(game_id)?;
-        game.finished_at_ms = Some(end.finished_at_ms);
-        game.result = Some(end.result);
-        game.reason = Some(end.reason);
-        game.deadline_ms = None;
-        let log = inner.events.entry(game_id).or_default();
-        for e in end.events {
-            log.insert(e.seq, e);
-        }
-        Ok(())
+        self.lock()?.end_game(end)
     }
 
     async fn set_deadline(&self, game_id: Uuid, deadline_ms: Option<i64>) -> Result<()> {
+        self.lock()?.game_mut(game_id)?.deadline_ms = deadline_ms;
+        Ok(())
+    }
+
+    async fn write_room(
+        &self,
+        room_code: &str,
+        fence: Option<&Fence>,
+        write: RoomWrite,
+    ) -> Result<()> {
+        write.check_room(room_code)?;
         let mut inner = self.lock()?;
-        inner.game_mut(game_id)?.deadline_ms = deadline_ms;
+        if let Some(fence) = fence {
+            if fence.room_code != room_code {
+                return Err(StoreError::InvalidWrite(format!(
+                    "a write for room {room_code:?} carries the fence of room {:?}",
+                    fence.room_code
+                )));
+            }
+            check_fence(fence, inner.fence_current(room_code).as_ref())?;
+        }
+        inner.write(room_code, write).map(drop)
+    }
+
+    async fn create_room_leased(
+        &self,
+        room: &RoomRecord,
+        node: &str,
+        ttl_ms: i64,
+    ) -> Result<Fence> {
+        self.with(|inner, now| {
+            if inner.rooms.contains_key(&room.code) {
+                return Err(StoreError::RoomExists(room.code.clone()));
+            }
+            inner.rooms.insert(room.code.clone(), room.clone());
+            inner
+                .acquire(&room.code, node, ttl_ms, now)
+                .ok_or_else(|| StoreError::RoomExists(room.code.clone()))
+        })
+    }
+
+    async fn acquire_lease(
+        &self,
+        room_code: &str,
+        node: &str,
+        ttl_ms: i64,
+    ) -> Result<Option<Fence>> {
+        self.with(|inner, now| {
+            if !inner.rooms.contains_key(room_code) {
+                return Err(StoreError::RoomNotFound(room_code.to_owned()));
+            }
+            Ok(inner.acquire(room_code, node, ttl_ms, now))
+        })
+    }
+
+    async fn claim_expired(&self, node: &str, ttl_ms: i64, limit: u32) -> Result<Vec<Fence>> {
+        self.with(|inner, now| Ok(inner.claim_expired(node, ttl_ms, limit, now)))
+    }
+
+    async fn renew_leases(&self, node: &str, ttl_ms: i64, held: &[Fence]) -> Result<Vec<Fence>> {
+        self.with(|inner, now| {
+            let mut kept = Vec::new();
+            for fence in held {
+                let mine = Fence {
+                    node: node.to_owned(),
+                    ..fence.clone()
+                };
+                if let Some(lease) = inner.own_lease(&mine).filter(|l| !l.retired) {
+                    lease.expires_at = now.saturating_add(ttl_ms);
+                    kept.push(mine);
+                }
+            }
+            kept.sort_by(|a, b| a.room_code.cmp(&b.room_code));
+            kept.dedup();
+            Ok(kept)
+        })
+    }
+
+    async fn release_lease(&self, fence: &Fence) -> Result<bool> {
+        self.with(|inner, now| {
+            Ok(inner
+                .own_lease(fence)
+                .map(|l| l.expires_at = now - 1)
+                .is_some())
+        })
+    }
+
+    async fn retire_lease(&self, fence: &Fence) -> Result<bool> {
+        self.with(|inner, now| {
+            Ok(inner
+                .own_lease(fence)
+                .map(|l| {
+                    l.retired = true;
+                    l.expires_at = l.expires_at.min(now);
+                })
+                .is_some())
+        })
+    }
+
+    async fn lease(&self, room_code: &str) -> Result<Option<Lease>> {
+        self.with(|inner, now| {
+            Ok(inner.leases.get(room_code).map(|l| Lease {
+                room_code: room_code.to_owned(),
+                owner: l.owner.clone(),
+                epoch: l.epoch,
+                expires_in_ms: l.expires_at - now,
+                retired: l.retired,
+            }))
+        })
+    }
+
+    async fn heartbeat_node(&self, node: &NodeRecord) -> Result<()> {
+        self.with(|inner, now| {
+            let record = NodeRecord {
+                // INTEGER on PostgreSQL: the same bound here.
+                rooms: node.rooms.min(i32::MAX as u32),
+                ..node.clone()
+            };
+            inner.nodes.insert(
+                node.node_id.clone(),
+                MemNode {
+                    record,
+                    seen_at: now,
+                },
+            );
+            Ok(())
+        })
+    }
+
+    async fn live_nodes(&self, max_age_ms: i64) -> Result<Vec<NodeInfo>> {
+        self.with(|inner, now| {
+            let mut nodes: Vec<NodeInfo> = inner
+                .nodes
+                .values()
+                .filter(|n| now - n.seen_at <= max_age_ms)
+                .map(|n| NodeInfo {
+                    node_id: n.record.node_id.clone(),
+                    rooms: n.record.rooms,
+                    draining: n.record.draining,
+                    seen_ms_ago: (now - n.seen_at).max(0),
+                })
+                .collect();
+            nodes.sort_by(|a, b| (a.rooms, &a.node_id).cmp(&(b.rooms, &b.node_id)));
+            Ok(nodes)
+        })
+    }
+
+    async fn forget_node(&self, node_id: &str) -> Result<()> {
+        self.lock()?.nodes.remove(node_id);
         Ok(())
     }
 
@@ -273,16 +576,8 @@ impl Store for MemoryStore {
         reason: &str,
         finished_at_ms: i64,
     ) -> Result<()> {
-        let mut inner = self.lock()?;
-        let game = inner.game_mut(game_id)?;
-        if game.finished_at_ms.is_some() {
-            return Err(StoreError::GameFinished(game_id));
-        }
-        game.finished_at_ms = Some(finished_at_ms);
-        game.result = Some(result.clone());
-        game.reason = Some(reason.to_owned());
-        game.deadline_ms = None;
-        Ok(())
+        self.lock()?
+            .finish(game_id, result.clone(), reason.to_owned(), finished_at_ms)
     }
 
     async fn get_room(&self, code: &str) -> Result<Option<RoomSnapshot>> {

@@ -10,6 +10,7 @@ use sqlx::{PgPool, Postgres};
 use uuid::Uuid;
 
 use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
+use crate::pg_lease;
 use crate::rows::{
     self, EventRow, GameRow, RoomRow, SeatRow, EVENT_COLUMNS, GAME_COLUMNS, LATEST_GAME,
     ROOM_COLUMNS, SEAT_COLUMNS,
@@ -19,7 +20,7 @@ use crate::types::{
     RoomStatusUpdate, SeatRecord,
 };
 use crate::writer::{Backend, WriteOp, Writer};
-use crate::Store;
+use crate::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite, Store};
 
 /// Connections in the pool: one for the writer task, the rest for concurrent readers.
 const MAX_CONNECTIONS: u32 = 8;
@@ -121,7 +122,8 @@ impl PostgresStore {
     }
 }
 
-struct PgBackend;
+/// The writer's SQL on PostgreSQL.
+pub(crate) struct PgBackend;
 
 #[async_trait]
 impl Backend for PgBackend {
@@ -129,6 +131,10 @@ impl Backend for PgBackend {
 
     async fn apply(conn: &mut PgConnection, op: &WriteOp) -> Result<bool> {
         match op {
+            // The writer checks fences itself, against the rows `lock_leases` locked.
+            WriteOp::CheckFence(_) => Err(StoreError::Unsupported(
+                "a fence is checked by the writer, not applied",
+            )),
             WriteOp::CreateRoom(r) => {
                 sqlx::query(
                     "INSERT INTO rooms (code, settings, status, created_at_ms, started_at_ms, \
@@ -351,6 +357,13 @@ impl Backend for PgBackend {
         .await?;
         Ok(rows.into_iter().map(|(_, last)| last).collect())
     }
+
+    async fn lock_leases(
+        conn: &mut PgConnection,
+        rooms: &[String],
+    ) -> Result<Vec<(String, String, i64)>> {
+        pg_lease::lock_leases(conn, rooms).await
+    }
 }
 
 #[async_trait]
@@ -360,15 +373,79 @@ impl Store for PostgresStore {
     }
 
     async fn update_room_status(&self, code: &str, update: RoomStatusUpdate) -> Result<()> {
-        self.writer.update_room_status(code, update).await
+        let write = RoomWrite::RoomStatus(update);
+        self.writer.room(code, write).await.map(drop)
     }
 
     async fn upsert_seat(&self, seat: &SeatRecord) -> Result<()> {
-        self.writer.upsert_seat(seat).await
+        let write = RoomWrite::UpsertSeat(seat.clone());
+        self.writer.room(&seat.room_code, write).await.map(drop)
     }
 
     async fn delete_seat(&self, room_code: &str, colour: &str) -> Result<bool> {
-        self.writer.delete_seat(room_code, colour).await
+        let colour = colour.to_owned();
+        self.writer
+            .room(room_code, RoomWrite::DeleteSeat { colour })
+            .await
+    }
+
+    async fn create_room_leased(
+        &self,
+        room: &RoomRecord,
+        node: &str,
+        ttl_ms: i64,
+    ) -> Result<Fence> {
+        pg_lease::create_leased(&self.pool, room, node, ttl_ms).await
+    }
+
+    async fn write_room(
+        &self,
+        room_code: &str,
+        fence: Option<&Fence>,
+        write: RoomWrite,
+    ) -> Result<()> {
+        self.writer.write_room(room_code, fence, write).await
+    }
+
+    async fn acquire_lease(
+        &self,
+        room_code: &str,
+        node: &str,
+        ttl_ms: i64,
+    ) -> Result<Option<Fence>> {
+        pg_lease::acquire(&self.pool, room_code, node, ttl_ms).await
+    }
+
+    async fn claim_expired(&self, node: &str, ttl_ms: i64, limit: u32) -> Result<Vec<Fence>> {
+        pg_lease::claim_expired(&self.pool, node, ttl_ms, limit).await
+    }
+
+    async fn renew_leases(&self, node: &str, ttl_ms: i64, held: &[Fence]) -> Result<Vec<Fence>> {
+        pg_lease::renew(&self.pool, node, ttl_ms, held).await
+    }
+
+    async fn release_lease(&self, fence: &Fence) -> Result<bool> {
+        pg_lease::release(&self.pool, fence).await
+    }
+
+    async fn retire_lease(&self, fence: &Fence) -> Result<bool> {
+        pg_lease::retire(&self.pool, fence).await
+    }
+
+    async fn lease(&self, room_code: &str) -> Result<Option<Lease>> {
+        pg_lease::lease(&self.pool, room_code).await
+    }
+
+    async fn heartbeat_node(&self, node: &NodeRecord) -> Result<()> {
+        pg_lease::heartbeat(&self.pool, node).await
+    }
+
+    async fn live_nodes(&self, max_age_ms: i64) -> Result<Vec<NodeInfo>> {
+        pg_lease::live_nodes(&self.pool, max_age_ms).await
+    }
+
+    async fn forget_node(&self, node_id: &str) -> Result<()> {
+        pg_lease::forget_node(&self.pool, node_id).await
     }
 
     async fn create_game(&self, game: &GameRecord) -> Result<()> {
@@ -385,19 +462,32 @@ impl Store for PostgresStore {
         after_seq: i64,
         events: Vec<EventRecord>,
     ) -> Result<()> {
-        self.writer.append_after(game_id, after_seq, events).await
+        let write = RoomWrite::Append {
+            game_id,
+            after_seq,
+            events,
+        };
+        self.writer.room("", write).await.map(drop)
     }
 
     async fn start_game(&self, start: GameStart) -> Result<()> {
-        self.writer.start_game(start).await
+        let code = start.game.room_code.clone();
+        let write = RoomWrite::Start(Box::new(start));
+        self.writer.room(&code, write).await.map(drop)
     }
 
     async fn end_game(&self, end: GameEnd) -> Result<()> {
-        self.writer.end_game(end).await
+        let code = end.room_code.clone();
+        let write = RoomWrite::End(Box::new(end));
+        self.writer.room(&code, write).await.map(drop)
     }
 
     async fn set_deadline(&self, game_id: Uuid, deadline_ms: Option<i64>) -> Result<()> {
-        self.writer.set_deadline(game_id, deadline_ms).await
+        let write = RoomWrite::SetDeadline {
+            game_id,
+            deadline_ms,
+        };
+        self.writer.room("", write).await.map(drop)
     }
 
     async fn finish_game(

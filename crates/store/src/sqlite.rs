@@ -17,12 +17,13 @@ use crate::rows::{
     self, EventRow, GameRow, RoomRow, SeatRow, EVENT_COLUMNS, GAME_COLUMNS, LATEST_GAME,
     ROOM_COLUMNS, SEAT_COLUMNS,
 };
+use crate::store::NEEDS_POSTGRES;
 use crate::types::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
     RoomStatusUpdate, SeatRecord,
 };
 use crate::writer::{Backend, WriteOp, Writer};
-use crate::Store;
+use crate::{Fence, RoomWrite, Store};
 
 /// Connections in the pool: one for the writer task, the rest for concurrent readers.
 const MAX_CONNECTIONS: u32 = 4;
@@ -285,6 +286,8 @@ impl Backend for SqliteBackend {
 
     async fn apply(conn: &mut SqliteConnection, op: &WriteOp) -> Result<bool> {
         match op {
+            // Never submitted: `write_room` refuses a fence first.
+            WriteOp::CheckFence(_) => Err(StoreError::Unsupported(NEEDS_POSTGRES)),
             WriteOp::CreateRoom(r) => {
                 sqlx::query(
                     "INSERT INTO rooms (code, settings, status, created_at_ms, started_at_ms, \
@@ -494,6 +497,13 @@ impl Backend for SqliteBackend {
         .await?;
         Ok(rows.into_iter().map(|(_, last)| last).collect())
     }
+
+    async fn lock_leases(
+        _conn: &mut SqliteConnection,
+        _rooms: &[String],
+    ) -> Result<Vec<(String, String, i64)>> {
+        Err(StoreError::Unsupported(NEEDS_POSTGRES))
+    }
 }
 
 #[async_trait]
@@ -503,15 +513,33 @@ impl Store for SqliteStore {
     }
 
     async fn update_room_status(&self, code: &str, update: RoomStatusUpdate) -> Result<()> {
-        self.writer.update_room_status(code, update).await
+        let write = RoomWrite::RoomStatus(update);
+        self.writer.room(code, write).await.map(drop)
     }
 
     async fn upsert_seat(&self, seat: &SeatRecord) -> Result<()> {
-        self.writer.upsert_seat(seat).await
+        let write = RoomWrite::UpsertSeat(seat.clone());
+        self.writer.room(&seat.room_code, write).await.map(drop)
     }
 
     async fn delete_seat(&self, room_code: &str, colour: &str) -> Result<bool> {
-        self.writer.delete_seat(room_code, colour).await
+        let colour = colour.to_owned();
+        self.writer
+            .room(room_code, RoomWrite::DeleteSeat { colour })
+            .await
+    }
+
+    /// Unfenced only: SQLite has no leases (cluster mode needs PostgreSQL).
+    async fn write_room(
+        &self,
+        room_code: &str,
+        fence: Option<&Fence>,
+        write: RoomWrite,
+    ) -> Result<()> {
+        if fence.is_some() {
+            return Err(StoreError::Unsupported(NEEDS_POSTGRES));
+        }
+        self.writer.write_room(room_code, None, write).await
     }
 
     async fn create_game(&self, game: &GameRecord) -> Result<()> {
@@ -528,19 +556,32 @@ impl Store for SqliteStore {
         after_seq: i64,
         events: Vec<EventRecord>,
     ) -> Result<()> {
-        self.writer.append_after(game_id, after_seq, events).await
+        let write = RoomWrite::Append {
+            game_id,
+            after_seq,
+            events,
+        };
+        self.writer.room("", write).await.map(drop)
     }
 
     async fn start_game(&self, start: GameStart) -> Result<()> {
-        self.writer.start_game(start).await
+        let code = start.game.room_code.clone();
+        let write = RoomWrite::Start(Box::new(start));
+        self.writer.room(&code, write).await.map(drop)
     }
 
     async fn end_game(&self, end: GameEnd) -> Result<()> {
-        self.writer.end_game(end).await
+        let code = end.room_code.clone();
+        let write = RoomWrite::End(Box::new(end));
+        self.writer.room(&code, write).await.map(drop)
     }
 
     async fn set_deadline(&self, game_id: Uuid, deadline_ms: Option<i64>) -> Result<()> {
-        self.writer.set_deadline(game_id, deadline_ms).await
+        let write = RoomWrite::SetDeadline {
+            game_id,
+            deadline_ms,
+        };
+        self.writer.room("", write).await.map(drop)
     }
 
     async fn finish_game(

@@ -4,7 +4,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::error::Result;
+use crate::cluster::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
+use crate::error::{Result, StoreError};
 use crate::types::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
     RoomStatusUpdate, SeatRecord,
@@ -23,6 +24,14 @@ use crate::types::{
 /// * Reads see every write that returned before the read started.
 /// * Listings are ordered: seats by `(joined_at_ms, colour)`, games by `(created_at_ms, id)`,
 ///   events by `seq`, rooms by `(created_at_ms, code)`.
+///
+/// # Cluster mode (docs/CLUSTER.md)
+/// The lease and node methods ([`acquire_lease`](Store::acquire_lease) …
+/// [`forget_node`](Store::forget_node)) and fenced [`write_room`](Store::write_room)s need
+/// PostgreSQL (or the memory store, for tests); every other backend answers them with
+/// [`StoreError::Unsupported`]. Lease expiry is decided by the database's clock (the memory
+/// store's own monotonic clock, `tokio::time::Instant`, so tests with paused time can move
+/// it); callers never compare their own clock with a lease.
 #[async_trait]
 pub trait Store: Send + Sync {
     /// Inserts a new room.
@@ -125,6 +134,173 @@ pub trait Store: Send + Sync {
         finished_at_ms: i64,
     ) -> Result<()>;
 
+    /// The room's one write entry point: applies `write` to room `room_code`'s rows, all
+    /// or nothing, as the matching separate method does
+    /// ([`RoomWrite`] names it for each variant; an empty append is a no-op).
+    ///
+    /// With `fence`, the write runs in the same transaction as a check of the room's lease
+    /// (`SELECT owner, epoch FROM room_leases WHERE room_code = $1 FOR SHARE`, which makes a
+    /// concurrent takeover wait for this write's commit): unless the lease's owner and epoch
+    /// are exactly the fence's, nothing is written (docs/CLUSTER.md, "Fencing").
+    ///
+    /// # Errors
+    /// [`StoreError::Fenced`] when the fence does not match (the writer lost the room);
+    /// [`StoreError::InvalidWrite`] when the write's records or the fence name another room;
+    /// [`StoreError::Unsupported`] for a fence on a backend without leases (SQLite);
+    /// otherwise those of the matching method.
+    ///
+    /// The provided body (for stores without leases, e.g. test wrappers) calls the
+    /// matching separate method and refuses every fence; every backend of this crate
+    /// overrides it.
+    async fn write_room(
+        &self,
+        room_code: &str,
+        fence: Option<&Fence>,
+        write: RoomWrite,
+    ) -> Result<()> {
+        if fence.is_some() {
+            return Err(StoreError::Unsupported(NEEDS_POSTGRES));
+        }
+        write.check_room(room_code)?;
+        match write {
+            RoomWrite::UpsertSeat(seat) => self.upsert_seat(&seat).await,
+            RoomWrite::DeleteSeat { colour } => {
+                self.delete_seat(room_code, &colour).await.map(drop)
+            }
+            RoomWrite::Append {
+                game_id,
+                after_seq,
+                events,
+            } => self.append_after(game_id, after_seq, events).await,
+            RoomWrite::Start(start) => self.start_game(*start).await,
+            RoomWrite::End(end) => self.end_game(*end).await,
+            RoomWrite::SetDeadline {
+                game_id,
+                deadline_ms,
+            } => self.set_deadline(game_id, deadline_ms).await,
+            RoomWrite::RoomStatus(update) => self.update_room_status(room_code, update).await,
+        }
+    }
+
+    /// Creates a room and its first lease (epoch 1) for `node` in ONE transaction, so no
+    /// sweeper can claim the new room before its creator owns it (cluster mode's
+    /// [`create_room`](Store::create_room)).
+    ///
+    /// # Errors
+    /// [`StoreError::RoomExists`] if the code is taken (nothing written);
+    /// [`StoreError::Unsupported`] without cluster support.
+    async fn create_room_leased(
+        &self,
+        room: &RoomRecord,
+        node: &str,
+        ttl_ms: i64,
+    ) -> Result<Fence> {
+        let _ = (room, node, ttl_ms);
+        Err(StoreError::Unsupported(NEEDS_POSTGRES))
+    }
+
+    /// Acquires room `room_code`'s lease for `node` for `ttl_ms` if the room has no lease
+    /// or its lease expired (`expires_at < now()`, database clock) and is not retired:
+    /// sets the owner, `epoch + 1` (1 for a room's first lease) and `expires_at = now() +
+    /// ttl`. Returns the new fence, or `None` when the lease is held (even by `node`
+    /// itself) or retired.
+    ///
+    /// # Errors
+    /// [`StoreError::RoomNotFound`]; [`StoreError::Unsupported`] without cluster support.
+    async fn acquire_lease(
+        &self,
+        room_code: &str,
+        node: &str,
+        ttl_ms: i64,
+    ) -> Result<Option<Fence>> {
+        let _ = (room_code, node, ttl_ms);
+        Err(StoreError::Unsupported(NEEDS_POSTGRES))
+    }
+
+    /// The sweeper's claim: atomically acquires (as [`acquire_lease`](Store::acquire_lease))
+    /// up to `limit` rooms whose status is not `finished` and whose lease expired and is not
+    /// retired, or that have no lease at all (expired ones first, longest expired first).
+    /// Claimers on several nodes split the work (`FOR UPDATE SKIP LOCKED`); a room is never
+    /// claimed twice at one epoch.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] without cluster support.
+    async fn claim_expired(&self, node: &str, ttl_ms: i64, limit: u32) -> Result<Vec<Fence>> {
+        let _ = (node, ttl_ms, limit);
+        Err(StoreError::Unsupported(NEEDS_POSTGRES))
+    }
+
+    /// Renews, in one statement, every lease in `held` still owned by `node` at the held
+    /// epoch (even one already expired that nobody took since: still `node`'s) and not
+    /// retired: `expires_at = now() + ttl`. Returns the fences kept, in `room_code` order;
+    /// a fence of `held` missing from the answer is lost (its room must stop at once).
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] without cluster support.
+    async fn renew_leases(&self, node: &str, ttl_ms: i64, held: &[Fence]) -> Result<Vec<Fence>> {
+        let _ = (node, ttl_ms, held);
+        Err(StoreError::Unsupported(NEEDS_POSTGRES))
+    }
+
+    /// Drain hand-off: if `fence` is still the lease, makes it expired at once (`expires_at
+    /// = now()`, a millisecond back), so another node can acquire it without waiting.
+    /// Returns whether it matched.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] without cluster support.
+    async fn release_lease(&self, fence: &Fence) -> Result<bool> {
+        let _ = fence;
+        Err(StoreError::Unsupported(NEEDS_POSTGRES))
+    }
+
+    /// The room is finished or disposed: if `fence` is still the lease, retires it (and
+    /// lets it expire): it is never acquired or claimed again. Returns whether it matched.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] without cluster support.
+    async fn retire_lease(&self, fence: &Fence) -> Result<bool> {
+        let _ = fence;
+        Err(StoreError::Unsupported(NEEDS_POSTGRES))
+    }
+
+    /// Room `room_code`'s lease, `None` if it never had one.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] without cluster support.
+    async fn lease(&self, room_code: &str) -> Result<Option<Lease>> {
+        let _ = room_code;
+        Err(StoreError::Unsupported(NEEDS_POSTGRES))
+    }
+
+    /// A node's heartbeat: inserts or updates its `cluster_nodes` row with `seen_at =
+    /// now()` (its `started_at` is kept from its first heartbeat).
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] without cluster support.
+    async fn heartbeat_node(&self, node: &NodeRecord) -> Result<()> {
+        let _ = node;
+        Err(StoreError::Unsupported(NEEDS_POSTGRES))
+    }
+
+    /// The nodes whose last heartbeat is at most `max_age_ms` old (database clock),
+    /// ordered by `rooms` then `node_id` (bytewise): the least loaded first.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] without cluster support.
+    async fn live_nodes(&self, max_age_ms: i64) -> Result<Vec<NodeInfo>> {
+        let _ = max_age_ms;
+        Err(StoreError::Unsupported(NEEDS_POSTGRES))
+    }
+
+    /// Removes a node's heartbeat row (a node leaving the cluster); no error if none.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] without cluster support.
+    async fn forget_node(&self, node_id: &str) -> Result<()> {
+        let _ = node_id;
+        Err(StoreError::Unsupported(NEEDS_POSTGRES))
+    }
+
     /// Loads one room (whatever its status) with its seats, its most recent game and that
     /// game's events, read from one consistent snapshot. `None` if the room does not exist.
     async fn get_room(&self, code: &str) -> Result<Option<RoomSnapshot>>;
@@ -161,3 +337,6 @@ pub trait Store: Send + Sync {
     /// [`StoreError::Closed`](crate::StoreError::Closed). Calling it twice is harmless.
     async fn close(&self);
 }
+
+/// The [`StoreError::Unsupported`] message of the lease and node methods on SQLite.
+pub(crate) const NEEDS_POSTGRES: &str = "cluster mode needs PostgreSQL";

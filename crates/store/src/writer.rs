@@ -14,7 +14,15 @@
 //! Between two groups the writer can be held ([`Pauser::pause`]): SQLite's WAL checkpointer
 //! runs its blocking `TRUNCATE` checkpoint then, instead of competing with a commit for the
 //! write lock (`crate::checkpoint`).
+//!
+//! Fencing (cluster mode, docs/CLUSTER.md "Fencing"): a fenced request's first op is
+//! [`WriteOp::CheckFence`]. Every path (one request, grouped, isolated) first locks the
+//! lease rows of all the group's fences `FOR SHARE` in ONE statement, in `room_code` order
+//! (so two such transactions, or a writer and a renewal, never deadlock), inside the
+//! transaction that then writes; a request whose fence does not match fails alone with
+//! [`StoreError::Fenced`]. The share lock makes a concurrent takeover wait for the commit.
 
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -25,6 +33,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
+use crate::cluster::{Fence, RoomWrite};
 use crate::error::{Result, StoreError};
 use crate::types::{
     EventRecord, GameEnd, GameRecord, GameStart, RoomRecord, RoomStatusUpdate, SeatRecord,
@@ -46,6 +55,9 @@ pub(crate) const CHANNEL_CAPACITY: usize = 4096;
 /// One write, as submitted to the writer task.
 #[derive(Debug)]
 pub(crate) enum WriteOp {
+    /// The request's lease must still be this fence (only ever a request's first op;
+    /// checked by the writer against the rows [`Backend::lock_leases`] locked).
+    CheckFence(Fence),
     CreateRoom(RoomRecord),
     UpdateRoomStatus {
         code: String,
@@ -109,6 +121,64 @@ pub(crate) trait Backend: Send + Sync + 'static {
         conn: &mut <Self::Db as Database>::Connection,
         games: &[Uuid],
     ) -> Result<Vec<Option<i64>>>;
+
+    /// Locks the lease rows of `rooms` (sorted, distinct) `FOR SHARE` in one statement, in
+    /// `room_code` order, and returns each existing row's `(room_code, owner, epoch)`.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] on a backend without leases.
+    async fn lock_leases(
+        conn: &mut <Self::Db as Database>::Connection,
+        rooms: &[String],
+    ) -> Result<Vec<(String, String, i64)>>;
+}
+
+/// The current `(owner, epoch)` of each locked lease row, by room.
+type Owners = HashMap<String, (String, i64)>;
+
+/// Locks the lease rows of every fence in `requests` (see [`Backend::lock_leases`]);
+/// empty, without a statement, when no request is fenced.
+async fn lock_fences<B: Backend>(
+    conn: &mut <B::Db as Database>::Connection,
+    requests: &[Vec<WriteOp>],
+) -> Result<Owners> {
+    let mut rooms: Vec<String> = requests
+        .iter()
+        .filter_map(|ops| fence_of(ops).map(|f| f.room_code.clone()))
+        .collect();
+    if rooms.is_empty() {
+        return Ok(Owners::new());
+    }
+    rooms.sort_unstable();
+    rooms.dedup();
+    let rows = B::lock_leases(conn, &rooms).await?;
+    Ok(rows
+        .into_iter()
+        .map(|(room, owner, epoch)| (room, (owner, epoch)))
+        .collect())
+}
+
+/// The fence a request is checked against, if any (always its first op).
+fn fence_of(ops: &[WriteOp]) -> Option<&Fence> {
+    match ops.first() {
+        Some(WriteOp::CheckFence(f)) => Some(f),
+        _ => None,
+    }
+}
+
+/// Whether `fence` is still the room's lease in `owners`.
+///
+/// # Errors
+/// [`StoreError::Fenced`] with the current owner and epoch, if any.
+pub(crate) fn check_fence(fence: &Fence, current: Option<&(String, i64)>) -> Result<()> {
+    match current {
+        Some((owner, epoch)) if *owner == fence.node && *epoch == fence.epoch => Ok(()),
+        current => Err(StoreError::Fenced {
+            room: fence.room_code.clone(),
+            epoch: fence.epoch,
+            current: current.cloned(),
+        }),
+    }
 }
 
 /// One caller's write: one or more operations applied atomically (in one transaction or
@@ -198,26 +268,41 @@ impl Writer {
             .map(drop)
     }
 
-    pub(crate) async fn update_room_status(
+    /// One room write, unfenced and unchecked: what the separate write methods do.
+    /// Returns whether a row was changed (for `delete_seat`).
+    pub(crate) async fn room(&self, room_code: &str, write: RoomWrite) -> Result<bool> {
+        match room_ops(room_code, write)? {
+            ops if ops.is_empty() => Ok(false),
+            ops => self.submit_all(ops).await,
+        }
+    }
+
+    /// [`Store::write_room`](crate::Store::write_room): the write's records must name
+    /// `room_code`; with a fence, its check is the request's first op.
+    pub(crate) async fn write_room(
         &self,
-        code: &str,
-        update: RoomStatusUpdate,
+        room_code: &str,
+        fence: Option<&Fence>,
+        write: RoomWrite,
     ) -> Result<()> {
-        let code = code.to_owned();
-        self.submit(WriteOp::UpdateRoomStatus { code, update })
-            .await
-            .map(drop)
-    }
-
-    pub(crate) async fn upsert_seat(&self, seat: &SeatRecord) -> Result<()> {
-        self.submit(WriteOp::UpsertSeat(seat.clone()))
-            .await
-            .map(drop)
-    }
-
-    pub(crate) async fn delete_seat(&self, room_code: &str, colour: &str) -> Result<bool> {
-        let (room_code, colour) = (room_code.to_owned(), colour.to_owned());
-        self.submit(WriteOp::DeleteSeat { room_code, colour }).await
+        write.check_room(room_code)?;
+        let Some(fence) = fence else {
+            return self.room(room_code, write).await.map(drop);
+        };
+        if fence.room_code != room_code {
+            return Err(StoreError::InvalidWrite(format!(
+                "a write for room {room_code:?} carries the fence of room {:?}",
+                fence.room_code
+            )));
+        }
+        let ops = room_ops(room_code, write)?;
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let mut all = Vec::with_capacity(ops.len() + 1);
+        all.push(WriteOp::CheckFence(fence.clone()));
+        all.extend(ops);
+        self.submit_all(all).await.map(drop)
     }
 
     pub(crate) async fn create_game(&self, game: &GameRecord) -> Result<()> {
@@ -238,41 +323,6 @@ impl Writer {
             game_id,
             events,
             follows: Follows::Any,
-        })
-        .await
-        .map(drop)
-    }
-
-    pub(crate) async fn append_after(
-        &self,
-        game_id: Uuid,
-        after_seq: i64,
-        events: Vec<EventRecord>,
-    ) -> Result<()> {
-        if events.is_empty() {
-            return Ok(());
-        }
-        self.submit(WriteOp::AppendEvents {
-            game_id,
-            events,
-            follows: Follows::After(after_seq),
-        })
-        .await
-        .map(drop)
-    }
-
-    pub(crate) async fn start_game(&self, start: GameStart) -> Result<()> {
-        self.submit_all(start_ops(start)?).await.map(drop)
-    }
-
-    pub(crate) async fn end_game(&self, end: GameEnd) -> Result<()> {
-        self.submit_all(end_ops(end)).await.map(drop)
-    }
-
-    pub(crate) async fn set_deadline(&self, game_id: Uuid, deadline_ms: Option<i64>) -> Result<()> {
-        self.submit(WriteOp::SetDeadline {
-            game_id,
-            deadline_ms,
         })
         .await
         .map(drop)
@@ -399,26 +449,32 @@ async fn commit_group<B: Backend>(
 /// A group of one request takes the precise path, whose error is final.
 async fn fast_path<B: Backend>(pool: &Pool<B::Db>, requests: &[Vec<WriteOp>]) -> Result<Vec<bool>> {
     let mut tx = pool.begin().await?;
+    let owners = lock_fences::<B>(&mut tx, requests).await?;
     let mut changed = vec![true; requests.len()];
     if let [ops] = requests {
-        changed[0] = apply_request::<B>(&mut tx, ops).await?;
+        changed[0] = apply_request::<B>(&mut tx, ops, &owners).await?;
     } else {
         let mut appends = Vec::new();
         let mut checks = Vec::new();
         for (i, ops) in requests.iter().enumerate() {
-            match ops.as_slice() {
+            let fence = fence_of(ops);
+            let unfenced = &ops[usize::from(fence.is_some())..];
+            match unfenced {
                 [WriteOp::AppendEvents {
                     game_id,
                     events,
                     follows,
                 }] => {
+                    if let Some(fence) = fence {
+                        check_fence(fence, owners.get(&fence.room_code))?;
+                    }
                     check_batch(*game_id, events)?;
                     if *follows != Follows::Any {
                         checks.push((*game_id, *follows, events.as_slice()));
                     }
                     appends.push((*game_id, events.as_slice()));
                 }
-                ops => changed[i] = apply_request::<B>(&mut tx, ops).await?,
+                _ => changed[i] = apply_request::<B>(&mut tx, ops, &owners).await?,
             }
         }
         if !checks.is_empty() {
@@ -457,12 +513,16 @@ async fn slow_path<B: Backend>(pool: &Pool<B::Db>, requests: &[Vec<WriteOp>]) ->
         Ok(tx) => tx,
         Err(e) => return fail_all(results, e.into()),
     };
+    let owners = match lock_fences::<B>(&mut tx, requests).await {
+        Ok(owners) => owners,
+        Err(e) => return fail_all(results, e),
+    };
     for ops in requests {
         let mut savepoint = match Connection::begin(&mut *tx).await {
             Ok(sp) => sp,
             Err(e) => return fail_all(results, e.into()),
         };
-        match apply_request::<B>(&mut savepoint, ops).await {
+        match apply_request::<B>(&mut savepoint, ops, &owners).await {
             Ok(changed) => match savepoint.commit().await {
                 Ok(()) => results.push(Ok(changed)),
                 Err(e) => return fail_all(results, e.into()),
@@ -484,14 +544,22 @@ async fn slow_path<B: Backend>(pool: &Pool<B::Db>, requests: &[Vec<WriteOp>]) ->
 }
 
 /// Applies one request's ops in order on `conn` (the caller's transaction or savepoint
-/// makes them atomic). Returns the last op's "changed" flag.
+/// makes them atomic), its fence checked against `owners` (locked by [`lock_fences`] in
+/// the same transaction). Returns the last op's "changed" flag.
 async fn apply_request<B: Backend>(
     conn: &mut <B::Db as Database>::Connection,
     ops: &[WriteOp],
+    owners: &Owners,
 ) -> Result<bool> {
     let mut changed = true;
     for op in ops {
-        changed = apply_checked::<B>(conn, op).await?;
+        changed = match op {
+            WriteOp::CheckFence(fence) => {
+                check_fence(fence, owners.get(&fence.room_code))?;
+                true
+            }
+            op => apply_checked::<B>(conn, op).await?,
+        };
     }
     Ok(changed)
 }
@@ -515,6 +583,43 @@ async fn apply_checked<B: Backend>(
         }
     }
     B::apply(conn, op).await
+}
+
+/// The ops of one room write, in the order they are applied (empty for an empty append).
+///
+/// # Errors
+/// [`StoreError::SeqMismatch`] for a start without events.
+pub(crate) fn room_ops(room_code: &str, write: RoomWrite) -> Result<Vec<WriteOp>> {
+    Ok(match write {
+        RoomWrite::UpsertSeat(seat) => vec![WriteOp::UpsertSeat(seat)],
+        RoomWrite::DeleteSeat { colour } => vec![WriteOp::DeleteSeat {
+            room_code: room_code.to_owned(),
+            colour,
+        }],
+        RoomWrite::Append {
+            game_id,
+            after_seq,
+            events,
+        } if !events.is_empty() => vec![WriteOp::AppendEvents {
+            game_id,
+            events,
+            follows: Follows::After(after_seq),
+        }],
+        RoomWrite::Append { .. } => Vec::new(),
+        RoomWrite::Start(start) => start_ops(*start)?,
+        RoomWrite::End(end) => end_ops(*end),
+        RoomWrite::SetDeadline {
+            game_id,
+            deadline_ms,
+        } => vec![WriteOp::SetDeadline {
+            game_id,
+            deadline_ms,
+        }],
+        RoomWrite::RoomStatus(update) => vec![WriteOp::UpdateRoomStatus {
+            code: room_code.to_owned(),
+            update,
+        }],
+    })
 }
 
 /// The ops of a [`GameStart`], in the order they are applied.

@@ -1,0 +1,147 @@
+//! Records of cluster mode (docs/CLUSTER.md): room leases with their fencing epoch, node
+//! heartbeats, and [`RoomWrite`], the one shape of a room's write.
+//!
+//! A node owns a room while it holds the room's lease; the lease's `epoch` grows by one at
+//! every change of owner and is the fencing token: every write of the room checks it in
+//! the write's own transaction ([`Store::write_room`](crate::Store::write_room)).
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::types::{EventRecord, GameEnd, GameStart, RoomStatusUpdate, SeatRecord};
+
+/// Proof that `node` acquired `room_code`'s lease at `epoch`: the fencing token a room's
+/// writes carry. A write with a fence is refused
+/// ([`StoreError::Fenced`](crate::StoreError::Fenced)) once the lease has another owner
+/// or another epoch (docs/CLUSTER.md, "Fencing").
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Fence {
+    /// The room.
+    pub room_code: String,
+    /// The node holding the lease (`--node-id`).
+    pub node: String,
+    /// The lease's epoch when `node` acquired it (1 for a room's first lease).
+    pub epoch: i64,
+}
+
+/// One room's lease as stored (`room_leases`), read by [`Store::lease`](crate::Store::lease).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    /// The room.
+    pub room_code: String,
+    /// The node that acquired it last.
+    pub owner: String,
+    /// Its epoch (grows by one at every acquire).
+    pub epoch: i64,
+    /// Milliseconds until it expires, by the database's clock (the memory store's own
+    /// monotonic clock); negative once expired.
+    pub expires_in_ms: i64,
+    /// The room is finished or disposed: the lease is never acquired or claimed again.
+    pub retired: bool,
+}
+
+/// What a node reports of itself at every heartbeat
+/// ([`Store::heartbeat_node`](crate::Store::heartbeat_node)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeRecord {
+    /// The node's id (`--node-id`).
+    pub node_id: String,
+    /// How many rooms it owns now.
+    pub rooms: u32,
+    /// Whether it is draining (takes no new rooms).
+    pub draining: bool,
+}
+
+/// A live node, as listed by [`Store::live_nodes`](crate::Store::live_nodes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeInfo {
+    /// The node's id.
+    pub node_id: String,
+    /// Rooms it owned at its last heartbeat.
+    pub rooms: u32,
+    /// Whether it was draining at its last heartbeat.
+    pub draining: bool,
+    /// Milliseconds since its last heartbeat, by the database's clock (≥ 0).
+    pub seen_ms_ago: i64,
+}
+
+/// One write of a room's rows, given to [`Store::write_room`](crate::Store::write_room)
+/// with the room's code (and, in cluster mode, the owner's [`Fence`]). Each variant is
+/// what one of the separate write methods does, and is atomic on its own.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RoomWrite {
+    /// Insert or replace a seat, as [`Store::upsert_seat`](crate::Store::upsert_seat). Its
+    /// `room_code` must be the room written.
+    UpsertSeat(SeatRecord),
+    /// Remove the seat of this colour (no error when there is none), as
+    /// [`Store::delete_seat`](crate::Store::delete_seat).
+    DeleteSeat {
+        /// Stored colour name.
+        colour: String,
+    },
+    /// Append events right after `after_seq`, as
+    /// [`Store::append_after`](crate::Store::append_after). Empty `events`: a no-op.
+    Append {
+        /// The game (of the room written).
+        game_id: Uuid,
+        /// The last `seq` the room believes stored.
+        after_seq: i64,
+        /// The events, `after_seq + 1, …`.
+        events: Vec<EventRecord>,
+    },
+    /// Start a game, as [`Store::start_game`](crate::Store::start_game). Its game's and
+    /// seats' `room_code` must be the room written.
+    Start(Box<GameStart>),
+    /// End a game, as [`Store::end_game`](crate::Store::end_game). Its `room_code` must be
+    /// the room written.
+    End(Box<GameEnd>),
+    /// Set or clear the game's turn deadline, as
+    /// [`Store::set_deadline`](crate::Store::set_deadline).
+    SetDeadline {
+        /// The game (of the room written).
+        game_id: Uuid,
+        /// Absolute deadline, unix ms.
+        deadline_ms: Option<i64>,
+    },
+    /// Set the room's status, as
+    /// [`Store::update_room_status`](crate::Store::update_room_status).
+    RoomStatus(RoomStatusUpdate),
+}
+
+impl RoomWrite {
+    /// A short name of the variant, for logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RoomWrite::UpsertSeat(_) => "upsert_seat",
+            RoomWrite::DeleteSeat { .. } => "delete_seat",
+            RoomWrite::Append { .. } => "append",
+            RoomWrite::Start(_) => "start",
+            RoomWrite::End(_) => "end",
+            RoomWrite::SetDeadline { .. } => "set_deadline",
+            RoomWrite::RoomStatus(_) => "room_status",
+        }
+    }
+
+    /// Refuses a write whose records name another room than `room_code` (it would escape
+    /// the room's fence).
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidWrite`](crate::StoreError::InvalidWrite).
+    pub(crate) fn check_room(&self, room_code: &str) -> crate::Result<()> {
+        let named: Vec<&str> = match self {
+            RoomWrite::UpsertSeat(s) => vec![&s.room_code],
+            RoomWrite::Start(start) => std::iter::once(start.game.room_code.as_str())
+                .chain(start.seats.iter().map(|s| s.room_code.as_str()))
+                .collect(),
+            RoomWrite::End(end) => vec![&end.room_code],
+            _ => Vec::new(),
+        };
+        match named.into_iter().find(|c| *c != room_code) {
+            None => Ok(()),
+            Some(other) => Err(crate::StoreError::InvalidWrite(format!(
+                "a {} write for room {room_code:?} names room {other:?}",
+                self.kind()
+            ))),
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! PostgreSQL side of cluster mode (docs/CLUSTER.md, "Ownership: leases with an epoch"):
+//! room leases and node heartbeats, each call one statement (or one short transaction)
+//! on the pool, outside the group-commit writer. Expiry is always compared with the
+//! database's `now()`, never with a node's clock.
+//!
+//! Row locks are always taken in `room_code` order (the writer's fence check, the
+//! renewal), so transactions locking several lease rows never deadlock.
+
+use sqlx::postgres::PgConnection;
+use sqlx::PgPool;
+
+use crate::cluster::{Fence, Lease, NodeInfo, NodeRecord};
+use crate::error::{is_foreign_key_violation, Result, StoreError};
+use crate::types::RoomRecord;
+
+/// `now() + $N` milliseconds, for a bigint parameter `$N`.
+macro_rules! in_ms {
+    ($n:literal) => {
+        concat!("now() + $", $n, "::bigint * interval '1 millisecond'")
+    };
+}
+
+/// Locks the lease rows of `rooms` `FOR SHARE`, in `room_code` order; the writer's fence
+/// check (see [`Backend::lock_leases`](crate::writer::Backend::lock_leases)).
+pub(crate) async fn lock_leases(
+    conn: &mut PgConnection,
+    rooms: &[String],
+) -> Result<Vec<(String, String, i64)>> {
+    Ok(sqlx::query_as(
+        "SELECT room_code, owner, epoch FROM room_leases WHERE room_code = ANY($1::text[]) \
+         ORDER BY room_code FOR SHARE",
+    )
+    .bind(rooms)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+fn fences(node: &str, rows: Vec<(String, i64)>) -> Vec<Fence> {
+    let mut fences: Vec<Fence> = rows
+        .into_iter()
+        .map(|(room_code, epoch)| Fence {
+            room_code,
+            node: node.to_owned(),
+            epoch,
+        })
+        .collect();
+    fences.sort_by(|a, b| a.room_code.cmp(&b.room_code));
+    fences
+}
+
+fn room_not_found(room_code: &str) -> impl FnOnce(sqlx::Error) -> StoreError + '_ {
+    move |e| {
+        if is_foreign_key_violation(&e) {
+            StoreError::RoomNotFound(room_code.to_owned())
+        } else {
+            e.into()
+        }
+    }
+}
+
+pub(crate) async fn acquire(
+    pool: &PgPool,
+    room_code: &str,
+    node: &str,
+    ttl_ms: i64,
+) -> Result<Option<Fence>> {
+    let epoch: Option<i64> = sqlx::query_scalar(concat!(
+        "INSERT INTO room_leases AS l (room_code, owner, epoch, expires_at) \
+         VALUES ($1, $2, 1, ",
+        in_ms!(3),
+        ") ON CONFLICT (room_code) DO UPDATE SET owner = excluded.owner, \
+         epoch = l.epoch + 1, expires_at = excluded.expires_at \
+         WHERE l.expires_at < now() AND NOT l.retired RETURNING l.epoch"
+    ))
+    .bind(room_code)
+    .bind(node)
+    .bind(ttl_ms)
+    .fetch_optional(pool)
+    .await
+    .map_err(room_not_found(room_code))?;
+    Ok(epoch.map(|epoch| Fence {
+        room_code: room_code.to_owned(),
+        node: node.to_owned(),
+        epoch,
+    }))
+}
+
+/// Creates `room` and its first lease (epoch 1) for `node` in one transaction.
+pub(crate) async fn create_leased(
+    pool: &PgPool,
+    room: &RoomRecord,
+    node: &str,
+    ttl_ms: i64,
+) -> Result<Fence> {
+    use crate::writer::{Backend, WriteOp};
+    let mut tx = pool.begin().await?;
+    crate::postgres::PgBackend::apply(&mut tx, &WriteOp::CreateRoom(room.clone())).await?;
+    sqlx::query(concat!(
+        "INSERT INTO room_leases (room_code, owner, epoch, expires_at) VALUES ($1, $2, 1, ",
+        in_ms!(3),
+        ")"
+    ))
+    .bind(&room.code)
+    .bind(node)
+    .bind(ttl_ms)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(Fence {
+        room_code: room.code.clone(),
+        node: node.to_owned(),
+        epoch: 1,
+    })
+}
+
+pub(crate) async fn claim_expired(
+    pool: &PgPool,
+    node: &str,
+    ttl_ms: i64,
+    limit: u32,
+) -> Result<Vec<Fence>> {
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    // Expired leases first; rows another sweeper (or a writer's fence check) has locked
+    // are skipped, and a row claimed since this statement's snapshot is re-checked after
+    // locking and dropped.
+    let mut rows: Vec<(String, i64)> = sqlx::query_as(concat!(
+        "WITH picked AS (SELECT l.room_code FROM room_leases l JOIN rooms r ON r.code = l.room_code \
+         WHERE l.expires_at < now() AND NOT l.retired AND r.status <> 'finished' \
+         ORDER BY l.expires_at LIMIT $3 FOR UPDATE OF l SKIP LOCKED) \
+         UPDATE room_leases l SET owner = $1, epoch = l.epoch + 1, expires_at = ",
+        in_ms!(2),
+        " FROM picked WHERE l.room_code = picked.room_code RETURNING l.room_code, l.epoch"
+    ))
+    .bind(node)
+    .bind(ttl_ms)
+    .bind(i64::from(limit))
+    .fetch_all(pool)
+    .await?;
+    let left = i64::from(limit) - rows.len() as i64;
+    if left > 0 {
+        // Unfinished rooms that never had a lease: the first insert of a row wins, a
+        // concurrent claimer's waits for it and then skips the room.
+        let fresh: Vec<(String, i64)> = sqlx::query_as(concat!(
+            "INSERT INTO room_leases (room_code, owner, epoch, expires_at) \
+             SELECT r.code, $1, 1, ",
+            in_ms!(2),
+            " FROM rooms r WHERE r.status <> 'finished' \
+             AND NOT EXISTS (SELECT 1 FROM room_leases l WHERE l.room_code = r.code) \
+             ORDER BY r.created_at_ms, r.code LIMIT $3 \
+             ON CONFLICT (room_code) DO NOTHING RETURNING room_code, epoch"
+        ))
+        .bind(node)
+        .bind(ttl_ms)
+        .bind(left)
+        .fetch_all(pool)
+        .await?;
+        rows.extend(fresh);
+    }
+    Ok(fences(node, rows))
+}
+
+pub(crate) async fn renew(
+    pool: &PgPool,
+    node: &str,
+    ttl_ms: i64,
+    held: &[Fence],
+) -> Result<Vec<Fence>> {
+    if held.is_empty() {
+        return Ok(Vec::new());
+    }
+    let codes: Vec<&str> = held.iter().map(|f| f.room_code.as_str()).collect();
+    let epochs: Vec<i64> = held.iter().map(|f| f.epoch).collect();
+    // The rows are locked in room_code order first (as the writer's fence check does).
+    let rows: Vec<(String, i64)> = sqlx::query_as(concat!(
+        "WITH held AS (SELECT * FROM UNNEST($3::text[], $4::bigint[]) AS h(room_code, epoch)), \
+         mine AS (SELECT l.room_code, l.epoch FROM room_leases l \
+         JOIN held h ON h.room_code = l.room_code AND h.epoch = l.epoch \
+         WHERE l.owner = $1 AND NOT l.retired ORDER BY l.room_code FOR UPDATE OF l) \
+         UPDATE room_leases l SET expires_at = ",
+        in_ms!(2),
+        " FROM mine WHERE l.room_code = mine.room_code AND l.epoch = mine.epoch \
+         AND l.owner = $1 RETURNING l.room_code, l.epoch"
+    ))
+    .bind(node)
+    .bind(ttl_ms)
+    .bind(codes)
+    .bind(epochs)
+    .fetch_all(pool)
+    .await?;
+    Ok(fences(node, rows))
+}
+
+/// Sets `set` on the lease row if `fence` still matches; whether it did.
+async fn update_own(pool: &PgPool, fence: &Fence, set: &str) -> Result<bool> {
+    let done = sqlx::query(&format!(
+        "UPDATE room_leases SET {set} WHERE room_code = $1 AND owner = $2 AND epoch = $3"
+    ))
+    .bind(&fence.room_code)
+    .bind(&fence.node)
+    .bind(fence.epoch)
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+pub(crate) async fn release(pool: &PgPool, fence: &Fence) -> Result<bool> {
+    // A millisecond back, so that even a transaction started in the same microsecond
+    // finds it expired.
+    update_own(pool, fence, "expires_at = now() - interval '1 millisecond'").await
+}
+
+pub(crate) async fn retire(pool: &PgPool, fence: &Fence) -> Result<bool> {
+    update_own(
+        pool,
+        fence,
+        "retired = true, expires_at = LEAST(expires_at, now())",
+    )
+    .await
+}
+
+/// `(expires_at - now())` or `(now() - seen_at)` in whole milliseconds.
+macro_rules! ms_between {
+    ($later:literal, $earlier:literal) => {
+        concat!(
+            "(EXTRACT(EPOCH FROM (",
+            $later,
+            " - ",
+            $earlier,
+            ")) * 1000)::bigint"
+        )
+    };
+}
+
+pub(crate) async fn lease(pool: &PgPool, room_code: &str) -> Result<Option<Lease>> {
+    let row: Option<(String, i64, i64, bool)> = sqlx::query_as(concat!(
+        "SELECT owner, epoch, ",
+        ms_between!("expires_at", "now()"),
+        ", retired FROM room_leases WHERE room_code = $1"
+    ))
+    .bind(room_code)
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|(owner, epoch, expires_in_ms, retired)| Lease {
+        room_code: room_code.to_owned(),
+        owner,
+        epoch,
+        expires_in_ms,
+        retired,
+    }))
+}
+
+pub(crate) async fn heartbeat(pool: &PgPool, node: &NodeRecord) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO cluster_nodes (node_id, rooms, draining, started_at, seen_at) \
+         VALUES ($1, $2, $3, now(), now()) ON CONFLICT (node_id) DO UPDATE SET \
+         rooms = excluded.rooms, draining = excluded.draining, seen_at = excluded.seen_at",
+    )
+    .bind(&node.node_id)
+    .bind(i32::try_from(node.rooms).unwrap_or(i32::MAX))
+    .bind(node.draining)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn live_nodes(pool: &PgPool, max_age_ms: i64) -> Result<Vec<NodeInfo>> {
+    let rows: Vec<(String, i32, bool, i64)> = sqlx::query_as(concat!(
+        "SELECT node_id, rooms, draining, ",
+        ms_between!("now()", "seen_at"),
+        " FROM cluster_nodes WHERE seen_at >= now() - $1::bigint * interval '1 millisecond' \
+         ORDER BY rooms, node_id COLLATE \"C\""
+    ))
+    .bind(max_age_ms)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(node_id, rooms, draining, seen_ms_ago)| NodeInfo {
+            node_id,
+            rooms: u32::try_from(rooms).unwrap_or(0),
+            draining,
+            seen_ms_ago: seen_ms_ago.max(0),
+        })
+        .collect())
+}
+
+pub(crate) async fn forget_node(pool: &PgPool, node_id: &str) -> Result<()> {
+    sqlx::query("DELETE FROM cluster_nodes WHERE node_id = $1")
+        .bind(node_id)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
