@@ -74,6 +74,9 @@ pub enum ErrorCode {
     BadToken,
     /// The server is shutting down.
     ShuttingDown,
+    /// Cluster mode: the room's owner is being replaced (a node died or handed the room
+    /// over); nothing was applied. Retry in a moment (`docs/CLUSTER.md`).
+    RoomUnavailable,
     /// Admin API: the `Authorization: Bearer …` token is missing or wrong (401).
     Unauthorized,
     /// Admin API: disabled because `PARCHIS_ADMIN_TOKEN` is not set (404).
@@ -119,6 +122,7 @@ impl ErrorCode {
             OriginNotAllowed => "origin_not_allowed",
             BadToken => "bad_token",
             ShuttingDown => "shutting_down",
+            RoomUnavailable => "room_unavailable",
             Unauthorized => "unauthorized",
             AdminDisabled => "admin_disabled",
             UnknownConnection => "unknown_connection",
@@ -160,6 +164,9 @@ impl ErrorCode {
             OriginNotAllowed => "pages from this origin may not connect",
             BadToken => "the session token matches no seat in this room",
             ShuttingDown => "the server is shutting down",
+            RoomUnavailable => {
+                "the room is moving to another server; nothing was applied: retry in a moment"
+            }
             Unauthorized => "a valid admin token is required (Authorization: Bearer …)",
             AdminDisabled => "admin actions are disabled: PARCHIS_ADMIN_TOKEN is not set",
             UnknownConnection => "no open connection has this id",

@@ -271,6 +271,20 @@ impl Actor {
                     last_seq,
                 }
             }
+            RoomCmd::Reattach {
+                link,
+                reattach,
+                last_seq,
+                reply,
+            } => {
+                let conn = link.id;
+                self.pending(link, reply);
+                Input::Reattach {
+                    conn,
+                    reattach,
+                    last_seq,
+                }
+            }
             RoomCmd::Command {
                 conn,
                 member,

@@ -412,6 +412,11 @@ impl Core {
                 token,
                 last_seq,
             } => self.resume(conn, req, &token, last_seq),
+            Input::Reattach {
+                conn,
+                reattach,
+                last_seq,
+            } => self.reattach(conn, reattach, last_seq),
             Input::Command {
                 conn,
                 member,

@@ -42,6 +42,20 @@ pub enum Input {
         /// Last seq it saw.
         last_seq: u64,
     },
+    /// Cluster mode: a connection comes back without its token (relayed from another
+    /// node, or after a lost frame): a player to its seat (a connection still on it is
+    /// replaced, as on resume), anyone else, or a seat now played by a bot or abandoned,
+    /// as a spectator. It gets the events after `last_seq` from the history, with no
+    /// `welcome`; when they are no longer there it is refused (`room_unavailable`) and
+    /// must reconnect and `resume`.
+    Reattach {
+        /// The connection.
+        conn: ConnId,
+        /// What it was in the room.
+        reattach: super::Reattach,
+        /// The last event seq it was sent.
+        last_seq: u64,
+    },
     /// A member's command.
     Command {
         /// The connection.

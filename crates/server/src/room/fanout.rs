@@ -171,7 +171,7 @@ impl Core {
     }
 
     /// The history frames after `last_seq`.
-    fn missed(&self, last_seq: u64) -> Vec<Arc<str>> {
+    pub(super) fn missed(&self, last_seq: u64) -> Vec<Arc<str>> {
         self.history
             .iter()
             .filter(|(seq, _)| *seq > last_seq)

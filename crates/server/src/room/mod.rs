@@ -33,6 +33,7 @@ pub mod link;
 pub mod lobby;
 pub mod persist;
 pub mod play;
+pub mod reattach;
 pub mod rematch;
 pub mod replay;
 pub mod restore;
@@ -77,6 +78,18 @@ pub enum Member {
     /// Holds the seat with this id.
     Player(u64),
     /// Watches.
+    Spectator,
+}
+
+/// What a connection was in a room, enough to attach it again on another node without
+/// its token (`docs/CLUSTER.md`, "Routing": nodes trust each other; clients never send
+/// this).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "as", content = "colour", rename_all = "snake_case")]
+pub enum Reattach {
+    /// The player of this seat.
+    Player(Colour),
+    /// A spectator.
     Spectator,
 }
 
@@ -170,6 +183,19 @@ pub enum RoomCmd {
         /// Session token.
         token: String,
         /// Last seq seen.
+        last_seq: u64,
+        /// The outcome.
+        reply: oneshot::Sender<Result<Member, Refusal>>,
+    },
+    /// Cluster mode: a connection that was a member on another node (or before a lost
+    /// frame) comes back as `reattach`, having seen every event up to `last_seq`
+    /// ([`Input::Reattach`]: no `welcome`, only the missed events).
+    Reattach {
+        /// The connection.
+        link: ConnLink,
+        /// What it was.
+        reattach: Reattach,
+        /// Last event seq it was sent.
         last_seq: u64,
         /// The outcome.
         reply: oneshot::Sender<Result<Member, Refusal>>,

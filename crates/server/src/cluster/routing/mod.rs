@@ -9,18 +9,9 @@
 
 use crate::room::ConnLink;
 use crate::state::AppState;
-use parchis_engine::Colour;
 use parchis_protocol::close_code;
 
-/// What a connection was in a room, enough to attach it again elsewhere without its
-/// token (nodes trust each other; clients never send this).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reattach {
-    /// The player of this seat.
-    Player(Colour),
-    /// A spectator.
-    Spectator,
-}
+pub use crate::room::Reattach;
 
 /// A local connection of a room that stopped on this node.
 #[derive(Debug)]

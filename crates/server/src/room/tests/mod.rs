@@ -4,11 +4,14 @@
 //!
 //! * `clock` — turn timeouts at the deadline, grace expiry, strikes to abandonment, bot
 //!   scheduling, resume windows.
+//! * `reattach` — cluster mode's reattach: seat back, replaced connection, spectator,
+//!   only the missed events, refused when too far behind.
 //! * `faults` — a store that fails its N-th write, for every N across a whole game.
 //! * `sim` — a seed-driven simulation of many rooms with invariants after every step.
 
 mod clock;
 mod faults;
+mod reattach;
 mod sim;
 
 use super::core::{Core, Effect, Input, RoomInit};
@@ -268,8 +271,10 @@ impl Driver {
 
     /// Feeds `input` at the current time and carries out what follows.
     pub async fn input(&mut self, input: Input) {
-        if let Input::Join { conn, .. } | Input::Watch { conn, .. } | Input::Resume { conn, .. } =
-            &input
+        if let Input::Join { conn, .. }
+        | Input::Watch { conn, .. }
+        | Input::Resume { conn, .. }
+        | Input::Reattach { conn, .. } = &input
         {
             self.pending = Some(*conn);
         }

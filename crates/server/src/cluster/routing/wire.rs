@@ -1,0 +1,493 @@
+//! The JSON shapes between nodes (`docs/CLUSTER.md`, "NATS subjects"), serde, versioned:
+//! every request and notice carries `v` ([`WIRE_VERSION`]); a node refuses another
+//! version with a clear error instead of misreading it. Clients never see these.
+//!
+//! * `P.room.<CODE>` requests: [`RoomRequest`]; answers [`AttachAnswer`],
+//!   [`CommandAnswer`], or a [`parchis_protocol::RoomView`] for `view`.
+//! * `P.edge.<NODE>` messages: the frame itself as the body, with headers
+//!   ([`HDR_CONN`], [`HDR_GEN`], [`HDR_N`], [`HDR_KIND`], and [`HDR_SEQ`] / [`HDR_TURN`]
+//!   read from the frame by [`frame_tag`]); a kick's body is [`KickBody`].
+//! * `P.moved`: [`Moved`]. `P.lobby`: [`LobbyAsk`] → [`LobbyAnswer`].
+
+use crate::room::{Member, Reattach, Refusal, SeatCmd};
+use parchis_engine::Colour;
+use parchis_protocol::{ErrorCode, Play, RoomSummary};
+use serde::{Deserialize, Serialize};
+
+/// The version of every shape here.
+pub const WIRE_VERSION: u32 = 1;
+
+/// Header: the edge's connection id (decimal).
+pub const HDR_CONN: &str = "Parchis-Conn";
+/// Header: the attach generation the edge chose for this remote link (decimal); frames
+/// of an older generation are ignored.
+pub const HDR_GEN: &str = "Parchis-Gen";
+/// Header: the remote link's message counter, from 1 (decimal).
+pub const HDR_N: &str = "Parchis-N";
+/// Header: `frame`, `kick` or `end` ([`Kind`]).
+pub const HDR_KIND: &str = "Parchis-Kind";
+/// Header: the `seq` of an `event` frame.
+pub const HDR_SEQ: &str = "Parchis-Seq";
+/// Header: the `seq` of a `your_turn` frame.
+pub const HDR_TURN: &str = "Parchis-Turn";
+
+/// What a `P.edge` message is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A frame for the client (the body, as is).
+    Frame,
+    /// Close the client's socket ([`KickBody`]).
+    Kick,
+    /// The owner forgot the link (left, detached, replaced): nothing more comes.
+    End,
+}
+
+impl Kind {
+    /// The header value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Frame => "frame",
+            Kind::Kick => "kick",
+            Kind::End => "end",
+        }
+    }
+
+    /// Reads a header value.
+    pub fn parse(s: &str) -> Option<Kind> {
+        match s {
+            "frame" => Some(Kind::Frame),
+            "kick" => Some(Kind::Kick),
+            "end" => Some(Kind::End),
+            _ => None,
+        }
+    }
+}
+
+/// The stream tag of a frame, read from its first bytes without parsing it: `event` and
+/// `your_turn` frames are serialized as `{"type":…,"room":"CODE","seq":N,…` (serde keeps
+/// field order; room codes are `[A-Z0-9]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tag {
+    /// An event of the room's stream, with its seq.
+    Event(u64),
+    /// `your_turn` at this seq.
+    Turn(u64),
+    /// Anything else (`welcome`, `ok`, `error`, `presence`, `closing`).
+    Other,
+}
+
+/// Reads the [`Tag`] of `frame`.
+pub fn frame_tag(frame: &str) -> Tag {
+    let seq_after = |prefix: &str| -> Option<u64> {
+        let rest = frame.strip_prefix(prefix)?;
+        let (_, rest) = rest.split_once("\",\"seq\":")?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        rest[..digits].parse().ok()
+    };
+    if let Some(seq) = seq_after(r#"{"type":"event","room":""#) {
+        return Tag::Event(seq);
+    }
+    if let Some(seq) = seq_after(r#"{"type":"your_turn","room":""#) {
+        return Tag::Turn(seq);
+    }
+    Tag::Other
+}
+
+/// A request to a room's owner on `P.room.<CODE>`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoomRequest {
+    /// [`WIRE_VERSION`].
+    pub v: u32,
+    /// What is asked.
+    #[serde(flatten)]
+    pub op: RoomOp,
+}
+
+/// The operations of [`RoomRequest`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum RoomOp {
+    /// Attach edge `edge`'s connection `conn` (a remote link publishing to
+    /// `P.edge.<edge>` with generation `gen`).
+    Attach {
+        /// The edge node.
+        edge: String,
+        /// Its connection id.
+        conn: u64,
+        /// The generation the edge chose for this attach.
+        gen: u64,
+        /// How.
+        how: AttachHow,
+    },
+    /// A command of an attached connection (answered [`CommandAnswer`]: taken by the
+    /// room's queue, not applied: the room answers `ok`/`error` on the link).
+    Command {
+        /// The edge node.
+        edge: String,
+        /// Its connection id.
+        conn: u64,
+        /// Request id.
+        req: u64,
+        /// The seq it was based on.
+        seq: u64,
+        /// What to do.
+        cmd: WireCmd,
+    },
+    /// The connection closed (no answer needed).
+    Detach {
+        /// The edge node.
+        edge: String,
+        /// Its connection id.
+        conn: u64,
+    },
+    /// The room's public state (answered with a `RoomView`, or [`CommandAnswer::Gone`]).
+    View,
+}
+
+/// How a connection attaches.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AttachHow {
+    /// `join` (the name already checked by the edge).
+    Join {
+        /// Request id.
+        req: u64,
+        /// Display name.
+        name: String,
+        /// Wanted colour.
+        colour: Option<Colour>,
+        /// Fair-dice client seed.
+        client_seed: Option<String>,
+    },
+    /// `watch`.
+    Watch {
+        /// Request id.
+        req: u64,
+    },
+    /// `resume` with the session token.
+    Resume {
+        /// Request id.
+        req: u64,
+        /// Session token.
+        token: String,
+        /// Last seq the client saw.
+        last_seq: u64,
+    },
+    /// Back without a token ([`crate::room::Input::Reattach`]).
+    Reattach {
+        /// What it was.
+        reattach: Reattach,
+        /// Last event seq delivered to the client.
+        last_seq: u64,
+    },
+}
+
+/// A [`SeatCmd`] on the wire.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum WireCmd {
+    /// [`SeatCmd::ChooseColour`].
+    ChooseColour {
+        /// Colour.
+        colour: Colour,
+    },
+    /// [`SeatCmd::ClientSeed`].
+    ClientSeed {
+        /// Seed.
+        seed: String,
+    },
+    /// [`SeatCmd::Start`].
+    Start,
+    /// [`SeatCmd::Roll`].
+    Roll,
+    /// [`SeatCmd::Play`].
+    Play {
+        /// Action.
+        action: Play,
+    },
+    /// [`SeatCmd::Leave`].
+    Leave,
+    /// [`SeatCmd::Rematch`].
+    Rematch,
+}
+
+impl From<SeatCmd> for WireCmd {
+    fn from(c: SeatCmd) -> WireCmd {
+        match c {
+            SeatCmd::ChooseColour(colour) => WireCmd::ChooseColour { colour },
+            SeatCmd::ClientSeed(seed) => WireCmd::ClientSeed { seed },
+            SeatCmd::Start => WireCmd::Start,
+            SeatCmd::Roll => WireCmd::Roll,
+            SeatCmd::Play(action) => WireCmd::Play { action },
+            SeatCmd::Leave => WireCmd::Leave,
+            SeatCmd::Rematch => WireCmd::Rematch,
+        }
+    }
+}
+
+impl From<WireCmd> for SeatCmd {
+    fn from(c: WireCmd) -> SeatCmd {
+        match c {
+            WireCmd::ChooseColour { colour } => SeatCmd::ChooseColour(colour),
+            WireCmd::ClientSeed { seed } => SeatCmd::ClientSeed(seed),
+            WireCmd::Start => SeatCmd::Start,
+            WireCmd::Roll => SeatCmd::Roll,
+            WireCmd::Play { action } => SeatCmd::Play(action),
+            WireCmd::Leave => SeatCmd::Leave,
+            WireCmd::Rematch => SeatCmd::Rematch,
+        }
+    }
+}
+
+/// A [`Member`] on the wire (the owner keeps the seat id; the edge only needs the role).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Holds a seat.
+    Player,
+    /// Watches.
+    Spectator,
+}
+
+impl From<Member> for Role {
+    fn from(m: Member) -> Role {
+        match m {
+            Member::Player(_) => Role::Player,
+            Member::Spectator => Role::Spectator,
+        }
+    }
+}
+
+/// The answer to an attach.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case")]
+pub enum AttachAnswer {
+    /// Attached; its frames follow on `P.edge`.
+    Attached {
+        /// What it is in the room now.
+        role: Role,
+    },
+    /// Refused (nothing attached): the error for the client.
+    Refused {
+        /// Code.
+        code: ErrorCode,
+        /// Text.
+        message: String,
+        /// Rule id.
+        rule: Option<String>,
+    },
+    /// The room is not (or no longer) running on the answering node.
+    Gone,
+    /// The request's version or shape is not understood.
+    Bad {
+        /// Why.
+        message: String,
+    },
+}
+
+impl AttachAnswer {
+    /// The answer for a refusal.
+    pub fn refused(r: Refusal) -> AttachAnswer {
+        AttachAnswer::Refused {
+            code: r.code,
+            message: r.message,
+            rule: r.rule,
+        }
+    }
+}
+
+/// The answer to a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case")]
+pub enum CommandAnswer {
+    /// In the room's queue: its `ok`/`error` comes on the link.
+    Taken,
+    /// The owner has no link for this connection (it must reattach first).
+    NotAttached,
+    /// The room is not running here.
+    Gone,
+}
+
+/// The body of a `kick` on `P.edge`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KickBody {
+    /// WebSocket close code.
+    pub code: u16,
+    /// Reason.
+    pub reason: String,
+}
+
+/// `P.moved`: `node` acquired `room` at `epoch`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Moved {
+    /// [`WIRE_VERSION`].
+    pub v: u32,
+    /// Room code.
+    pub room: String,
+    /// The new owner.
+    pub node: String,
+    /// Its lease epoch.
+    pub epoch: i64,
+}
+
+/// `P.lobby` request: every node's public rooms.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LobbyAsk {
+    /// [`WIRE_VERSION`].
+    pub v: u32,
+    /// `false`: lobbies; `true`: games in progress that allow spectators.
+    pub playing: bool,
+}
+
+/// A node's answer to [`LobbyAsk`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LobbyAnswer {
+    /// [`WIRE_VERSION`].
+    pub v: u32,
+    /// The answering node.
+    pub node: String,
+    /// Its matching rooms.
+    pub rooms: Vec<RoomSummary>,
+}
+
+/// Why a message from another node could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    /// Not JSON of the expected shape.
+    #[error("unreadable: {0}")]
+    Json(#[from] serde_json::Error),
+    /// Another version.
+    #[error("wire version {0}, this node speaks {WIRE_VERSION}")]
+    Version(u32),
+}
+
+/// Reads a [`RoomRequest`], checking its version.
+///
+/// # Errors
+/// [`WireError`] for bad JSON or another version.
+pub fn read_request(body: &[u8]) -> Result<RoomRequest, WireError> {
+    #[derive(Deserialize)]
+    struct V {
+        v: u32,
+    }
+    let v: V = serde_json::from_slice(body)?;
+    if v.v != WIRE_VERSION {
+        return Err(WireError::Version(v.v));
+    }
+    Ok(serde_json::from_slice(body)?)
+}
+
+/// Serializes a value for the bus (these plain types cannot fail to serialize).
+pub fn to_bytes<T: Serialize>(value: &T) -> axum::body::Bytes {
+    axum::body::Bytes::from(serde_json::to_vec(value).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::room::encode;
+    use parchis_protocol::ServerMessage;
+
+    #[test]
+    fn requests_round_trip_with_their_version_and_names() {
+        let req = RoomRequest {
+            v: WIRE_VERSION,
+            op: RoomOp::Attach {
+                edge: "b".into(),
+                conn: 7,
+                gen: 2,
+                how: AttachHow::Reattach {
+                    reattach: Reattach::Player(Colour::Red),
+                    last_seq: 41,
+                },
+            },
+        };
+        let text = String::from_utf8(to_bytes(&req).to_vec()).expect("utf-8");
+        assert_eq!(
+            text,
+            r#"{"v":1,"op":"attach","edge":"b","conn":7,"gen":2,"how":{"kind":"reattach","reattach":{"as":"player","colour":"red"},"last_seq":41}}"#
+        );
+        assert_eq!(read_request(text.as_bytes()).expect("reads"), req);
+        let spectator = serde_json::to_string(&Reattach::Spectator).expect("json");
+        assert_eq!(spectator, r#"{"as":"spectator"}"#);
+        let cmd = RoomRequest {
+            v: WIRE_VERSION,
+            op: RoomOp::Command {
+                edge: "b".into(),
+                conn: 7,
+                req: 3,
+                seq: 9,
+                cmd: WireCmd::from(SeatCmd::Play(Play::Exit)),
+            },
+        };
+        let back = read_request(&to_bytes(&cmd)).expect("reads");
+        let RoomOp::Command { cmd: c, .. } = back.op else {
+            panic!("a command");
+        };
+        assert_eq!(SeatCmd::from(c), SeatCmd::Play(Play::Exit));
+    }
+
+    #[test]
+    fn another_version_or_shape_is_refused() {
+        let err = read_request(br#"{"v":2,"op":"view"}"#).expect_err("v2");
+        assert!(matches!(err, WireError::Version(2)), "{err}");
+        assert!(read_request(br#"{"v":1,"op":"fly"}"#).is_err());
+        assert!(read_request(b"[1]").is_err());
+        assert!(read_request(br#"{"v":1,"op":"view"}"#).is_ok());
+    }
+
+    #[test]
+    fn answers_are_tagged() {
+        let a = AttachAnswer::refused(Refusal::code(ErrorCode::RoomFull));
+        let text = serde_json::to_string(&a).expect("json");
+        assert!(
+            text.starts_with(r#"{"answer":"refused","code":"room_full""#),
+            "{text}"
+        );
+        let ok: AttachAnswer =
+            serde_json::from_str(r#"{"answer":"attached","role":"player"}"#).expect("reads");
+        assert_eq!(ok, AttachAnswer::Attached { role: Role::Player });
+        let taken = serde_json::to_string(&CommandAnswer::Taken).expect("json");
+        assert_eq!(taken, r#"{"answer":"taken"}"#);
+    }
+
+    #[test]
+    fn the_tag_of_real_frames_is_read_from_their_first_bytes() {
+        let event = encode(&crate::frames::event_message(
+            "7QK2M9D4TX",
+            1234,
+            5,
+            parchis_protocol::RoomEvent::PlayerJoined {
+                colour: Colour::Red,
+                name: "Ana".into(),
+                creator: true,
+                bot: None,
+            },
+            None,
+        ));
+        assert_eq!(frame_tag(&event), Tag::Event(1234), "{event}");
+        let ok = encode(&ServerMessage::Ok { req: 3, seq: 8 });
+        assert_eq!(frame_tag(&ok), Tag::Other);
+        let presence = encode(&ServerMessage::Presence {
+            room: "AB".into(),
+            seq: 8,
+            connected: vec![],
+            spectators: 0,
+        });
+        assert_eq!(frame_tag(&presence), Tag::Other);
+        assert_eq!(
+            frame_tag(r#"{"type":"your_turn","room":"AB","seq":77,"colour":"red"}"#),
+            Tag::Turn(77)
+        );
+        assert_eq!(frame_tag(r#"{"type":"event","room":"AB","seq":"x"}"#), Tag::Other);
+        assert_eq!(frame_tag(r#"{"type":"event""#), Tag::Other);
+    }
+
+    #[test]
+    fn kinds_read_back() {
+        for k in [Kind::Frame, Kind::Kick, Kind::End] {
+            assert_eq!(Kind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!(Kind::parse("other"), None);
+    }
+}

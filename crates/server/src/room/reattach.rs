@@ -1,0 +1,104 @@
+//! Cluster mode's reattach (`docs/CLUSTER.md`, "Routing: relayed connections"): a
+//! connection comes back without its token, as the player of a colour or as a spectator,
+//! having been sent every event up to `last_seq`. It is a relayed connection whose edge
+//! lost a frame, whose room moved to this node, or a local socket of a room that stopped
+//! on its previous owner. The client must not notice: no `welcome`, no second answer,
+//! only the events it missed (from the history) and, if it is its turn, `your_turn`.
+//!
+//! Decisions:
+//! * A player's seat gets the connection back (shown connected, grace period over); a
+//!   connection still on the seat is replaced as on `resume` (told, closed with 4000).
+//! * A seat that is gone, abandoned or now played by a bot: the connection stays as a
+//!   spectator (what a local connection of an abandoned seat is, too).
+//! * Spectators (and players turned spectators) are not refused by `spectators: false`
+//!   or `max_spectators`: they were admitted before and did nothing; they do count
+//!   towards `max_spectators` for later `watch`es.
+//! * Events older than the history (or a `last_seq` the room never reached, e.g. a lobby
+//!   rebuilt from the store restarts at seq 0): refused with `room_unavailable`; the edge
+//!   then closes the socket with 1012 and the client resumes with its token.
+
+use super::core::{Core, Effect};
+use super::{ConnId, Member, Reattach, Refusal};
+use parchis_protocol::{close_code, ErrorCode, ServerMessage};
+
+impl Core {
+    /// What connection `conn` is in the room, to attach it elsewhere (`None`: not attached).
+    pub fn reattach_of(&self, conn: ConnId) -> Option<Reattach> {
+        if let Some(seat) = self.seats.iter().find(|s| s.conn == Some(conn)) {
+            return Some(Reattach::Player(seat.colour));
+        }
+        self.spectators
+            .contains(&conn)
+            .then_some(Reattach::Spectator)
+    }
+
+    /// Handles [`super::Input::Reattach`] (the decisions are in the module docs).
+    pub(super) fn reattach(&mut self, conn: ConnId, reattach: Reattach, last_seq: u64) {
+        if !self.can_replay(last_seq) {
+            self.emit(Effect::Reply(Err(Refusal::new(
+                ErrorCode::RoomUnavailable,
+                format!(
+                    "the events after seq {last_seq} are not in the room's history (seq {}): \
+                     reconnect and resume",
+                    self.seq
+                ),
+            ))));
+            return;
+        }
+        let seat = match reattach {
+            Reattach::Player(colour) => self
+                .seats
+                .iter()
+                .position(|s| s.colour == colour && !s.abandoned && s.bot.is_none()),
+            Reattach::Spectator => None,
+        };
+        // Whatever it was before, the connection is attached once only.
+        self.spectators.retain(|c| *c != conn);
+        let member = match seat {
+            Some(i) => {
+                if let Some(old) = self.seats[i].conn.take().filter(|old| *old != conn) {
+                    let reason = "another connection took over this seat";
+                    let msg = ServerMessage::Closing {
+                        code: close_code::SESSION_REPLACED,
+                        reason: reason.into(),
+                    };
+                    self.send_to(old, &msg);
+                    self.emit(Effect::Kick {
+                        conn: old,
+                        code: close_code::SESSION_REPLACED,
+                        reason: reason.into(),
+                    });
+                    self.emit(Effect::Forget { conn: old });
+                }
+                self.seats[i].conn = Some(conn);
+                self.seats[i].grace_until = None;
+                Member::Player(self.seats[i].id)
+            }
+            None => {
+                self.spectators.push(conn);
+                Member::Spectator
+            }
+        };
+        self.emit(Effect::Attach { conn });
+        for frame in self.missed(last_seq) {
+            self.emit(Effect::Send { conn, frame });
+        }
+        tracing::info!(
+            room = %self.code,
+            game = ?self.game_id,
+            conn,
+            last_seq,
+            seq = self.seq,
+            as_player = matches!(member, Member::Player(_)),
+            "connection reattached"
+        );
+        self.presence();
+        if let Member::Player(id) = member {
+            let colour = self.seat_by_id(id).map(|s| s.colour);
+            if colour.is_some() && self.turn_info().map(|(c, _)| c) == colour {
+                self.send_turn_info();
+            }
+        }
+        self.emit(Effect::Reply(Ok(member)));
+    }
+}

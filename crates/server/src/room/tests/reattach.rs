@@ -1,0 +1,182 @@
+//! Cluster mode's reattach ([`crate::room::Input::Reattach`]) with time as a value.
+
+use super::{settings, Driver};
+use crate::room::{Input, Member, Reattach, SeatCmd};
+use parchis_engine::Colour;
+use parchis_protocol::{close_code, ErrorCode, ServerMessage};
+use serde_json::json;
+
+/// A started two-player game (Ana yellow on conn 1, Luis blue on conn 2) after a few
+/// throws, with a history of 64 events.
+async fn game_under_way() -> (Driver, Member, Member) {
+    let mut d = Driver::new(
+        "REATT1",
+        settings(json!({"preset": "online", "seats": 2, "turn_clock_secs": 600})),
+        7,
+        64,
+    );
+    let ana = d.join(1, "Ana").await;
+    let luis = d.join(2, "Luis").await;
+    assert!(matches!(
+        d.cmd(1, ana, 10, SeatCmd::Start).await,
+        ServerMessage::Ok { .. }
+    ));
+    for req in 20..30 {
+        let Some(g) = d.core.game() else { break };
+        let (conn, member) = if g.turn() == Colour::Yellow {
+            (1, ana)
+        } else {
+            (2, luis)
+        };
+        let cmd = super::first_command(g);
+        d.cmd(conn, member, req, cmd).await;
+    }
+    (d, ana, luis)
+}
+
+async fn reattach(d: &mut Driver, conn: u64, reattach: Reattach, last_seq: u64) {
+    d.input(Input::Reattach {
+        conn,
+        reattach,
+        last_seq,
+    })
+    .await;
+}
+
+fn seat_conn(d: &Driver, colour: Colour) -> Option<u64> {
+    d.core.seats().iter().find(|s| s.colour == colour)?.conn
+}
+
+#[tokio::test]
+async fn a_player_gets_its_seat_back_with_only_the_missed_events_and_no_welcome() {
+    let (mut d, _, luis) = game_under_way().await;
+    let seq = d.core.seq();
+    assert!(seq > 5, "the game moved: seq {seq}");
+    d.input(Input::Detach { conn: 2 }).await;
+    assert_eq!(seat_conn(&d, Colour::Blue), None);
+    reattach(&mut d, 7, Reattach::Player(Colour::Blue), seq - 3).await;
+    assert_eq!(d.replies.pop(), Some(Ok(luis)), "the same seat");
+    assert_eq!(seat_conn(&d, Colour::Blue), Some(7), "shown connected");
+    assert!(
+        d.core.seats().iter().all(|s| s.grace_until.is_none()),
+        "no grace period left"
+    );
+    let got = d.messages(7);
+    assert!(
+        !got.iter()
+            .any(|m| matches!(m, ServerMessage::Welcome { .. })),
+        "no second welcome: {got:?}"
+    );
+    let seqs: Vec<u64> = d.events(7).iter().map(|e| e.0).collect();
+    assert_eq!(
+        seqs,
+        vec![seq - 2, seq - 1, seq],
+        "exactly the missed events"
+    );
+    // The seat acts through its new connection.
+    let answer = d.cmd(7, luis, 99, SeatCmd::Leave).await;
+    assert!(
+        matches!(answer, ServerMessage::Ok { req: 99, .. }),
+        "{answer:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_connection_still_on_the_seat_is_replaced_as_on_resume() {
+    let (mut d, ana, _) = game_under_way().await;
+    let seq = d.core.seq();
+    reattach(&mut d, 8, Reattach::Player(Colour::Yellow), seq).await;
+    assert_eq!(d.replies.pop(), Some(Ok(ana)));
+    assert_eq!(seat_conn(&d, Colour::Yellow), Some(8));
+    assert!(!d.attached.contains(&1), "the old connection is forgotten");
+    let closing = d.messages(1).into_iter().rev().find_map(|m| match m {
+        ServerMessage::Closing { code, .. } => Some(code),
+        _ => None,
+    });
+    assert_eq!(closing, Some(close_code::SESSION_REPLACED));
+    assert!(d.events(8).is_empty(), "nothing was missed");
+}
+
+#[tokio::test]
+async fn the_player_to_act_gets_your_turn_again() {
+    let (mut d, _, _) = game_under_way().await;
+    let turn = d.core.game().map(|g| g.turn()).expect("a game runs");
+    let seq = d.core.seq();
+    reattach(&mut d, 9, Reattach::Player(turn), seq).await;
+    let yours = d.messages(9).into_iter().find_map(|m| match m {
+        ServerMessage::YourTurn(t) => Some((t.colour, t.seq)),
+        _ => None,
+    });
+    assert_eq!(yours, Some((turn, seq)));
+}
+
+#[tokio::test]
+async fn a_seat_that_is_gone_or_abandoned_comes_back_as_a_spectator() {
+    let (mut d, _, luis) = game_under_way().await;
+    // Blue leaves the game (abandons); its old connection reattaches as blue.
+    let left = d.cmd(2, luis, 50, SeatCmd::Leave).await;
+    assert!(matches!(left, ServerMessage::Ok { .. }), "{left:?}");
+    let seq = d.core.seq();
+    reattach(&mut d, 10, Reattach::Player(Colour::Blue), seq).await;
+    assert_eq!(d.replies.pop(), Some(Ok(Member::Spectator)));
+    // A colour nobody holds.
+    reattach(&mut d, 11, Reattach::Player(Colour::Red), seq).await;
+    assert_eq!(d.replies.pop(), Some(Ok(Member::Spectator)));
+    assert_eq!(d.core.reattach_of(10), Some(Reattach::Spectator));
+    assert_eq!(d.core.reattach_of(11), Some(Reattach::Spectator));
+    assert_eq!(d.core.reattach_of(12), None);
+    assert_eq!(d.core.view().spectators, 2, "they count as spectators");
+}
+
+#[tokio::test]
+async fn spectators_come_back_even_where_watching_is_closed_and_full() {
+    let mut d = Driver::new(
+        "REATT2",
+        settings(json!({"seats": 2, "spectators": false})),
+        3,
+        64,
+    );
+    d.join(1, "Ana").await;
+    d.input(Input::Watch { conn: 2, req: 1 }).await;
+    assert!(matches!(d.replies.pop(), Some(Err(r)) if r.code == ErrorCode::SpectatorsNotAllowed));
+    let seq = d.core.seq();
+    reattach(&mut d, 3, Reattach::Spectator, seq).await;
+    assert_eq!(d.replies.pop(), Some(Ok(Member::Spectator)));
+    assert!(d.attached.contains(&3));
+    assert_eq!(
+        d.core.reattach_of(1),
+        Some(Reattach::Player(Colour::Yellow))
+    );
+}
+
+#[tokio::test]
+async fn too_far_behind_or_ahead_is_refused_and_nothing_attaches() {
+    let mut d = Driver::new("REATT3", settings(json!({"seats": 2})), 3, 2);
+    let ana = d.join(1, "Ana").await;
+    d.join(2, "Luis").await;
+    d.cmd(1, ana, 5, SeatCmd::ChooseColour(Colour::Green)).await;
+    assert_eq!(d.core.seq(), 3);
+    for last_seq in [0, 4] {
+        reattach(
+            &mut d,
+            20 + last_seq,
+            Reattach::Player(Colour::Green),
+            last_seq,
+        )
+        .await;
+        match d.replies.pop() {
+            Some(Err(r)) => assert_eq!(r.code, ErrorCode::RoomUnavailable, "{r:?}"),
+            other => panic!("refused, got {other:?}"),
+        }
+        assert!(!d.attached.contains(&(20 + last_seq)));
+    }
+    assert_eq!(
+        seat_conn(&d, Colour::Green),
+        Some(1),
+        "the seat kept its connection"
+    );
+    reattach(&mut d, 30, Reattach::Player(Colour::Green), 1).await;
+    assert_eq!(d.replies.pop(), Some(Ok(ana)));
+    let seqs: Vec<u64> = d.events(30).iter().map(|e| e.0).collect();
+    assert_eq!(seqs, vec![2, 3]);
+}
