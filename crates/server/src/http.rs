@@ -12,9 +12,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use axum::Json;
-use parchis_protocol::{
-    CreateRoomResponse, ErrorCode, HttpError, RoomList, RoomSettings, RoomStatus,
-};
+use parchis_protocol::{CreateRoomResponse, ErrorCode, HttpError, RoomList, RoomSettings};
 use tokio::sync::oneshot;
 
 /// An HTTP error answer: status plus a JSON body (and `Retry-After` for limits).
@@ -151,7 +149,8 @@ pub struct RoomsQuery {
     pub status: Option<String>,
 }
 
-/// `GET /api/rooms`: public rooms not yet started, oldest first. With `?status=playing`:
+/// `GET /api/rooms`: public rooms not yet started, oldest first (in cluster mode, those of
+/// every node: [`crate::cluster::routing::lobby`]). With `?status=playing`:
 /// public rooms whose game is in progress and that allow spectators. Any other `status`
 /// is `400 bad_request`.
 pub async fn list_rooms(
@@ -176,26 +175,15 @@ pub async fn list_rooms(
             ))
         }
     };
-    let mut rooms: Vec<_> = state
-        .all_rooms()
-        .into_iter()
-        .map(|h| h.listing())
-        .filter(|l| {
-            l.public
-                && if playing {
-                    l.status == RoomStatus::Playing && l.spectators_allowed
-                } else {
-                    l.status == RoomStatus::Lobby
-                }
-        })
-        .map(|l| l.summary)
-        .collect();
-    rooms.sort_by(|a, b| b.age_secs.cmp(&a.age_secs).then(a.code.cmp(&b.code)));
+    // Every node's public rooms in cluster mode (`P.lobby`), this node's otherwise.
+    let rooms = crate::cluster::routing::lobby::gather(&state, playing).await;
     Ok(Json(RoomList { rooms }))
 }
 
 /// `GET /api/rooms/{code}`: one room's public state ([`parchis_protocol::RoomView`]);
-/// 404 `unknown_room` when no room has that code.
+/// 404 `unknown_room` when no room has that code. Cluster mode: a room owned by another
+/// node is asked on `P.room.<CODE>`; one that no node serves right now but is unfinished
+/// gets 503 `room_unavailable` with `Retry-After`.
 /// Lookups by code are limited per address (429 `rate_limited`, [`crate::admission`]).
 pub async fn get_room(
     State(state): State<AppState>,
@@ -211,7 +199,28 @@ pub async fn get_room(
             format!("no room has code {code:?}"),
         )
     };
-    let handle = state.room(&code).ok_or_else(unknown)?;
+    let Some(handle) = state.room(&code) else {
+        if state.cluster().is_some() {
+            // Owned by another node, or being moved.
+            if let Some(view) = crate::cluster::routing::view(&state, &code).await {
+                return Ok(Json(view));
+            }
+            if let Ok(Some(s)) = state.store().get_room(&code).await {
+                if s.room.status != parchis_store::RoomStatus::Finished {
+                    crate::cluster::ownership::wake_sweeper(&state);
+                    return Err(ApiError {
+                        retry_after_secs: Some(1),
+                        ..ApiError::new(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            ErrorCode::RoomUnavailable,
+                            ErrorCode::RoomUnavailable.describe(),
+                        )
+                    });
+                }
+            }
+        }
+        return Err(unknown());
+    };
     let (reply, answer) = oneshot::channel();
     handle
         .sender()

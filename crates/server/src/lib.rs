@@ -102,6 +102,9 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> io::Result<()> {
     recover(&state).await.map_err(io::Error::other)?;
+    cluster::routing::start(&state)
+        .await
+        .map_err(io::Error::other)?;
     let router = app(state.clone());
     // Link the server's own token to the caller's so actors and connections see it.
     let inner = state.shutdown_token();

@@ -10,11 +10,10 @@
 //! Framing violations close with 1009 (too big), 1002 (protocol) or 1007 (bad UTF-8).
 
 use crate::client_addr::ClientAddr;
+use crate::cluster::routing::{self, edge::Unreachable, wire::AttachHow, Route, RouteCell};
 use crate::ids::normalise_code;
 use crate::names::display_name;
-use crate::room::{
-    encode, ConnLink, Kick, Member, Refusal, RoomCmd, RoomHandle, SeatCmd, Unwritten,
-};
+use crate::room::{encode, ConnLink, Kick, Refusal, RoomCmd, SeatCmd, Unwritten};
 use crate::state::AppState;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};
@@ -72,10 +71,36 @@ pub async fn upgrade(
         })
 }
 
+/// The room a session joined: its code and where its commands go (a local actor, or the
+/// owner on another node in cluster mode; [`routing::rehome`] may swap it).
 struct Joined {
     code: String,
-    handle: RoomHandle,
-    member: Member,
+    cell: RouteCell,
+}
+
+/// A `join`, `watch` or `resume`, checked, before it goes to the room (here or on its
+/// owner).
+enum Entry {
+    Join {
+        name: String,
+        colour: Option<parchis_engine::Colour>,
+        client_seed: Option<String>,
+    },
+    Watch,
+    Resume {
+        token: String,
+        last_seq: u64,
+    },
+}
+
+/// What the store says about a room nobody serves (cluster mode).
+enum Unserved {
+    /// No such room.
+    Unknown,
+    /// Its game is over.
+    Finished,
+    /// It is unfinished: its owner is being replaced.
+    Moving,
 }
 
 struct Session {
@@ -189,7 +214,15 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr) {
         }
     }
     if let Some(j) = session.joined.take() {
-        let _ = j.handle.sender().send(RoomCmd::Detach { conn }).await;
+        match routing::route_of(&j.cell) {
+            Route::Local { handle, .. } => {
+                let _ = handle.sender().send(RoomCmd::Detach { conn }).await;
+            }
+            Route::Remote => routing::edge::detach(&session.state, &j.code, conn).await,
+        }
+    }
+    if let Some(cluster) = session.state.cluster() {
+        cluster.routing.forget(conn);
     }
     session.state.connection_closed(conn);
     kick.kick(close_code::NORMAL, "bye");
@@ -505,68 +538,30 @@ impl Session {
             if let Err(denied) = limited {
                 return self.error(Some(req), denied.code(), denied.to_string());
             }
-            let Some(handle) = self.state.room(&room) else {
-                if let ClientMessage::Resume { token, .. } = &msg {
-                    if let Some(ended) = finished_game(&self.state, &room, token).await {
-                        return self.error(Some(req), ErrorCode::GameOver, ended);
-                    }
-                }
-                return self.error(
-                    Some(req),
-                    ErrorCode::UnknownRoom,
-                    format!("no room has code {room:?}"),
-                );
-            };
-            let (reply, answer) = oneshot::channel();
-            let link = self.link.clone();
-            let cmd = match msg {
+            let entry = match msg {
                 ClientMessage::Join {
                     name,
                     colour,
                     client_seed,
                     ..
-                } => {
-                    let name = match display_name(&name) {
-                        Ok(name) => name,
-                        Err(e) => {
-                            return self.error(Some(req), ErrorCode::BadRequest, e.to_string())
-                        }
-                    };
-                    RoomCmd::Join {
-                        link,
-                        req,
+                } => match display_name(&name) {
+                    Ok(name) => Entry::Join {
                         name,
                         colour,
                         client_seed,
-                        reply,
-                    }
-                }
-                ClientMessage::Watch { .. } => RoomCmd::Watch { link, req, reply },
+                    },
+                    Err(e) => return self.error(Some(req), ErrorCode::BadRequest, e.to_string()),
+                },
+                ClientMessage::Watch { .. } => Entry::Watch,
                 ClientMessage::Resume {
                     token, last_seq, ..
-                } => RoomCmd::Resume {
-                    link,
-                    req,
-                    token,
-                    last_seq,
-                    reply,
-                },
+                } => Entry::Resume { token, last_seq },
                 _ => return Flow::Continue,
             };
-            if handle.sender().send(cmd).await.is_err() {
-                return self.error(Some(req), ErrorCode::UnknownRoom, "the room has closed");
-            }
-            return match answer.await {
-                Ok(Ok(member)) => {
-                    self.joined = Some(Joined {
-                        code: room,
-                        handle,
-                        member,
-                    });
-                    Flow::Continue
-                }
-                Ok(Err(refusal)) => self.refuse(Some(req), refusal),
-                Err(_) => self.error(Some(req), ErrorCode::UnknownRoom, "the room has closed"),
+            return match self.state.room(&room) {
+                Some(handle) => self.local_entry(handle, room, req, entry).await,
+                None if self.state.cluster().is_some() => self.remote_entry(room, req, entry).await,
+                None => self.unserved(room, req, &entry, Unserved::Unknown).await,
             };
         }
         let Some(joined) = &self.joined else {
@@ -595,21 +590,173 @@ impl Session {
             _ => return Flow::Continue,
         };
         let leaving = cmd == SeatCmd::Leave;
-        let command = RoomCmd::Command {
-            conn: self.link.id,
-            member: joined.member,
-            req,
-            seq,
-            cmd,
-            received,
-        };
-        if joined.handle.sender().send(command).await.is_err() {
-            self.joined = None;
-            return self.error(Some(req), ErrorCode::UnknownRoom, "the room has closed");
+        let conn = self.link.id;
+        match routing::route_of(&joined.cell) {
+            Route::Local { handle, member } => {
+                let command = RoomCmd::Command {
+                    conn,
+                    member,
+                    req,
+                    seq,
+                    cmd,
+                    received,
+                };
+                if handle.sender().send(command).await.is_err() {
+                    if self.state.cluster().is_some() {
+                        // The room stopped here and is moving: the session follows it.
+                        return self.error(
+                            Some(req),
+                            ErrorCode::RoomUnavailable,
+                            ErrorCode::RoomUnavailable.describe(),
+                        );
+                    }
+                    self.joined = None;
+                    return self.error(Some(req), ErrorCode::UnknownRoom, "the room has closed");
+                }
+            }
+            Route::Remote => {
+                let code = joined.code.clone();
+                if let Err(refusal) =
+                    routing::edge::command(&self.state, &code, conn, req, seq, cmd).await
+                {
+                    return self.refuse(Some(req), refusal);
+                }
+            }
         }
         if leaving {
             self.joined = None;
+            if let Some(cluster) = self.state.cluster() {
+                cluster.routing.forget_cell(conn);
+            }
         }
         Flow::Continue
+    }
+
+    /// The session joined `code`, reached through `route`.
+    fn joined(&mut self, code: String, route: Route) {
+        let cell: RouteCell = std::sync::Arc::new(std::sync::Mutex::new(route));
+        if let Some(cluster) = self.state.cluster() {
+            cluster.routing.register_cell(self.link.id, cell.clone());
+        }
+        self.joined = Some(Joined { code, cell });
+    }
+
+    /// A `join`, `watch` or `resume` of a room running on this node.
+    async fn local_entry(
+        &mut self,
+        handle: crate::room::RoomHandle,
+        room: String,
+        req: u64,
+        entry: Entry,
+    ) -> Flow {
+        let (reply, answer) = oneshot::channel();
+        let link = self.link.clone();
+        let cmd = match entry {
+            Entry::Join {
+                name,
+                colour,
+                client_seed,
+            } => RoomCmd::Join {
+                link,
+                req,
+                name,
+                colour,
+                client_seed,
+                reply,
+            },
+            Entry::Watch => RoomCmd::Watch { link, req, reply },
+            Entry::Resume { token, last_seq } => RoomCmd::Resume {
+                link,
+                req,
+                token,
+                last_seq,
+                reply,
+            },
+        };
+        if handle.sender().send(cmd).await.is_err() {
+            return self.error(Some(req), ErrorCode::UnknownRoom, "the room has closed");
+        }
+        match answer.await {
+            Ok(Ok(member)) => {
+                self.joined(room, Route::Local { handle, member });
+                Flow::Continue
+            }
+            Ok(Err(refusal)) => self.refuse(Some(req), refusal),
+            Err(_) => self.error(Some(req), ErrorCode::UnknownRoom, "the room has closed"),
+        }
+    }
+
+    /// Cluster mode: a `join`, `watch` or `resume` of a room this node does not run, sent
+    /// to its owner (`docs/CLUSTER.md`, "Routing").
+    async fn remote_entry(&mut self, room: String, req: u64, entry: Entry) -> Flow {
+        let how = match &entry {
+            Entry::Join {
+                name,
+                colour,
+                client_seed,
+            } => AttachHow::Join {
+                req,
+                name: name.clone(),
+                colour: *colour,
+                client_seed: client_seed.clone(),
+            },
+            Entry::Watch => AttachHow::Watch { req },
+            Entry::Resume { token, last_seq } => AttachHow::Resume {
+                req,
+                token: token.clone(),
+                last_seq: *last_seq,
+            },
+        };
+        match routing::edge::attach(&self.state, &room, &self.link, how).await {
+            Ok(Ok(())) => {
+                self.joined(room, Route::Remote);
+                Flow::Continue
+            }
+            Ok(Err(refusal)) => self.refuse(Some(req), refusal),
+            Err(Unreachable::Failed) => self.unserved(room, req, &entry, Unserved::Moving).await,
+            Err(Unreachable::NoResponders) => {
+                let found = unserved_room(&self.state, &room).await;
+                self.unserved(room, req, &entry, found).await
+            }
+        }
+    }
+
+    /// The answer for a room that no node serves.
+    async fn unserved(&mut self, room: String, req: u64, entry: &Entry, found: Unserved) -> Flow {
+        match found {
+            Unserved::Moving => {
+                crate::cluster::ownership::wake_sweeper(&self.state);
+                self.error(
+                    Some(req),
+                    ErrorCode::RoomUnavailable,
+                    ErrorCode::RoomUnavailable.describe(),
+                )
+            }
+            Unserved::Unknown | Unserved::Finished => {
+                if let Entry::Resume { token, .. } = entry {
+                    if let Some(ended) = finished_game(&self.state, &room, token).await {
+                        return self.error(Some(req), ErrorCode::GameOver, ended);
+                    }
+                }
+                self.error(
+                    Some(req),
+                    ErrorCode::UnknownRoom,
+                    format!("no room has code {room:?}"),
+                )
+            }
+        }
+    }
+}
+
+/// Cluster mode: what the store says about room `code`, which no node serves.
+async fn unserved_room(state: &AppState, code: &str) -> Unserved {
+    match state.store().get_room(code).await {
+        Ok(None) => Unserved::Unknown,
+        Ok(Some(s)) if s.room.status == parchis_store::RoomStatus::Finished => Unserved::Finished,
+        Ok(Some(_)) => Unserved::Moving,
+        Err(e) => {
+            tracing::warn!(room = %code, error = %e, "store failed looking up an unserved room");
+            Unserved::Moving
+        }
     }
 }

@@ -48,6 +48,8 @@ pub struct Cluster {
     pub config: ClusterConfig,
     /// The NATS connection.
     pub bus: Bus,
+    /// Relayed connections, served rooms, session routes ([`routing`]).
+    pub routing: routing::Routing,
 }
 
 impl Cluster {
@@ -57,7 +59,11 @@ impl Cluster {
     /// [`ClusterError::Nats`] when NATS does not answer.
     pub async fn connect(config: ClusterConfig) -> Result<Cluster, ClusterError> {
         let bus = Bus::connect(&config).await?;
-        Ok(Cluster { config, bus })
+        Ok(Cluster {
+            config,
+            bus,
+            routing: routing::Routing::default(),
+        })
     }
 
     /// This node's id.

@@ -196,6 +196,9 @@ impl Actor {
         if !self.state.register(handle) {
             return false;
         }
+        // Cluster mode: edges reach the room through its subject while it runs here (a
+        // no-op when the ownership side serves it already).
+        crate::cluster::routing::serve_room(&self.state, self.core.code(), None);
         let span = self.span.clone();
         let tracker = self.state.tracker().clone();
         tracker.spawn(async move { self.run(rx).await }.instrument(span));

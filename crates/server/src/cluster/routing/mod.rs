@@ -1,15 +1,32 @@
-//! Moving commands and frames between nodes (`docs/CLUSTER.md`, "Routing"): the owner's
-//! `P.room.<CODE>` service, remote links drained onto `P.edge.<NODE>`, the edge
-//! dispatcher that relays frames to local sockets and reattaches on a gap or a `moved`
-//! notice, and the lobby scatter/gather.
+//! Moving commands and frames between nodes (`docs/CLUSTER.md`, "Routing"):
 //!
-//! Skeleton: filled in by the routing work (issue 13). The ownership side calls
-//! [`serve_room`] when a room starts running here and [`rehome`] when it stops here with
-//! connections still attached.
+//! * [`service`]: the owner's `P.room.<CODE>` service (attach, command, detach, view).
+//! * [`remote_link`]: the owner's remote links, drained onto `P.edge.<NODE>`.
+//! * [`edge`]: the edge dispatcher relaying frames to local sockets, forwarding their
+//!   commands, reattaching on a gap, a `moved` notice or a rehome; [`relay`] is its pure
+//!   per-connection state machine.
+//! * [`lobby`]: the public lobby's scatter/gather on `P.lobby`.
+//! * [`wire`]: the JSON shapes between nodes.
+//!
+//! The ownership side calls [`serve_room`] when a room starts running here and
+//! [`rehome`] when it stops here with connections still attached. A WebSocket session
+//! holds its room as a [`RouteCell`]: a local room handle, or a relayed connection of
+//! another node's room; [`rehome`] swaps it.
 
-use crate::room::ConnLink;
+pub mod edge;
+pub mod lobby;
+pub mod metrics;
+pub mod relay;
+pub mod remote_link;
+pub mod service;
+pub mod wire;
+
+use crate::room::{ConnId, ConnLink, Member, RoomHandle};
 use crate::state::AppState;
-use parchis_protocol::close_code;
+use futures_util::StreamExt;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tracing::{info, warn, Instrument};
 
 pub use crate::room::Reattach;
 
@@ -24,23 +41,201 @@ pub struct Rehomed {
     pub last_seq: u64,
 }
 
+/// Where a WebSocket session's commands go.
+#[derive(Clone, Debug)]
+pub enum Route {
+    /// The room runs on this node.
+    Local {
+        /// Its actor.
+        handle: RoomHandle,
+        /// What the connection is in it.
+        member: Member,
+    },
+    /// The room runs on another node: commands go to `P.room.<CODE>`, frames come
+    /// through [`edge`].
+    Remote,
+}
+
+/// A session's route, shared with [`rehome`] (which swaps it to [`Route::Remote`]).
+pub type RouteCell = Arc<Mutex<Route>>;
+
+/// Reads a route cell.
+pub fn route_of(cell: &RouteCell) -> Route {
+    cell.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// The routing's state on one node (part of [`crate::cluster::Cluster`]).
+#[derive(Default)]
+pub struct Routing {
+    /// Relayed connections.
+    pub edge: edge::Edge,
+    /// Every joined session's route, by connection id.
+    cells: Mutex<HashMap<ConnId, RouteCell>>,
+    /// Rooms whose subject this node serves, with the serving task's token.
+    served: Mutex<HashMap<String, u64>>,
+}
+
+impl std::fmt::Debug for Routing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Routing").finish_non_exhaustive()
+    }
+}
+
+impl Routing {
+    fn cells(&self) -> MutexGuard<'_, HashMap<ConnId, RouteCell>> {
+        self.cells.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn served(&self) -> MutexGuard<'_, HashMap<String, u64>> {
+        self.served.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Registers session `conn`'s route (so a rehome can find it).
+    pub fn register_cell(&self, conn: ConnId, cell: RouteCell) {
+        self.cells().insert(conn, cell);
+    }
+
+    /// Forgets session `conn`'s route (it left its room; a relay closes on its own).
+    pub fn forget_cell(&self, conn: ConnId) {
+        self.cells().remove(&conn);
+    }
+
+    /// Forgets session `conn`'s route and relay.
+    pub fn forget(&self, conn: ConnId) {
+        self.cells().remove(&conn);
+        self.edge.forget(conn, None);
+    }
+
+    /// Whether this node serves room `code`'s subject.
+    pub fn serves(&self, code: &str) -> bool {
+        self.served().contains_key(code)
+    }
+
+    fn begin_serving(&self, code: &str, token: u64) -> bool {
+        let mut served = self.served();
+        if served.contains_key(code) {
+            return false;
+        }
+        served.insert(code.to_owned(), token);
+        true
+    }
+
+    fn end_serving(&self, code: &str, token: u64) {
+        let mut served = self.served();
+        if served.get(code) == Some(&token) {
+            served.remove(code);
+        }
+    }
+}
+
+/// Starts the node's routing: the edge dispatcher on `P.edge.<me>`, the `P.moved` and
+/// `P.lobby` subscribers. Returns once they are subscribed. Nothing without cluster mode.
+///
+/// # Errors
+/// NATS refused a subscription.
+pub async fn start(state: &AppState) -> Result<(), async_nats::SubscribeError> {
+    let Some(cluster) = state.cluster() else {
+        return Ok(());
+    };
+    metrics::describe();
+    let client = cluster.bus.client();
+    let node = cluster.node().clone();
+    let mut edge_sub = client.subscribe(cluster.bus.edge_subject(&node)).await?;
+    let mut moved_sub = client.subscribe(cluster.bus.moved_subject()).await?;
+    let lobby_sub = client.subscribe(cluster.bus.lobby_subject()).await?;
+    let _ = client.flush().await;
+    let span = tracing::info_span!("routing", node = %node);
+    let s = state.clone();
+    tokio::spawn(
+        async move {
+            while let Some(msg) = edge_sub.next().await {
+                edge::on_edge_message(&s, msg);
+            }
+        }
+        .instrument(span.clone()),
+    );
+    let s = state.clone();
+    tokio::spawn(
+        async move {
+            while let Some(msg) = moved_sub.next().await {
+                match serde_json::from_slice::<wire::Moved>(&msg.payload) {
+                    Ok(m) if m.v == wire::WIRE_VERSION => {
+                        info!(room = %m.room, owner = %m.node, epoch = m.epoch, "room moved");
+                        edge::on_moved(&s, &m.room);
+                    }
+                    _ => warn!("unreadable moved notice"),
+                }
+            }
+        }
+        .instrument(span.clone()),
+    );
+    tokio::spawn(lobby::respond(state.clone(), lobby_sub).instrument(span));
+    info!(node = %node, "routing started");
+    Ok(())
+}
+
 /// Starts serving `P.room.<code>` for room `code`, which now runs on this node (its handle
-/// is registered in `state`); the service ends when the room is deregistered.
+/// is registered in `state`); the service ends when the room's actor ends. Calling it
+/// again while the room is served changes nothing.
 /// `moved_epoch`: `Some(epoch)` when this node took the room over from another (claim or
-/// adoption): a `moved` notice is published so edges reattach.
+/// adoption): a `moved` notice is published (once the subject is served) so edges
+/// reattach.
 pub fn serve_room(state: &AppState, code: &str, moved_epoch: Option<i64>) {
-    let _ = (state, code, moved_epoch);
+    let Some(cluster) = state.cluster() else {
+        return;
+    };
+    let token = state.next_id();
+    if !cluster.routing.begin_serving(code, token) {
+        if let Some(epoch) = moved_epoch {
+            tokio::spawn(service::publish_moved(
+                cluster.clone(),
+                code.to_owned(),
+                epoch,
+            ));
+        }
+        return;
+    }
+    let span = tracing::info_span!("room_service", node = %cluster.node(), room = %code);
+    tokio::spawn(
+        service::serve(state.clone(), code.to_owned(), moved_epoch, token).instrument(span),
+    );
 }
 
 /// Moves the local connections of room `code`, which stopped on this node, to its new
-/// owner: they become relayed connections and the clients do not reconnect.
-/// Skeleton: closes them with 1012 so that clients reconnect and resume.
+/// owner: they become relayed connections (their sessions' routes turn
+/// [`Route::Remote`]) and reattach with what they were and their last `seq`; the clients
+/// do not reconnect. Until a node serves the room they wait (for its `moved` notice, up
+/// to [`edge::REATTACH_WINDOW`]), then are closed with 1012.
 pub fn rehome(state: &AppState, code: &str, conns: Vec<Rehomed>) {
-    let _ = (state, code);
+    let Some(cluster) = state.cluster() else {
+        for c in conns {
+            c.link.kick.kick(
+                parchis_protocol::close_code::SERVICE_RESTART,
+                "the room moved: reconnect and resume",
+            );
+        }
+        return;
+    };
     for c in conns {
-        c.link.kick.kick(
-            close_code::SERVICE_RESTART,
-            "the room moved: reconnect and resume",
-        );
+        let conn = c.link.id;
+        let cell = cluster.routing.cells().get(&conn).cloned();
+        let Some(cell) = cell else {
+            continue;
+        };
+        *cell.lock().unwrap_or_else(|e| e.into_inner()) = Route::Remote;
+        let gen = state.next_id();
+        cluster
+            .routing
+            .edge
+            .register(c.link, code, gen, c.last_seq, Some(c.reattach));
+        info!(node = %cluster.node(), room = code, conn, last_seq = c.last_seq, "local connection rehomed");
+        edge::start_reattach(state, conn, "rehome");
     }
+}
+
+/// The public state of room `code` from its owner on another node (`None`: nobody
+/// serves it).
+pub async fn view(state: &AppState, code: &str) -> Option<parchis_protocol::RoomView> {
+    let body = edge::ask(state, code, wire::RoomOp::View).await.ok()?;
+    serde_json::from_slice(&body).ok()
 }

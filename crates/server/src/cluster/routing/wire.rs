@@ -337,6 +337,8 @@ pub struct LobbyAsk {
     pub v: u32,
     /// `false`: lobbies; `true`: games in progress that allow spectators.
     pub playing: bool,
+    /// The asking node (it answers itself without the bus).
+    pub from: String,
 }
 
 /// A node's answer to [`LobbyAsk`].
@@ -479,7 +481,10 @@ mod tests {
             frame_tag(r#"{"type":"your_turn","room":"AB","seq":77,"colour":"red"}"#),
             Tag::Turn(77)
         );
-        assert_eq!(frame_tag(r#"{"type":"event","room":"AB","seq":"x"}"#), Tag::Other);
+        assert_eq!(
+            frame_tag(r#"{"type":"event","room":"AB","seq":"x"}"#),
+            Tag::Other
+        );
         assert_eq!(frame_tag(r#"{"type":"event""#), Tag::Other);
     }
 

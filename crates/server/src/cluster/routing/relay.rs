@@ -1,0 +1,287 @@
+//! The edge's per-connection relay state (`docs/CLUSTER.md`, "Routing: relayed
+//! connections") as a pure state machine fed header values: which attach generation is
+//! current, the next expected `Parchis-N`, the last event `seq` and `your_turn` seq
+//! delivered. A gap in `N` breaks the relay until the connection reattaches; an event (or
+//! `your_turn`) the client already has is dropped, so it never sees one twice.
+
+use super::wire::{Kind, Tag};
+use crate::room::Reattach;
+use parchis_engine::Colour;
+
+/// What to do with one `P.edge` message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Give the frame to the client.
+    Deliver,
+    /// An event or `your_turn` the client already has: drop it.
+    Duplicate,
+    /// From an older attach (or while broken): ignore it.
+    Stale,
+    /// A message is missing before this one: reattach (this one is not delivered).
+    Gap,
+    /// The owner closes the client's socket.
+    Kick,
+    /// The owner forgot the link.
+    End,
+}
+
+/// One relayed connection's stream position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Relay {
+    gen: u64,
+    next_n: u64,
+    last_seq: u64,
+    last_turn: Option<u64>,
+    broken: bool,
+}
+
+impl Relay {
+    /// A relay for attach generation `gen`, the client having every event up to
+    /// `last_seq`.
+    pub fn new(gen: u64, last_seq: u64) -> Relay {
+        Relay {
+            gen,
+            next_n: 1,
+            last_seq,
+            last_turn: None,
+            broken: false,
+        }
+    }
+
+    /// The current generation.
+    pub fn gen(&self) -> u64 {
+        self.gen
+    }
+
+    /// The last event seq the client has.
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// Whether a gap was seen and no reattach started since.
+    pub fn is_broken(&self) -> bool {
+        self.broken
+    }
+
+    /// Judges message `n` of generation `gen`, of `kind`, whose frame has `tag`.
+    pub fn on_message(&mut self, gen: u64, n: u64, kind: Kind, tag: Tag) -> Verdict {
+        if gen != self.gen || self.broken {
+            return Verdict::Stale;
+        }
+        if n != self.next_n {
+            self.broken = true;
+            return Verdict::Gap;
+        }
+        self.next_n += 1;
+        match kind {
+            Kind::Kick => return Verdict::Kick,
+            Kind::End => return Verdict::End,
+            Kind::Frame => {}
+        }
+        match tag {
+            Tag::Event(seq) if seq <= self.last_seq => Verdict::Duplicate,
+            Tag::Event(seq) => {
+                self.last_seq = seq;
+                Verdict::Deliver
+            }
+            Tag::Turn(seq) if self.last_turn.is_some_and(|t| seq <= t) => Verdict::Duplicate,
+            Tag::Turn(seq) => {
+                self.last_turn = Some(seq);
+                Verdict::Deliver
+            }
+            Tag::Other => Verdict::Deliver,
+        }
+    }
+
+    /// A delivered `welcome` whose snapshot covers the room up to `seq`: those events are
+    /// the client's (a `welcome` without a snapshot is followed by the missed events).
+    pub fn snapshot_at(&mut self, seq: u64) {
+        self.last_seq = self.last_seq.max(seq);
+    }
+
+    /// Starts a reattach: a new generation whose link counts from 1. Returns it.
+    pub fn restart(&mut self) -> u64 {
+        self.gen += 1;
+        self.next_n = 1;
+        self.broken = false;
+        self.gen
+    }
+}
+
+/// What a relayed `welcome` says about the connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WelcomeInfo {
+    /// The room's seq.
+    pub seq: u64,
+    /// It carries a snapshot (the client has the room up to `seq`).
+    pub snapshot: bool,
+    /// What the connection is.
+    pub reattach: Reattach,
+}
+
+/// Reads a `welcome` frame (`None` for any other frame).
+pub fn welcome_info(frame: &str) -> Option<WelcomeInfo> {
+    if !frame.starts_with(r#"{"type":"welcome""#) {
+        return None;
+    }
+    #[derive(serde::Deserialize)]
+    struct W {
+        seq: u64,
+        role: parchis_protocol::Role,
+        colour: Option<Colour>,
+        snapshot: Option<serde::de::IgnoredAny>,
+    }
+    let w: W = serde_json::from_str(frame).ok()?;
+    let reattach = match (w.role, w.colour) {
+        (parchis_protocol::Role::Player, Some(c)) => Reattach::Player(c),
+        _ => Reattach::Spectator,
+    };
+    Some(WelcomeInfo {
+        seq: w.seq,
+        snapshot: w.snapshot.is_some(),
+        reattach,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_in_order_are_delivered_and_events_tracked() {
+        let mut r = Relay::new(1, 0);
+        assert_eq!(
+            r.on_message(1, 1, Kind::Frame, Tag::Other),
+            Verdict::Deliver
+        );
+        assert_eq!(
+            r.on_message(1, 2, Kind::Frame, Tag::Event(5)),
+            Verdict::Deliver
+        );
+        assert_eq!(
+            r.on_message(1, 3, Kind::Frame, Tag::Turn(5)),
+            Verdict::Deliver
+        );
+        assert_eq!(r.last_seq(), 5);
+        assert_eq!(r.on_message(1, 4, Kind::Kick, Tag::Other), Verdict::Kick);
+        assert_eq!(r.on_message(1, 5, Kind::End, Tag::Other), Verdict::End);
+    }
+
+    #[test]
+    fn a_gap_breaks_the_relay_until_a_reattach_starts_a_new_generation() {
+        let mut r = Relay::new(1, 10);
+        assert_eq!(
+            r.on_message(1, 1, Kind::Frame, Tag::Event(11)),
+            Verdict::Deliver
+        );
+        // Message 2 was lost.
+        assert_eq!(
+            r.on_message(1, 3, Kind::Frame, Tag::Event(13)),
+            Verdict::Gap
+        );
+        assert!(r.is_broken());
+        assert_eq!(r.last_seq(), 11, "nothing after the gap counts");
+        assert_eq!(
+            r.on_message(1, 4, Kind::Frame, Tag::Event(14)),
+            Verdict::Stale
+        );
+        assert_eq!(r.restart(), 2);
+        assert!(!r.is_broken());
+        // The old link's late frames are ignored; the new one counts from 1.
+        assert_eq!(
+            r.on_message(1, 5, Kind::Frame, Tag::Event(15)),
+            Verdict::Stale
+        );
+        assert_eq!(
+            r.on_message(2, 1, Kind::Frame, Tag::Event(12)),
+            Verdict::Deliver
+        );
+        assert_eq!(
+            r.on_message(2, 2, Kind::Frame, Tag::Event(13)),
+            Verdict::Deliver
+        );
+        assert_eq!(r.last_seq(), 13);
+    }
+
+    #[test]
+    fn events_and_turns_the_client_has_are_dropped() {
+        let mut r = Relay::new(3, 20);
+        assert_eq!(
+            r.on_message(3, 1, Kind::Frame, Tag::Event(19)),
+            Verdict::Duplicate
+        );
+        assert_eq!(
+            r.on_message(3, 2, Kind::Frame, Tag::Event(20)),
+            Verdict::Duplicate
+        );
+        assert_eq!(
+            r.on_message(3, 3, Kind::Frame, Tag::Event(21)),
+            Verdict::Deliver
+        );
+        assert_eq!(
+            r.on_message(3, 4, Kind::Frame, Tag::Turn(21)),
+            Verdict::Deliver
+        );
+        assert_eq!(
+            r.on_message(3, 5, Kind::Frame, Tag::Turn(21)),
+            Verdict::Duplicate
+        );
+        assert_eq!(
+            r.on_message(3, 6, Kind::Frame, Tag::Event(22)),
+            Verdict::Deliver
+        );
+        assert_eq!(
+            r.on_message(3, 7, Kind::Frame, Tag::Turn(22)),
+            Verdict::Deliver
+        );
+        // A duplicate still counts as received: no gap after it.
+        assert_eq!(
+            r.on_message(3, 8, Kind::Frame, Tag::Other),
+            Verdict::Deliver
+        );
+    }
+
+    #[test]
+    fn a_snapshot_moves_the_baseline_and_a_replayed_welcome_does_not() {
+        let mut r = Relay::new(1, 0);
+        r.snapshot_at(40);
+        assert_eq!(
+            r.on_message(1, 1, Kind::Frame, Tag::Event(40)),
+            Verdict::Duplicate
+        );
+        assert_eq!(
+            r.on_message(1, 2, Kind::Frame, Tag::Event(41)),
+            Verdict::Deliver
+        );
+        r.snapshot_at(30);
+        assert_eq!(r.last_seq(), 41, "never backwards");
+    }
+
+    #[test]
+    fn welcomes_say_what_the_connection_is() {
+        let w = welcome_info(
+            r#"{"type":"welcome","req":1,"room":"AB","role":"player","colour":"red","token":null,"seq":44,"snapshot":null}"#,
+        );
+        assert_eq!(
+            w,
+            Some(WelcomeInfo {
+                seq: 44,
+                snapshot: false,
+                reattach: Reattach::Player(Colour::Red)
+            })
+        );
+        let w = welcome_info(
+            r#"{"type":"welcome","req":1,"room":"AB","role":"spectator","colour":null,"token":null,"seq":3,"snapshot":{"code":"AB","seats":[]}}"#,
+        );
+        assert_eq!(
+            w,
+            Some(WelcomeInfo {
+                seq: 3,
+                snapshot: true,
+                reattach: Reattach::Spectator
+            })
+        );
+        assert_eq!(welcome_info(r#"{"type":"ok","req":1,"seq":3}"#), None);
+        assert_eq!(welcome_info(r#"{"type":"welcome","seq":"x"}"#), None);
+    }
+}

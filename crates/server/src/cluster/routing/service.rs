@@ -1,0 +1,277 @@
+//! The owner's `P.room.<CODE>` service (`docs/CLUSTER.md`, "Routing"): while room `CODE`
+//! runs on this node it answers attaches (join, watch, resume, reattach) from edge nodes
+//! by creating a remote link ([`super::remote_link`]) and handing the room command to the
+//! actor; commands and detaches of an attached edge connection go to the actor under the
+//! owner's connection id for that link; `view` answers the room's public state. The
+//! service ends when the room's actor ends.
+
+use super::metrics as m;
+use super::remote_link::{remote_link, EdgeAddr};
+use super::wire::{
+    self, read_request, AttachAnswer, AttachHow, CommandAnswer, Moved, RoomOp, WIRE_VERSION,
+};
+use crate::cluster::{Cluster, NodeId};
+use crate::room::{ConnId, Member, Refusal, RoomCmd, RoomHandle};
+use crate::state::AppState;
+use futures_util::StreamExt;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
+use tracing::{debug, info, warn, Instrument};
+
+/// An edge connection attached here: the owner's id for its remote link and what it is.
+#[derive(Clone, Copy, Debug)]
+struct Remote {
+    id: ConnId,
+    member: Member,
+}
+
+type Remotes = Arc<Mutex<HashMap<(String, u64), Remote>>>;
+
+fn lock(r: &Remotes) -> std::sync::MutexGuard<'_, HashMap<(String, u64), Remote>> {
+    r.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Serves `P.room.<code>` until the room's actor ends (see [`super::serve_room`]).
+pub(super) async fn serve(state: AppState, code: String, moved_epoch: Option<i64>, token: u64) {
+    let Some(cluster) = state.cluster().cloned() else {
+        return;
+    };
+    let Some(handle) = state.room(&code) else {
+        cluster.routing.end_serving(&code, token);
+        return;
+    };
+    let client = cluster.bus.client().clone();
+    let subject = cluster.bus.room_subject(&code);
+    let mut sub = match client.subscribe(subject.clone()).await {
+        Ok(s) => s,
+        Err(e) => {
+            warn!(room = %code, error = %e, "could not serve the room's subject");
+            cluster.routing.end_serving(&code, token);
+            return;
+        }
+    };
+    // The subscription is in place on the server before anyone is told to come here.
+    let _ = client.flush().await;
+    if let Some(epoch) = moved_epoch {
+        publish_moved(cluster.clone(), code.clone(), epoch).await;
+    }
+    info!(room = %code, node = %cluster.node(), "serving the room's subject");
+    let remotes: Remotes = Arc::default();
+    loop {
+        tokio::select! {
+            biased;
+            () = handle.sender().closed() => break,
+            msg = sub.next() => match msg {
+                Some(msg) => on_request(&state, &cluster, &handle, &remotes, msg).await,
+                None => break,
+            },
+        }
+    }
+    let _ = sub.unsubscribe().await;
+    cluster.routing.end_serving(&code, token);
+    info!(room = %code, node = %cluster.node(), "stopped serving the room's subject");
+}
+
+/// Publishes `P.moved` for room `code`, now served here at lease `epoch`.
+pub(super) async fn publish_moved(cluster: Arc<Cluster>, code: String, epoch: i64) {
+    let client = cluster.bus.client();
+    let _ = client.flush().await;
+    let notice = Moved {
+        v: WIRE_VERSION,
+        room: code.clone(),
+        node: cluster.node().to_string(),
+        epoch,
+    };
+    match client
+        .publish(cluster.bus.moved_subject(), wire::to_bytes(&notice))
+        .await
+    {
+        Ok(()) => info!(room = %code, epoch, "published moved"),
+        Err(e) => warn!(room = %code, error = %e, "could not publish moved"),
+    }
+}
+
+async fn respond(client: &async_nats::Client, msg: &async_nats::Message, body: axum::body::Bytes) {
+    if let Some(reply) = &msg.reply {
+        let _ = client.publish(reply.clone(), body).await;
+    }
+}
+
+async fn on_request(
+    state: &AppState,
+    cluster: &Arc<Cluster>,
+    handle: &RoomHandle,
+    remotes: &Remotes,
+    msg: async_nats::Message,
+) {
+    let client = cluster.bus.client();
+    let request = match read_request(&msg.payload) {
+        Ok(r) => r,
+        Err(e) => {
+            debug!(room = %handle.code(), error = %e, "unreadable room request");
+            let bad = AttachAnswer::Bad {
+                message: e.to_string(),
+            };
+            respond(client, &msg, wire::to_bytes(&bad)).await;
+            return;
+        }
+    };
+    match request.op {
+        RoomOp::Attach {
+            edge,
+            conn,
+            gen,
+            how,
+        } => {
+            metrics::counter!(m::ROOM_REQUESTS, "op" => "attach").increment(1);
+            let Ok(edge_node) = NodeId::new(&edge) else {
+                let bad = AttachAnswer::Bad {
+                    message: format!("edge {edge:?} is not a node id"),
+                };
+                respond(client, &msg, wire::to_bytes(&bad)).await;
+                return;
+            };
+            attach(
+                state, cluster, handle, remotes, msg, edge_node, conn, gen, how,
+            )
+            .await;
+        }
+        RoomOp::Command {
+            edge,
+            conn,
+            req,
+            seq,
+            cmd,
+        } => {
+            metrics::counter!(m::ROOM_REQUESTS, "op" => "command").increment(1);
+            let remote = lock(remotes).get(&(edge, conn)).copied();
+            let answer = match remote {
+                None => CommandAnswer::NotAttached,
+                Some(r) => {
+                    let command = RoomCmd::Command {
+                        conn: r.id,
+                        member: r.member,
+                        req,
+                        seq,
+                        cmd: cmd.into(),
+                        received: tokio::time::Instant::now(),
+                    };
+                    match handle.sender().send(command).await {
+                        Ok(()) => CommandAnswer::Taken,
+                        Err(_) => CommandAnswer::Gone,
+                    }
+                }
+            };
+            respond(client, &msg, wire::to_bytes(&answer)).await;
+        }
+        RoomOp::Detach { edge, conn } => {
+            metrics::counter!(m::ROOM_REQUESTS, "op" => "detach").increment(1);
+            let remote = lock(remotes).remove(&(edge, conn));
+            if let Some(r) = remote {
+                let _ = handle.sender().send(RoomCmd::Detach { conn: r.id }).await;
+            }
+            respond(client, &msg, wire::to_bytes(&CommandAnswer::Taken)).await;
+        }
+        RoomOp::View => {
+            metrics::counter!(m::ROOM_REQUESTS, "op" => "view").increment(1);
+            let (reply, answer) = oneshot::channel();
+            let body = match handle.sender().send(RoomCmd::View { reply }).await {
+                Ok(()) => match answer.await {
+                    Ok(view) => wire::to_bytes(&view),
+                    Err(_) => wire::to_bytes(&CommandAnswer::Gone),
+                },
+                Err(_) => wire::to_bytes(&CommandAnswer::Gone),
+            };
+            respond(client, &msg, body).await;
+        }
+    }
+}
+
+/// Attaches edge connection `(edge, conn)`: a connection of that edge attached before
+/// (a reattach after a gap, a second join after `leave`) is detached first, so it never
+/// counts twice. The room command is queued here, in order with the connection's later
+/// commands; its answer is awaited off the service loop.
+#[allow(clippy::too_many_arguments)]
+async fn attach(
+    state: &AppState,
+    cluster: &Arc<Cluster>,
+    handle: &RoomHandle,
+    remotes: &Remotes,
+    msg: async_nats::Message,
+    edge: NodeId,
+    conn: u64,
+    gen: u64,
+    how: AttachHow,
+) {
+    let client = cluster.bus.client().clone();
+    let key = (edge.to_string(), conn);
+    let old = lock(remotes).remove(&key);
+    if let Some(old) = old {
+        let _ = handle.sender().send(RoomCmd::Detach { conn: old.id }).await;
+    }
+    let addr = EdgeAddr {
+        subject: cluster.bus.edge_subject(&edge),
+        conn,
+        gen,
+    };
+    let link = remote_link(state, client.clone(), handle.code(), addr);
+    let id = link.id;
+    let (reply, answer) = oneshot::channel::<Result<Member, Refusal>>();
+    let cmd = match how {
+        AttachHow::Join {
+            req,
+            name,
+            colour,
+            client_seed,
+        } => RoomCmd::Join {
+            link,
+            req,
+            name,
+            colour,
+            client_seed,
+            reply,
+        },
+        AttachHow::Watch { req } => RoomCmd::Watch { link, req, reply },
+        AttachHow::Resume {
+            req,
+            token,
+            last_seq,
+        } => RoomCmd::Resume {
+            link,
+            req,
+            token,
+            last_seq,
+            reply,
+        },
+        AttachHow::Reattach { reattach, last_seq } => RoomCmd::Reattach {
+            link,
+            reattach,
+            last_seq,
+            reply,
+        },
+    };
+    if handle.sender().send(cmd).await.is_err() {
+        respond(&client, &msg, wire::to_bytes(&AttachAnswer::Gone)).await;
+        return;
+    }
+    let remotes = remotes.clone();
+    let span = tracing::info_span!("attach", room = %handle.code(), edge = %edge, edge_conn = conn, conn = id);
+    tokio::spawn(
+        async move {
+            let answer = match answer.await {
+                Ok(Ok(member)) => {
+                    lock(&remotes).insert(key, Remote { id, member });
+                    debug!(?member, "edge connection attached");
+                    AttachAnswer::Attached {
+                        role: member.into(),
+                    }
+                }
+                Ok(Err(refusal)) => AttachAnswer::refused(refusal),
+                Err(_) => AttachAnswer::Gone,
+            };
+            respond(&client, &msg, wire::to_bytes(&answer)).await;
+        }
+        .instrument(span),
+    );
+}
