@@ -18,4 +18,5 @@ mod db;
 mod env;
 mod harness;
 
+mod routing;
 mod start;

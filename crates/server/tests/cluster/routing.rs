@@ -1,0 +1,142 @@
+//! Routing between nodes (docs/CLUSTER.md, "Routing: relayed connections"): a game
+//! created on node a, one player on a, one player and a spectator on b (relayed through
+//! NATS to a, the owner): everyone sees the same gap-free `seq` stream; b's lobby lists
+//! a's room and b's room view answers for it; replies reach only the sender.
+
+use crate::common::{play_to_end, Client};
+use crate::harness::{Cluster, Opts};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+
+async fn client(addr: SocketAddr) -> Client {
+    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        .await
+        .expect("ws connect");
+    Client::new(ws)
+}
+
+/// The seqs of `c`'s event frames must be consecutive (no gap, no repeat).
+fn gap_free(name: &str, c: &Client) -> (u64, u64) {
+    let seqs: Vec<u64> = c
+        .events
+        .iter()
+        .map(|e| e["seq"].as_u64().expect("an event has a seq"))
+        .collect();
+    assert!(!seqs.is_empty(), "{name} saw no events");
+    for w in seqs.windows(2) {
+        assert_eq!(w[1], w[0] + 1, "{name}: seq {} follows {}", w[1], w[0]);
+    }
+    (seqs[0], seqs[seqs.len() - 1])
+}
+
+/// The event frames of `c` with a seq in `from..=to`.
+fn frames(c: &Client, from: u64, to: u64) -> Vec<&Value> {
+    c.events
+        .iter()
+        .filter(|e| e["seq"].as_u64().is_some_and(|s| s >= from && s <= to))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn players_and_a_spectator_on_two_nodes_see_one_stream() {
+    let test = "players_and_a_spectator_on_two_nodes_see_one_stream";
+    let opts = Opts {
+        nodes: 2,
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let (a, b) = (cluster.addr(0), cluster.addr(1));
+    let code = cluster
+        .create_room(0, &json!({"seats": 2, "turn_clock_secs": 120}))
+        .await;
+
+    // b's lobby lists a's room; b's room view answers for it; an unknown code is 404.
+    let (status, list) = cluster.http(1, "GET", "/api/rooms", None).await;
+    assert_eq!(status, 200, "{list}");
+    let listed: Vec<&str> = list["rooms"]
+        .as_array()
+        .expect("rooms")
+        .iter()
+        .filter_map(|r| r["code"].as_str())
+        .collect();
+    assert!(listed.contains(&code.as_str()), "b lists {code}: {list}");
+    let (status, view) = cluster
+        .http(1, "GET", &format!("/api/rooms/{code}"), None)
+        .await;
+    assert_eq!(status, 200, "{view}");
+    assert_eq!(view["code"], code.as_str());
+    assert_eq!(view["status"], "lobby");
+    let (status, unknown) = cluster.http(1, "GET", "/api/rooms/ZZZZZZZZZZ", None).await;
+    assert_eq!(
+        (status, unknown["code"].clone()),
+        (404, json!("unknown_room"))
+    );
+
+    // Ana on a (the owner), Bruno and the spectator Eve on b.
+    let mut ana = client(a).await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    let mut bruno = client(b).await;
+    let welcome = bruno.join(&code, "Bruno", Some("blue")).await;
+    assert_eq!(welcome["colour"], "blue", "{welcome}");
+    assert!(bruno.token.is_some(), "a relayed join gets its token");
+    let mut eve = client(b).await;
+    eve.watch(&code).await;
+    // A relayed refusal reaches only its sender: Eve cannot act; nobody else hears it.
+    eve.refused(json!({"type": "roll"}), "spectator_cannot_act")
+        .await;
+    // Unknown rooms on b are unknown, not unavailable.
+    let mut stray = client(b).await;
+    let req = stray
+        .cmd(json!({"type": "watch", "room": "ZZZZZZZZZZ"}))
+        .await;
+    let r = stray.reply(req).await;
+    assert_eq!(r["code"], "unknown_room", "{r}");
+
+    // The view on b shows both seats connected (Bruno's socket is on b).
+    let (_, view) = cluster
+        .http(1, "GET", &format!("/api/rooms/{code}"), None)
+        .await;
+    let connected: Vec<bool> = view["seats"]
+        .as_array()
+        .expect("seats")
+        .iter()
+        .map(|s| s["connected"] == true)
+        .collect();
+    assert_eq!(connected, vec![true, true], "{view}");
+
+    for c in [&mut ana, &mut bruno, &mut eve] {
+        while c.seq < 2 {
+            c.next().await;
+        }
+    }
+    // Bruno's own command goes to a, its ok comes back to him only.
+    bruno.refused(json!({"type": "start"}), "not_creator").await;
+    ana.ok(json!({"type": "start"})).await;
+    let (won, clients) = play_to_end(vec![ana, bruno, eve]).await;
+    assert!(
+        won["winner"] == "yellow" || won["winner"] == "blue",
+        "{won}"
+    );
+
+    // One gap-free stream; the same frames wherever the socket is.
+    let names = ["ana (a)", "bruno (b)", "eve (b)"];
+    let spans: Vec<(u64, u64)> = clients
+        .iter()
+        .zip(names)
+        .map(|(c, n)| gap_free(n, c))
+        .collect();
+    let last = spans[0].1;
+    assert!(last > 20, "a whole game was played: {last} events");
+    for (span, name) in spans.iter().zip(names) {
+        assert_eq!(span.1, last, "{name} saw the game's last event");
+    }
+    let from = spans.iter().map(|s| s.0).max().unwrap_or(1);
+    let reference = frames(&clients[0], from, last);
+    for (c, name) in clients.iter().zip(names).skip(1) {
+        assert_eq!(frames(c, from, last), reference, "{name} saw other frames");
+    }
+    // Each saw every event after its welcome: Ana's was seq 1 (her join), Bruno's seq 2.
+    assert_eq!((spans[0].0, spans[1].0, spans[2].0), (2, 3, 3));
+}
