@@ -753,7 +753,11 @@ async fn unserved_room(state: &AppState, code: &str) -> Unserved {
     match state.store().get_room(code).await {
         Ok(None) => Unserved::Unknown,
         Ok(Some(s)) if s.room.status == parchis_store::RoomStatus::Finished => Unserved::Finished,
-        Ok(Some(_)) => Unserved::Moving,
+        // A retired lease: the room was disposed of (an idle lobby); nobody runs it again.
+        Ok(Some(_)) => match state.store().lease(code).await {
+            Ok(Some(lease)) if lease.retired => Unserved::Unknown,
+            _ => Unserved::Moving,
+        },
         Err(e) => {
             tracing::warn!(room = %code, error = %e, "store failed looking up an unserved room");
             Unserved::Moving

@@ -81,13 +81,19 @@ pub(super) async fn respond(state: AppState, mut sub: async_nats::Subscriber) {
     }
 }
 
-/// How many other nodes to wait for: the store's live nodes, or (if it cannot tell)
-/// as many as answered [`GATHER_WINDOW`] allows.
+/// How many other nodes to wait for: the store's live nodes; `None` (wait the whole
+/// [`GATHER_WINDOW`]) when it cannot tell or knows of no other node.
 async fn others_expected(state: &AppState) -> Option<usize> {
-    // The store's `live_nodes` (issue 13a) is not on this branch yet.
-    let _ = (state.cluster()?, LIVE_NODE_AGE_MS);
-    debug!("live nodes unknown: the lobby waits its whole window");
-    None
+    let me = state.cluster()?.node().to_string();
+    match state.store().live_nodes(LIVE_NODE_AGE_MS).await {
+        // No heartbeat of another node (yet): wait the whole window rather than ask
+        // nobody.
+        Ok(nodes) => Some(nodes.iter().filter(|n| n.node_id != me).count()).filter(|n| *n > 0),
+        Err(e) => {
+            debug!(error = %e, "live nodes unknown: the lobby waits its whole window");
+            None
+        }
+    }
 }
 
 /// Every node's public rooms (see the module docs). Without cluster mode: this node's.
@@ -97,9 +103,6 @@ pub async fn gather(state: &AppState, playing: bool) -> Vec<RoomSummary> {
         return merge(own, Vec::new());
     };
     let expected = others_expected(state).await;
-    if expected == Some(0) {
-        return merge(own, Vec::new());
-    }
     let client = cluster.bus.client();
     let inbox = client.new_inbox();
     let Ok(mut answers) = client.subscribe(inbox.clone()).await else {
