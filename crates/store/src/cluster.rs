@@ -122,12 +122,18 @@ impl RoomWrite {
         }
     }
 
-    /// Refuses a write whose records name another room than `room_code` (it would escape
-    /// the room's fence).
+    /// Refuses a write whose records, or whose fence, name another room than
+    /// `room_code` (it would escape the room's fence).
     ///
     /// # Errors
     /// [`StoreError::InvalidWrite`](crate::StoreError::InvalidWrite).
-    pub(crate) fn check_room(&self, room_code: &str) -> crate::Result<()> {
+    pub(crate) fn check_room(&self, room_code: &str, fence: Option<&Fence>) -> crate::Result<()> {
+        if let Some(fence) = fence.filter(|f| f.room_code != room_code) {
+            return Err(crate::StoreError::InvalidWrite(format!(
+                "a write for room {room_code:?} carries the fence of room {:?}",
+                fence.room_code
+            )));
+        }
         let named: Vec<&str> = match self {
             RoomWrite::UpsertSeat(s) => vec![&s.room_code],
             RoomWrite::Start(start) => std::iter::once(start.game.room_code.as_str())

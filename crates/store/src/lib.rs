@@ -45,6 +45,7 @@ mod cluster;
 mod error;
 mod memory;
 mod pg_lease;
+mod pg_writer;
 mod postgres;
 mod rows;
 mod sqlite;

@@ -94,7 +94,7 @@ pub(crate) async fn create_leased(
 ) -> Result<Fence> {
     use crate::writer::{Backend, WriteOp};
     let mut tx = pool.begin().await?;
-    crate::postgres::PgBackend::apply(&mut tx, &WriteOp::CreateRoom(room.clone())).await?;
+    crate::pg_writer::PgBackend::apply(&mut tx, &WriteOp::CreateRoom(room.clone())).await?;
     sqlx::query(concat!(
         "INSERT INTO room_leases (room_code, owner, epoch, expires_at) VALUES ($1, $2, 1, ",
         in_ms!(3),

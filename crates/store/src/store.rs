@@ -161,7 +161,7 @@ pub trait Store: Send + Sync {
         if fence.is_some() {
             return Err(StoreError::Unsupported(NEEDS_POSTGRES));
         }
-        write.check_room(room_code)?;
+        write.check_room(room_code, None)?;
         match write {
             RoomWrite::UpsertSeat(seat) => self.upsert_seat(&seat).await,
             RoomWrite::DeleteSeat { colour } => {

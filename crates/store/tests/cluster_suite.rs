@@ -2,10 +2,12 @@
 //! the sweepers' claim and node heartbeats.
 //!
 //! Each case in `cases` is written once against `Arc<dyn Store>` and instantiated by
-//! `cluster_suite!` for PostgreSQL (when `DATABASE_URL` is set, else skipped with a
-//! message) and the in-memory store; `write_suite!` also runs on SQLite. Several "nodes"
-//! are several stores opened on the same database (PostgreSQL) or the one memory store.
+//! `backend_tests!` (tests/common) for PostgreSQL (when `DATABASE_URL` is set, else skipped
+//! with a message) and the in-memory store; the `sqlite` module checks that SQLite refuses
+//! leases and fences and runs unfenced room writes. Several "nodes" are several stores
+//! opened on the same database (PostgreSQL) or the one memory store.
 
+#[macro_use]
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -779,42 +781,18 @@ mod cases {
     }
 }
 
-macro_rules! cluster_suite {
-    ($($case:ident),* $(,)?) => {
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let Some(h) = crate::Harness::postgres(stringify!($case)).await else {
-                        return;
-                    };
-                    crate::cases::$case(&h).await;
-                    h.finish().await;
-                }
-            )*
-        }
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let h = crate::Harness::memory().await;
-                    crate::cases::$case(&h).await;
-                    h.finish().await;
-                }
-            )*
-        }
-    };
-}
-
-cluster_suite!(
-    acquire_expire_and_retire,
-    renew_keeps_own_and_release_hands_off,
-    fenced_writes_refused_after_takeover,
-    grouped_fenced_appends_fail_alone,
-    takeover_never_forks_the_log,
-    concurrent_claimers_take_each_room_once,
-    heartbeats_list_live_nodes,
-    unfenced_write_room_is_the_old_methods,
+backend_tests!(
+    [postgres, memory]
+    [
+        acquire_expire_and_retire,
+        renew_keeps_own_and_release_hands_off,
+        fenced_writes_refused_after_takeover,
+        grouped_fenced_appends_fail_alone,
+        takeover_never_forks_the_log,
+        concurrent_claimers_take_each_room_once,
+        heartbeats_list_live_nodes,
+        unfenced_write_room_is_the_old_methods,
+    ]
 );
 
 mod sqlite {

@@ -1,9 +1,10 @@
 //! One behavioural suite for every backend.
 //!
 //! Each case in `cases` is written once against `Arc<dyn Store>` and instantiated by
-//! `suite!` for SQLite (always, in a temp dir), PostgreSQL (when `DATABASE_URL` is set, else
+//! `backend_tests!` (tests/common) for SQLite (always, in a temp dir), PostgreSQL (when `DATABASE_URL` is set, else
 //! skipped with a message) and the in-memory store.
 
+#[macro_use]
 mod common;
 
 use std::sync::Arc;
@@ -1054,60 +1055,26 @@ mod cases {
     }
 }
 
-macro_rules! suite {
-    ($($case:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let h = crate::Harness::sqlite().await;
-                    crate::cases::$case(&h).await;
-                    h.finish().await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let Some(h) = crate::Harness::postgres(stringify!($case)).await else {
-                        return;
-                    };
-                    crate::cases::$case(&h).await;
-                    h.finish().await;
-                }
-            )*
-        }
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let h = crate::Harness::memory().await;
-                    crate::cases::$case(&h).await;
-                    h.finish().await;
-                }
-            )*
-        }
-    };
-}
-
-suite!(
-    rooms_and_seats_round_trip,
-    append_and_load_in_order,
-    duplicate_seq_rejects_whole_batch,
-    load_unfinished_returns_exactly_unfinished_rooms,
-    finish_game_stores_result_once,
-    list_games_oldest_first,
-    find_games_filters_and_pages,
-    deadlines_are_set_and_cleared,
-    many_rooms_append_concurrently,
-    group_commit_isolates_failures,
-    grouped_event_payloads_round_trip,
-    text_order_is_bytewise,
-    survives_reopen,
-    closed_store_refuses_calls,
-    append_after_refuses_what_does_not_follow,
-    grouped_appends_check_each_position,
-    start_game_is_all_or_nothing,
-    end_game_is_all_or_nothing,
+backend_tests!(
+    [sqlite, postgres, memory]
+    [
+        rooms_and_seats_round_trip,
+        append_and_load_in_order,
+        duplicate_seq_rejects_whole_batch,
+        load_unfinished_returns_exactly_unfinished_rooms,
+        finish_game_stores_result_once,
+        list_games_oldest_first,
+        find_games_filters_and_pages,
+        deadlines_are_set_and_cleared,
+        many_rooms_append_concurrently,
+        group_commit_isolates_failures,
+        grouped_event_payloads_round_trip,
+        text_order_is_bytewise,
+        survives_reopen,
+        closed_store_refuses_calls,
+        append_after_refuses_what_does_not_follow,
+        grouped_appends_check_each_position,
+        start_game_is_all_or_nothing,
+        end_game_is_all_or_nothing,
+    ]
 );

@@ -67,7 +67,44 @@ pub fn init_tracing() {
         .try_init();
 }
 
+/// Instantiates every case (an `async fn(&Harness)` in the test crate's `cases` module)
+/// once per named backend (`sqlite`, `postgres`, `memory`), each in a module of that name:
+/// `backend_tests!([sqlite, memory] [case_a, case_b]);`. A PostgreSQL case without
+/// `DATABASE_URL` is skipped as [`database_url`] says.
+#[allow(unused_macros)]
+macro_rules! backend_tests {
+    ([$($backend:ident),* $(,)?] $cases:tt) => {
+        $( backend_tests!(@one $backend $cases); )*
+    };
+    (@one $backend:ident [$($case:ident),* $(,)?]) => {
+        mod $backend {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let backend = stringify!($backend);
+                    let Some(h) = crate::Harness::open(backend, stringify!($case)).await else {
+                        return;
+                    };
+                    crate::cases::$case(&h).await;
+                    h.finish().await;
+                }
+            )*
+        }
+    };
+}
+
 impl Harness {
+    /// The harness of the backend named `backend` for test `test`; `None` (after saying
+    /// why) for PostgreSQL without `DATABASE_URL`.
+    pub async fn open(backend: &str, test: &str) -> Option<Harness> {
+        match backend {
+            "sqlite" => Some(Harness::sqlite().await),
+            "postgres" => Harness::postgres(test).await,
+            "memory" => Some(Harness::memory().await),
+            other => panic!("no backend {other:?}"),
+        }
+    }
+
     pub async fn memory() -> Harness {
         init_tracing();
         Harness {

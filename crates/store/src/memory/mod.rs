@@ -1,5 +1,7 @@
 //! In-memory backend for tests: same contract as the SQL stores (leases and node heartbeats
-//! as on PostgreSQL, on the store's own monotonic clock), nothing durable.
+//! as on PostgreSQL, on the store's own monotonic clock: [`lease`]), nothing durable.
+
+mod lease;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -39,20 +41,6 @@ impl Default for MemoryStore {
     }
 }
 
-/// One room's lease; times in ms of the store's clock.
-struct MemLease {
-    owner: String,
-    epoch: i64,
-    expires_at: i64,
-    retired: bool,
-}
-
-/// One node's heartbeat; `seen_at` in ms of the store's clock.
-struct MemNode {
-    record: NodeRecord,
-    seen_at: i64,
-}
-
 #[derive(Default)]
 struct Inner {
     closed: bool,
@@ -62,8 +50,8 @@ struct Inner {
     games: HashMap<Uuid, GameRecord>,
     /// Per game, keyed by `seq`.
     events: HashMap<Uuid, BTreeMap<i64, EventRecord>>,
-    leases: BTreeMap<String, MemLease>,
-    nodes: HashMap<String, MemNode>,
+    leases: BTreeMap<String, lease::MemLease>,
+    nodes: HashMap<String, lease::MemNode>,
 }
 
 impl MemoryStore {
@@ -287,76 +275,6 @@ impl Inner {
     }
 }
 
-/// Leases and heartbeats, with PostgreSQL's semantics on the store's clock (`now`, ms).
-impl Inner {
-    fn fence_current(&self, code: &str) -> Option<(String, i64)> {
-        self.leases.get(code).map(|l| (l.owner.clone(), l.epoch))
-    }
-
-    /// Acquires `code` for `node` if it has no lease or an expired, unretired one.
-    fn acquire(&mut self, code: &str, node: &str, ttl_ms: i64, now: i64) -> Option<Fence> {
-        let epoch = match self.leases.get(code) {
-            None => 1,
-            Some(l) if l.expires_at < now && !l.retired => l.epoch + 1,
-            Some(_) => return None,
-        };
-        self.leases.insert(
-            code.to_owned(),
-            MemLease {
-                owner: node.to_owned(),
-                epoch,
-                expires_at: now.saturating_add(ttl_ms),
-                retired: false,
-            },
-        );
-        Some(Fence {
-            room_code: code.to_owned(),
-            node: node.to_owned(),
-            epoch,
-        })
-    }
-
-    fn claim_expired(&mut self, node: &str, ttl_ms: i64, limit: u32, now: i64) -> Vec<Fence> {
-        let unfinished = |code: &String| {
-            self.rooms
-                .get(code)
-                .is_some_and(|r| r.status != RoomStatus::Finished)
-        };
-        let mut expired: Vec<(i64, String)> = self
-            .leases
-            .iter()
-            .filter(|(code, l)| l.expires_at < now && !l.retired && unfinished(code))
-            .map(|(code, l)| (l.expires_at, code.clone()))
-            .collect();
-        expired.sort();
-        let mut fresh: Vec<&RoomRecord> = self
-            .rooms
-            .values()
-            .filter(|r| r.status != RoomStatus::Finished && !self.leases.contains_key(&r.code))
-            .collect();
-        fresh.sort_by(|a, b| (a.created_at_ms, &a.code).cmp(&(b.created_at_ms, &b.code)));
-        let codes: Vec<String> = expired
-            .into_iter()
-            .map(|(_, code)| code)
-            .chain(fresh.into_iter().map(|r| r.code.clone()))
-            .take(limit as usize)
-            .collect();
-        let mut fences: Vec<Fence> = codes
-            .iter()
-            .filter_map(|code| self.acquire(code, node, ttl_ms, now))
-            .collect();
-        fences.sort_by(|a, b| a.room_code.cmp(&b.room_code));
-        fences
-    }
-
-    /// The lease if `fence` (owner and epoch) still matches it.
-    fn own_lease(&mut self, fence: &Fence) -> Option<&mut MemLease> {
-        self.leases
-            .get_mut(&fence.room_code)
-            .filter(|l| l.owner == fence.node && l.epoch == fence.epoch)
-    }
-}
-
 #[async_trait]
 impl Store for MemoryStore {
     async fn create_room(&self, room: &RoomRecord) -> Result<()> {
@@ -427,15 +345,9 @@ impl Store for MemoryStore {
         fence: Option<&Fence>,
         write: RoomWrite,
     ) -> Result<()> {
-        write.check_room(room_code)?;
+        write.check_room(room_code, fence)?;
         let mut inner = self.lock()?;
         if let Some(fence) = fence {
-            if fence.room_code != room_code {
-                return Err(StoreError::InvalidWrite(format!(
-                    "a write for room {room_code:?} carries the fence of room {:?}",
-                    fence.room_code
-                )));
-            }
             check_fence(fence, inner.fence_current(room_code).as_ref())?;
         }
         inner.write(room_code, write).map(drop)
@@ -447,15 +359,7 @@ impl Store for MemoryStore {
         node: &str,
         ttl_ms: i64,
     ) -> Result<Fence> {
-        self.with(|inner, now| {
-            if inner.rooms.contains_key(&room.code) {
-                return Err(StoreError::RoomExists(room.code.clone()));
-            }
-            inner.rooms.insert(room.code.clone(), room.clone());
-            inner
-                .acquire(&room.code, node, ttl_ms, now)
-                .ok_or_else(|| StoreError::RoomExists(room.code.clone()))
-        })
+        self.with(|inner, now| inner.create_leased(room, node, ttl_ms, now))
     }
 
     async fn acquire_lease(
@@ -464,12 +368,7 @@ impl Store for MemoryStore {
         node: &str,
         ttl_ms: i64,
     ) -> Result<Option<Fence>> {
-        self.with(|inner, now| {
-            if !inner.rooms.contains_key(room_code) {
-                return Err(StoreError::RoomNotFound(room_code.to_owned()));
-            }
-            Ok(inner.acquire(room_code, node, ttl_ms, now))
-        })
+        self.with(|inner, now| inner.acquire_room(room_code, node, ttl_ms, now))
     }
 
     async fn claim_expired(&self, node: &str, ttl_ms: i64, limit: u32) -> Result<Vec<Fence>> {
@@ -477,91 +376,30 @@ impl Store for MemoryStore {
     }
 
     async fn renew_leases(&self, node: &str, ttl_ms: i64, held: &[Fence]) -> Result<Vec<Fence>> {
-        self.with(|inner, now| {
-            let mut kept = Vec::new();
-            for fence in held {
-                let mine = Fence {
-                    node: node.to_owned(),
-                    ..fence.clone()
-                };
-                if let Some(lease) = inner.own_lease(&mine).filter(|l| !l.retired) {
-                    lease.expires_at = now.saturating_add(ttl_ms);
-                    kept.push(mine);
-                }
-            }
-            kept.sort_by(|a, b| a.room_code.cmp(&b.room_code));
-            kept.dedup();
-            Ok(kept)
-        })
+        self.with(|inner, now| Ok(inner.renew(node, ttl_ms, held, now)))
     }
 
     async fn release_lease(&self, fence: &Fence) -> Result<bool> {
-        self.with(|inner, now| {
-            Ok(inner
-                .own_lease(fence)
-                .map(|l| l.expires_at = now - 1)
-                .is_some())
-        })
+        self.with(|inner, now| Ok(inner.release(fence, now)))
     }
 
     async fn retire_lease(&self, fence: &Fence) -> Result<bool> {
-        self.with(|inner, now| {
-            Ok(inner
-                .own_lease(fence)
-                .map(|l| {
-                    l.retired = true;
-                    l.expires_at = l.expires_at.min(now);
-                })
-                .is_some())
-        })
+        self.with(|inner, now| Ok(inner.retire(fence, now)))
     }
 
     async fn lease(&self, room_code: &str) -> Result<Option<Lease>> {
-        self.with(|inner, now| {
-            Ok(inner.leases.get(room_code).map(|l| Lease {
-                room_code: room_code.to_owned(),
-                owner: l.owner.clone(),
-                epoch: l.epoch,
-                expires_in_ms: l.expires_at - now,
-                retired: l.retired,
-            }))
-        })
+        self.with(|inner, now| Ok(inner.lease(room_code, now)))
     }
 
     async fn heartbeat_node(&self, node: &NodeRecord) -> Result<()> {
         self.with(|inner, now| {
-            let record = NodeRecord {
-                // INTEGER on PostgreSQL: the same bound here.
-                rooms: node.rooms.min(i32::MAX as u32),
-                ..node.clone()
-            };
-            inner.nodes.insert(
-                node.node_id.clone(),
-                MemNode {
-                    record,
-                    seen_at: now,
-                },
-            );
+            inner.heartbeat(node, now);
             Ok(())
         })
     }
 
     async fn live_nodes(&self, max_age_ms: i64) -> Result<Vec<NodeInfo>> {
-        self.with(|inner, now| {
-            let mut nodes: Vec<NodeInfo> = inner
-                .nodes
-                .values()
-                .filter(|n| now - n.seen_at <= max_age_ms)
-                .map(|n| NodeInfo {
-                    node_id: n.record.node_id.clone(),
-                    rooms: n.record.rooms,
-                    draining: n.record.draining,
-                    seen_ms_ago: (now - n.seen_at).max(0),
-                })
-                .collect();
-            nodes.sort_by(|a, b| (a.rooms, &a.node_id).cmp(&(b.rooms, &b.node_id)));
-            Ok(nodes)
-        })
+        self.with(|inner, now| Ok(inner.live_nodes(max_age_ms, now)))
     }
 
     async fn forget_node(&self, node_id: &str) -> Result<()> {

@@ -35,9 +35,12 @@ use uuid::Uuid;
 
 use crate::cluster::{Fence, RoomWrite};
 use crate::error::{Result, StoreError};
-use crate::types::{
-    EventRecord, GameEnd, GameRecord, GameStart, RoomRecord, RoomStatusUpdate, SeatRecord,
-};
+
+mod ops;
+
+use crate::types::{EventRecord, GameRecord, RoomRecord};
+pub(crate) use ops::{check_batch, check_fence, check_follows, Follows, WriteOp};
+use ops::{fence_of, room_ops};
 
 /// Largest number of operations committed in one transaction.
 pub(crate) const MAX_GROUP: usize = 512;
@@ -51,52 +54,6 @@ pub(crate) const LINGER: Duration = Duration::from_micros(500);
 pub(crate) const BUSY_WINDOW: Duration = Duration::from_millis(5);
 /// Capacity of the request channel; senders wait (back-pressure) when it is full.
 pub(crate) const CHANNEL_CAPACITY: usize = 4096;
-
-/// One write, as submitted to the writer task.
-#[derive(Debug)]
-pub(crate) enum WriteOp {
-    /// The request's lease must still be this fence (only ever a request's first op;
-    /// checked by the writer against the rows [`Backend::lock_leases`] locked).
-    CheckFence(Fence),
-    CreateRoom(RoomRecord),
-    UpdateRoomStatus {
-        code: String,
-        update: RoomStatusUpdate,
-    },
-    UpsertSeat(SeatRecord),
-    DeleteSeat {
-        room_code: String,
-        colour: String,
-    },
-    CreateGame(GameRecord),
-    AppendEvents {
-        game_id: Uuid,
-        events: Vec<EventRecord>,
-        /// What must already be in the game's log (checked by the writer, not the backend).
-        follows: Follows,
-    },
-    SetDeadline {
-        game_id: Uuid,
-        deadline_ms: Option<i64>,
-    },
-    FinishGame {
-        game_id: Uuid,
-        result: Value,
-        reason: String,
-        finished_at_ms: i64,
-    },
-}
-
-/// The log position an append requires.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Follows {
-    /// No check beyond unique `seq`s (`append_events`).
-    Any,
-    /// The last stored `seq` is this one, and the batch continues it without a gap.
-    After(i64),
-    /// The log is empty (a game's first events), and the batch has no gap.
-    Fresh,
-}
 
 /// The SQL one backend runs for each [`WriteOp`].
 #[async_trait]
@@ -156,29 +113,6 @@ async fn lock_fences<B: Backend>(
         .into_iter()
         .map(|(room, owner, epoch)| (room, (owner, epoch)))
         .collect())
-}
-
-/// The fence a request is checked against, if any (always its first op).
-fn fence_of(ops: &[WriteOp]) -> Option<&Fence> {
-    match ops.first() {
-        Some(WriteOp::CheckFence(f)) => Some(f),
-        _ => None,
-    }
-}
-
-/// Whether `fence` is still the room's lease in `owners`.
-///
-/// # Errors
-/// [`StoreError::Fenced`] with the current owner and epoch, if any.
-pub(crate) fn check_fence(fence: &Fence, current: Option<&(String, i64)>) -> Result<()> {
-    match current {
-        Some((owner, epoch)) if *owner == fence.node && *epoch == fence.epoch => Ok(()),
-        current => Err(StoreError::Fenced {
-            room: fence.room_code.clone(),
-            epoch: fence.epoch,
-            current: current.cloned(),
-        }),
-    }
 }
 
 /// One caller's write: one or more operations applied atomically (in one transaction or
@@ -285,16 +219,10 @@ impl Writer {
         fence: Option<&Fence>,
         write: RoomWrite,
     ) -> Result<()> {
-        write.check_room(room_code)?;
+        write.check_room(room_code, fence)?;
         let Some(fence) = fence else {
             return self.room(room_code, write).await.map(drop);
         };
-        if fence.room_code != room_code {
-            return Err(StoreError::InvalidWrite(format!(
-                "a write for room {room_code:?} carries the fence of room {:?}",
-                fence.room_code
-            )));
-        }
         let ops = room_ops(room_code, write)?;
         if ops.is_empty() {
             return Ok(());
@@ -583,160 +511,4 @@ async fn apply_checked<B: Backend>(
         }
     }
     B::apply(conn, op).await
-}
-
-/// The ops of one room write, in the order they are applied (empty for an empty append).
-///
-/// # Errors
-/// [`StoreError::SeqMismatch`] for a start without events.
-pub(crate) fn room_ops(room_code: &str, write: RoomWrite) -> Result<Vec<WriteOp>> {
-    Ok(match write {
-        RoomWrite::UpsertSeat(seat) => vec![WriteOp::UpsertSeat(seat)],
-        RoomWrite::DeleteSeat { colour } => vec![WriteOp::DeleteSeat {
-            room_code: room_code.to_owned(),
-            colour,
-        }],
-        RoomWrite::Append {
-            game_id,
-            after_seq,
-            events,
-        } if !events.is_empty() => vec![WriteOp::AppendEvents {
-            game_id,
-            events,
-            follows: Follows::After(after_seq),
-        }],
-        RoomWrite::Append { .. } => Vec::new(),
-        RoomWrite::Start(start) => start_ops(*start)?,
-        RoomWrite::End(end) => end_ops(*end),
-        RoomWrite::SetDeadline {
-            game_id,
-            deadline_ms,
-        } => vec![WriteOp::SetDeadline {
-            game_id,
-            deadline_ms,
-        }],
-        RoomWrite::RoomStatus(update) => vec![WriteOp::UpdateRoomStatus {
-            code: room_code.to_owned(),
-            update,
-        }],
-    })
-}
-
-/// The ops of a [`GameStart`], in the order they are applied.
-///
-/// # Errors
-/// [`StoreError::SeqMismatch`] for a start without events.
-pub(crate) fn start_ops(start: GameStart) -> Result<Vec<WriteOp>> {
-    let GameStart {
-        game,
-        room,
-        seats,
-        events,
-    } = start;
-    if events.is_empty() {
-        return Err(StoreError::SeqMismatch {
-            game_id: game.id,
-            after: 0,
-            last: None,
-        });
-    }
-    let (game_id, code) = (game.id, game.room_code.clone());
-    let mut ops = vec![WriteOp::CreateGame(game)];
-    ops.push(WriteOp::UpdateRoomStatus { code, update: room });
-    ops.extend(seats.into_iter().map(WriteOp::UpsertSeat));
-    ops.push(WriteOp::AppendEvents {
-        game_id,
-        events,
-        follows: Follows::Fresh,
-    });
-    Ok(ops)
-}
-
-/// The ops of a [`GameEnd`], in the order they are applied.
-pub(crate) fn end_ops(end: GameEnd) -> Vec<WriteOp> {
-    let GameEnd {
-        game_id,
-        room_code,
-        after_seq,
-        events,
-        result,
-        reason,
-        finished_at_ms,
-        room,
-    } = end;
-    let mut ops = Vec::with_capacity(3);
-    if !events.is_empty() {
-        ops.push(WriteOp::AppendEvents {
-            game_id,
-            events,
-            follows: Follows::After(after_seq),
-        });
-    }
-    ops.push(WriteOp::FinishGame {
-        game_id,
-        result,
-        reason,
-        finished_at_ms,
-    });
-    ops.push(WriteOp::UpdateRoomStatus {
-        code: room_code,
-        update: room,
-    });
-    ops
-}
-
-/// Checks that `events` continue a log whose last stored `seq` is `last`, as `follows`
-/// requires: no gap, no overlap, nothing missing before them.
-pub(crate) fn check_follows(
-    game_id: Uuid,
-    follows: Follows,
-    last: Option<i64>,
-    events: &[EventRecord],
-) -> Result<()> {
-    let after = match (follows, last) {
-        (Follows::Any, _) => return Ok(()),
-        (Follows::After(after), Some(l)) if l == after => after,
-        (Follows::Fresh, None) => match events.first() {
-            Some(first) => first.seq - 1,
-            None => return Ok(()),
-        },
-        (Follows::After(after), last) => {
-            return Err(StoreError::SeqMismatch {
-                game_id,
-                after,
-                last,
-            })
-        }
-        (Follows::Fresh, last) => {
-            return Err(StoreError::SeqMismatch {
-                game_id,
-                after: events.first().map_or(0, |e| e.seq - 1),
-                last,
-            })
-        }
-    };
-    for (i, e) in events.iter().enumerate() {
-        if e.seq != after + 1 + i as i64 {
-            return Err(StoreError::SeqMismatch {
-                game_id,
-                after: after + i as i64,
-                last,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Rejects a batch that repeats a `seq` before anything reaches the database.
-pub(crate) fn check_batch(game_id: Uuid, events: &[EventRecord]) -> Result<()> {
-    let mut seen = std::collections::HashSet::with_capacity(events.len());
-    for e in events {
-        if !seen.insert(e.seq) {
-            return Err(StoreError::DuplicateSeq {
-                game_id,
-                seq: e.seq,
-            });
-        }
-    }
-    Ok(())
 }

@@ -1,0 +1,257 @@
+//! The group-commit writer's SQL on PostgreSQL: one [`WriteOp`] at a time, every append of
+//! a group in one statement, log positions and fence rows for a whole group at once.
+
+use async_trait::async_trait;
+use serde_json::Value;
+use sqlx::postgres::PgConnection;
+use sqlx::Postgres;
+use uuid::Uuid;
+
+use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
+use crate::pg_lease;
+use crate::types::EventRecord;
+use crate::writer::{Backend, WriteOp};
+
+/// The writer's SQL on PostgreSQL.
+pub(crate) struct PgBackend;
+
+#[async_trait]
+impl Backend for PgBackend {
+    type Db = Postgres;
+
+    async fn apply(conn: &mut PgConnection, op: &WriteOp) -> Result<bool> {
+        match op {
+            // The writer checks fences itself, against the rows `lock_leases` locked.
+            WriteOp::CheckFence(_) => Err(StoreError::Unsupported(
+                "a fence is checked by the writer, not applied",
+            )),
+            WriteOp::CreateRoom(r) => {
+                sqlx::query(
+                    "INSERT INTO rooms (code, settings, status, created_at_ms, started_at_ms, \
+                     finished_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .bind(&r.code)
+                .bind(r.settings.to_string())
+                .bind(r.status.as_str())
+                .bind(r.created_at_ms)
+                .bind(r.started_at_ms)
+                .bind(r.finished_at_ms)
+                .bind(r.updated_at_ms)
+                .execute(&mut *conn)
+                .await
+                .map_err(|e| {
+                    if is_unique_violation(&e) {
+                        StoreError::RoomExists(r.code.clone())
+                    } else {
+                        e.into()
+                    }
+                })?;
+                Ok(true)
+            }
+            WriteOp::UpdateRoomStatus { code, update } => {
+                let done = sqlx::query(
+                    "UPDATE rooms SET status = $1, started_at_ms = $2, finished_at_ms = $3, \
+                     updated_at_ms = $4 WHERE code = $5",
+                )
+                .bind(update.status.as_str())
+                .bind(update.started_at_ms)
+                .bind(update.finished_at_ms)
+                .bind(update.updated_at_ms)
+                .bind(code)
+                .execute(&mut *conn)
+                .await?;
+                if done.rows_affected() == 0 {
+                    return Err(StoreError::RoomNotFound(code.clone()));
+                }
+                Ok(true)
+            }
+            WriteOp::UpsertSeat(s) => {
+                sqlx::query(
+                    "INSERT INTO seats (room_code, colour, display_name, token_hash, is_creator, \
+                     joined_at_ms, bot) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                     ON CONFLICT (room_code, colour) DO UPDATE SET \
+                     display_name = excluded.display_name, token_hash = excluded.token_hash, \
+                     is_creator = excluded.is_creator, joined_at_ms = excluded.joined_at_ms, \
+                     bot = excluded.bot",
+                )
+                .bind(&s.room_code)
+                .bind(&s.colour)
+                .bind(&s.display_name)
+                .bind(&s.token_hash)
+                .bind(s.is_creator)
+                .bind(s.joined_at_ms)
+                .bind(&s.bot)
+                .execute(&mut *conn)
+                .await
+                .map_err(|e| {
+                    if is_foreign_key_violation(&e) {
+                        StoreError::RoomNotFound(s.room_code.clone())
+                    } else {
+                        e.into()
+                    }
+                })?;
+                Ok(true)
+            }
+            WriteOp::DeleteSeat { room_code, colour } => {
+                let done = sqlx::query("DELETE FROM seats WHERE room_code = $1 AND colour = $2")
+                    .bind(room_code)
+                    .bind(colour)
+                    .execute(&mut *conn)
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+            WriteOp::CreateGame(g) => {
+                sqlx::query(
+                    "INSERT INTO games (id, room_code, preset, rules, rules_hash, created_at_ms, \
+                     finished_at_ms, result, reason, deadline_ms, dice) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                )
+                .bind(g.id)
+                .bind(&g.room_code)
+                .bind(&g.preset)
+                .bind(g.rules.to_string())
+                .bind(&g.rules_hash)
+                .bind(g.created_at_ms)
+                .bind(g.finished_at_ms)
+                .bind(g.result.as_ref().map(Value::to_string))
+                .bind(&g.reason)
+                .bind(g.deadline_ms)
+                .bind(g.dice.as_ref().map(Value::to_string))
+                .execute(&mut *conn)
+                .await
+                .map_err(|e| {
+                    if is_unique_violation(&e) {
+                        StoreError::GameExists(g.id)
+                    } else if is_foreign_key_violation(&e) {
+                        StoreError::RoomNotFound(g.room_code.clone())
+                    } else {
+                        e.into()
+                    }
+                })?;
+                Ok(true)
+            }
+            WriteOp::AppendEvents {
+                game_id, events, ..
+            } => {
+                // Row by row, so a duplicate names its exact seq. Only taken for a lone
+                // append or when isolating a failed group; grouped appends use `append_all`.
+                for e in events {
+                    sqlx::query(
+                        "INSERT INTO game_events (game_id, seq, event, created_at_ms) \
+                         VALUES ($1, $2, $3, $4)",
+                    )
+                    .bind(*game_id)
+                    .bind(e.seq)
+                    .bind(e.event.to_string())
+                    .bind(e.created_at_ms)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(|err| {
+                        if is_unique_violation(&err) {
+                            StoreError::DuplicateSeq {
+                                game_id: *game_id,
+                                seq: e.seq,
+                            }
+                        } else if is_foreign_key_violation(&err) {
+                            StoreError::GameNotFound(*game_id)
+                        } else {
+                            err.into()
+                        }
+                    })?;
+                }
+                Ok(true)
+            }
+            WriteOp::SetDeadline {
+                game_id,
+                deadline_ms,
+            } => {
+                let done = sqlx::query("UPDATE games SET deadline_ms = $1 WHERE id = $2")
+                    .bind(*deadline_ms)
+                    .bind(*game_id)
+                    .execute(&mut *conn)
+                    .await?;
+                if done.rows_affected() == 0 {
+                    return Err(StoreError::GameNotFound(*game_id));
+                }
+                Ok(true)
+            }
+            WriteOp::FinishGame {
+                game_id,
+                result,
+                reason,
+                finished_at_ms,
+            } => {
+                let done = sqlx::query(
+                    "UPDATE games SET finished_at_ms = $1, result = $2, reason = $3, \
+                     deadline_ms = NULL WHERE id = $4 AND finished_at_ms IS NULL",
+                )
+                .bind(*finished_at_ms)
+                .bind(result.to_string())
+                .bind(reason)
+                .bind(*game_id)
+                .execute(&mut *conn)
+                .await?;
+                if done.rows_affected() == 0 {
+                    let exists = sqlx::query_scalar::<_, i32>("SELECT 1 FROM games WHERE id = $1")
+                        .bind(*game_id)
+                        .fetch_optional(&mut *conn)
+                        .await?
+                        .is_some();
+                    return Err(if exists {
+                        StoreError::GameFinished(*game_id)
+                    } else {
+                        StoreError::GameNotFound(*game_id)
+                    });
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    async fn append_all(conn: &mut PgConnection, appends: &[(Uuid, &[EventRecord])]) -> Result<()> {
+        // Every event of the group in ONE statement (one round trip), as parallel arrays.
+        let total = appends.iter().map(|(_, events)| events.len()).sum();
+        let mut ids = Vec::with_capacity(total);
+        let mut seqs = Vec::with_capacity(total);
+        let mut payloads = Vec::with_capacity(total);
+        let mut times = Vec::with_capacity(total);
+        for (game_id, events) in appends {
+            for e in *events {
+                ids.push(*game_id);
+                seqs.push(e.seq);
+                payloads.push(e.event.to_string());
+                times.push(e.created_at_ms);
+            }
+        }
+        sqlx::query(
+            "INSERT INTO game_events (game_id, seq, event, created_at_ms) \
+             SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::text[], $4::bigint[])",
+        )
+        .bind(ids)
+        .bind(seqs)
+        .bind(payloads)
+        .bind(times)
+        .execute(&mut *conn)
+        .await?;
+        Ok(())
+    }
+
+    async fn last_seqs(conn: &mut PgConnection, games: &[Uuid]) -> Result<Vec<Option<i64>>> {
+        // One statement for the whole group, in the order given.
+        let rows: Vec<(i64, Option<i64>)> = sqlx::query_as(
+            "SELECT g.n, (SELECT MAX(seq) FROM game_events WHERE game_id = g.id) \
+             FROM UNNEST($1::uuid[]) WITH ORDINALITY AS g(id, n) ORDER BY g.n",
+        )
+        .bind(games.to_vec())
+        .fetch_all(&mut *conn)
+        .await?;
+        Ok(rows.into_iter().map(|(_, last)| last).collect())
+    }
+
+    async fn lock_leases(
+        conn: &mut PgConnection,
+        rooms: &[String],
+    ) -> Result<Vec<(String, String, i64)>> {
+        pg_lease::lock_leases(conn, rooms).await
+    }
+}
