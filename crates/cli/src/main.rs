@@ -201,102 +201,111 @@ fn run_verify(file: &str) -> Result<ExitCode, String> {
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Verify { .. } => unreachable!("handled in main"),
-        Command::Legal { position, dice } => {
-            let mut game = read_position(&position)?;
-            if let Some(d) = dice {
-                let values = d
-                    .split(',')
-                    .map(|v| v.trim().parse::<u8>().map_err(|_| format!("bad die {v:?}")))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let dice = Dice::from_slice(&values)?;
-                game.play(&Action::Roll { dice })
-                    .map_err(|e| e.to_string())?;
-            }
-            let out = serde_json::json!({
-                "position": game.to_string(),
-                "legal": game.legal_actions(),
-            });
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
-            );
-        }
-        Command::Apply { position, action } => {
-            let game = read_position(&position)?;
-            let action: Action = action.parse()?;
-            let (next, events) = game
-                .apply(&action)
-                .map_err(|e| format!("illegal action: {e}"))?;
-            let out = serde_json::json!({
-                "notation": next.to_string(),
-                "position": Position::from(&next),
-                "events": events,
-                "legal": next.legal_actions(),
-            });
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
-            );
-        }
+        Command::Legal { position, dice } => legal(&position, dice.as_deref()),
+        Command::Apply { position, action } => apply(&position, &action),
         Command::Play {
             seed,
             players,
             preset,
-        } => {
-            let rules = RuleSet::from_name(&preset)?;
-            let mut rng = ChaCha8Rng::seed_from_u64(seed);
-            let mut log = Vec::new();
-            let (game, turns, captures) = random_game(&mut rng, rules, players, Some(&mut log))?;
-            for line in &log {
-                println!("{line}");
-            }
-            let o = game.outcome().ok_or("game did not finish")?;
-            println!(
-                "# {} won ({:?}) after {turns} turns, {captures} captures",
-                o.winner, o.reason
-            );
-            println!("# final: {game}");
-        }
+        } => play(seed, players, &preset),
         Command::Selfplay {
             games,
             seed,
             players,
             preset,
-        } => {
-            let rules = RuleSet::from_name(&preset)?;
-            let mut rng = ChaCha8Rng::seed_from_u64(seed);
-            let start = Instant::now();
-            let mut turns = 0u64;
-            let mut captures = 0u64;
-            let mut wins = std::collections::BTreeMap::new();
-            for _ in 0..games {
-                let (g, t, c) = random_game(&mut rng, rules, players, None)?;
-                turns += t as u64;
-                captures += c as u64;
-                if let Some(o) = g.outcome() {
-                    if o.reason == WinReason::Goal {
-                        *wins.entry(o.winner.name()).or_insert(0u64) += 1;
-                    }
-                }
+        } => selfplay(games, seed, players, &preset),
+    }
+}
+
+/// Prints `out` as pretty JSON on standard output.
+fn print_json(out: &serde_json::Value) -> Result<(), String> {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(out).map_err(|e| e.to_string())?
+    );
+    Ok(())
+}
+
+/// `parchis legal`: the legal actions, after rolling `dice` when given.
+fn legal(position: &str, dice: Option<&str>) -> Result<(), String> {
+    let mut game = read_position(position)?;
+    if let Some(d) = dice {
+        let values = d
+            .split(',')
+            .map(|v| v.trim().parse::<u8>().map_err(|_| format!("bad die {v:?}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let dice = Dice::from_slice(&values)?;
+        game.play(&Action::Roll { dice })
+            .map_err(|e| e.to_string())?;
+    }
+    print_json(&serde_json::json!({
+        "position": game.to_string(),
+        "legal": game.legal_actions(),
+    }))
+}
+
+/// `parchis apply`: the position after one action, its events and the legal actions.
+fn apply(position: &str, action: &str) -> Result<(), String> {
+    let game = read_position(position)?;
+    let action: Action = action.parse()?;
+    let (next, events) = game
+        .apply(&action)
+        .map_err(|e| format!("illegal action: {e}"))?;
+    print_json(&serde_json::json!({
+        "notation": next.to_string(),
+        "position": Position::from(&next),
+        "events": events,
+        "legal": next.legal_actions(),
+    }))
+}
+
+/// `parchis play`: one random game's action log and result.
+fn play(seed: u64, players: u8, preset: &str) -> Result<(), String> {
+    let rules = RuleSet::from_name(preset)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut log = Vec::new();
+    let (game, turns, captures) = random_game(&mut rng, rules, players, Some(&mut log))?;
+    for line in &log {
+        println!("{line}");
+    }
+    let o = game.outcome().ok_or("game did not finish")?;
+    println!(
+        "# {} won ({:?}) after {turns} turns, {captures} captures",
+        o.winner, o.reason
+    );
+    println!("# final: {game}");
+    Ok(())
+}
+
+/// `parchis selfplay`: statistics over `games` random games.
+fn selfplay(games: u64, seed: u64, players: u8, preset: &str) -> Result<(), String> {
+    let rules = RuleSet::from_name(preset)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let start = Instant::now();
+    let mut turns = 0u64;
+    let mut captures = 0u64;
+    let mut wins = std::collections::BTreeMap::new();
+    for _ in 0..games {
+        let (g, t, c) = random_game(&mut rng, rules, players, None)?;
+        turns += t as u64;
+        captures += c as u64;
+        if let Some(o) = g.outcome() {
+            if o.reason == WinReason::Goal {
+                *wins.entry(o.winner.name()).or_insert(0u64) += 1;
             }
-            let secs = start.elapsed().as_secs_f64();
-            let out = serde_json::json!({
-                "games": games,
-                "preset": rules.name(),
-                "players": players,
-                "mean_turns_per_game": turns as f64 / games.max(1) as f64,
-                "mean_captures_per_game": captures as f64 / games.max(1) as f64,
-                "wins_per_seat": wins,
-                "seconds": secs,
-                "games_per_second": games as f64 / secs.max(1e-9),
-            });
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
-            );
         }
     }
-    Ok(())
+    let secs = start.elapsed().as_secs_f64();
+    print_json(&serde_json::json!({
+        "games": games,
+        "preset": rules.name(),
+        "players": players,
+        "mean_turns_per_game": turns as f64 / games.max(1) as f64,
+        "mean_captures_per_game": captures as f64 / games.max(1) as f64,
+        "wins_per_seat": wins,
+        "seconds": secs,
+        "games_per_second": games as f64 / secs.max(1e-9),
+    }))
 }
 
 fn main() -> ExitCode {

@@ -90,6 +90,43 @@ fn seeds_of(v: &Value) -> Result<Vec<(Colour, String)>, String> {
         .collect()
 }
 
+/// The commitment and client seeds `game_started` published at the start must be the
+/// record's.
+fn check_published(
+    published: &Value,
+    commitment: &str,
+    client_seeds: &[(Colour, String)],
+) -> Result<(), String> {
+    if published["commitment"].as_str() != Some(commitment) {
+        return Err(format!(
+            "game_started published the commitment {}, the record gives {commitment}",
+            published["commitment"]
+        ));
+    }
+    if seeds_of(&published["client_seeds"])? != client_seeds {
+        return Err("game_started published other client seeds than the record's".into());
+    }
+    Ok(())
+}
+
+/// The throws of an `opening_roll` event `ev`, named `what` in errors.
+fn opening_throws(ev: &Value, what: &str) -> Result<Vec<RecordedThrow>, String> {
+    ev["rolls"]
+        .as_array()
+        .ok_or_else(|| format!("{what}: no rolls"))?
+        .iter()
+        .map(|r| {
+            Ok(RecordedThrow {
+                number: r["throw"]
+                    .as_u64()
+                    .ok_or_else(|| format!("{what}: opening throw without a number"))?,
+                colour: colour(&r["colour"], what)?,
+                dice: dice_of(&r["dice"], what)?,
+            })
+        })
+        .collect()
+}
+
 /// A record from the games API's JSON: its `dice` object, and the throws of its events
 /// (`opening_roll` entries and `dice_rolled` events, with their `throw` numbers).
 fn from_json(v: &Value) -> Result<Record, String> {
@@ -109,36 +146,13 @@ fn from_json(v: &Value) -> Result<Record, String> {
         let what = format!("event seq {seq}");
         match ev["type"].as_str() {
             Some("game_started") => {
-                // The commitment published at the start must be the record's.
-                let published = &ev["dice"];
-                if published["commitment"].as_str() != Some(commitment.as_str()) {
-                    return Err(format!(
-                        "game_started published the commitment {}, the record gives {commitment}",
-                        published["commitment"]
-                    ));
-                }
-                if seeds_of(&published["client_seeds"])? != client_seeds {
-                    return Err(
-                        "game_started published other client seeds than the record's".into(),
-                    );
-                }
+                check_published(&ev["dice"], &commitment, &client_seeds)?;
                 if per_throw.is_none() {
                     per_throw = ev["position"]["rules"]["dice"].as_u64();
                 }
             }
             Some("opening_roll") => {
-                for r in ev["rolls"]
-                    .as_array()
-                    .ok_or_else(|| format!("{what}: no rolls"))?
-                {
-                    throws.push(RecordedThrow {
-                        number: r["throw"]
-                            .as_u64()
-                            .ok_or_else(|| format!("{what}: opening throw without a number"))?,
-                        colour: colour(&r["colour"], &what)?,
-                        dice: dice_of(&r["dice"], &what)?,
-                    });
-                }
+                throws.extend(opening_throws(ev, &what)?);
             }
             Some("game") if ev["event"]["type"] == "dice_rolled" => {
                 throws.push(RecordedThrow {

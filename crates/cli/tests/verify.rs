@@ -61,12 +61,120 @@ fn rolls(game: &Value) -> Vec<usize> {
         .collect()
 }
 
-/// One person (client seed chosen in `join`) against three greedy bots, played to the
-/// goal; the game's JSON and export verify, and every kind of tampering is caught at the
-/// right throw.
-#[tokio::test]
-async fn a_real_game_verifies_and_tampering_is_caught() {
-    let server = start(config()).await;
+/// `verify` fails (exit 1) on `text`, naming `want`.
+fn assert_fails(text: &str, want: &str) {
+    let (c, out) = verify(text);
+    assert_eq!(c, 1, "{out}");
+    assert!(out.contains(want), "{out}");
+}
+
+/// `game` with one die of its `k`-th throw after the opening changed.
+fn with_die_changed(game: &Value, k: usize) -> Value {
+    let at = rolls(game)[k];
+    let mut tampered = game.clone();
+    let die = &mut tampered["events"][at]["event"]["event"]["dice"][0];
+    *die = json!(die.as_u64().unwrap() % 6 + 1);
+    tampered
+}
+
+/// `game` claiming another server seed, in its dice and its `dice_revealed` event.
+fn with_server_seed(game: &Value, seed: &str) -> Value {
+    let mut tampered = game.clone();
+    tampered["dice"]["server_seed"] = json!(seed);
+    for e in tampered["events"].as_array_mut().unwrap() {
+        if e["event"]["type"] == "dice_revealed" {
+            e["event"]["server_seed"] = json!(seed);
+        }
+    }
+    tampered
+}
+
+/// `game` with its `a`-th and `b`-th throws swapped in the log.
+fn with_throws_swapped(game: &Value, a: usize, b: usize) -> Value {
+    let (a, b) = (rolls(game)[a], rolls(game)[b]);
+    let mut tampered = game.clone();
+    let events = tampered["events"].as_array_mut().unwrap();
+    events.swap(a, b);
+    tampered
+}
+
+/// `export` with the dice of its `k`-th `roll` line (from 0) changed.
+fn export_with_roll_changed(export: &str, k: usize) -> String {
+    let mut seen = 0;
+    let tampered: Vec<String> = export
+        .lines()
+        .map(|l| {
+            let mut words: Vec<String> = l.split(' ').map(str::to_owned).collect();
+            if words.get(1).map(String::as_str) == Some("roll") {
+                if seen == k {
+                    let dice: Vec<u8> = words[2]
+                        .trim_end_matches(';')
+                        .split(',')
+                        .map(|d| d.parse::<u8>().unwrap() % 6 + 1)
+                        .collect();
+                    let tail = if words[2].ends_with(';') { ";" } else { "" };
+                    let dice: Vec<String> = dice.iter().map(u8::to_string).collect();
+                    words[2] = dice.join(",") + tail;
+                }
+                seen += 1;
+            }
+            words.join(" ")
+        })
+        .collect();
+    tampered.join("\n")
+}
+
+/// Ana (yellow) and Luis (red) joined in `code`, yellow having seen red join.
+async fn yellow_and_red(server: &Server, code: &str) -> Vec<Client> {
+    let mut yellow = server.client().await;
+    yellow.join(code, "Ana", Some("yellow")).await;
+    let mut red = server.client().await;
+    red.join(code, "Luis", Some("red")).await;
+    yellow
+        .until("red joined", |v| {
+            v["event"]["type"] == "player_joined" && v["event"]["colour"] == "red"
+        })
+        .await;
+    vec![yellow, red]
+}
+
+/// The player to act (by the room's view) rolls or plays its first legal action.
+async fn act_once(server: &Server, code: &str, clients: &mut [Client]) {
+    let view = server.room(code).await;
+    let turn = view["game"]["position"]["turn"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let seq = view["seq"].as_u64().unwrap();
+    let c: &mut Client = clients
+        .iter_mut()
+        .find(|c| c.colour.as_deref() == Some(turn.as_str()))
+        .unwrap();
+    let t = c
+        .until("your_turn", |v| {
+            v["type"] == "your_turn" && v["seq"].as_u64() == Some(seq)
+        })
+        .await;
+    if t["must_roll"] == true {
+        c.ok(json!({"type": "roll"})).await;
+    } else {
+        c.ok(json!({"type": "play", "action": t["legal"][0].clone()}))
+            .await;
+    }
+}
+
+/// Reads until the game's last event, `dice_revealed`.
+async fn until_revealed(c: &mut Client) -> Value {
+    c.until("dice_revealed", |v| {
+        v["type"] == "event" && v["event"]["type"] == "dice_revealed"
+    })
+    .await
+}
+
+/// Ana (client seed chosen in `join`) against three greedy bots, played to the goal.
+/// Returns the room code, the commitment shown in the lobby and the `dice_revealed`
+/// event Ana received at the end.
+async fn ana_against_three_bots(server: &Server) -> (String, Value, Value) {
     let code = server
         .create_room(json!({"bots": "greedy", "bot_think_ms": 1, "turn_clock_secs": 600}))
         .await;
@@ -95,6 +203,16 @@ async fn a_real_game_verifies_and_tampering_is_caught() {
         .find(|v| v["event"]["type"] == "dice_revealed")
         .cloned()
         .expect("the server seed revealed at the end");
+    (code, lobby_commitment, revealed)
+}
+
+/// One person (client seed chosen in `join`) against three greedy bots, played to the
+/// goal; the game's JSON and export verify, and every kind of tampering is caught at the
+/// right throw.
+#[tokio::test]
+async fn a_real_game_verifies_and_tampering_is_caught() {
+    let server = start(config()).await;
+    let (code, lobby_commitment, revealed) = ana_against_three_bots(&server).await;
 
     let (game, export) = stored_game(&server, &code).await;
     let dice = &game["dice"];
@@ -130,66 +248,19 @@ async fn a_real_game_verifies_and_tampering_is_caught() {
     assert!(out.contains(&format!("dice verified: {n} throws")), "{out}");
 
     // One die changed: throw 5 fails.
-    let at = rolls(&game)[5];
-    let mut one_die = game.clone();
-    let die = &mut one_die["events"][at]["event"]["event"]["dice"][0];
-    *die = json!(die.as_u64().unwrap() % 6 + 1);
-    let (c, out) = verify(&one_die.to_string());
-    assert_eq!(c, 1, "{out}");
-    assert!(
-        out.contains("throw 5 (yellow)") || out.contains("throw 5 ("),
-        "{out}"
-    );
-
+    assert_fails(&with_die_changed(&game, 5).to_string(), "throw 5 (");
     // Another server seed: the commitment does not match.
-    let mut seed = game.clone();
-    let other = "11".repeat(32);
-    seed["dice"]["server_seed"] = json!(other);
-    for e in seed["events"].as_array_mut().unwrap() {
-        if e["event"]["type"] == "dice_revealed" {
-            e["event"]["server_seed"] = json!(other);
-        }
-    }
-    let (c, out) = verify(&seed.to_string());
-    assert_eq!(c, 1, "{out}");
-    assert!(out.contains("does not match the commitment"), "{out}");
-
+    assert_fails(
+        &with_server_seed(&game, &"11".repeat(32)).to_string(),
+        "does not match the commitment",
+    );
     // Throws 3 and 4 swapped in the log: the log's throw at position 3 is numbered 4.
-    let (a, b) = (rolls(&game)[3], rolls(&game)[4]);
-    let mut order = game.clone();
-    let events = order["events"].as_array_mut().unwrap();
-    let (ea, eb) = (events[a].clone(), events[b].clone());
-    events[a] = eb;
-    events[b] = ea;
-    let (c, out) = verify(&order.to_string());
-    assert_eq!(c, 1, "{out}");
-    assert!(out.contains("throw 3 is missing"), "{out}");
-
+    assert_fails(
+        &with_throws_swapped(&game, 3, 4).to_string(),
+        "throw 3 is missing",
+    );
     // The export with the dice of its 8th roll line changed: throw 7 fails.
-    let mut seen = 0;
-    let tampered: Vec<String> = export
-        .lines()
-        .map(|l| {
-            let mut words: Vec<String> = l.split(' ').map(str::to_owned).collect();
-            if words.get(1).map(String::as_str) == Some("roll") {
-                if seen == 7 {
-                    let dice: Vec<u8> = words[2]
-                        .trim_end_matches(';')
-                        .split(',')
-                        .map(|d| d.parse::<u8>().unwrap() % 6 + 1)
-                        .collect();
-                    let tail = if words[2].ends_with(';') { ";" } else { "" };
-                    let dice: Vec<String> = dice.iter().map(u8::to_string).collect();
-                    words[2] = dice.join(",") + tail;
-                }
-                seen += 1;
-            }
-            words.join(" ")
-        })
-        .collect();
-    let (c, out) = verify(&tampered.join("\n"));
-    assert_eq!(c, 1, "{out}");
-    assert!(out.contains("throw 7 ("), "{out}");
+    assert_fails(&export_with_roll_changed(&export, 7), "throw 7 (");
 }
 
 /// Classic rules: the opening roll's throws come first (0, 1, …); red leaves, so the
@@ -200,52 +271,20 @@ async fn a_forfeited_game_with_an_opening_roll_verifies() {
     let code = server
         .create_room(json!({"preset": "classic", "seats": 2, "turn_clock_secs": 600}))
         .await;
-    let mut yellow = server.client().await;
-    yellow.join(&code, "Ana", Some("yellow")).await;
-    let mut red = server.client().await;
-    red.join(&code, "Luis", Some("red")).await;
+    let mut clients = yellow_and_red(&server, &code).await;
     // A seed set by command after the welcome, having seen the commitment.
-    red.ok(json!({"type": "client_seed", "seed": "0123456789abcdef0123456789abcdef"}))
+    clients[1]
+        .ok(json!({"type": "client_seed", "seed": "0123456789abcdef0123456789abcdef"}))
         .await;
-    yellow
-        .until("red joined", |v| {
-            v["event"]["type"] == "player_joined" && v["event"]["colour"] == "red"
-        })
-        .await;
-    yellow.ok(json!({"type": "start"})).await;
-    let mut clients = vec![yellow, red];
+    clients[0].ok(json!({"type": "start"})).await;
     // A few throws by whoever is to act.
     for _ in 0..6 {
-        let view = server.room(&code).await;
-        let turn = view["game"]["position"]["turn"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        let seq = view["seq"].as_u64().unwrap();
-        let c: &mut Client = clients
-            .iter_mut()
-            .find(|c| c.colour.as_deref() == Some(turn.as_str()))
-            .unwrap();
-        let t = c
-            .until("your_turn", |v| {
-                v["type"] == "your_turn" && v["seq"].as_u64() == Some(seq)
-            })
-            .await;
-        if t["must_roll"] == true {
-            c.ok(json!({"type": "roll"})).await;
-        } else {
-            c.ok(json!({"type": "play", "action": t["legal"][0].clone()}))
-                .await;
-        }
+        act_once(&server, &code, &mut clients).await;
     }
     let mut red = clients.pop().unwrap();
     red.ok(json!({"type": "leave"})).await;
     let mut yellow = clients.pop().unwrap();
-    yellow
-        .until("dice_revealed", |v| {
-            v["type"] == "event" && v["event"]["type"] == "dice_revealed"
-        })
-        .await;
+    until_revealed(&mut yellow).await;
     let (game, export) = stored_game(&server, &code).await;
     assert_eq!(game["reason"], "abandoned", "{game}");
     assert_eq!(
@@ -279,9 +318,7 @@ async fn a_forfeited_game_with_an_opening_roll_verifies() {
             break;
         }
     }
-    let (c, out) = verify(&tampered.to_string());
-    assert_eq!(c, 1, "{out}");
-    assert!(out.contains("throw 1 ("), "{out}");
+    assert_fails(&tampered.to_string(), "throw 1 (");
 }
 
 /// A game made with the test configuration (fixed dice) never claims to be verified.
@@ -289,23 +326,11 @@ async fn a_forfeited_game_with_an_opening_roll_verifies() {
 async fn a_test_dice_game_is_not_verifiable() {
     let server = start(common::test_config()).await;
     let code = server.create_room(json!({"seats": 2})).await;
-    let mut yellow = server.client().await;
-    yellow.join(&code, "Ana", Some("yellow")).await;
-    let mut red = server.client().await;
-    red.join(&code, "Luis", Some("red")).await;
-    yellow
-        .until("red joined", |v| {
-            v["event"]["type"] == "player_joined" && v["event"]["colour"] == "red"
-        })
-        .await;
-    yellow.ok(json!({"type": "start"})).await;
-    yellow.ok(json!({"type": "roll"})).await;
-    red.ok(json!({"type": "leave"})).await;
-    yellow
-        .until("dice_revealed", |v| {
-            v["type"] == "event" && v["event"]["type"] == "dice_revealed"
-        })
-        .await;
+    let mut clients = yellow_and_red(&server, &code).await;
+    clients[0].ok(json!({"type": "start"})).await;
+    clients[0].ok(json!({"type": "roll"})).await;
+    clients[1].ok(json!({"type": "leave"})).await;
+    until_revealed(&mut clients[0]).await;
     let (game, export) = stored_game(&server, &code).await;
     assert_eq!(game["dice"]["mode"], "test");
     assert!(export.contains("[DiceMode \"test\"]"), "{export}");

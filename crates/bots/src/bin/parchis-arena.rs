@@ -135,38 +135,14 @@ fn main() -> ExitCode {
     let mut actions = 0u64;
     let started = Instant::now();
     for i in 0..args.games {
-        let rot = (i % n as u64) as usize;
-        let first = seat_colours[((i / n as u64) % n as u64) as usize];
-        // Colour of level j: seat_colours[(j + rot) % n]; seat index of colour c: inverse.
-        let mut by_colour = [usize::MAX; 4];
-        let mut seats: Vec<Box<dyn Bot + Send>> = Vec::with_capacity(n);
-        for (j, level) in args.levels.iter().enumerate() {
-            let colour = seat_colours[(j + rot) % n];
-            by_colour[colour.index()] = j;
-            let think = tally.entry(*level).or_default().think.clone();
-            let seed = args.seed.wrapping_mul(1_000_003) ^ (i * 8 + j as u64);
-            seats.push(Box::new(Timed {
-                inner: build(*level, seed, &args),
-                think,
-            }));
-        }
-        let game = match Game::new(RuleSet::online(), &seat_colours, first) {
-            Ok(g) => g,
+        let (winner_seat, n_actions) = match play_one(i, &args, &seat_colours, &mut tally) {
+            Ok(r) => r,
             Err(e) => {
                 eprintln!("parchis-arena: cannot set up a game: {e}");
                 return ExitCode::FAILURE;
             }
         };
-        let mut rng = StdRng::seed_from_u64(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i);
-        let (outcome, n_actions) = play_game(
-            game,
-            &mut |c| by_colour[c.index()],
-            &mut seats,
-            &mut rng,
-            args.max_actions,
-        );
         actions += n_actions as u64;
-        let winner_seat = outcome.map(|o| by_colour[o.winner.index()]);
         if winner_seat.is_none() {
             unfinished += 1;
         }
@@ -179,8 +155,71 @@ fn main() -> ExitCode {
         }
     }
     let elapsed = started.elapsed();
+    let out = json!({
+        "games": args.games,
+        "seed": args.seed,
+        "seats": args.levels.iter().map(|l| l.to_string()).collect::<Vec<_>>(),
+        "expectimax": {"budget_ms": args.budget_ms, "max_leaves": args.max_leaves},
+        "unfinished": unfinished,
+        "actions": actions,
+        "elapsed_s": elapsed.as_secs_f64(),
+        "levels": level_stats(&tally, n),
+    });
+    match serde_json::to_string_pretty(&out) {
+        Ok(s) => println!("{s}"),
+        Err(e) => {
+            eprintln!("parchis-arena: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Plays game `i` with the seats rotated as the module describes; returns the index
+/// (in `args.levels`) of the winning level, `None` when unfinished, and the number of
+/// actions played. Each level's decisions are timed into its `tally` entry.
+fn play_one(
+    i: u64,
+    args: &Args,
+    seat_colours: &[Colour],
+    tally: &mut BTreeMap<BotLevel, Tally>,
+) -> Result<(Option<usize>, usize), parchis_engine::SetupError> {
+    let n = seat_colours.len();
+    let rot = (i % n as u64) as usize;
+    let first = seat_colours[((i / n as u64) % n as u64) as usize];
+    // Colour of level j: seat_colours[(j + rot) % n]; seat index of colour c: inverse.
+    let mut by_colour = [usize::MAX; 4];
+    let mut seats: Vec<Box<dyn Bot + Send>> = Vec::with_capacity(n);
+    for (j, level) in args.levels.iter().enumerate() {
+        let colour = seat_colours[(j + rot) % n];
+        by_colour[colour.index()] = j;
+        let think = tally.entry(*level).or_default().think.clone();
+        let seed = args.seed.wrapping_mul(1_000_003) ^ (i * 8 + j as u64);
+        seats.push(Box::new(Timed {
+            inner: build(*level, seed, args),
+            think,
+        }));
+    }
+    let game = Game::new(RuleSet::online(), seat_colours, first)?;
+    let mut rng = StdRng::seed_from_u64(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i);
+    let (outcome, n_actions) = play_game(
+        game,
+        &mut |c| by_colour[c.index()],
+        &mut seats,
+        &mut rng,
+        args.max_actions,
+    );
+    Ok((outcome.map(|o| by_colour[o.winner.index()]), n_actions))
+}
+
+/// Each level's wins, win rate with its 95 % interval, and decision times, as JSON;
+/// `n` is the number of seats.
+fn level_stats(
+    tally: &BTreeMap<BotLevel, Tally>,
+    n: usize,
+) -> serde_json::Map<String, serde_json::Value> {
     let mut levels = serde_json::Map::new();
-    for (level, t) in &tally {
+    for (level, t) in tally {
         let (lo, hi) = wilson(t.wins, t.seats);
         let (think_total, think_max, decisions) = match t.think.lock() {
             Ok(th) => (th.total, th.max, th.decisions),
@@ -200,22 +239,5 @@ fn main() -> ExitCode {
             }),
         );
     }
-    let out = json!({
-        "games": args.games,
-        "seed": args.seed,
-        "seats": args.levels.iter().map(|l| l.to_string()).collect::<Vec<_>>(),
-        "expectimax": {"budget_ms": args.budget_ms, "max_leaves": args.max_leaves},
-        "unfinished": unfinished,
-        "actions": actions,
-        "elapsed_s": elapsed.as_secs_f64(),
-        "levels": levels,
-    });
-    match serde_json::to_string_pretty(&out) {
-        Ok(s) => println!("{s}"),
-        Err(e) => {
-            eprintln!("parchis-arena: {e}");
-            return ExitCode::FAILURE;
-        }
-    }
-    ExitCode::SUCCESS
+    levels
 }
