@@ -158,6 +158,13 @@ pub(crate) async fn claim_expired(
         .await?;
         rows.extend(fresh);
     }
+    if !rows.is_empty() {
+        tracing::info!(
+            node,
+            claimed = rows.len(),
+            "claimed rooms with expired or no leases"
+        );
+    }
     Ok(fences(node, rows))
 }
 

@@ -230,7 +230,17 @@ impl Writer {
         let mut all = Vec::with_capacity(ops.len() + 1);
         all.push(WriteOp::CheckFence(fence.clone()));
         all.extend(ops);
-        self.submit_all(all).await.map(drop)
+        let result = self.submit_all(all).await.map(drop);
+        if let Err(StoreError::Fenced { current, .. }) = &result {
+            tracing::warn!(
+                room = room_code,
+                node = %fence.node,
+                epoch = fence.epoch,
+                current = ?current,
+                "room write fenced: the lease has moved on"
+            );
+        }
+        result
     }
 
     pub(crate) async fn create_game(&self, game: &GameRecord) -> Result<()> {
