@@ -278,6 +278,7 @@ impl Actor {
                 link,
                 reattach,
                 last_seq,
+                replaces,
                 reply,
             } => {
                 let conn = link.id;
@@ -286,6 +287,7 @@ impl Actor {
                     conn,
                     reattach,
                     last_seq,
+                    replaces,
                 }
             }
             RoomCmd::Command {

@@ -416,7 +416,8 @@ impl Core {
                 conn,
                 reattach,
                 last_seq,
-            } => self.reattach(conn, reattach, last_seq),
+                replaces,
+            } => self.reattach(conn, reattach, last_seq, replaces),
             Input::Command {
                 conn,
                 member,

@@ -55,6 +55,9 @@ pub enum Input {
         reattach: super::Reattach,
         /// The last event seq it was sent.
         last_seq: u64,
+        /// The connection the same client had here before (a relay that lost a frame):
+        /// forgotten without a word, its seat not left.
+        replaces: Option<ConnId>,
     },
     /// A member's command.
     Command {

@@ -197,6 +197,9 @@ pub enum RoomCmd {
         reattach: Reattach,
         /// Last event seq it was sent.
         last_seq: u64,
+        /// The connection it was here before, if any (the same client: forgotten
+        /// quietly).
+        replaces: Option<ConnId>,
         /// The outcome.
         reply: oneshot::Sender<Result<Member, Refusal>>,
     },

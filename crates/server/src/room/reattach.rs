@@ -13,6 +13,8 @@
 //! * Spectators (and players turned spectators) are not refused by `spectators: false`
 //!   or `max_spectators`: they were admitted before and did nothing; they do count
 //!   towards `max_spectators` for later `watch`es.
+//! * `replaces`: the link the same client had (its edge lost a frame): forgotten quietly
+//!   first (no `closing`, no grace period), whether the reattach succeeds or not.
 //! * Events older than the history (or a `last_seq` the room never reached, e.g. a lobby
 //!   rebuilt from the store restarts at seq 0): refused with `room_unavailable`; the edge
 //!   then closes the socket with 1012 and the client resumes with its token.
@@ -33,7 +35,23 @@ impl Core {
     }
 
     /// Handles [`super::Input::Reattach`] (the decisions are in the module docs).
-    pub(super) fn reattach(&mut self, conn: ConnId, reattach: Reattach, last_seq: u64) {
+    pub(super) fn reattach(
+        &mut self,
+        conn: ConnId,
+        reattach: Reattach,
+        last_seq: u64,
+        replaces: Option<ConnId>,
+    ) {
+        if let Some(old) = replaces.filter(|old| *old != conn) {
+            // The same client's previous link: gone without a grace period or a word.
+            self.spectators.retain(|c| *c != old);
+            for seat in &mut self.seats {
+                if seat.conn == Some(old) {
+                    seat.conn = None;
+                }
+            }
+            self.emit(Effect::Forget { conn: old });
+        }
         if !self.can_replay(last_seq) {
             self.emit(Effect::Reply(Err(Refusal::new(
                 ErrorCode::RoomUnavailable,

@@ -120,7 +120,12 @@ async fn players_and_a_spectator_on_two_nodes_see_one_stream() {
         "{won}"
     );
 
-    // One gap-free stream; the same frames wherever the socket is.
+    same_stream(&clients);
+}
+
+/// Ana (on a), Bruno and Eve (on b) saw one gap-free stream with the same frames, to the
+/// game's last event; each from the event after its welcome (Ana's at seq 1, Bruno's 2).
+fn same_stream(clients: &[Client]) {
     let names = ["ana (a)", "bruno (b)", "eve (b)"];
     let spans: Vec<(u64, u64)> = clients
         .iter()
@@ -137,6 +142,82 @@ async fn players_and_a_spectator_on_two_nodes_see_one_stream() {
     for (c, name) in clients.iter().zip(names).skip(1) {
         assert_eq!(frames(c, from, last), reference, "{name} saw other frames");
     }
-    // Each saw every event after its welcome: Ana's was seq 1 (her join), Bruno's seq 2.
     assert_eq!((spans[0].0, spans[1].0, spans[2].0), (2, 3, 3));
+}
+
+/// `moved` notices for the room every 100 ms while the game runs (as a new owner would
+/// publish, here naming the same owner): b's relayed connections reattach each time,
+/// their old links are replaced quietly, and the clients still see one gap-free stream
+/// without a duplicate, and no command of theirs is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relayed_connections_reattach_on_moved_without_gap_or_duplicate() {
+    let test = "relayed_connections_reattach_on_moved_without_gap_or_duplicate";
+    let opts = Opts {
+        nodes: 2,
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let (a, b) = (cluster.addr(0), cluster.addr(1));
+    let code = cluster
+        .create_room(0, &json!({"seats": 2, "turn_clock_secs": 120}))
+        .await;
+    let mut ana = client(a).await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    let mut bruno = client(b).await;
+    bruno.join(&code, "Bruno", Some("blue")).await;
+    let mut eve = client(b).await;
+    eve.watch(&code).await;
+    for c in [&mut ana, &mut bruno, &mut eve] {
+        while c.seq < 2 {
+            c.next().await;
+        }
+    }
+    ana.ok(json!({"type": "start"})).await;
+
+    let nats_url = std::env::var("PARCHIS_NATS_URL").expect("NATS (checked by the harness)");
+    let nats = async_nats::connect(nats_url)
+        .await
+        .expect("connect to NATS");
+    let subject = format!("{}.moved", cluster.prefix);
+    let notice = json!({"v": 1, "room": code, "node": cluster.id(0), "epoch": 1}).to_string();
+    let mover = tokio::spawn(async move {
+        let mut sent = 0u32;
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            if nats
+                .publish(subject.clone(), notice.clone().into())
+                .await
+                .is_err()
+            {
+                return sent;
+            }
+            let _ = nats.flush().await;
+            sent += 1;
+        }
+    });
+    let (won, clients) = play_to_end(vec![ana, bruno, eve]).await;
+    mover.abort();
+    assert!(
+        won["winner"] == "yellow" || won["winner"] == "blue",
+        "{won}"
+    );
+    same_stream(&clients);
+
+    let (status, metrics) = crate::common::get_raw(b, "/metrics", &[]).await;
+    assert_eq!(status, 200);
+    let reattached: f64 = metrics
+        .lines()
+        .filter(|l| {
+            l.starts_with("parchis_cluster_reattaches_total")
+                && l.contains(r#"cause="moved""#)
+                && l.contains(r#"outcome="ok""#)
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert!(
+        reattached >= 4.0,
+        "b reattached on the notices: {reattached}"
+    );
 }

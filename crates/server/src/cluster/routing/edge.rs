@@ -27,6 +27,8 @@ use tracing::{debug, info};
 pub const REATTACH_WINDOW: Duration = Duration::from_secs(10);
 /// Between two reattach attempts (a `moved` notice tries at once).
 const REATTACH_RETRY: Duration = Duration::from_millis(250);
+/// How often a command waiting for a reattach looks again.
+const SETTLE_POLL: Duration = Duration::from_millis(10);
 /// The longest wait for an owner's answer.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -101,6 +103,19 @@ impl Edge {
     pub fn leaving(&self, conn: ConnId) {
         if let Some(e) = self.lock().get_mut(&conn) {
             e.leaving = true;
+        }
+    }
+
+    /// Whether relayed connection `conn` is reattaching.
+    pub fn is_reattaching(&self, conn: ConnId) -> bool {
+        self.lock().get(&conn).is_some_and(|e| e.reattaching)
+    }
+
+    /// Waits (at most [`REATTACH_WINDOW`]) until connection `conn` is not reattaching.
+    pub async fn settled(&self, conn: ConnId) {
+        let until = tokio::time::Instant::now() + REATTACH_WINDOW;
+        while self.is_reattaching(conn) && tokio::time::Instant::now() < until {
+            tokio::time::sleep(SETTLE_POLL).await;
         }
     }
 
@@ -327,11 +342,24 @@ pub async fn command(
         seq,
         cmd: WireCmd::from(cmd),
     };
-    let answer = ask(state, code, op).await;
-    let taken = answer
-        .as_ref()
-        .ok()
-        .and_then(|b| serde_json::from_slice::<CommandAnswer>(b).ok());
+    // A command waits for a reattach under way, and is sent again once if the owner
+    // did not know the connection (its reattach started meanwhile).
+    let mut tries = 0;
+    let (answer, taken) = loop {
+        tries += 1;
+        cluster.routing.edge.settled(conn).await;
+        let answer = ask(state, code, op.clone()).await;
+        let taken = answer
+            .as_ref()
+            .ok()
+            .and_then(|b| serde_json::from_slice::<CommandAnswer>(b).ok());
+        if tries > 1
+            || taken != Some(CommandAnswer::NotAttached)
+            || !cluster.routing.edge.is_reattaching(conn)
+        {
+            break (answer, taken);
+        }
+    };
     let outcome = match (&answer, taken) {
         (_, Some(CommandAnswer::Taken)) => "taken",
         (_, Some(CommandAnswer::NotAttached)) => "not_attached",

@@ -188,9 +188,9 @@ async fn on_request(
     }
 }
 
-/// Attaches edge connection `(edge, conn)`: a connection of that edge attached before
-/// (a reattach after a gap, a second join after `leave`) is detached first, so it never
-/// counts twice. The room command is queued here, in order with the connection's later
+/// Attaches edge connection `(edge, conn)`: a link of that edge connection attached
+/// before is replaced (by the reattach itself, quietly) or detached first (a second join
+/// after `leave`), so it never counts twice. The room command is queued here, in order with the connection's later
 /// commands; its answer is awaited off the service loop.
 #[allow(clippy::too_many_arguments)]
 async fn attach(
@@ -206,9 +206,11 @@ async fn attach(
 ) {
     let client = cluster.bus.client().clone();
     let key = (edge.to_string(), conn);
-    let old = lock(remotes).remove(&key);
-    if let Some(old) = old {
-        let _ = handle.sender().send(RoomCmd::Detach { conn: old.id }).await;
+    let old = lock(remotes).remove(&key).map(|r| r.id);
+    // A reattach replaces the old link in the same step (quietly); anything else
+    // detaches it first.
+    if let (Some(old), false) = (old, matches!(how, AttachHow::Reattach { .. })) {
+        let _ = handle.sender().send(RoomCmd::Detach { conn: old }).await;
     }
     let addr = EdgeAddr {
         subject: cluster.bus.edge_subject(&edge),
@@ -248,6 +250,7 @@ async fn attach(
             link,
             reattach,
             last_seq,
+            replaces: old,
             reply,
         },
     };

@@ -39,6 +39,7 @@ async fn reattach(d: &mut Driver, conn: u64, reattach: Reattach, last_seq: u64) 
         conn,
         reattach,
         last_seq,
+        replaces: None,
     })
     .await;
 }
@@ -179,4 +180,37 @@ async fn too_far_behind_or_ahead_is_refused_and_nothing_attaches() {
     assert_eq!(d.replies.pop(), Some(Ok(ana)));
     let seqs: Vec<u64> = d.events(30).iter().map(|e| e.0).collect();
     assert_eq!(seqs, vec![2, 3]);
+}
+
+#[tokio::test]
+async fn the_same_clients_previous_link_is_forgotten_quietly() {
+    let (mut d, ana, _) = game_under_way().await;
+    d.input(Input::Watch { conn: 5, req: 1 }).await;
+    assert_eq!(d.replies.pop(), Some(Ok(Member::Spectator)));
+    let seq = d.core.seq();
+    let before = d.messages(1).len();
+    d.input(Input::Reattach {
+        conn: 6,
+        reattach: Reattach::Player(Colour::Yellow),
+        last_seq: seq,
+        replaces: Some(1),
+    })
+    .await;
+    assert_eq!(d.replies.pop(), Some(Ok(ana)));
+    assert_eq!(seat_conn(&d, Colour::Yellow), Some(6));
+    assert_eq!(d.messages(1).len(), before, "no closing for the old link");
+    assert!(!d.attached.contains(&1));
+    assert!(d.core.seats().iter().all(|s| s.grace_until.is_none()));
+    // A spectator's old link does not stay counted.
+    d.input(Input::Reattach {
+        conn: 7,
+        reattach: Reattach::Spectator,
+        last_seq: seq,
+        replaces: Some(5),
+    })
+    .await;
+    assert_eq!(d.replies.pop(), Some(Ok(Member::Spectator)));
+    assert_eq!(d.core.view().spectators, 1);
+    assert_eq!(d.core.reattach_of(5), None);
+    assert_eq!(d.core.reattach_of(7), Some(Reattach::Spectator));
 }
