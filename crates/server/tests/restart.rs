@@ -20,6 +20,14 @@ struct Proc {
     addr: SocketAddr,
 }
 
+impl Drop for Proc {
+    /// A failed test must not leave its server running (and holding the test's stderr).
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     l.local_addr().expect("addr").port()
@@ -27,9 +35,15 @@ fn free_port() -> u16 {
 
 /// Starts the binary on a free port and waits until `/healthz` answers.
 async fn spawn(data_dir: &Path, database_url: Option<&str>) -> Proc {
+    spawn_with(data_dir, database_url, &[]).await
+}
+
+/// As [`spawn`], with more command-line arguments.
+async fn spawn_with(data_dir: &Path, database_url: Option<&str>, args: &[&str]) -> Proc {
     let port = free_port();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_parchis-server"));
-    cmd.arg("--port")
+    cmd.args(args)
+        .arg("--port")
         .arg(port.to_string())
         .arg("--data-dir")
         .arg(data_dir)
@@ -469,6 +483,111 @@ async fn a_deadline_missed_while_down_gives_a_fresh_clock() {
             .expect("colour"),
         "the same player keeps the throw"
     );
+    server.child.kill().expect("kill");
+    let _ = server.child.wait();
+}
+
+/// A person whose seat a bot took over (`on_abandon: bot`), in a game the bots finished
+/// after a SIGKILL and a restart, still learns the result once the room is gone (the
+/// stored seat keeps the person's token hash), while the token never resumes the bot's
+/// seat as long as the room lives, restored or not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_replaced_by_a_bot_gets_the_result_after_a_restart_and_the_room_is_gone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Unwatched bots wait 1 s per action here: the game is far from over at the kill.
+    let server = spawn(dir.path(), None).await;
+    let settings = json!({"seats": 4, "bots": "greedy", "bot_think_ms": 1,
+        "on_abandon": "bot", "disconnect_grace_secs": 1, "turn_clock_secs": 600});
+    let (status, body) = http_at(
+        server.addr,
+        "POST",
+        "/api/rooms",
+        Some(&settings.to_string()),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let code = body["code"].as_str().expect("code").to_owned();
+    let mut ana = client(server.addr).await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    ana.ok(json!({"type": "start"})).await;
+    let is_start = |v: &Value| v["type"] == "event" && v["event"]["type"] == "game_started";
+    let started = match ana.events.iter().find(|v| is_start(v)).cloned() {
+        Some(v) => v,
+        None => ana.until("game_started", is_start).await,
+    };
+    let game_id = started["event"]["game_id"].as_str().expect("id").to_owned();
+    let token = ana.token.clone().expect("token");
+    drop(ana);
+
+    // Her grace runs out: a bot takes her seat, and the store says so.
+    let path = format!("/api/games/{game_id}");
+    let mut taken = false;
+    for _ in 0..200 {
+        let (_, game) = http_at(server.addr, "GET", &path, None).await;
+        let yellow = game["players"]
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["colour"] == "yellow").cloned());
+        if yellow.is_some_and(|y| !y["bot"].is_null()) {
+            assert!(
+                game["finished_at_ms"].is_null(),
+                "the game ended too early: {game}"
+            );
+            taken = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(taken, "no bot took over yellow's seat within 10 s");
+    let mut server = server;
+    server.child.kill().expect("SIGKILL");
+    let _ = server.child.wait();
+
+    // Back up with bots at full speed; the restored room still refuses her token.
+    let mut server = spawn_with(
+        dir.path(),
+        None,
+        &[
+            "--min-unwatched-bot-think-ms",
+            "0",
+            "--lookups-per-minute",
+            "100000",
+        ],
+    )
+    .await;
+    let mut me = client(server.addr).await;
+    let resume = json!({"type": "resume", "room": code, "token": token, "last_seq": 3});
+    let cmd = me.cmd(resume.clone()).await;
+    let answer = me.reply(cmd).await;
+    assert_eq!(
+        answer["type"], "error",
+        "her token resumed the bot's seat: {answer}"
+    );
+    assert_ne!(
+        answer["code"], "unknown_room",
+        "the room was not restored: {answer}"
+    );
+    let mut gone = false;
+    for _ in 0..1200 {
+        let (status, _) = http_at(server.addr, "GET", &format!("/api/rooms/{code}"), None).await;
+        if status == 404 {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        gone,
+        "the bot game did not finish (and its room go) within 120 s"
+    );
+    let (_, game) = http_at(server.addr, "GET", &path, None).await;
+    assert!(!game["finished_at_ms"].is_null(), "{game}");
+
+    let mut me = client(server.addr).await;
+    let e = me.refused(resume, "game_over").await;
+    let message = e["message"].as_str().unwrap_or_default();
+    assert!(message.contains("you played yellow"), "{e}");
+    assert!(message.contains(&format!("/api/games/{game_id}")), "{e}");
+    assert!(message.contains("winner"), "{e}");
     server.child.kill().expect("kill");
     let _ = server.child.wait();
 }

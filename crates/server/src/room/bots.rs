@@ -207,6 +207,10 @@ impl Core {
         let seat = &mut self.seats[i];
         let colour = seat.colour;
         seat.bot = Some(SeatBot::new(level, seed));
+        // The stored seat keeps the person's token hash (with the bot's level): once the
+        // room is gone, that token still learns how the game ended (`ws::finished_game`).
+        // A bot seat never resumes by token, restored or not (`Core::restore_seat`).
+        let record = persist::seat_record(&self.code, seat);
         // The old session token no longer resumes the seat.
         seat.token_hash = String::new();
         seat.grace_until = None;
@@ -215,7 +219,6 @@ impl Core {
         if let Some(conn) = seat.conn.take() {
             self.spectators.push(conn);
         }
-        let record = persist::seat_record(&self.code, &self.seats[i]);
         self.emit(Effect::Store(Write::UpsertSeat(record)));
         crate::observe::bot_took_over(&self.code, self.game_id, colour, level, reason);
         self.presence();

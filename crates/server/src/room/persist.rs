@@ -150,7 +150,8 @@ pub struct StoredSeat {
     pub colour: parchis_engine::Colour,
     /// Display name.
     pub name: String,
-    /// Token hash (empty for bots).
+    /// Token hash: empty for a bot seat, or the hash of the person a bot took the seat
+    /// over from (it reads the game's end, never resumes the seat).
     pub token_hash: String,
     /// Created the room.
     pub creator: bool,

@@ -62,7 +62,13 @@ impl Core {
             id: self.next_seat_id,
             colour: stored.colour,
             name: stored.name,
-            token_hash: stored.token_hash,
+            // A bot seat's stored hash, if any, is the person it took over from: it reads
+            // the result once the room is gone, but never resumes the seat.
+            token_hash: if bot.is_some() {
+                String::new()
+            } else {
+                stored.token_hash
+            },
             creator: stored.creator,
             joined_at_ms: stored.joined_at_ms,
             conn: None,
