@@ -434,6 +434,81 @@ async fn a_client_that_stops_reading_is_dropped_within_the_write_timeout() {
     assert_answers_ping(&mut ana).await;
 }
 
+/// A fast bot game, watched: a burst of frames. A spectator that reads everything promptly
+/// gets every event and is never dropped; one that stopped reading, in the same room, is
+/// dropped within the write timeout (plus the time its few KB of buffers take to fill).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_healthy_reader_survives_a_burst_that_drops_a_stalled_one_in_the_same_room() {
+    let mut config = test_config();
+    config.timeouts.write = Duration::from_secs(1);
+    config.send_buffer_bytes = Some(4096);
+    let server = start(config).await;
+    let code = server
+        .create_room(
+            json!({"seats": 4, "bots": "greedy", "bot_think_ms": 0, "turn_clock_secs": 600}),
+        )
+        .await;
+    let mut me = server.client().await;
+    me.join(&code, "Ana", Some("yellow")).await;
+    let mut healthy = server.client().await;
+    healthy.watch(&code).await;
+    let mut stalled = server.small_buffer_client().await;
+    stalled.watch(&code).await;
+    me.ok(json!({"type": "start"})).await;
+    // Ana leaves: three bots play as fast as they can, two spectators watch.
+    me.ok(json!({"type": "leave"})).await;
+    let started = Instant::now();
+    drop(me);
+
+    let reader = tokio::spawn(async move {
+        let mut seqs = Vec::new();
+        loop {
+            let v = healthy
+                .next()
+                .await
+                .expect("healthy spectator disconnected");
+            assert_ne!(v["type"], "ws_close", "healthy spectator dropped: {v}");
+            assert_ne!(v["type"], "closing", "healthy spectator dropped: {v}");
+            if v["type"] == "event" {
+                seqs.push(v["seq"].as_u64().expect("seq"));
+                // The game's last event (after `game_won`).
+                if v["event"]["type"] == "dice_revealed" {
+                    return (seqs, healthy);
+                }
+            }
+        }
+    });
+    // The stalled spectator goes, within the write timeout and a few seconds of slack.
+    let mut dropped_after = None;
+    while started.elapsed() < Duration::from_secs(10) {
+        let view = server.room(&code).await;
+        if view["spectators"] == 1 {
+            dropped_after = Some(started.elapsed());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let dropped_after = dropped_after
+        .expect("the stalled spectator was still attached 10 s after the game started");
+    assert!(
+        dropped_after >= Duration::from_secs(1),
+        "dropped before its write timeout: {dropped_after:?}"
+    );
+    let end = close_code(&mut stalled).await;
+    assert!(end.is_none() || end == Some(4001), "{end:?}");
+
+    let (seqs, mut healthy) = tokio::time::timeout(Duration::from_secs(120), reader)
+        .await
+        .expect("the bot game did not end within 120 s")
+        .expect("healthy reader");
+    assert!(seqs.len() > 100, "only {} events: no burst", seqs.len());
+    // Every event of the game, in order, none missing.
+    let first = seqs[0];
+    assert_eq!(seqs, (first..first + seqs.len() as u64).collect::<Vec<_>>());
+    assert_answers_ping(&mut healthy).await;
+    assert_eq!(server.room(&code).await["spectators"], 1);
+}
+
 // ----- Origin, framing, rate-limit answers -----------------------------------------------
 
 async fn upgrade_status(server: &Server, origin: Option<&str>, host: &str) -> (u16, Value) {
