@@ -565,7 +565,9 @@ impl Session {
             };
         }
         let Some(joined) = &self.joined else {
-            let code = if self.state.room(&room).is_some() {
+            let code = if self.state.room(&room).is_some()
+                || routing::edge::served(&self.state, &room).await
+            {
                 ErrorCode::NotJoined
             } else {
                 ErrorCode::UnknownRoom

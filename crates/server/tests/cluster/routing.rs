@@ -221,3 +221,62 @@ async fn relayed_connections_reattach_on_moved_without_gap_or_duplicate() {
         "b reattached on the notices: {reattached}"
     );
 }
+
+/// A relayed player: `leave` is answered to it and it can join again on the same socket
+/// (a new attach); its seat resumed on the owner's node closes its socket on the edge with
+/// 4000, `closing` first; `?status=playing` on b lists a's game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relayed_player_leaves_rejoins_and_is_replaced_from_another_node() {
+    let test = "a_relayed_player_leaves_rejoins_and_is_replaced_from_another_node";
+    let opts = Opts {
+        nodes: 2,
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let (a, b) = (cluster.addr(0), cluster.addr(1));
+    let code = cluster
+        .create_room(0, &json!({"seats": 2, "turn_clock_secs": 120}))
+        .await;
+    let mut ana = client(a).await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    let mut bruno = client(b).await;
+    bruno.join(&code, "Bruno", Some("blue")).await;
+    bruno.ok(json!({"type": "leave"})).await;
+    bruno.refused(json!({"type": "roll"}), "not_joined").await;
+    let again = bruno.join(&code, "Bruno", Some("red")).await;
+    assert_eq!(again["colour"], "red", "{again}");
+    let (_, view) = cluster
+        .http(0, "GET", &format!("/api/rooms/{code}"), None)
+        .await;
+    let seats: Vec<(&str, bool)> = view["seats"]
+        .as_array()
+        .expect("seats")
+        .iter()
+        .map(|s| (s["colour"].as_str().unwrap_or(""), s["connected"] == true))
+        .collect();
+    assert_eq!(seats, vec![("yellow", true), ("red", true)], "{view}");
+    while ana.seq < bruno.seq {
+        ana.next().await;
+    }
+    ana.ok(json!({"type": "start"})).await;
+    let (status, list) = cluster
+        .http(1, "GET", "/api/rooms?status=playing", None)
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(list["rooms"][0]["code"], code.as_str(), "{list}");
+
+    // Bruno's token resumed on a: his socket on b is told and closed.
+    let token = bruno.token.clone().expect("token");
+    let mut tab = client(a).await;
+    let req = tab
+        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": 0}))
+        .await;
+    let w = tab.reply(req).await;
+    assert_eq!(w["type"], "welcome", "{w}");
+    let closing = bruno.until("closing", |v| v["type"] == "closing").await;
+    assert_eq!(closing["code"], 4000, "{closing}");
+    let closed = bruno.until("close", |v| v["type"] == "ws_close").await;
+    assert_eq!(closed["code"], 4000, "{closed}");
+}

@@ -253,6 +253,11 @@ pub(super) async fn ask(
     }
 }
 
+/// Whether some node serves room `code` (cluster mode; `false` on a single node).
+pub async fn served(state: &AppState, code: &str) -> bool {
+    state.cluster().is_some() && ask(state, code, RoomOp::Probe).await.is_ok()
+}
+
 /// Attaches local connection `link` to room `code` on its owner (a `join`, `watch` or
 /// `resume`): registered first, forgotten again unless attached.
 ///

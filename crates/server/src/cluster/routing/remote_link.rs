@@ -79,6 +79,8 @@ impl Egress {
                 biased;
                 frame = rx.recv() => match frame {
                     Some(frame) => self.frame(frame).await,
+                    // Forgotten right after a kick (a replaced seat): the kick is the news.
+                    None if kick.reason().is_some() => break,
                     None => {
                         self.publish(Kind::End, Tag::Other, axum::body::Bytes::new()).await;
                         return;

@@ -173,6 +173,10 @@ async fn on_request(
             }
             respond(client, &msg, wire::to_bytes(&CommandAnswer::Taken)).await;
         }
+        RoomOp::Probe => {
+            metrics::counter!(m::ROOM_REQUESTS, "op" => "probe").increment(1);
+            respond(client, &msg, wire::to_bytes(&CommandAnswer::Taken)).await;
+        }
         RoomOp::View => {
             metrics::counter!(m::ROOM_REQUESTS, "op" => "view").increment(1);
             let (reply, answer) = oneshot::channel();

@@ -142,6 +142,9 @@ pub enum RoomOp {
     },
     /// The room's public state (answered with a `RoomView`, or [`CommandAnswer::Gone`]).
     View,
+    /// Whether the room is served (answered [`CommandAnswer::Taken`] at once, without
+    /// asking the room).
+    Probe,
 }
 
 /// How a connection attaches.
