@@ -12,7 +12,7 @@
 
 mod verify;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use parchis_engine::{Action, Colour, Dice, Event, Game, Position, RuleSet, WinReason};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -25,6 +25,17 @@ use std::time::Instant;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// The players and rule set of random games (`play`, `selfplay`).
+#[derive(Args)]
+struct Table {
+    /// Number of players, 2 to 4.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(2..=4))]
+    players: u8,
+    /// Rule set: a preset name and `+variant`s, e.g. `classic+murcia-12`.
+    #[arg(long, default_value = "online")]
+    preset: String,
 }
 
 #[derive(Subcommand)]
@@ -51,12 +62,8 @@ enum Command {
         /// Random seed (dice and choices).
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Number of players, 2 to 4.
-        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(2..=4))]
-        players: u8,
-        /// Rule set: a preset name and `+variant`s, e.g. `classic+murcia-12`.
-        #[arg(long, default_value = "online")]
-        preset: String,
+        #[command(flatten)]
+        table: Table,
     },
     /// Check the fair dice of a finished game (docs/FAIR_DICE.md): the commitment and
     /// every throw. FILE is the JSON of `GET /api/games/{id}` or its text export
@@ -75,12 +82,8 @@ enum Command {
         /// Random seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Number of players, 2 to 4.
-        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(2..=4))]
-        players: u8,
-        /// Rule set: a preset name and `+variant`s, e.g. `classic+murcia-12`.
-        #[arg(long, default_value = "online")]
-        preset: String,
+        #[command(flatten)]
+        table: Table,
     },
 }
 
@@ -203,17 +206,10 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Verify { .. } => unreachable!("handled in main"),
         Command::Legal { position, dice } => legal(&position, dice.as_deref()),
         Command::Apply { position, action } => apply(&position, &action),
-        Command::Play {
-            seed,
-            players,
-            preset,
-        } => play(seed, players, &preset),
-        Command::Selfplay {
-            games,
-            seed,
-            players,
-            preset,
-        } => selfplay(games, seed, players, &preset),
+        Command::Play { seed, table } => play(seed, table.players, &table.preset),
+        Command::Selfplay { games, seed, table } => {
+            selfplay(games, seed, table.players, &table.preset)
+        }
     }
 }
 

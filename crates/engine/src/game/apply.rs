@@ -566,15 +566,7 @@ impl Game {
                 ev,
             );
         } else if active.is_empty() {
-            let winner = (0..COLOURS).find(|&c| self.places[c] == 1).unwrap_or(k);
-            self.finish(
-                Outcome {
-                    winner: Colour::ALL[winner],
-                    reason: WinReason::Goal,
-                    partner: None,
-                },
-                ev,
-            );
+            self.finish_by_places(k, ev);
         } else if self.turn == colour && was_playing {
             self.pass_turn(ev);
         }

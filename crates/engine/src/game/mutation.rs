@@ -134,15 +134,7 @@ impl Game {
                     if let Some(&last) = left.first() {
                         self.places[last] = self.next_place();
                     }
-                    let winner = (0..COLOURS).find(|&c| self.places[c] == 1).unwrap_or(k);
-                    self.finish(
-                        Outcome {
-                            winner: Colour::ALL[winner],
-                            reason: WinReason::Goal,
-                            partner: None,
-                        },
-                        sink,
-                    );
+                    self.finish_by_places(k, sink);
                 } else if let Stage::Move(t) = &mut self.stage {
                     t.done = true; // seed 001: "deja de lanzar el dado y pasa turno"
                 }
@@ -152,6 +144,20 @@ impl Game {
 
     pub(super) fn next_place(&self) -> u8 {
         self.places.iter().copied().max().unwrap_or(0) + 1
+    }
+
+    /// Ends the game by places (play-on, or nobody left playing): the colour placed
+    /// first wins by the goal; `k` when no place is given.
+    pub(super) fn finish_by_places<S: Sink>(&mut self, k: usize, sink: &mut S) {
+        let winner = (0..COLOURS).find(|&c| self.places[c] == 1).unwrap_or(k);
+        self.finish(
+            Outcome {
+                winner: Colour::ALL[winner],
+                reason: WinReason::Goal,
+                partner: None,
+            },
+            sink,
+        );
     }
 
     pub(super) fn finish<S: Sink>(&mut self, o: Outcome, sink: &mut S) {
