@@ -124,45 +124,6 @@ fn export_with_roll_changed(export: &str, k: usize) -> String {
     tampered.join("\n")
 }
 
-/// Ana (yellow) and Luis (red) joined in `code`, yellow having seen red join.
-async fn yellow_and_red(server: &Server, code: &str) -> Vec<Client> {
-    let mut yellow = server.client().await;
-    yellow.join(code, "Ana", Some("yellow")).await;
-    let mut red = server.client().await;
-    red.join(code, "Luis", Some("red")).await;
-    yellow
-        .until("red joined", |v| {
-            v["event"]["type"] == "player_joined" && v["event"]["colour"] == "red"
-        })
-        .await;
-    vec![yellow, red]
-}
-
-/// The player to act (by the room's view) rolls or plays its first legal action.
-async fn act_once(server: &Server, code: &str, clients: &mut [Client]) {
-    let view = server.room(code).await;
-    let turn = view["game"]["position"]["turn"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let seq = view["seq"].as_u64().unwrap();
-    let c: &mut Client = clients
-        .iter_mut()
-        .find(|c| c.colour.as_deref() == Some(turn.as_str()))
-        .unwrap();
-    let t = c
-        .until("your_turn", |v| {
-            v["type"] == "your_turn" && v["seq"].as_u64() == Some(seq)
-        })
-        .await;
-    if t["must_roll"] == true {
-        c.ok(json!({"type": "roll"})).await;
-    } else {
-        c.ok(json!({"type": "play", "action": t["legal"][0].clone()}))
-            .await;
-    }
-}
-
 /// Reads until the game's last event, `dice_revealed`.
 async fn until_revealed(c: &mut Client) -> Value {
     c.until("dice_revealed", |v| {
@@ -271,7 +232,7 @@ async fn a_forfeited_game_with_an_opening_roll_verifies() {
     let code = server
         .create_room(json!({"preset": "classic", "seats": 2, "turn_clock_secs": 600}))
         .await;
-    let mut clients = yellow_and_red(&server, &code).await;
+    let mut clients = common::yellow_and_red(&server, &code).await;
     // A seed set by command after the welcome, having seen the commitment.
     clients[1]
         .ok(json!({"type": "client_seed", "seed": "0123456789abcdef0123456789abcdef"}))
@@ -279,7 +240,7 @@ async fn a_forfeited_game_with_an_opening_roll_verifies() {
     clients[0].ok(json!({"type": "start"})).await;
     // A few throws by whoever is to act.
     for _ in 0..6 {
-        act_once(&server, &code, &mut clients).await;
+        common::act_once(&server, &code, &mut clients).await;
     }
     let mut red = clients.pop().unwrap();
     red.ok(json!({"type": "leave"})).await;
@@ -326,7 +287,7 @@ async fn a_forfeited_game_with_an_opening_roll_verifies() {
 async fn a_test_dice_game_is_not_verifiable() {
     let server = start(common::test_config()).await;
     let code = server.create_room(json!({"seats": 2})).await;
-    let mut clients = yellow_and_red(&server, &code).await;
+    let mut clients = common::yellow_and_red(&server, &code).await;
     clients[0].ok(json!({"type": "start"})).await;
     clients[0].ok(json!({"type": "roll"})).await;
     clients[1].ok(json!({"type": "leave"})).await;

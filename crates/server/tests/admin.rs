@@ -50,6 +50,21 @@ async fn admin_api_is_disabled_without_a_token() {
 async fn admin_api_refuses_missing_and_wrong_tokens_and_acts_with_the_right_one() {
     let server = common::start(config_with_token()).await;
     let addr = server.addr;
+    refuses_bad_tokens(addr).await;
+    let (code, mut clients) =
+        common::seated_game(&server, json!({"seats": 2}), &["yellow", "red"]).await;
+    let mut s = server.client().await;
+    s.watch(&code).await;
+    let (game_id, red_conn) = listed(addr, &code).await;
+    let red = clients.pop().expect("red");
+    let mut red2 = disconnect_and_resume(&server, &code, red_conn, red).await;
+    let mut yellow = clients.pop().expect("yellow");
+    close_room(&server, &code, &game_id, [&mut yellow, &mut red2, &mut s]).await;
+}
+
+/// No token, a wrong one, a prefix of the right one or no Bearer scheme: 401; the right
+/// one lists no rooms yet.
+async fn refuses_bad_tokens(addr: SocketAddr) {
     for token in [None, Some("wrong"), Some(""), Some("correct horse battery")] {
         let (status, body) = admin(addr, "GET", "/admin/rooms", token).await;
         assert_eq!(status, 401, "{token:?}: {body}");
@@ -67,19 +82,18 @@ async fn admin_api_refuses_missing_and_wrong_tokens_and_acts_with_the_right_one(
     assert_eq!(status, 401);
     let (status, body) = admin(addr, "GET", "/admin/rooms", Some(TOKEN)).await;
     assert_eq!((status, body), (200, json!({"rooms": []})));
+}
 
-    let (code, mut clients) =
-        common::seated_game(&server, json!({"seats": 2}), &["yellow", "red"]).await;
-    let mut s = server.client().await;
-    s.watch(&code).await;
-
+/// The admin list: room `code` playing, its two seated connections and the spectator's.
+/// Returns the game id and red's connection id.
+async fn listed(addr: SocketAddr, code: &str) -> (String, u64) {
     // List: the room, its two seated connections and the spectator's.
     let (status, list) = admin(addr, "GET", "/admin/rooms", Some(TOKEN)).await;
     assert_eq!(status, 200, "{list}");
     let rooms = list["rooms"].as_array().expect("rooms");
     assert_eq!(rooms.len(), 1, "{list}");
     let room = &rooms[0];
-    assert_eq!(room["code"], code.as_str());
+    assert_eq!(room["code"], code);
     assert_eq!(room["status"], "playing");
     assert_eq!(room["preset"], "online");
     let game_id = room["game_id"].as_str().expect("game id").to_owned();
@@ -99,18 +113,29 @@ async fn admin_api_refuses_missing_and_wrong_tokens_and_acts_with_the_right_one(
         "{ids:?}"
     );
 
+    (game_id, red_conn)
+}
+
+/// Disconnects red's connection `red_conn` (4003): refused with a wrong token (red
+/// stays), done with the right one, then unknown. Returns red back with its token.
+async fn disconnect_and_resume(
+    server: &common::Server,
+    code: &str,
+    red_conn: u64,
+    mut red: Client,
+) -> Client {
+    let addr = server.addr;
     // Disconnect red: refused with a wrong token (red stays), done with the right one.
     let path = format!("/admin/connections/{red_conn}/disconnect");
     let (status, _) = admin(addr, "POST", &path, Some("nope")).await;
     assert_eq!(status, 401);
-    let view = server.room(&code).await;
+    let view = server.room(code).await;
     assert_eq!(
         view["seats"][1]["connected"], true,
         "a refused request changes nothing"
     );
     let (status, body) = admin(addr, "POST", &path, Some(TOKEN)).await;
     assert_eq!((status, body), (200, json!({"conn": red_conn})));
-    let mut red = clients.pop().expect("red");
     let closing = red.until("closing", |v| v["type"] == "closing").await;
     assert_eq!(closing["code"], 4003, "{closing}");
     assert_eq!(wait_close(&mut red).await["code"], 4003);
@@ -125,19 +150,26 @@ async fn admin_api_refuses_missing_and_wrong_tokens_and_acts_with_the_right_one(
         .await;
     assert_eq!(red2.reply(req).await["type"], "welcome");
 
+    red2
+}
+
+/// Closes room `code`: wrong token first (nothing happens), then the right one; every
+/// connection in `clients` is closed (4002) after the seed is revealed, the game stored
+/// as closed by the admin, the room gone and not restored.
+async fn close_room(server: &common::Server, code: &str, game_id: &str, clients: [&mut Client; 3]) {
+    let addr = server.addr;
     // Close the room: wrong token first (nothing happens), then the right one.
     let close = format!("/admin/rooms/{code}/close");
     let (status, _) = admin(addr, "POST", &close, None).await;
     assert_eq!(status, 401);
-    assert_eq!(server.room(&code).await["status"], "playing");
+    assert_eq!(server.room(code).await["status"], "playing");
     let (status, body) = admin(addr, "POST", &close, Some(TOKEN)).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(
         body,
         json!({"code": code, "game_id": game_id, "connections_closed": 3})
     );
-    let mut yellow = clients.pop().expect("yellow");
-    for c in [&mut yellow, &mut red2, &mut s] {
+    for c in clients {
         let closed = wait_close(c).await;
         assert_eq!(closed["code"], 4002, "{closed}");
         // Closing ends the game: its server seed is revealed first (docs/FAIR_DICE.md).

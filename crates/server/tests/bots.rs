@@ -112,31 +112,6 @@ async fn one_person_against_three_greedy_bots_plays_to_the_end() {
     server.shutdown.cancel();
 }
 
-/// The player whose turn it is (per the room view) rolls or plays its first legal action.
-async fn act_once(server: &common::Server, code: &str, clients: &mut [Client]) {
-    let view = server.room(code).await;
-    let turn = view["game"]["position"]["turn"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let seq = view["seq"].as_u64().unwrap_or_default();
-    let c = clients
-        .iter_mut()
-        .find(|c| c.colour.as_deref() == Some(turn.as_str()))
-        .expect("a client holds the turn");
-    let t = c
-        .until("your_turn", |v| {
-            v["type"] == "your_turn" && v["seq"].as_u64() == Some(seq)
-        })
-        .await;
-    if t["must_roll"] == true {
-        c.ok(json!({"type": "roll"})).await;
-    } else {
-        c.ok(json!({"type": "play", "action": t["legal"][0].clone()}))
-            .await;
-    }
-}
-
 #[tokio::test]
 async fn a_bot_takes_over_a_seat_abandoned_mid_game_and_the_game_goes_on() {
     let server = start(test_config()).await;
@@ -149,22 +124,13 @@ async fn a_bot_takes_over_a_seat_abandoned_mid_game_and_the_game_goes_on() {
             "disconnect_grace_secs": 600,
         }))
         .await;
-    let mut yellow = server.client().await;
-    yellow.join(&code, "Ana", Some("yellow")).await;
-    let mut red = server.client().await;
-    red.join(&code, "Luis", Some("red")).await;
-    let red_token = red.token.clone().expect("token");
-    yellow
-        .until("red joined", |v| {
-            v["event"]["type"] == "player_joined" && v["event"]["colour"] == "red"
-        })
-        .await;
-    yellow.ok(json!({"type": "start"})).await;
+    let mut clients = common::yellow_and_red(&server, &code).await;
+    let red_token = clients[1].token.clone().expect("token");
+    clients[0].ok(json!({"type": "start"})).await;
 
     // Both people play a few throws.
-    let mut clients = vec![yellow, red];
     for _ in 0..12 {
-        act_once(&server, &code, &mut clients).await;
+        common::act_once(&server, &code, &mut clients).await;
     }
     // Red leaves on its own turn, so that the bot acts at once: yellow's `your_turn`, if
     // it were yellow's turn, would already have been read.
@@ -172,7 +138,7 @@ async fn a_bot_takes_over_a_seat_abandoned_mid_game_and_the_game_goes_on() {
         if server.room(&code).await["game"]["position"]["turn"] == "red" {
             break;
         }
-        act_once(&server, &code, &mut clients).await;
+        common::act_once(&server, &code, &mut clients).await;
     }
     let mut red = clients.pop().expect("red");
     let mut yellow = clients.pop().expect("yellow");
@@ -241,9 +207,7 @@ async fn a_bot_seat_comes_back_as_a_bot_after_a_restart() {
             "disconnect_grace_secs": 600,
         }))
         .await;
-    let mut me = first.client().await;
-    me.join(&code, "Ana", Some("yellow")).await;
-    me.ok(json!({"type": "start"})).await;
+    let mut me = join_and_start(&first, &code).await;
     // Play until the bot has thrown and it is my roll again: the room is then quiet.
     loop {
         let t = me.my_turn().await;
@@ -321,15 +285,8 @@ async fn bots_take_over_players_who_time_out_and_finish_the_game() {
             "disconnect_grace_secs": 600,
         }))
         .await;
-    let mut yellow = server.client().await;
-    yellow.join(&code, "Ana", Some("yellow")).await;
-    let mut red = server.client().await;
-    red.join(&code, "Luis", Some("red")).await;
-    yellow
-        .until("red joined", |v| {
-            v["event"]["type"] == "player_joined" && v["event"]["colour"] == "red"
-        })
-        .await;
+    let mut clients = common::yellow_and_red(&server, &code).await;
+    let (mut red, mut yellow) = (clients.pop().expect("red"), clients.pop().expect("yellow"));
     yellow.ok(json!({"type": "start"})).await;
     // With the creator's bots setting, the two seats are people: no bot joined.
     let view = server.room(&code).await;

@@ -39,18 +39,25 @@ async fn game_of(server: &common::Server, code: &str) -> String {
         .to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn games_list_pages_and_filters_typed_bodies() {
-    let server = common::start(ServerConfig {
-        admin_token: Some(TOKEN.into()),
-        ..common::test_config()
-    })
-    .await;
+/// The four games of [`games_list_pages_and_filters_typed_bodies`], oldest first.
+struct Games {
+    abandoned_room: String,
+    abandoned: String,
+    completed: String,
+    running: String,
+    closed: String,
+    /// Newest first.
+    newest_first: Vec<String>,
+}
 
+/// An abandoned game (a player leaves a two-player game), a completed one (played to the
+/// end), a running classic one and one against a bot closed by an admin. Also returns the
+/// running game's players, who keep it going.
+async fn four_games(server: &common::Server) -> (Games, Vec<Client>) {
     // 1: abandoned (a player leaves a two-player game).
     let (abandoned_room, mut clients) =
-        common::seated_game(&server, json!({"seats": 2}), &["yellow", "red"]).await;
-    let abandoned = game_of(&server, &abandoned_room).await;
+        common::seated_game(server, json!({"seats": 2}), &["yellow", "red"]).await;
+    let abandoned = game_of(server, &abandoned_room).await;
     let mut leaver = clients.remove(0);
     leaver.seq = clients[0].seq.max(leaver.seq);
     leaver.cmd(json!({"type": "leave"})).await;
@@ -59,17 +66,17 @@ async fn games_list_pages_and_filters_typed_bodies() {
         .await;
     // 2: completed (played to the end).
     let (completed_room, players) =
-        common::seated_game(&server, json!({"seats": 2}), &["yellow", "red"]).await;
-    let completed = game_of(&server, &completed_room).await;
+        common::seated_game(server, json!({"seats": 2}), &["yellow", "red"]).await;
+    let completed = game_of(server, &completed_room).await;
     play_to_end(players).await;
     // 3: running, classic rules.
-    let (running_room, _running_players) = common::seated_game(
-        &server,
+    let (running_room, running_players) = common::seated_game(
+        server,
         json!({"seats": 2, "preset": "classic"}),
         &["yellow", "red"],
     )
     .await;
-    let running = game_of(&server, &running_room).await;
+    let running = game_of(server, &running_room).await;
     // 4: against a bot, closed by an admin.
     let bot_room = server
         .create_room(json!({"seats": 2, "bots": "random", "bot_think_ms": 0}))
@@ -77,7 +84,7 @@ async fn games_list_pages_and_filters_typed_bodies() {
     let mut alone = server.client().await;
     alone.join(&bot_room, "Ana", Some("yellow")).await;
     alone.ok(json!({"type": "start"})).await;
-    let closed = game_of(&server, &bot_room).await;
+    let closed = game_of(server, &bot_room).await;
     let (status, body) = request_raw(
         server.addr,
         "POST",
@@ -88,15 +95,47 @@ async fn games_list_pages_and_filters_typed_bodies() {
     .await;
     assert_eq!(status, 200, "{body}");
 
-    // Everything, newest first.
-    let all = list(&server, "").await;
     let newest_first = vec![
         closed.clone(),
         running.clone(),
         completed.clone(),
         abandoned.clone(),
     ];
-    assert_eq!(ids(&all), newest_first);
+    let games = Games {
+        abandoned_room,
+        abandoned,
+        completed,
+        running,
+        closed,
+        newest_first,
+    };
+    (games, running_players)
+}
+
+/// `GET` `path`: its status and body.
+async fn get(server: &common::Server, path: &str) -> (u16, String) {
+    request_raw(server.addr, "GET", path, &[], "").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn games_list_pages_and_filters_typed_bodies() {
+    let server = common::start(ServerConfig {
+        admin_token: Some(TOKEN.into()),
+        ..common::test_config()
+    })
+    .await;
+    let (g, _running_players) = four_games(&server).await;
+    let all = list_all(&server, &g).await;
+    pages_and_filters(&server, &g, &all).await;
+    bad_queries(&server).await;
+    let detail = detail_and_replay(&server, &g).await;
+    exports(&server, &g, &detail).await;
+}
+
+/// Everything, newest first, with each game's end reason, result and clock.
+async fn list_all(server: &common::Server, g: &Games) -> GameList {
+    let all = list(server, "").await;
+    assert_eq!(ids(&all), g.newest_first);
     assert_eq!(all.next_cursor, None);
     let reasons: Vec<_> = all.games.iter().map(|g| g.reason).collect();
     assert_eq!(
@@ -125,74 +164,73 @@ async fn games_list_pages_and_filters_typed_bodies() {
         "the running game's clock"
     );
 
+    all
+}
+
+/// Cursor paging and the filters by result, rule set, start time and room.
+async fn pages_and_filters(server: &common::Server, g: &Games, all: &GameList) {
+    let newest_first = &g.newest_first;
+    let (running, completed, abandoned, closed) = (
+        g.running.as_str(),
+        g.completed.as_str(),
+        g.abandoned.as_str(),
+        g.closed.as_str(),
+    );
     // Pages of three, then one; the cursor carries on exactly after the last game.
-    let first = list(&server, "?limit=3").await;
+    let first = list(server, "?limit=3").await;
     assert_eq!(ids(&first), newest_first[..3]);
     let cursor = first.next_cursor.clone().expect("a next page");
-    let second = list(&server, &format!("?limit=3&cursor={cursor}")).await;
+    let second = list(server, &format!("?limit=3&cursor={cursor}")).await;
     assert_eq!(ids(&second), newest_first[3..]);
     assert_eq!(second.next_cursor, None);
-    let exact = list(&server, "?limit=4").await;
+    let exact = list(server, "?limit=4").await;
     assert_eq!((exact.games.len(), exact.next_cursor), (4, None));
 
     // Filters.
+    assert_eq!(ids(&list(server, "?result=running").await), [running]);
+    assert_eq!(ids(&list(server, "?result=completed").await), [completed]);
+    assert_eq!(ids(&list(server, "?result=abandoned").await), [abandoned]);
     assert_eq!(
-        ids(&list(&server, "?result=running").await),
-        vec![running.clone()]
+        ids(&list(server, "?result=closed_by_admin").await),
+        [closed]
     );
     assert_eq!(
-        ids(&list(&server, "?result=completed").await),
-        vec![completed.clone()]
+        ids(&list(server, "?result=finished").await),
+        [closed, completed, abandoned]
     );
+    assert_eq!(ids(&list(server, "?rules=classic").await), [running]);
     assert_eq!(
-        ids(&list(&server, "?result=abandoned").await),
-        vec![abandoned.clone()]
-    );
-    assert_eq!(
-        ids(&list(&server, "?result=closed_by_admin").await),
-        vec![closed.clone()]
-    );
-    assert_eq!(
-        ids(&list(&server, "?result=finished").await),
-        [closed.clone(), completed.clone(), abandoned.clone()]
-    );
-    assert_eq!(
-        ids(&list(&server, "?rules=classic").await),
-        vec![running.clone()]
-    );
-    assert_eq!(
-        ids(&list(&server, "?rules=online&result=finished&limit=1").await),
-        vec![closed.clone()]
+        ids(&list(server, "?rules=online&result=finished&limit=1").await),
+        [closed]
     );
     let since = all.games[1].created_at_ms;
-    let recent = list(&server, &format!("?since={since}")).await;
+    let recent = list(server, &format!("?since={since}")).await;
     assert!(
-        ids(&recent).starts_with(&[closed.clone(), running.clone()]),
+        ids(&recent).starts_with(&[closed.to_owned(), running.to_owned()]),
         "{recent:?}"
     );
     assert!(recent.games.iter().all(|g| g.created_at_ms >= since));
-    let room_query = format!("?room={}", abandoned_room.to_lowercase());
-    assert_eq!(
-        ids(&list(&server, &room_query).await),
-        vec![abandoned.clone()]
-    );
-    assert!(list(&server, "?since=99999999999999")
-        .await
-        .games
-        .is_empty());
+    let room_query = format!("?room={}", g.abandoned_room.to_lowercase());
+    assert_eq!(ids(&list(server, &room_query).await), [abandoned]);
+    assert!(list(server, "?since=99999999999999").await.games.is_empty());
+}
 
-    // Bad queries.
-    assert!(refused(&server, "?limit=0").await.contains("limit"));
-    assert!(refused(&server, "?limit=101").await.contains("limit"));
-    refused(&server, "?rules=nope").await;
-    refused(&server, "?result=won").await;
-    refused(&server, "?cursor=garbage").await;
-    refused(&server, "?since=yesterday").await;
-    refused(&server, "?colour=red").await;
+/// Bad queries are refused with `bad_request`.
+async fn bad_queries(server: &common::Server) {
+    assert!(refused(server, "?limit=0").await.contains("limit"));
+    assert!(refused(server, "?limit=101").await.contains("limit"));
+    refused(server, "?rules=nope").await;
+    refused(server, "?result=won").await;
+    refused(server, "?cursor=garbage").await;
+    refused(server, "?since=yesterday").await;
+    refused(server, "?colour=red").await;
+}
 
-    // Detail: typed, the bot seat marked.
-    let (status, body) =
-        request_raw(server.addr, "GET", &format!("/api/games/{closed}"), &[], "").await;
+/// The detail (typed, the bot seat marked) and the replay (step 0 the start, one step
+/// per action). Returns the closed game's detail.
+async fn detail_and_replay(server: &common::Server, g: &Games) -> GameDetail {
+    let (closed, completed) = (&g.closed, &g.completed);
+    let (status, body) = get(server, &format!("/api/games/{closed}")).await;
     assert_eq!(status, 200, "{body}");
     let detail: GameDetail = serde_json::from_str(&body).expect("a GameDetail");
     assert_eq!(detail.game.reason, Some(GameEndReason::ClosedByAdmin));
@@ -215,43 +253,27 @@ async fn games_list_pages_and_filters_typed_bodies() {
         .any(|e| matches!(e.event, parchis_protocol::RoomEvent::GameStarted { .. })));
 
     // Replay: typed, step 0 the start, one step per action, the bot seat marked.
-    let (status, body) = request_raw(
-        server.addr,
-        "GET",
-        &format!("/api/games/{completed}/replay"),
-        &[],
-        "",
-    )
-    .await;
+    let (status, body) = get(server, &format!("/api/games/{completed}/replay")).await;
     assert_eq!(status, 200, "{body}");
     let replay: parchis_protocol::GameReplay = serde_json::from_str(&body).expect("a GameReplay");
-    assert_eq!(replay.game.id, completed);
+    assert_eq!(&replay.game.id, completed);
     assert_eq!(replay.steps[0].action, None);
     assert!(replay.steps.len() > 20, "{} steps", replay.steps.len());
     assert!(replay.steps[1..].iter().all(|s| s.action.is_some()));
-    let (_, body) = request_raw(
-        server.addr,
-        "GET",
-        &format!("/api/games/{closed}/replay"),
-        &[],
-        "",
-    )
-    .await;
+    let (_, body) = get(server, &format!("/api/games/{closed}/replay")).await;
     let replay: parchis_protocol::GameReplay = serde_json::from_str(&body).expect("a GameReplay");
     assert!(replay
         .players
         .iter()
         .any(|p| p.bot == Some(parchis_protocol::BotLevel::Random)));
 
-    // Export: date, termination, bot seat.
-    let (status, export) = request_raw(
-        server.addr,
-        "GET",
-        &format!("/api/games/{closed}/export"),
-        &[],
-        "",
-    )
-    .await;
+    detail
+}
+
+/// The exports: date, termination, bot seat.
+async fn exports(server: &common::Server, g: &Games, detail: &GameDetail) {
+    let (closed, abandoned) = (&g.closed, &g.abandoned);
+    let (status, export) = get(server, &format!("/api/games/{closed}/export")).await;
     assert_eq!(status, 200, "{export}");
     let date = parchis_server::games::date_tag(detail.game.created_at_ms);
     assert!(export.contains(&format!("[Date \"{date}\"]")), "{export}");
@@ -269,14 +291,7 @@ async fn games_list_pages_and_filters_typed_bodies() {
         .tags
         .iter()
         .any(|(k, v)| k == "BlueBot" && v == "random"));
-    let (_, export) = request_raw(
-        server.addr,
-        "GET",
-        &format!("/api/games/{abandoned}/export"),
-        &[],
-        "",
-    )
-    .await;
+    let (_, export) = get(server, &format!("/api/games/{abandoned}/export")).await;
     assert!(export.contains("[Termination \"abandoned\"]"), "{export}");
     assert!(export.contains("[Result \"R forfeit\"]"), "{export}");
 }

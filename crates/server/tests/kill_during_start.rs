@@ -5,79 +5,32 @@
 //! events are written together: after the kill every room is either still a lobby or a
 //! playing game with its `game_started` stored, and every player's token resumes.
 
+mod binary;
 mod common;
 
+use binary::{client, Proc};
 use common::{http_at, Client};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-struct Proc {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        // The server ends with the test, whatever happened.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
-}
-
-/// Starts the binary on a free port (loopback limits raised for one test client) and waits
-/// until `/healthz` answers.
+/// Starts the binary (loopback limits raised for one test client) and waits until
+/// `/healthz` answers.
 async fn spawn(data_dir: &Path, database_url: Option<&str>) -> Proc {
-    let port = free_port();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_parchis-server"));
-    cmd.arg("--port")
-        .arg(port.to_string())
-        .arg("--data-dir")
-        .arg(data_dir)
-        .arg("--commands-per-second")
-        .arg("2000")
-        .env("PARCHIS_LOG", "warn")
-        // A single node, whatever the environment says (CI sets it for the cluster tests).
-        .env_remove("PARCHIS_NATS_URL")
-        .env("PARCHIS_ROOM_CREATIONS_PER_MINUTE", "1000")
-        .env("PARCHIS_MAX_LOBBIES_PER_ADDRESS", "1000")
-        .env("PARCHIS_MAX_BOT_ROOMS_PER_ADDRESS", "1000")
-        .env("PARCHIS_MAX_CONNECTIONS_PER_ADDRESS", "1000")
-        .env("PARCHIS_LOOKUPS_PER_MINUTE", "100000")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit());
-    match database_url {
-        Some(url) => cmd.env("DATABASE_URL", url),
-        None => cmd.env_remove("DATABASE_URL"),
-    };
-    let mut child = cmd.spawn().expect("spawn the server binary");
-    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(addr).await.is_ok() {
-            let (status, _) = http_at(addr, "GET", "/healthz", None).await;
-            if status == 200 {
-                return Proc { child, addr };
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("server did not come up on {addr}");
-}
-
-async fn client(addr: SocketAddr) -> Client {
-    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
-        .await
-        .expect("ws connect");
-    Client::new(ws)
+    binary::spawn(
+        data_dir,
+        database_url,
+        &[],
+        &[
+            ("PARCHIS_ROOM_CREATIONS_PER_MINUTE", "1000"),
+            ("PARCHIS_MAX_LOBBIES_PER_ADDRESS", "1000"),
+            ("PARCHIS_MAX_BOT_ROOMS_PER_ADDRESS", "1000"),
+            ("PARCHIS_MAX_CONNECTIONS_PER_ADDRESS", "1000"),
+            ("PARCHIS_LOOKUPS_PER_MINUTE", "100000"),
+        ],
+    )
+    .await
 }
 
 /// One room with Ana (the creator) and Bruno seated.
@@ -122,8 +75,7 @@ async fn kill_during_start(database_url: Option<&str>) {
         r.ana.cmd(json!({"type": "start"})).await;
         tokio::time::sleep(Duration::from_micros(400)).await;
     }
-    server.child.kill().expect("SIGKILL");
-    let _ = server.child.wait();
+    server.kill();
     drop(server);
 
     let server = spawn(dir.path(), database_url).await;

@@ -175,6 +175,29 @@ async fn metrics_count_a_scripted_game_exactly() {
             .expect("open sqlite"),
     );
     let server = common::start_on(common::test_config(), store).await;
+    let (code, accepted, clients, s) = scripted_game(&server).await;
+    let (status, text) = get_raw(server.addr, "/metrics", &[]).await;
+    assert_eq!(status, 200, "{text}");
+    check_game_counts(&text, &code, accepted);
+    drop(clients);
+    drop(s);
+    server.shutdown.cancel();
+    let _ = server.task.await;
+
+    clock_bots_and_resume().await;
+    let (server, ana, stalled) = stalled_spectator().await;
+    let (status, text) = get_raw(server.addr, "/metrics", &[]).await;
+    assert_eq!(status, 200);
+    check_totals_after_three_servers(&text);
+    drop((ana, stalled));
+    server.shutdown.cancel();
+    let _ = server.task.await;
+}
+
+/// Ana and Bea play a game to the end, watched by a spectator, after one refused
+/// command. Returns the room code, the number of accepted actions, the players and the
+/// spectator.
+async fn scripted_game(server: &common::Server) -> (String, u64, Vec<Client>, Client) {
     let code = server.create_room(json!({"seats": 2})).await;
     let mut a = server.client().await;
     a.join(&code, "Ana", Some("yellow")).await;
@@ -191,9 +214,99 @@ async fn metrics_count_a_scripted_game_exactly() {
         .await;
     assert!(accepted > 20, "a whole game takes many actions: {accepted}");
 
-    let (status, text) = get_raw(server.addr, "/metrics", &[]).await;
-    assert_eq!(status, 200, "{text}");
-    let lines = check_text_format(&text);
+    (code, accepted, clients, s)
+}
+
+/// A second server (same process-wide recorder): a clock that runs out, bots taking
+/// over, a resume.
+async fn clock_bots_and_resume() {
+    let server = common::start(common::test_config()).await;
+    let code = server
+        .create_room(
+            json!({"seats": 2, "turn_clock_secs": 2, "timeouts_to_abandon": 1,
+                            "on_abandon": "bot", "bot_think_ms": 0}),
+        )
+        .await;
+    let mut p = server.client().await;
+    p.join(&code, "Pia", Some("yellow")).await;
+    let mut q = server.client().await;
+    q.join(&code, "Quim", Some("red")).await;
+    let mut w = server.client().await;
+    w.watch(&code).await;
+    p.seq = w.seq;
+    p.ok(json!({"type": "start"})).await;
+    // Nobody acts: the first throw's clock runs out, a bot takes the seat over.
+    let took = w
+        .until("bot_took_over", |v| {
+            v["type"] == "event" && v["event"]["type"] == "bot_took_over"
+        })
+        .await;
+    assert_eq!(took["event"]["reason"], "timeouts", "{took}");
+    let human = if took["event"]["colour"] == "yellow" {
+        q
+    } else {
+        p
+    };
+    // The other player drops and resumes with the events it missed, then leaves.
+    let token = human.token.clone().expect("token");
+    let last_seq = human.seq;
+    drop(human);
+    let mut back = server.client().await;
+    let req = back
+        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": last_seq}))
+        .await;
+    let welcome = back.reply(req).await;
+    assert_eq!(welcome["type"], "welcome", "{welcome}");
+    assert!(
+        welcome["snapshot"].is_null(),
+        "missed events replayed: {welcome}"
+    );
+    back.cmd(json!({"type": "leave"})).await;
+    w.until("game_won", |v: &Value| Client::is_game_event(v, "game_won"))
+        .await;
+    drop((w, back));
+    server.shutdown.cancel();
+    let _ = server.task.await;
+}
+
+/// A third server, with a short outbound queue and small socket buffers: a lobby where a
+/// spectator stops reading while the player changes colour, until it is dropped. Returns
+/// the server, the player and the stalled spectator.
+async fn stalled_spectator() -> (common::Server, Client, Client) {
+    let server = common::start(ServerConfig {
+        outbound_queue: 8,
+        send_buffer_bytes: Some(4096),
+        ..common::test_config()
+    })
+    .await;
+    let lobby = server.create_room(json!({})).await;
+    let mut ana = server.client().await;
+    ana.join(&lobby, "Ana", Some("yellow")).await;
+    let mut stalled = server.small_buffer_client().await;
+    stalled.watch(&lobby).await;
+    for i in 0..600 {
+        let colour = if i % 2 == 0 { "red" } else { "yellow" };
+        ana.ok(json!({"type": "choose_colour", "colour": colour}))
+            .await;
+    }
+    let mut kicked = false;
+    for _ in 0..50 {
+        if server.room(&lobby).await["spectators"] == 0 {
+            kicked = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(kicked, "the stalled spectator was dropped");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    (server, ana, stalled)
+}
+
+/// The first server's scrape `text` after the scripted game in room `code` with
+/// `accepted` actions: valid text format and the game's exact numbers.
+fn check_game_counts(text: &str, code: &str, accepted: u64) {
+    let lines = check_text_format(text);
     let scrape = Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).expect("parses");
     assert!(lines >= 40 && scrape.samples.len() >= 20, "{text}");
 
@@ -257,94 +370,13 @@ async fn metrics_count_a_scripted_game_exactly() {
     );
     assert!(v("parchis_store_commit_group_size_sum", &[]) >= commits);
     assert!(v("parchis_outbound_queue_depth_count", &[]) > 0.0);
-    assert!(!text.contains(&code), "room codes are never label values");
+    assert!(!text.contains(code), "room codes are never label values");
+}
 
-    drop(clients);
-    drop(s);
-    server.shutdown.cancel();
-    let _ = server.task.await;
-
-    // Second server (same process-wide recorder): a clock that runs out, bots taking
-    // over, a resume, a stalled reader.
-    let server = common::start(common::test_config()).await;
-    let code = server
-        .create_room(
-            json!({"seats": 2, "turn_clock_secs": 2, "timeouts_to_abandon": 1,
-                            "on_abandon": "bot", "bot_think_ms": 0}),
-        )
-        .await;
-    let mut p = server.client().await;
-    p.join(&code, "Pia", Some("yellow")).await;
-    let mut q = server.client().await;
-    q.join(&code, "Quim", Some("red")).await;
-    let mut w = server.client().await;
-    w.watch(&code).await;
-    p.seq = w.seq;
-    p.ok(json!({"type": "start"})).await;
-    // Nobody acts: the first throw's clock runs out, a bot takes the seat over.
-    let took = w
-        .until("bot_took_over", |v| {
-            v["type"] == "event" && v["event"]["type"] == "bot_took_over"
-        })
-        .await;
-    assert_eq!(took["event"]["reason"], "timeouts", "{took}");
-    let human = if took["event"]["colour"] == "yellow" {
-        q
-    } else {
-        p
-    };
-    // The other player drops and resumes with the events it missed, then leaves.
-    let token = human.token.clone().expect("token");
-    let last_seq = human.seq;
-    drop(human);
-    let mut back = server.client().await;
-    let req = back
-        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": last_seq}))
-        .await;
-    let welcome = back.reply(req).await;
-    assert_eq!(welcome["type"], "welcome", "{welcome}");
-    assert!(
-        welcome["snapshot"].is_null(),
-        "missed events replayed: {welcome}"
-    );
-    back.cmd(json!({"type": "leave"})).await;
-    w.until("game_won", |v: &Value| Client::is_game_event(v, "game_won"))
-        .await;
-    drop((w, back));
-    server.shutdown.cancel();
-    let _ = server.task.await;
-    // A lobby where a spectator stops reading while the player changes colour (a third
-    // server, with a short outbound queue and small socket buffers).
-    let server = common::start(ServerConfig {
-        outbound_queue: 8,
-        send_buffer_bytes: Some(4096),
-        ..common::test_config()
-    })
-    .await;
-    let lobby = server.create_room(json!({})).await;
-    let mut ana = server.client().await;
-    ana.join(&lobby, "Ana", Some("yellow")).await;
-    let mut stalled = server.small_buffer_client().await;
-    stalled.watch(&lobby).await;
-    for i in 0..600 {
-        let colour = if i % 2 == 0 { "red" } else { "yellow" };
-        ana.ok(json!({"type": "choose_colour", "colour": colour}))
-            .await;
-    }
-    let mut kicked = false;
-    for _ in 0..50 {
-        if server.room(&lobby).await["spectators"] == 0 {
-            kicked = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(kicked, "the stalled spectator was dropped");
-    tokio::time::sleep(Duration::from_millis(200)).await;
-
-    let (status, text) = get_raw(server.addr, "/metrics", &[]).await;
-    assert_eq!(status, 200);
-    check_text_format(&text);
+/// The scrape `text` after all three servers: the clock, the bots, the resume and the
+/// stalled reader counted on top of the first game.
+fn check_totals_after_three_servers(text: &str) {
+    check_text_format(text);
     let scrape = Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).expect("parses");
     let v = |name: &str, labels: &[(&str, &str)]| value(&scrape, name, labels);
     assert_eq!(
@@ -378,7 +410,4 @@ async fn metrics_count_a_scripted_game_exactly() {
     );
     assert_eq!(v("parchis_joins_total", &[("role", "player")]), 5.0);
     assert_eq!(v("parchis_joins_total", &[("role", "spectator")]), 3.0);
-    drop((ana, stalled));
-    server.shutdown.cancel();
-    let _ = server.task.await;
 }

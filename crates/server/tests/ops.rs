@@ -246,7 +246,26 @@ fn one<'a>(logs: &'a [Value], message: &str, pred: impl Fn(&Value) -> bool) -> &
 async fn json_logs_carry_room_game_seat_and_connection_ids() {
     let dir = tempfile::tempdir().expect("temp dir");
     let server = spawn(dir.path(), &["--log-format", "json"]).await;
-    let addr = server.addr;
+    let (code, lobby) = a_logged_room(server.addr).await;
+    let out = stop(server);
+    assert!(!out.contains('\u{1b}'), "no ANSI escapes in JSON logs");
+    let logs: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    assert!(logs.len() > 10, "{out}");
+    for l in &logs {
+        assert!(l["timestamp"].is_string() && l["level"].is_string(), "{l}");
+    }
+    check_seat_logs(&logs, &code);
+    check_game_logs(&logs, &code);
+    check_admin_and_access_logs(&logs, &out, &lobby);
+}
+
+/// Joins, a colour change, a departure, a spectator, a seat taken over by a second
+/// connection, a game started and ended by a timeout and a departure; then admin
+/// requests, one refused, and a lobby closed. Returns the room's and the lobby's codes.
+async fn a_logged_room(addr: SocketAddr) -> (String, String) {
     let (status, body) = http_at(
         addr,
         "POST",
@@ -305,18 +324,13 @@ async fn json_logs_carry_room_game_seat_and_connection_ids() {
     assert_eq!(status, 200);
     tokio::time::sleep(Duration::from_millis(200)).await;
 
-    let out = stop(server);
-    assert!(!out.contains('\u{1b}'), "no ANSI escapes in JSON logs");
-    let logs: Vec<Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
-    assert!(logs.len() > 10, "{out}");
-    for l in &logs {
-        assert!(l["timestamp"].is_string() && l["level"].is_string(), "{l}");
-    }
-    let in_room = |l: &Value| l["room"] == code.as_str();
-    let joined = lines(&logs, "player joined");
+    (code, lobby)
+}
+
+/// Seat lines carry the room, the seat and the connection.
+fn check_seat_logs(logs: &[Value], code: &str) {
+    let in_room = |l: &Value| l["room"] == code;
+    let joined = lines(logs, "player joined");
     assert_eq!(joined.len(), 3, "{joined:?}");
     let mut conns = Vec::new();
     for (l, seat) in joined.iter().zip(["yellow", "red", "blue"]) {
@@ -327,49 +341,57 @@ async fn json_logs_carry_room_game_seat_and_connection_ids() {
     conns.dedup();
     assert_eq!(conns.len(), 3, "three connections: {conns:?}");
     assert_eq!(joined[0]["creator"], true);
-    let changed = one(&logs, "colour changed", in_room);
+    let changed = one(logs, "colour changed", in_room);
     assert_eq!(
         (&changed["from"], &changed["seat"]),
         (&json!("yellow"), &json!("green"))
     );
     assert_eq!(changed["conn"].as_u64(), Some(conns[0]));
-    let left = one(&logs, "player left", in_room);
+    let left = one(logs, "player left", in_room);
     assert_eq!(
         (&left["seat"], &left["why"]),
         (&json!("blue"), &json!("left"))
     );
     assert_eq!(left["conn"].as_u64(), Some(conns[2]));
-    one(&logs, "spectator joined", in_room);
-    let resumed = one(&logs, "player resumed", in_room);
+    one(logs, "spectator joined", in_room);
+    let resumed = one(logs, "player resumed", in_room);
     assert_eq!(resumed["seat"], "red");
-    let kicked = one(&logs, "connection kicked", in_room);
+    let kicked = one(logs, "connection kicked", in_room);
     assert_eq!(kicked["code"], 4000);
     assert_eq!(
         kicked["conn"].as_u64(),
         Some(conns[1]),
         "the first connection of Bea"
     );
+}
 
-    let started = one(&logs, "game started", in_room);
+/// Game lines carry the room, the game and the seat.
+fn check_game_logs(logs: &[Value], code: &str) {
+    let in_room = |l: &Value| l["room"] == code;
+    let started = one(logs, "game started", in_room);
     let game = started["game"].as_str().expect("game id").to_owned();
     assert!(uuid::Uuid::parse_str(&game).is_ok(), "{game}");
     let with_game = |l: &Value| in_room(l) && l["game"] == game.as_str();
-    assert!(!lines(&logs, "turn timed out").is_empty());
-    for l in lines(&logs, "turn timed out") {
+    assert!(!lines(logs, "turn timed out").is_empty());
+    for l in lines(logs, "turn timed out") {
         assert!(with_game(l) && l["seat"].is_string(), "{l}");
     }
-    let abandoned = one(&logs, "player abandoned", with_game);
+    let abandoned = one(logs, "player abandoned", with_game);
     assert_eq!(
         (&abandoned["seat"], &abandoned["reason"]),
         (&json!("green"), &json!("left"))
     );
-    let finished = one(&logs, "game finished", with_game);
+    let finished = one(logs, "game finished", with_game);
     assert_eq!(
         (&finished["reason"], &finished["winner"]),
         (&json!("abandoned"), &json!("red"))
     );
+}
 
-    let refused = one(&logs, "admin request refused", |_| true);
+/// Admin actions are logged (refused attempts too, the token never), and one access
+/// line per HTTP request carries the request in its span.
+fn check_admin_and_access_logs(logs: &[Value], out: &str, lobby: &str) {
+    let refused = one(logs, "admin request refused", |_| true);
     assert_eq!(
         (&refused["action"], &refused["why"]),
         (&json!("list_rooms"), &json!("wrong token"))
@@ -378,13 +400,11 @@ async fn json_logs_carry_room_game_seat_and_connection_ids() {
         !out.contains("log-test-admin-token"),
         "the token is never logged"
     );
-    one(&logs, "admin listed rooms", |l| l["rooms"].is_u64());
-    one(&logs, "admin closed a room", |l| {
-        l["room"] == lobby.as_str()
-    });
+    one(logs, "admin listed rooms", |l| l["rooms"].is_u64());
+    one(logs, "admin closed a room", |l| l["room"] == lobby);
 
     // One access line per HTTP request, with the request in its span.
-    let access: Vec<_> = lines(&logs, "finished processing request")
+    let access: Vec<_> = lines(logs, "finished processing request")
         .into_iter()
         .filter(|l| l["span"]["uri"] == "/api/rooms" && l["span"]["method"] == "POST")
         .collect();

@@ -174,6 +174,29 @@ fn prefer_capture(legal: &Value) -> Value {
     }
 }
 
+/// A pairs lobby `room` with yellow, blue and red seated: still a lobby, the teams and
+/// each seat's team shown.
+fn check_lobby_teams(room: &Value) {
+    assert_eq!(room["status"], "lobby");
+    assert_eq!(room["teams"], json!([["yellow", "red"], ["blue", "green"]]));
+    let teams: Vec<(Value, Value)> = room["seats"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|s| (s["colour"].clone(), s["team"].clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        teams,
+        vec![
+            (json!("yellow"), json!(0)),
+            (json!("blue"), json!(1)),
+            (json!("red"), json!(0)),
+        ]
+    );
+}
+
 #[tokio::test]
 async fn pairs_needs_four_shows_teams_and_is_played_to_the_end() {
     let server = start(test_config()).await;
@@ -200,25 +223,7 @@ async fn pairs_needs_four_shows_teams_and_is_played_to_the_end() {
             .contains("pairs needs at least 4 players to start; 3 seated"),
         "{err}"
     );
-    let room = server.room(&code).await;
-    assert_eq!(room["status"], "lobby");
-    assert_eq!(room["teams"], json!([["yellow", "red"], ["blue", "green"]]));
-    let teams: Vec<(Value, Value)> = room["seats"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|s| (s["colour"].clone(), s["team"].clone()))
-                .collect()
-        })
-        .unwrap_or_default();
-    assert_eq!(
-        teams,
-        vec![
-            (json!("yellow"), json!(0)),
-            (json!("blue"), json!(1)),
-            (json!("red"), json!(0)),
-        ]
-    );
+    check_lobby_teams(&server.room(&code).await);
     // The fourth player sees the teams in the welcome snapshot.
     let mut green = server.client().await;
     let w = green.join(&code, "p3", Some("green")).await;

@@ -7,6 +7,50 @@ mod common;
 use common::{seated_game, start, test_config, Client};
 use serde_json::{json, Value};
 
+/// The previews of a `your_turn` frame `v`: one per legal action, in order, each
+/// ending its path at its `to`.
+fn checked_previews(v: &Value) -> Vec<Value> {
+    let legal = v["legal"].as_array().expect("legal").clone();
+    let previews = v["previews"].as_array().expect("previews").clone();
+    assert_eq!(previews.len(), legal.len(), "{v}");
+    for (a, pv) in legal.iter().zip(&previews) {
+        assert_eq!(&pv["action"], a);
+        assert_eq!(
+            pv["path"].as_array().and_then(|p| p.last()),
+            Some(&pv["to"])
+        );
+    }
+    previews
+}
+
+/// Plays the action of preview `pv` and reads its batch up to the answer: where the
+/// piece landed (a move's frame following the previewed path), the last position drawn,
+/// and whether the game was won.
+async fn play_preview(c: &mut Client, pv: &Value) -> (Option<Value>, Option<Value>, bool) {
+    let req = c.cmd(json!({"type": "play", "action": pv["action"]})).await;
+    let (mut landed, mut position, mut won) = (None, None, false);
+    loop {
+        let m = c.next().await.expect("socket open");
+        if m["type"] == "event" {
+            let e = &m["event"]["event"];
+            if landed.is_none() && e["type"] == "piece_moved" {
+                assert_eq!(m["path"], pv["path"], "moved along the previewed path");
+                landed = Some(e["to"].clone());
+            } else if landed.is_none() && e["type"] == "piece_exited" {
+                landed = Some(json!(e["square"].to_string()));
+            }
+            won |= e["type"] == "game_won";
+            if m["position"].is_object() {
+                position = Some(m["position"].clone());
+            }
+        }
+        assert_ne!(m["type"], "error", "{m}");
+        if m["type"] == "ok" && m["req"].as_u64() == Some(req) {
+            return (landed, position, won);
+        }
+    }
+}
+
 /// Plays a two-player game under `preset` to its end (every player picks the last legal
 /// action) and checks, for each action: one preview per legal action, in order; the
 /// played piece lands where its preview said (the `piece_moved`/`piece_exited` event and
@@ -39,42 +83,12 @@ async fn check_previews(preset: &str) -> (usize, usize) {
                     c.cmd(json!({"type": "roll"})).await;
                     continue;
                 }
-                let legal = v["legal"].as_array().expect("legal").clone();
-                let previews = v["previews"].as_array().expect("previews").clone();
-                assert_eq!(previews.len(), legal.len(), "{v}");
-                for (a, pv) in legal.iter().zip(&previews) {
-                    assert_eq!(&pv["action"], a);
-                    assert_eq!(
-                        pv["path"].as_array().and_then(|p| p.last()),
-                        Some(&pv["to"])
-                    );
-                }
+                let previews = checked_previews(&v);
                 let pv = previews.last().expect("a legal action").clone();
                 if pv["action"]["die"] == 6 && pv["steps"].as_u64().unwrap_or(0) > 6 {
                     sevens += 1;
                 }
-                let req = c.cmd(json!({"type": "play", "action": pv["action"]})).await;
-                let (mut landed, mut position, mut won) = (None, None, false);
-                loop {
-                    let m = c.next().await.expect("socket open");
-                    if m["type"] == "event" {
-                        let e = &m["event"]["event"];
-                        if landed.is_none() && e["type"] == "piece_moved" {
-                            assert_eq!(m["path"], pv["path"], "moved along the previewed path");
-                            landed = Some(e["to"].clone());
-                        } else if landed.is_none() && e["type"] == "piece_exited" {
-                            landed = Some(json!(e["square"].to_string()));
-                        }
-                        won |= e["type"] == "game_won";
-                        if m["position"].is_object() {
-                            position = Some(m["position"].clone());
-                        }
-                    }
-                    assert_ne!(m["type"], "error", "{m}");
-                    if m["type"] == "ok" && m["req"].as_u64() == Some(req) {
-                        break;
-                    }
-                }
+                let (landed, position, won) = play_preview(&mut c, &pv).await;
                 assert_eq!(
                     landed.as_ref(),
                     Some(&pv["to"]),

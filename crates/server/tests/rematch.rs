@@ -10,15 +10,20 @@ fn event_of(v: &Value, kind: &str) -> bool {
     v["type"] == "event" && v["event"]["type"] == kind
 }
 
-#[tokio::test]
-async fn a_rematch_starts_when_both_players_ask() {
-    let server = start(test_config()).await;
-    let (code, clients) = seated_game(
-        &server,
+/// A started two-player game (yellow, red) with a long clock: its code and clients.
+async fn two_players(server: &common::Server) -> (String, Vec<common::Client>) {
+    seated_game(
+        server,
         json!({"seats": 2, "turn_clock_secs": 600}),
         &["yellow", "red"],
     )
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn a_rematch_starts_when_both_players_ask() {
+    let server = start(test_config()).await;
+    let (code, clients) = two_players(&server).await;
     let first_game = clients[0]
         .events
         .iter()
@@ -74,12 +79,7 @@ async fn a_rematch_starts_when_both_players_ask() {
 #[tokio::test]
 async fn a_rematch_is_refused_while_the_game_runs() {
     let server = start(test_config()).await;
-    let (_code, mut p) = seated_game(
-        &server,
-        json!({"seats": 2, "turn_clock_secs": 600}),
-        &["yellow", "red"],
-    )
-    .await;
+    let (_code, mut p) = two_players(&server).await;
     let r = p[0]
         .refused(json!({"type": "rematch"}), "game_started")
         .await;

@@ -2,85 +2,31 @@
 //! Postgres when `DATABASE_URL` is set) is killed with SIGKILL mid-game and started again
 //! on the same database; the clients resume with their tokens and finish the game.
 
+mod binary;
 mod common;
 
+use binary::{client, Proc};
 use common::{http_at, play_to_end, Client};
-use parchis_engine::{fair_dice, Colour, GameRecord, RuleSet};
+use parchis_engine::{fair_dice, Colour, Game, GameRecord, RuleSet};
 use parchis_protocol::RoomEvent;
 use parchis_server::room::{replay, LoggedEvent};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-/// A running server process.
-struct Proc {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Proc {
-    /// A failed test must not leave its server running (and holding the test's stderr).
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
-}
-
-/// Starts the binary on a free port and waits until `/healthz` answers.
+/// Starts the binary (fixed dice) and waits until `/healthz` answers.
 async fn spawn(data_dir: &Path, database_url: Option<&str>) -> Proc {
     spawn_with(data_dir, database_url, &[]).await
 }
 
 /// As [`spawn`], with more command-line arguments.
 async fn spawn_with(data_dir: &Path, database_url: Option<&str>, args: &[&str]) -> Proc {
-    let port = free_port();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_parchis-server"));
-    cmd.args(args)
-        .arg("--port")
-        .arg(port.to_string())
-        .arg("--data-dir")
-        .arg(data_dir)
-        .arg("--dice-seed")
-        .arg("7")
-        .arg("--commands-per-second")
-        .arg("2000")
-        .env("PARCHIS_LOG", "warn")
-        // A single node, whatever the environment says (CI sets it for the cluster tests).
-        .env_remove("PARCHIS_NATS_URL")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit());
-    match database_url {
-        Some(url) => cmd.env("DATABASE_URL", url),
-        None => cmd.env_remove("DATABASE_URL"),
-    };
-    let mut child = cmd.spawn().expect("spawn the server binary");
-    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(addr).await.is_ok() {
-            let (status, _) = http_at(addr, "GET", "/healthz", None).await;
-            if status == 200 {
-                return Proc { child, addr };
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("server did not come up on {addr}");
-}
-
-async fn client(addr: SocketAddr) -> Client {
-    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
-        .await
-        .expect("ws connect");
-    Client::new(ws)
+    let args: Vec<&str> = ["--dice-seed", "7"]
+        .into_iter()
+        .chain(args.iter().copied())
+        .collect();
+    binary::spawn(data_dir, database_url, &args, &[]).await
 }
 
 /// Both clients play legal actions until an event with seq ≥ `target` is seen. No command
@@ -168,9 +114,21 @@ fn turn_deadlines(events: &[Value]) -> Vec<i64> {
         .collect()
 }
 
-async fn restart_scenario(database_url: Option<&str>) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let server = spawn(dir.path(), database_url).await;
+/// What was stored of the game when the server was killed.
+struct BeforeKill {
+    code: String,
+    game_id: String,
+    /// The seq of `game_started`.
+    first_seq: u64,
+    stored: Vec<Value>,
+    /// The seq of the last stored event.
+    last_seq: u64,
+    clients: Vec<Client>,
+}
+
+/// Starts a game, plays 40 events of it, checks that what the clients saw was stored
+/// first and that the games API shows the running clock, then SIGKILLs the server.
+async fn play_then_kill(server: &mut Proc) -> BeforeKill {
     let (code, started, a, b) = start_game(
         server.addr,
         json!({"seats": 2, "turn_clock_secs": 2, "disconnect_grace_secs": 120,
@@ -184,7 +142,6 @@ async fn restart_scenario(database_url: Option<&str>) {
     // Play part of the game, then SIGKILL.
     let target = first_seq + 40;
     let clients = play_until(vec![a, b], target).await;
-    let mut server = server;
     let (status, before) =
         http_at(server.addr, "GET", &format!("/api/games/{game_id}"), None).await;
     assert_eq!(status, 200, "{before}");
@@ -220,14 +177,22 @@ async fn restart_scenario(database_url: Option<&str>) {
         last_before >= seen_before && last_before < seen_before + 8,
         "every broadcast event was stored first: stored {last_before}, seen {seen_before}"
     );
-    server.child.kill().expect("SIGKILL");
-    let _ = server.child.wait();
+    server.kill();
+    BeforeKill {
+        code,
+        game_id,
+        first_seq,
+        stored: stored_before,
+        last_seq: last_before,
+        clients,
+    }
+}
 
-    // Start again on the same database; resume with the old tokens.
-    let mut server = spawn(dir.path(), database_url).await;
+/// The `clients` back on the server at `addr` with their tokens, each keeping what it saw.
+async fn resume_all(addr: SocketAddr, code: &str, clients: Vec<Client>) -> Vec<Client> {
     let mut resumed = Vec::new();
     for old in clients {
-        let mut c = client(server.addr).await;
+        let mut c = client(addr).await;
         c.events = old.events;
         c.seq = old.seq;
         let token = old.token.expect("token");
@@ -243,23 +208,15 @@ async fn restart_scenario(database_url: Option<&str>) {
         );
         resumed.push(c);
     }
-    // Nobody acts: the clock runs again and times the player to act out.
-    for c in &mut resumed {
-        let t = c
-            .until("timed_out", |v| Client::is_game_event(v, "timed_out"))
-            .await;
-        assert!(t["seq"].as_u64() > Some(last_before), "{t}");
-    }
-    let (won, clients) = play_to_end(resumed).await;
-    let winner = won["winner"].as_str().expect("winner").to_owned();
+    resumed
+}
 
-    // The stored log: gap-free, the same events every client saw, continuing the seq.
-    let (status, detail) =
-        http_at(server.addr, "GET", &format!("/api/games/{game_id}"), None).await;
-    assert_eq!(status, 200, "{detail}");
-    assert_eq!(detail["room"], code.as_str());
+/// The stored log of the finished game (`detail`, from the games API): gap-free, the
+/// same events every client saw, continuing the seq, with a timeout after the restart.
+fn check_stored_log(detail: &Value, before: &BeforeKill, clients: &[Client], winner: &str) {
+    assert_eq!(detail["room"], before.code.as_str());
     assert_eq!(detail["preset"], "online");
-    assert_eq!(detail["result"]["winner"], winner.as_str());
+    assert_eq!(detail["result"]["winner"], winner);
     assert_eq!(detail["reason"], "completed");
     assert!(
         detail["deadline_ms"].is_null(),
@@ -272,16 +229,17 @@ async fn restart_scenario(database_url: Option<&str>) {
         .filter_map(|p| p["name"].as_str())
         .collect();
     assert_eq!(names, ["Ana", "Bruno"]);
-    let stored = detail["events"].as_array().cloned().expect("events");
+    let stored = detail["events"].as_array().expect("events");
+    let first_seq = before.first_seq;
     let seqs: Vec<u64> = stored.iter().filter_map(|e| e["seq"].as_u64()).collect();
     let expected: Vec<u64> = (first_seq..first_seq + stored.len() as u64).collect();
     assert_eq!(seqs, expected, "stored seqs are gap-free from game_started");
     assert_eq!(
-        &stored[..stored_before.len()],
-        &stored_before[..],
+        &stored[..before.stored.len()],
+        &before.stored[..],
         "nothing lost"
     );
-    for c in &clients {
+    for c in clients {
         let seen = by_seq(&c.events);
         let game_seen: Vec<(u64, Value)> =
             seen.into_iter().filter(|(s, _)| *s >= first_seq).collect();
@@ -296,12 +254,15 @@ async fn restart_scenario(database_url: Option<&str>) {
     }
     let timed_out = stored
         .iter()
-        .filter(|e| e["seq"].as_u64() > Some(last_before))
+        .filter(|e| e["seq"].as_u64() > Some(before.last_seq))
         .any(|e| e["event"]["event"]["type"] == "timed_out");
     assert!(timed_out, "the clock ran after the restart");
+}
 
-    // The fair dice: every throw, before and after the SIGKILL, is the one its number
-    // gives with the game's seeds (docs/FAIR_DICE.md), numbered 0, 1, 2… without a gap.
+/// The fair dice: every throw, before and after the SIGKILL, is the one its number
+/// gives with the game's seeds (docs/FAIR_DICE.md), numbered 0, 1, 2… without a gap.
+fn check_fair_dice(detail: &Value, stored_before: &[Value]) {
+    let stored = detail["events"].as_array().expect("events");
     let dice = &detail["dice"];
     assert_eq!(dice["mode"], "test", "a --dice-seed game is marked");
     let throws: Vec<fair_dice::RecordedThrow> = stored
@@ -337,9 +298,11 @@ async fn restart_scenario(database_url: Option<&str>) {
         throws: throws.clone(),
     };
     assert_eq!(fair_dice::verify(&claim), Ok(throws.len()));
+}
 
-    // Replaying the stored events through the engine (the server's one replay
-    // function) reproduces the game.
+/// Replaying the `stored` events through the engine (the server's one replay function)
+/// reproduces the game won by `winner`; returns the final game and its record.
+fn check_replay(stored: &[Value], winner: &str) -> (Game, GameRecord) {
     let log: Vec<LoggedEvent> = stored
         .iter()
         .map(|e| LoggedEvent {
@@ -364,20 +327,24 @@ async fn restart_scenario(database_url: Option<&str>) {
     let game = replayed.game;
     let outcome = game.outcome().expect("finished");
     assert_eq!(outcome.winner.name(), winner);
+    (game, record)
+}
 
-    // The room's games, the export, and errors.
-    let (status, list) =
-        http_at(server.addr, "GET", &format!("/api/games?room={code}"), None).await;
+/// The room's games, the export of `game` (whose replayed record is `record`), and the
+/// games API's errors.
+async fn check_games_api(
+    addr: SocketAddr,
+    code: &str,
+    game_id: &str,
+    game: &Game,
+    record: &GameRecord,
+) {
+    let (status, list) = http_at(addr, "GET", &format!("/api/games?room={code}"), None).await;
     assert_eq!(status, 200, "{list}");
     assert_eq!(list["games"].as_array().map(Vec::len), Some(1));
-    assert_eq!(list["games"][0]["id"], game_id.as_str());
-    let (status, export) = http_at(
-        server.addr,
-        "GET",
-        &format!("/api/games/{game_id}/export"),
-        None,
-    )
-    .await;
+    assert_eq!(list["games"][0]["id"], game_id);
+    let (status, export) =
+        http_at(addr, "GET", &format!("/api/games/{game_id}/export"), None).await;
     assert_eq!(status, 200);
     let text = export.as_str().expect("text export").to_owned();
     assert!(text.contains(&format!("[Room \"{code}\"]")), "{text}");
@@ -386,12 +353,12 @@ async fn restart_scenario(database_url: Option<&str>) {
         text.contains("[Yellow \"Ana\"]") && text.contains("[Red \"Bruno\"]"),
         "{text}"
     );
-    let result = parchis_engine::result_tag(&game).expect("result");
+    let result = parchis_engine::result_tag(game).expect("result");
     assert!(text.contains(&format!("[Result \"{result}\"]")), "{text}");
     let parsed: GameRecord = text.parse().expect("the export parses");
     assert_eq!(parsed.actions, record.actions);
     let (status, err) = http_at(
-        server.addr,
+        addr,
         "GET",
         "/api/games/00000000-0000-0000-0000-000000000000",
         None,
@@ -399,12 +366,39 @@ async fn restart_scenario(database_url: Option<&str>) {
     .await;
     assert_eq!(status, 404);
     assert_eq!(err["code"], "unknown_game");
-    let (status, err) = http_at(server.addr, "GET", "/api/games/not-a-uuid", None).await;
+    let (status, err) = http_at(addr, "GET", "/api/games/not-a-uuid", None).await;
     assert_eq!(status, 400);
     assert_eq!(err["code"], "bad_request");
+}
 
-    server.child.kill().expect("kill");
-    let _ = server.child.wait();
+async fn restart_scenario(database_url: Option<&str>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut server = spawn(dir.path(), database_url).await;
+    let mut before = play_then_kill(&mut server).await;
+
+    // Start again on the same database; resume with the old tokens.
+    let mut server = spawn(dir.path(), database_url).await;
+    let clients = std::mem::take(&mut before.clients);
+    let mut resumed = resume_all(server.addr, &before.code, clients).await;
+    // Nobody acts: the clock runs again and times the player to act out.
+    for c in &mut resumed {
+        let t = c
+            .until("timed_out", |v| Client::is_game_event(v, "timed_out"))
+            .await;
+        assert!(t["seq"].as_u64() > Some(before.last_seq), "{t}");
+    }
+    let (won, clients) = play_to_end(resumed).await;
+    let winner = won["winner"].as_str().expect("winner").to_owned();
+
+    let game_id = &before.game_id;
+    let (status, detail) =
+        http_at(server.addr, "GET", &format!("/api/games/{game_id}"), None).await;
+    assert_eq!(status, 200, "{detail}");
+    check_stored_log(&detail, &before, &clients, &winner);
+    check_fair_dice(&detail, &before.stored);
+    let (game, record) = check_replay(detail["events"].as_array().expect("events"), &winner);
+    check_games_api(server.addr, &before.code, game_id, &game, &record).await;
+    server.kill();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -441,8 +435,7 @@ async fn a_deadline_missed_while_down_gives_a_fresh_clock() {
         .last()
         .expect("a stored turn event");
     let mut server = server;
-    server.child.kill().expect("SIGKILL");
-    let _ = server.child.wait();
+    server.kill();
     // Stay down past the 2 s deadline.
     tokio::time::sleep(Duration::from_millis(2_500)).await;
     let restarted_at = std::time::SystemTime::now()
@@ -483,8 +476,7 @@ async fn a_deadline_missed_while_down_gives_a_fresh_clock() {
             .expect("colour"),
         "the same player keeps the throw"
     );
-    server.child.kill().expect("kill");
-    let _ = server.child.wait();
+    server.kill();
 }
 
 /// A person whose seat a bot took over (`on_abandon: bot`), in a game the bots finished
@@ -539,8 +531,7 @@ async fn a_person_replaced_by_a_bot_gets_the_result_after_a_restart_and_the_room
     }
     assert!(taken, "no bot took over yellow's seat within 10 s");
     let mut server = server;
-    server.child.kill().expect("SIGKILL");
-    let _ = server.child.wait();
+    server.kill();
 
     // Back up with bots at full speed; the restored room still refuses her token.
     let mut server = spawn_with(
@@ -588,6 +579,5 @@ async fn a_person_replaced_by_a_bot_gets_the_result_after_a_restart_and_the_room
     assert!(message.contains("you played yellow"), "{e}");
     assert!(message.contains(&format!("/api/games/{game_id}")), "{e}");
     assert!(message.contains("winner"), "{e}");
-    server.child.kill().expect("kill");
-    let _ = server.child.wait();
+    server.kill();
 }

@@ -73,53 +73,31 @@ async fn http_create_list_get_and_404() {
     assert_eq!(status, 404);
     assert_eq!(err["code"], "unknown_room");
 
-    let (status, err) = server
-        .http("POST", "/api/rooms", Some(r#"{"seats": 7}"#))
-        .await;
-    assert_eq!(status, 400);
-    assert_eq!(err["code"], "bad_request");
-    let (status, err) = server.http("POST", "/api/rooms", Some("{nope")).await;
-    assert_eq!(status, 400);
-    assert_eq!(err["code"], "bad_json");
-    // Every preset is playable; an invalid combination is refused naming the conflict.
-    let (status, err) = server
-        .http(
-            "POST",
-            "/api/rooms",
-            Some(r#"{"preset": "online+murcia-12"}"#),
-        )
-        .await;
-    assert_eq!(status, 400, "{err}");
-    assert_eq!(err["code"], "bad_request");
-    let message = err["message"].as_str().unwrap_or_default();
+    refused_room(&server, r#"{"seats": 7}"#, "bad_request").await;
+    refused_room(&server, "{nope", "bad_json").await;
+    presets_are_checked_at_creation(&server).await;
+}
+
+/// `POST /api/rooms` with `body` is refused: 400 with error `code`; its message.
+async fn refused_room(server: &common::Server, body: &str, code: &str) -> String {
+    let (status, err) = server.http("POST", "/api/rooms", Some(body)).await;
+    assert_eq!(status, 400, "{body}: {err}");
+    assert_eq!(err["code"], code, "{body}: {err}");
+    err["message"].as_str().unwrap_or_default().to_owned()
+}
+
+/// Every preset is playable; an invalid combination is refused naming the conflict, a
+/// valid one is accepted and named canonically.
+async fn presets_are_checked_at_creation(server: &common::Server) {
+    let message = refused_room(server, r#"{"preset": "online+murcia-12"}"#, "bad_request").await;
     assert!(message.contains("needs one die"), "{message}");
-    let (status, err) = server
-        .http("POST", "/api/rooms", Some(r#"{"preset": "classic+nope"}"#))
-        .await;
-    assert_eq!(status, 400);
+    let message = refused_room(server, r#"{"preset": "classic+nope"}"#, "bad_request").await;
+    assert!(message.contains("unknown variant"), "{message}");
+    let message = refused_room(server, r#"{"preset": "pairs", "seats": 2}"#, "bad_request").await;
     assert!(
-        err["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("unknown variant"),
-        "{err}"
+        message.contains("pairs plays with 4 to 4 players"),
+        "{message}"
     );
-    let (status, err) = server
-        .http(
-            "POST",
-            "/api/rooms",
-            Some(r#"{"preset": "pairs", "seats": 2}"#),
-        )
-        .await;
-    assert_eq!(status, 400);
-    assert!(
-        err["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("pairs plays with 4 to 4 players"),
-        "{err}"
-    );
-    // A valid combination is accepted and named canonically.
     let (status, body) = server
         .http(
             "POST",

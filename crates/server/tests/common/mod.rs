@@ -383,6 +383,46 @@ pub async fn seated_game(
     (code, clients)
 }
 
+/// Ana joins `code` as yellow and Luis as red, and yellow reads until red's join: the
+/// two clients `[yellow, red]` of a room not yet started.
+pub async fn yellow_and_red(server: &Server, code: &str) -> Vec<Client> {
+    let mut yellow = server.client().await;
+    yellow.join(code, "Ana", Some("yellow")).await;
+    let mut red = server.client().await;
+    red.join(code, "Luis", Some("red")).await;
+    yellow
+        .until("red joined", |v| {
+            v["event"]["type"] == "player_joined" && v["event"]["colour"] == "red"
+        })
+        .await;
+    vec![yellow, red]
+}
+
+/// The player whose turn it is (per the room view) rolls or plays its first legal action.
+pub async fn act_once(server: &Server, code: &str, clients: &mut [Client]) {
+    let view = server.room(code).await;
+    let turn = view["game"]["position"]["turn"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let seq = view["seq"].as_u64().unwrap_or_default();
+    let c = clients
+        .iter_mut()
+        .find(|c| c.colour.as_deref() == Some(turn.as_str()))
+        .expect("a client holds the turn");
+    let t = c
+        .until("your_turn", |v| {
+            v["type"] == "your_turn" && v["seq"].as_u64() == Some(seq)
+        })
+        .await;
+    if t["must_roll"] == true {
+        c.ok(json!({"type": "roll"})).await;
+    } else {
+        c.ok(json!({"type": "play", "action": t["legal"][0].clone()}))
+            .await;
+    }
+}
+
 /// The PostgreSQL URL from `DATABASE_URL`. When it is missing: in CI (`CI` set) the test
 /// fails, since CI has PostgreSQL; elsewhere the skip is written straight to the process's
 /// stderr (not the captured test output), so `cargo test` shows it.
