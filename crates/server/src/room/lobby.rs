@@ -333,13 +333,10 @@ impl Core {
         }
     }
 
-    fn start_plan(
-        &mut self,
-        i: usize,
-        conn: ConnId,
-        req: u64,
-        now: Ms,
-    ) -> Result<StartPlan, Refusal> {
+    /// The colours of the game seat `i` starts, seats first, then the free colours bots
+    /// fill (also returned): only the creator starts, in the lobby, with enough players
+    /// for the rule set (R-SEAT), checked before any dice are thrown.
+    fn starting_colours(&self, i: usize) -> Result<(Vec<Colour>, Vec<Colour>), Refusal> {
         if self.status != RoomStatus::Lobby {
             return Err(Refusal::code(ErrorCode::GameStarted));
         }
@@ -365,7 +362,14 @@ impl Core {
         // Check the seats before any dice are thrown.
         Game::new(rules, &colours, creator)
             .map_err(|e| Refusal::new(ErrorCode::BadRequest, e.to_string()))?;
-        let (bots, bot_events) = self.bot_seats(&fill, now);
+        Ok((colours, fill))
+    }
+
+    /// The dice of the game about to start among `colours` (docs/FAIR_DICE.md): a rematch
+    /// never reuses the server seed its last game revealed (new seed, throw numbers
+    /// from 0), and the client seeds are fixed now; bots and players who gave none get
+    /// the default.
+    fn dice_for_game(&mut self, colours: &[Colour]) -> Result<DiceSource, Refusal> {
         // A room's next game (a rematch) never reuses the server seed its last one
         // revealed: new seed, throw numbers from 0.
         if self.dice.is_fixed() {
@@ -380,10 +384,23 @@ impl Core {
                 (c, seat.and_then(|s| s.client_seed.clone()))
             })
             .collect();
-        let mut dice = self
-            .dice
-            .fixed(&chosen, usize::from(rules.dice.clamp(1, 2)))
-            .map_err(|m| Refusal::new(ErrorCode::Internal, m))?;
+        self.dice
+            .fixed(&chosen, usize::from(self.rules.dice.clamp(1, 2)))
+            .map_err(|m| Refusal::new(ErrorCode::Internal, m))
+    }
+
+    fn start_plan(
+        &mut self,
+        i: usize,
+        conn: ConnId,
+        req: u64,
+        now: Ms,
+    ) -> Result<StartPlan, Refusal> {
+        let (colours, fill) = self.starting_colours(i)?;
+        let rules = self.rules;
+        let creator = self.seats[i].colour;
+        let (bots, bot_events) = self.bot_seats(&fill, now);
+        let mut dice = self.dice_for_game(&colours)?;
         let (opening, first) = if rules.first_player == FirstPlayer::Creator {
             (Vec::new(), creator)
         } else {
