@@ -120,10 +120,15 @@ pub async fn create_room(
     state.admission().may_create(client, bots, |code| {
         state.room(code).map(|h| h.listing().status)
     })?;
-    if state.is_full() {
+    // Cluster mode: here unless draining or full, else on another node (placement).
+    let created = if state.cluster().is_some() {
+        crate::cluster::ownership::placement::create(&state, settings.clone()).await
+    } else if state.is_full() {
         return Err(Denied::ServerFull { what: "rooms" }.into());
-    }
-    let code = room::create(&state, settings.clone()).await.map_err(|r| {
+    } else {
+        room::create(&state, settings.clone()).await
+    };
+    let code = created.map_err(|r| {
         let status = match r.code {
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             _ => StatusCode::SERVICE_UNAVAILABLE,
@@ -131,6 +136,7 @@ pub async fn create_room(
         ApiError::new(status, r.code, r.message)
     })?;
     state.admission().created(Some(client), &code, bots);
+    // The invite names this node: any node serves any room.
     let base = state.config().public_url.trim_end_matches('/');
     Ok((
         StatusCode::CREATED,

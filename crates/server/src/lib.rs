@@ -96,15 +96,25 @@ fn access_log() -> tower_http::trace::TraceLayer<
 /// stops accepting, closes every WebSocket with code 1001 (the room actors and connection
 /// tasks watch the same token), waits for them, and closes the store (flushing pending
 /// writes).
+///
+/// In cluster mode (`docs/CLUSTER.md`) nothing is recovered at start (that would fork
+/// rooms owned by live nodes): the lease renewer, the heartbeat, the sweeper (which
+/// claims rooms like on any node) and the `P.node.<NODE>` service start instead; at the
+/// end the rooms release their leases and the node's heartbeat row is removed.
 pub async fn run(
     listener: TcpListener,
     state: AppState,
     shutdown: CancellationToken,
 ) -> io::Result<()> {
-    recover(&state).await.map_err(io::Error::other)?;
+    // Routing first: rooms the sweeper brings up are served on their subjects at once.
     cluster::routing::start(&state)
         .await
         .map_err(io::Error::other)?;
+    if state.cluster().is_some() {
+        cluster::ownership::start(&state);
+    } else {
+        recover(&state).await.map_err(io::Error::other)?;
+    }
     let router = app(state.clone());
     // Link the server's own token to the caller's so actors and connections see it.
     let inner = state.shutdown_token();
@@ -132,6 +142,7 @@ pub async fn run(
     forgetter.abort();
     state.tracker().close();
     state.tracker().wait().await;
+    cluster::ownership::leave(&state).await;
     state.store().close().await;
     watcher.abort();
     tracing::info!("shut down");
@@ -149,8 +160,8 @@ pub async fn recover(state: &AppState) -> Result<usize, parchis_store::StoreErro
     let mut restored = 0;
     for snapshot in &snapshots {
         let game = snapshot.game.as_ref().map(|g| g.id);
-        match room::restore(state, snapshot).await {
-            Ok(()) => restored += 1,
+        match room::restore(state, snapshot, None).await {
+            Ok(_) => restored += 1,
             Err(e) => tracing::error!(
                 room = %snapshot.room.code,
                 game = ?game,

@@ -288,8 +288,15 @@ async fn serve(args: Args) -> Result<(), MainError> {
     tracing::info!(%addr, "listening");
     let shutdown = CancellationToken::new();
     let signal = shutdown.clone();
+    let draining = state.clone();
     tokio::spawn(async move {
-        wait_for_signal().await;
+        let signal_kind = wait_for_signal().await;
+        // Cluster mode: SIGTERM hands every room to another node first (docs/CLUSTER.md,
+        // "Drain"); the remaining sockets are then closed with 1001 as on a single node.
+        if signal_kind == Signal::Term && draining.cluster().is_some() {
+            tracing::info!("SIGTERM: draining");
+            parchis_server::cluster::ownership::drain::drain(&draining).await;
+        }
         tracing::info!("signal received: shutting down");
         signal.cancel();
     });
@@ -297,7 +304,16 @@ async fn serve(args: Args) -> Result<(), MainError> {
     Ok(())
 }
 
-async fn wait_for_signal() {
+/// Which signal asked the server to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Signal {
+    /// Ctrl-C (SIGINT): stop at once.
+    Interrupt,
+    /// SIGTERM: drain first in cluster mode.
+    Term,
+}
+
+async fn wait_for_signal() -> Signal {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -313,7 +329,7 @@ async fn wait_for_signal() {
     #[cfg(not(unix))]
     let term = std::future::pending::<()>();
     tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+        _ = ctrl_c => Signal::Interrupt,
+        _ = term => Signal::Term,
     }
 }

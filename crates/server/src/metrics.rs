@@ -63,6 +63,25 @@ pub const OUTBOUND_DEPTH: &str = "parchis_outbound_queue_depth";
 /// Counter: admin actions by `action` (`list_rooms`, `close_room`, `disconnect`).
 pub const ADMIN_ACTIONS: &str = "parchis_admin_actions_total";
 
+/// Gauge: rooms this node owns in cluster mode (the fences it holds).
+pub const CLUSTER_ROOMS_OWNED: &str = "parchis_cluster_rooms_owned";
+/// Counter: room leases renewed (cluster mode; one renewal statement renews many).
+pub const LEASES_RENEWED: &str = "parchis_cluster_leases_renewed_total";
+/// Counter: room leases lost by `why` (`renewal`: missing from a renewal's answer,
+/// `expired`: no renewal succeeded for a whole TTL).
+pub const LEASES_LOST: &str = "parchis_cluster_leases_lost_total";
+/// Counter: rooms this node claimed from the sweeper (failover takeovers).
+pub const TAKEOVERS: &str = "parchis_cluster_takeovers_total";
+/// Counter: rooms this node adopted from a draining node.
+pub const ADOPTIONS: &str = "parchis_cluster_adoptions_total";
+/// Counter: claimed or adopted rooms that did not come up, by `why` (`store`,
+/// `unreadable`, `fenced`, `register`).
+pub const TAKEOVER_FAILURES: &str = "parchis_cluster_takeover_failures_total";
+/// Counter: room writes refused because another node holds the room's lease.
+pub const FENCED_WRITES: &str = "parchis_cluster_fenced_writes_total";
+/// Histogram: one SIGTERM drain, from the signal to the last room handed off, seconds.
+pub const DRAIN_DURATION: &str = "parchis_cluster_drain_duration_seconds";
+
 /// Latency buckets, seconds: 0.5 ms to 10 s.
 const SECONDS_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
@@ -142,6 +161,17 @@ fn describe() {
     describe_counter!(SLOW_CONSUMERS, "Slow-consumer disconnects");
     describe_histogram!(OUTBOUND_DEPTH, "Outbound queue depth seen by the writer");
     describe_counter!(ADMIN_ACTIONS, "Admin actions");
+    describe_gauge!(CLUSTER_ROOMS_OWNED, "Rooms this node owns (cluster mode)");
+    describe_counter!(LEASES_RENEWED, "Room leases renewed");
+    describe_counter!(LEASES_LOST, "Room leases lost, by why");
+    describe_counter!(TAKEOVERS, "Rooms claimed by the sweeper (failover)");
+    describe_counter!(ADOPTIONS, "Rooms adopted from a draining node");
+    describe_counter!(
+        TAKEOVER_FAILURES,
+        "Claimed or adopted rooms that did not come up"
+    );
+    describe_counter!(FENCED_WRITES, "Room writes refused by the lease's fence");
+    describe_histogram!(DRAIN_DURATION, Unit::Seconds, "SIGTERM drain duration");
 }
 
 /// Sets the scrape-time gauges from the room registry.
@@ -163,6 +193,9 @@ fn sample(state: &AppState) {
     metrics::gauge!(ROOMS, "status" => "finished").set(finished);
     metrics::gauge!(CONNECTIONS, "role" => "player").set(players);
     metrics::gauge!(CONNECTIONS, "role" => "spectator").set(spectators);
+    if let Some(own) = crate::cluster::ownership::ownership(state) {
+        metrics::gauge!(CLUSTER_ROOMS_OWNED).set(own.count() as f64);
+    }
 }
 
 /// `GET /metrics`: every metric in the Prometheus text format (`text/plain;

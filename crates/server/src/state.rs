@@ -109,6 +109,11 @@ impl AppState {
         self.rooms().get(code).cloned()
     }
 
+    /// How many rooms are registered (running here).
+    pub fn room_count(&self) -> usize {
+        self.rooms().len()
+    }
+
     /// Whether the server holds [`ServerConfig::max_rooms`] rooms.
     pub fn is_full(&self) -> bool {
         self.rooms().len() >= self.inner.config.max_rooms

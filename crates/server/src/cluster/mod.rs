@@ -50,6 +50,8 @@ pub struct Cluster {
     pub bus: Bus,
     /// Relayed connections, served rooms, session routes ([`routing`]).
     pub routing: routing::Routing,
+    /// The fences this node holds, whether it drains ([`ownership`]).
+    pub ownership: ownership::Ownership,
 }
 
 impl Cluster {
@@ -63,6 +65,7 @@ impl Cluster {
             config,
             bus,
             routing: routing::Routing::default(),
+            ownership: ownership::Ownership::new(),
         })
     }
 

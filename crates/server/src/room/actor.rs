@@ -3,18 +3,24 @@
 //! the effects in order. A [`Effect::Persist`] ends a batch: the actor awaits the write and
 //! reports it with [`Core::persisted`] before anything else happens, so nothing is
 //! broadcast before its records are durable.
+//!
+//! In cluster mode the actor holds its room's [`Fence`] and every write goes through
+//! `Store::write_room` with it. A write refused as `Fenced` stops the room at once: the
+//! refused step is neither applied nor retried (nothing of it was broadcast), the actor
+//! deregisters and its connections move to the new owner
+//! ([`crate::cluster::ownership::lease::room_ended`]).
 
-use super::core::{BotJob, Core, Effect, Input, RoomInit};
-use super::persist::{self, Write};
+use super::core::{BotJob, Core, Effect, Input};
+use super::persist::Write;
 use super::{
     now_ms, BotChoice, ConnId, ConnLink, Listing, Member, Ms, Refusal, RoomCmd, RoomHandle,
 };
-use crate::dice::DiceSource;
+use crate::cluster::ownership::{lease, RoomEnd};
+use crate::cluster::routing::{Reattach, Rehomed};
 use crate::ids;
 use crate::state::AppState;
-use parchis_protocol::{close_code, ErrorCode, RoomSettings};
-use rand::SeedableRng;
-use rand_chacha::ChaCha20Rng;
+use parchis_protocol::{close_code, ErrorCode};
+use parchis_store::{Fence, StoreError};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,95 +55,11 @@ pub(super) struct Actor {
     received: Option<(ConnId, u64, tokio::time::Instant)>,
     /// The channel, until [`Actor::start`] hands its sender to the registry.
     channel: Option<(mpsc::Sender<RoomCmd>, mpsc::Receiver<RoomCmd>)>,
-}
-
-/// The room's bot randomness (never the dice): seeded from the configuration in tests,
-/// from the OS otherwise.
-pub(super) fn room_rng(state: &AppState) -> ChaCha20Rng {
-    match state.config().dice_seed {
-        Some(seed) => ChaCha20Rng::seed_from_u64(seed.wrapping_add(state.next_id())),
-        None => ChaCha20Rng::from_entropy(),
-    }
-}
-
-/// The one constructor's input for a room of `code` with `settings`.
-pub(super) fn room_init(
-    state: &AppState,
-    code: &str,
-    settings: RoomSettings,
-    rules: parchis_engine::RuleSet,
-    created_at_ms: Ms,
-    dice: DiceSource,
-) -> RoomInit {
-    RoomInit {
-        code: code.to_owned(),
-        settings,
-        rules,
-        created_at_ms,
-        rng: room_rng(state),
-        dice,
-        seed_rng: ChaCha20Rng::from_entropy(),
-        id_rng: ChaCha20Rng::from_entropy(),
-        // Replayed to a resuming client only while it fits well within its outbound
-        // queue: a reload resumes from seq 0, and a long game's history would overflow
-        // the queue and drop the connection as a slow consumer, again and again.
-        history_len: state
-            .config()
-            .history
-            .min(state.config().outbound_queue / 2),
-        now: now_ms(),
-        limits: super::core::RoomLimits::of(state.config()),
-    }
-}
-
-/// Creates a room: stores it, spawns its actor on the server's tracker and registers its
-/// handle. Returns the room code.
-///
-/// # Errors
-/// `bad_request` for settings that name no rule set; `internal` if no code could be
-/// allocated, the server is full, or the store fails.
-pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, Refusal> {
-    let rules = settings
-        .rules()
-        .map_err(|m| Refusal::new(ErrorCode::BadRequest, m))?;
-    for _ in 0..4 {
-        let code = ids::room_code();
-        if state.room(&code).is_some() {
-            continue;
-        }
-        let created_at_ms = now_ms();
-        let record = persist::room_record(&code, &settings, created_at_ms);
-        match state.store().create_room(&record).await {
-            Ok(()) => {}
-            Err(parchis_store::StoreError::RoomExists(_)) => continue,
-            Err(e) => {
-                warn!(room = %code, error = %e, "store failed creating a room");
-                return Err(Refusal::code(ErrorCode::Internal));
-            }
-        }
-        // The server seed comes from the OS here, at the edge; the core gets it as a value.
-        let dice = DiceSource::draw(state.config(), state.next_id()).map_err(|e| {
-            tracing::warn!(room = %code, error = %e, "no dice for the room");
-            Refusal::code(ErrorCode::Internal)
-        })?;
-        let core = Core::new(room_init(
-            state,
-            &code,
-            settings,
-            rules,
-            created_at_ms,
-            dice,
-        ));
-        if !Actor::new(state, core).start() {
-            return Err(Refusal::new(ErrorCode::ServerFull, "too many rooms"));
-        }
-        info!(room = %code, "room created");
-        return Ok(code);
-    }
-    Err(Refusal::new(
-        ErrorCode::Internal,
-        "could not allocate a room code",
-    ))
+    /// Cluster mode: the lease this node holds for the room; every write carries it.
+    fence: Option<Fence>,
+    /// Cluster mode: the room stops here (lease lost, write fenced, hand-off); set, the
+    /// actor writes nothing more and ends after the current input.
+    ending: Option<RoomEnd>,
 }
 
 async fn sleep_until_ms(at: Option<Ms>) {
@@ -172,7 +94,20 @@ impl Actor {
             span,
             received: None,
             channel: Some((tx, rx)),
+            fence: None,
+            ending: None,
         }
+    }
+
+    /// Cluster mode: the room's writes carry `fence` (`None`: a single node).
+    pub(super) fn with_fence(mut self, fence: Option<Fence>) -> Actor {
+        self.fence = fence;
+        self
+    }
+
+    /// Whether the room stops here (lease lost, write fenced, hand-off).
+    pub(super) fn is_stopping(&self) -> bool {
+        self.ending.is_some()
     }
 
     /// The core.
@@ -196,6 +131,12 @@ impl Actor {
         if !self.state.register(handle) {
             return false;
         }
+        if let (Some(fence), Some(own)) = (
+            &self.fence,
+            crate::cluster::ownership::ownership(&self.state),
+        ) {
+            own.hold(fence.clone());
+        }
         // Cluster mode: edges reach the room through its subject while it runs here (a
         // no-op when the ownership side serves it already).
         crate::cluster::routing::serve_room(&self.state, self.core.code(), None);
@@ -208,7 +149,7 @@ impl Actor {
     async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>) {
         let shutdown = self.state.shutdown_token();
         self.wake = self.core.poll_wake(now_ms());
-        loop {
+        let end = loop {
             let wake = self.wake;
             tokio::select! {
                 biased;
@@ -216,20 +157,68 @@ impl Actor {
                     for link in self.links.values() {
                         link.kick.kick(close_code::GOING_AWAY, "server shutting down");
                     }
-                    break;
+                    break RoomEnd::Shutdown;
                 }
                 cmd = rx.recv() => match cmd {
                     Some(cmd) => self.on_cmd(cmd).await,
-                    None => break,
+                    None => break RoomEnd::Shutdown,
                 },
                 _ = sleep_until_ms(wake) => self.input(Input::Timers).await,
             }
+            if let Some(end) = self.ending.take() {
+                break end;
+            }
             if self.core.disposable(now_ms()) {
                 info!("room finished or idle and empty: disposing");
-                break;
+                break RoomEnd::Disposed;
+            }
+        };
+        self.finish(end).await;
+    }
+
+    /// The room ends here: deregisters; in cluster mode the lease is retired, released or
+    /// left (it is lost) and the local connections move on ([`lease::room_ended`]).
+    async fn finish(mut self, end: RoomEnd) {
+        self.state.deregister(self.core.code());
+        let moves = matches!(
+            end,
+            RoomEnd::Lost(_) | RoomEnd::Fenced | RoomEnd::Handoff(_)
+        );
+        let conns = if moves { self.rehomed() } else { Vec::new() };
+        match self.fence.take() {
+            Some(fence) => lease::room_ended(&self.state, fence, end, conns).await,
+            None => {
+                for c in conns {
+                    c.link
+                        .kick
+                        .kick(close_code::SERVICE_RESTART, "the room stopped: reconnect");
+                }
             }
         }
-        self.state.deregister(self.core.code());
+    }
+
+    /// The local connections with what each one was and the last seq queued to it
+    /// (every attached connection has had every committed event: a refused step was
+    /// never broadcast).
+    fn rehomed(&mut self) -> Vec<Rehomed> {
+        let last_seq = self.core.seq();
+        let roles: HashMap<ConnId, Option<parchis_engine::Colour>> =
+            self.core.attached_as().into_iter().collect();
+        let mut out = Vec::new();
+        for (conn, link) in self.links.drain() {
+            match roles.get(&conn) {
+                Some(role) => out.push(Rehomed {
+                    link,
+                    reattach: role.map_or(Reattach::Spectator, Reattach::Player),
+                    last_seq,
+                }),
+                // Not a member (cannot happen: links follow the core's attachments).
+                None => link
+                    .kick
+                    .kick(close_code::SERVICE_RESTART, "the room moved: reconnect"),
+            }
+        }
+        out
     }
 
     async fn on_cmd(&mut self, cmd: RoomCmd) {
@@ -323,6 +312,14 @@ impl Actor {
                 let _ = reply.send(answer);
                 return;
             }
+            RoomCmd::Stop { why } => {
+                self.ending.get_or_insert(RoomEnd::Lost(why));
+                return;
+            }
+            RoomCmd::Handoff { reply } => {
+                self.ending.get_or_insert(RoomEnd::Handoff(reply));
+                return;
+            }
         };
         self.input(input).await;
     }
@@ -338,13 +335,25 @@ impl Actor {
         let effects = self.core.handle(input, now_ms());
         self.execute(effects).await;
         while let Some(conn) = self.lost.pop() {
+            if self.is_stopping() {
+                break;
+            }
             let effects = self.core.handle(Input::Detach { conn }, now_ms());
             self.execute(effects).await;
         }
-        // An answer the core did not give (it always does) must not leave a caller hanging.
+        // An answer the core did not give (it always does, unless the room stopped
+        // here) must not leave a caller hanging.
         self.pending_link = None;
         if let Some(reply) = self.reply.take() {
-            let _ = reply.send(Err(Refusal::code(ErrorCode::Internal)));
+            let refusal = if self.is_stopping() {
+                Refusal::new(
+                    ErrorCode::Internal,
+                    "the room moved to another server: try again",
+                )
+            } else {
+                Refusal::code(ErrorCode::Internal)
+            };
+            let _ = reply.send(Err(refusal));
         }
     }
 
@@ -361,6 +370,10 @@ impl Actor {
             }
             let Some(write) = persist else { break };
             let result = self.write(write).await;
+            if self.is_stopping() {
+                // Fenced: the step is neither applied nor retried; the room ends here.
+                break;
+            }
             if let Err(e) = &result {
                 self.persist_error = Some(e.clone());
             }
@@ -495,21 +508,39 @@ impl Actor {
         });
     }
 
-    /// Performs one write; the error text is for logs.
+    /// Performs one write, through the room's fence in cluster mode; the error text is
+    /// for logs. A fenced write stops the room; once it stops, nothing more is written.
     async fn write(&mut self, write: Write) -> Result<(), String> {
+        if self.is_stopping() {
+            return Err("the room stopped on this node".to_owned());
+        }
         // Owned copies: nothing of the actor is borrowed across the await (its bots'
         // brains are `Send`, not `Sync`).
         let store = self.state.store().clone();
         let code = self.core.code().to_owned();
         let game = self.core.game_id();
-        perform(&store, &code, write).await.map_err(|e| {
-            warn!(room = %code, game = ?game, error = %e, "store write failed");
-            e.to_string()
-        })
+        let fence = self.fence.clone();
+        let write = parchis_store::RoomWrite::from(write);
+        let kind = write.kind();
+        match store.write_room(&code, fence.as_ref(), write).await {
+            Ok(()) => Ok(()),
+            Err(StoreError::Fenced { epoch, current, .. }) => {
+                let node = fence.as_ref().map_or("", |f| f.node.as_str());
+                crate::cluster::ownership::observe::write_fenced(
+                    node, &code, game, epoch, kind, &current,
+                );
+                self.ending = Some(RoomEnd::Fenced);
+                Err("fenced".to_owned())
+            }
+            Err(e) => {
+                warn!(room = %code, game = ?game, error = %e, "store write failed");
+                Err(e.to_string())
+            }
+        }
     }
 }
 
-/// Carries out one [`Write`] of room `code` on `store`.
+/// Carries out one [`Write`] of room `code` on `store`, unfenced (a single node).
 ///
 /// # Errors
 /// The store's.
@@ -518,20 +549,5 @@ pub async fn perform(
     code: &str,
     write: Write,
 ) -> Result<(), parchis_store::StoreError> {
-    match write {
-        Write::UpsertSeat(record) => store.upsert_seat(&record).await,
-        Write::DeleteSeat { colour } => store.delete_seat(code, &colour).await.map(drop),
-        Write::Append {
-            game_id,
-            after_seq,
-            events,
-        } => store.append_after(game_id, after_seq as i64, events).await,
-        Write::Start(start) => store.start_game(*start).await,
-        Write::End(end) => store.end_game(*end).await,
-        Write::SetDeadline {
-            game_id,
-            deadline_ms,
-        } => store.set_deadline(game_id, deadline_ms).await,
-        Write::RoomStatus(update) => store.update_room_status(code, update).await,
-    }
+    store.write_room(code, None, write.into()).await
 }

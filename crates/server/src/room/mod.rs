@@ -27,6 +27,7 @@ pub mod actor;
 pub mod admin;
 pub mod bots;
 pub mod core;
+pub mod create;
 pub mod effect;
 pub mod fanout;
 pub mod link;
@@ -39,11 +40,11 @@ pub mod replay;
 pub mod restore;
 pub mod view;
 
-pub use self::actor::create;
 pub use self::core::{Core, Effect, Input, RoomInit};
+pub use self::create::create;
 pub use self::link::{ConnLink, Kick, Unwritten};
 pub use self::replay::{replay, LoggedEvent, ReplayError, Replayed};
-pub use self::restore::{restore, RestoreError};
+pub use self::restore::{restore, RestoreError, Restored};
 
 use parchis_engine::{Action, Colour};
 use parchis_protocol::{ErrorCode, Play, RoomStatus, RoomSummary, ServerMessage};
@@ -239,6 +240,20 @@ pub enum RoomCmd {
     Close {
         /// Where to answer.
         reply: oneshot::Sender<parchis_protocol::AdminCloseRoom>,
+    },
+    /// Cluster mode: this node lost the room's lease. The room stops at once without
+    /// writing anything, deregisters and moves its connections to the new owner
+    /// (`docs/CLUSTER.md`, "Ownership").
+    Stop {
+        /// Why, for the log.
+        why: &'static str,
+    },
+    /// Cluster mode drain: between two inputs the room stops writing, deregisters,
+    /// releases its lease and answers with its local connections (the drain has another
+    /// node adopt the room and moves them there).
+    Handoff {
+        /// Where the connections go.
+        reply: oneshot::Sender<Vec<crate::cluster::routing::Rehomed>>,
     },
 }
 

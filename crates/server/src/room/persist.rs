@@ -80,6 +80,36 @@ pub enum Write {
     },
 }
 
+impl From<Write> for parchis_store::RoomWrite {
+    /// The store's shape of the same write (`Store::write_room`, fenced in cluster mode).
+    fn from(write: Write) -> Self {
+        use parchis_store::RoomWrite as W;
+        match write {
+            Write::UpsertSeat(record) => W::UpsertSeat(record),
+            Write::DeleteSeat { colour } => W::DeleteSeat { colour },
+            Write::Append {
+                game_id,
+                after_seq,
+                events,
+            } => W::Append {
+                game_id,
+                after_seq: after_seq as i64,
+                events,
+            },
+            Write::Start(start) => W::Start(start),
+            Write::End(end) => W::End(end),
+            Write::RoomStatus(update) => W::RoomStatus(update),
+            Write::SetDeadline {
+                game_id,
+                deadline_ms,
+            } => W::SetDeadline {
+                game_id,
+                deadline_ms,
+            },
+        }
+    }
+}
+
 /// The stored form of room settings.
 pub fn settings_value(settings: &RoomSettings) -> Value {
     serde_json::to_value(settings).unwrap_or_default()

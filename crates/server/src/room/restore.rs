@@ -1,9 +1,10 @@
 //! Restart recovery: a stored room (seats, game log) becomes a live room again through
 //! the same constructor as a new one, its game rebuilt by [`replay`](super::replay()).
 
-use super::actor::{room_init, Actor};
+use super::actor::Actor;
 use super::bots::SeatBot;
 use super::core::{Core, Effect, EventsCommit, Seat, Then};
+use super::create::room_init;
 use super::persist::{self, StoredSeat, Unreadable, Write};
 use super::replay::{replay, LoggedEvent, ReplayError, Replayed};
 use super::{encode, now_ms, Ms};
@@ -30,6 +31,13 @@ pub enum RestoreError {
     /// The room code is taken or the server is full.
     #[error("could not register the room")]
     Register,
+    /// A write of the restore failed in the store (nothing of it was written).
+    #[error("store: {0}")]
+    Store(String),
+    /// Cluster mode: a write of the restore was refused by the room's fence (another node
+    /// acquired the room meanwhile).
+    #[error("fenced: another node owns the room")]
+    Fenced,
 }
 
 impl From<Unreadable> for RestoreError {
@@ -44,7 +52,8 @@ impl From<ReplayError> for RestoreError {
     }
 }
 
-/// What became of a restored game.
+/// What became of a restored room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Restored {
     /// It runs on.
     Running,
@@ -186,13 +195,22 @@ impl Core {
 /// the future is kept as it was; one that passed while the server was down gives the
 /// current player a fresh full clock, announced by a new `turn` event.
 ///
+/// In cluster mode `fence` is the lease this node acquired for the room (a claim or an
+/// adoption): the restored actor writes through it, like every owner
+/// (`docs/CLUSTER.md`, "Failover"). `None` on a single node.
+///
+/// Returns [`Restored::Running`] when the room runs again, [`Restored::Over`] when its
+/// game had already ended (the room is closed, nothing registered).
+///
 /// # Errors
 /// [`RestoreError`] when the stored rows do not parse or the replay diverges from the
-/// stored events; the room is then not registered (it stays closed).
+/// stored events, or a write of the restore fails; the room is then not registered (it
+/// stays closed).
 pub async fn restore(
     state: &AppState,
     snapshot: &parchis_store::RoomSnapshot,
-) -> Result<(), RestoreError> {
+    fence: Option<parchis_store::Fence>,
+) -> Result<Restored, RestoreError> {
     let code = snapshot.room.code.clone();
     let (settings, rules) = persist::settings_from(&snapshot.room.settings)?;
     let now = now_ms();
@@ -219,8 +237,9 @@ pub async fn restore(
     let Some((record, log, replayed)) = game else {
         info!(room = %code, seats = core.seats().len(), "lobby restored");
         return Actor::new(state, core)
+            .with_fence(fence)
             .start()
-            .then_some(())
+            .then_some(Restored::Running)
             .ok_or(RestoreError::Register);
     };
     if record.is_finished() {
@@ -233,22 +252,30 @@ pub async fn restore(
             finished_at_ms: Some(at),
             updated_at_ms: now,
         };
-        if let Err(e) = state.store().update_room_status(&code, update).await {
-            tracing::warn!(room = %code, game = %record.id, error = %e, "store failed closing a finished room");
+        let write = parchis_store::RoomWrite::RoomStatus(update);
+        match state.store().write_room(&code, fence.as_ref(), write).await {
+            Ok(()) => {}
+            Err(parchis_store::StoreError::Fenced { .. }) => return Err(RestoreError::Fenced),
+            Err(e) => {
+                tracing::warn!(room = %code, game = %record.id, error = %e, "store failed closing a finished room")
+            }
         }
         info!(room = %code, game = %record.id, "restored game had already ended: room closed");
-        return Ok(());
+        return Ok(Restored::Over);
     }
     let (restored, effects) = core.restore_game(record.id, &log, replayed, record.deadline_ms, now);
-    let mut actor = Actor::new(state, core);
+    let mut actor = Actor::new(state, core).with_fence(fence);
     let span = tracing::info_span!("room", room = %code, game = %record.id);
     actor.execute(effects).instrument(span).await;
+    if actor.is_stopping() {
+        return Err(RestoreError::Fenced);
+    }
     if let Some(e) = actor.persist_error.take() {
-        return Err(RestoreError::Unreadable(format!("store: {e}")));
+        return Err(RestoreError::Store(e));
     }
     if let Restored::Over = restored {
         info!(room = %code, game = %record.id, "restored game had already ended: room closed");
-        return Ok(());
+        return Ok(Restored::Over);
     }
     let core = actor.core();
     info!(
@@ -258,7 +285,10 @@ pub async fn restore(
         deadline_ms = core.deadline(),
         "game restored"
     );
-    actor.start().then_some(()).ok_or(RestoreError::Register)
+    actor
+        .start()
+        .then_some(Restored::Running)
+        .ok_or(RestoreError::Register)
 }
 
 /// The dice of a restored room (`docs/FAIR_DICE.md`). A game's dice come back from its

@@ -221,7 +221,7 @@ async fn restart_agrees(d: &Driver, store: &Arc<FaultyStore>) {
     }
     let dyn_store: Arc<dyn Store> = store.clone();
     let state = AppState::new(ServerConfig::default(), dyn_store);
-    crate::room::restore(&state, &snap)
+    crate::room::restore(&state, &snap, None)
         .await
         .expect("the room restores");
     let handle = state.room(d.core.code()).expect("registered");

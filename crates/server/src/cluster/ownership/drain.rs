@@ -1,0 +1,181 @@
+//! The SIGTERM hand-off (`docs/CLUSTER.md`, "Drain"): the node marks itself draining (new
+//! rooms go elsewhere, its sweeper claims nothing); each room, between two inputs,
+//! writes nothing more, deregisters and releases its lease ([`RoomCmd::Handoff`]); the
+//! live non-draining node with the fewest rooms is asked to `adopt` it (acquire at once,
+//! restore, serve); the room's local connections are then moved there
+//! ([`routing::rehome`]). A room nobody adopts keeps its lease released: a sweeper takes
+//! it at its next tick. Nobody waits for a lease to expire; no game waits longer than
+//! one throw.
+
+use super::node::{self, NodeReply, NodeRequest};
+use super::placement::candidates;
+use super::{observe, ownership, ttl_ms};
+use crate::cluster::routing;
+use crate::cluster::NodeId;
+use crate::room::RoomCmd;
+use crate::state::AppState;
+use futures_util::StreamExt;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use tokio::sync::oneshot;
+
+/// Rooms handed off at once.
+const AT_ONCE: usize = 8;
+
+/// What a drain did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Drained {
+    /// Rooms that stopped here and released their lease.
+    pub handed: usize,
+    /// Of those, rooms another node adopted at once.
+    pub adopted: usize,
+    /// Rooms still running here when the drain ended (timed out).
+    pub left: usize,
+}
+
+/// The adoption targets: node → rooms, kept up to date as rooms are handed off, so that
+/// the hand-offs spread (fewest rooms first).
+#[derive(Debug, Default)]
+pub struct Targets(Mutex<HashMap<String, u32>>);
+
+impl Targets {
+    /// Targets with these room counts.
+    pub fn new(counts: impl IntoIterator<Item = (String, u32)>) -> Targets {
+        Targets(Mutex::new(counts.into_iter().collect()))
+    }
+
+    /// The node with the fewest rooms (then by id) not in `tried`, counted as one room
+    /// more from now on.
+    pub fn pick(&self, tried: &[String]) -> Option<String> {
+        let mut counts = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let best = counts
+            .iter()
+            .filter(|(n, _)| !tried.contains(n))
+            .min_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(b.0)))
+            .map(|(n, _)| n.clone())?;
+        if let Some(c) = counts.get_mut(&best) {
+            *c += 1;
+        }
+        Some(best)
+    }
+}
+
+/// Drains this node: every room handed off (or `--drain-timeout-secs` passed). The
+/// caller then shuts the server down (remaining sockets closed with 1001).
+pub async fn drain(state: &AppState) -> Drained {
+    let (Some(cluster), Some(own)) = (state.cluster(), ownership(state)) else {
+        return Drained::default();
+    };
+    let started = std::time::Instant::now();
+    let me = cluster.node().as_str();
+    own.set_draining();
+    node::beat(state).await;
+    tracing::info!(node = me, rooms = state.room_count(), "draining");
+    let nodes = match state.store().live_nodes(ttl_ms(cluster)).await {
+        Ok(nodes) => nodes,
+        Err(e) => {
+            tracing::warn!(node = me, error = %e, "drain: nodes not read; rooms only released");
+            Vec::new()
+        }
+    };
+    let targets = Targets::new(
+        candidates(&nodes, me, ttl_ms(cluster))
+            .into_iter()
+            .map(|id| {
+                let rooms = nodes
+                    .iter()
+                    .find(|n| n.node_id == id)
+                    .map_or(0, |n| n.rooms);
+                (id, rooms)
+            }),
+    );
+    let done = Mutex::new(Drained::default());
+    let work =
+        futures_util::stream::iter(state.all_rooms()).for_each_concurrent(AT_ONCE, |handle| {
+            let (targets, done) = (&targets, &done);
+            async move {
+                let (reply, conns) = oneshot::channel();
+                if handle
+                    .sender()
+                    .send(RoomCmd::Handoff { reply })
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                // Dropped when the room ended otherwise (disposed) meanwhile.
+                let Ok(conns) = conns.await else { return };
+                let adopted = adopt(state, handle.code(), targets).await;
+                routing::rehome(state, handle.code(), conns);
+                let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
+                d.handed += 1;
+                d.adopted += usize::from(adopted);
+            }
+        });
+    let timed_out = tokio::time::timeout(cluster.config.drain_timeout, work)
+        .await
+        .is_err();
+    let mut drained = *done.lock().unwrap_or_else(|e| e.into_inner());
+    drained.left = state.room_count();
+    if timed_out {
+        tracing::warn!(node = me, left = drained.left, "drain timed out");
+    }
+    observe::drained(
+        me,
+        drained.handed,
+        drained.adopted,
+        drained.left,
+        started.elapsed().as_secs_f64(),
+    );
+    drained
+}
+
+/// Asks the best target (then the next, once) to adopt room `code`. Returns whether one
+/// did.
+async fn adopt(state: &AppState, code: &str, targets: &Targets) -> bool {
+    let request = NodeRequest::Adopt {
+        room: code.to_owned(),
+    };
+    let mut tried = Vec::new();
+    while tried.len() < 2 {
+        let Some(target) = targets.pick(&tried) else {
+            break;
+        };
+        tried.push(target.clone());
+        let Ok(to) = NodeId::new(&target) else {
+            continue;
+        };
+        match node::ask(state, &to, &request).await {
+            Ok(NodeReply::Adopted { epoch }) => {
+                tracing::info!(room = code, to = %to, epoch, "room handed off");
+                return true;
+            }
+            Ok(answer) => tracing::warn!(room = code, to = %to, answer = ?answer, "adopt refused"),
+            Err(e) => tracing::warn!(room = code, to = %to, error = e, "adopt not answered"),
+        }
+    }
+    tracing::warn!(
+        room = code,
+        "no node adopted the room: its lease stays released for a sweeper"
+    );
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hand_offs_spread_over_the_least_loaded() {
+        let t = Targets::new([
+            ("b".to_owned(), 2),
+            ("c".to_owned(), 0),
+            ("d".to_owned(), 1),
+        ]);
+        let picks: Vec<String> = (0..5).filter_map(|_| t.pick(&[])).collect();
+        // c (0), c again (ties d at 1, first by id), d (1), b (all at 2), c.
+        assert_eq!(picks, vec!["c", "c", "d", "b", "c"]);
+        assert_eq!(t.pick(&["b".into(), "c".into(), "d".into()]), None);
+        assert_eq!(Targets::default().pick(&[]), None);
+    }
+}

@@ -1,0 +1,305 @@
+//! A lease's life on this node (`docs/CLUSTER.md`, "Ownership: leases with an epoch"):
+//! the renewer (every `lease-renew-ms`, ONE `renew_leases` for every fence held), the
+//! pure decision of which rooms a renewal answer stops ([`judge`]), and what becomes of
+//! the lease when a room's actor ends here ([`room_ended`]): retired when the room is
+//! finished or disposed, released on a hand-off or a shutdown, nothing when it was lost.
+
+use super::{observe, ownership, ttl_ms, Ownership};
+use crate::cluster::routing::{self, Rehomed};
+use crate::room::RoomCmd;
+use crate::state::AppState;
+use parchis_store::Fence;
+use std::collections::HashSet;
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+/// Why a room's actor ended on this node, for its lease (cluster mode).
+#[derive(Debug)]
+pub enum RoomEnd {
+    /// Finished or idle and empty: the lease is retired (never claimed again).
+    Disposed,
+    /// The server shuts down: the lease is released so another node can take it at once.
+    Shutdown,
+    /// The lease was lost (a renewal did not keep it): no write, connections rehomed.
+    Lost(&'static str),
+    /// A write was refused with `Fenced`: another node owns the room.
+    Fenced,
+    /// Drain: the lease is released, then the local connections are handed back on
+    /// `reply` (the drain asks another node to adopt the room and rehomes them).
+    Handoff(oneshot::Sender<Vec<Rehomed>>),
+}
+
+/// What one renewal decided: the rooms to stop, and since when the leases are known good.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// Fences lost: their rooms stop at once.
+    pub stop: Vec<Fence>,
+    /// When the last renewal that succeeded was sent (a lease renewed by it lasts at least
+    /// a TTL from then, by any clock running at the same rate).
+    pub last_success: Instant,
+    /// No renewal succeeded for a whole TTL: every room held stops.
+    pub all_lost: bool,
+}
+
+/// The renewal bookkeeping, a pure function of its inputs (time as a value):
+/// `sent` were renewed by a statement sent at `sent_at`; `kept` is its answer (`None`:
+/// it failed or timed out). A fence of `sent` missing from `kept` is lost. Without an
+/// answer, nothing is lost until `ttl` has passed at `now` since `last_success`; then
+/// every fence of `sent` is.
+pub fn judge(
+    sent: &[Fence],
+    kept: Option<&[Fence]>,
+    sent_at: Instant,
+    last_success: Instant,
+    ttl: Duration,
+    now: Instant,
+) -> Verdict {
+    match kept {
+        Some(kept) => {
+            let kept: HashSet<&Fence> = kept.iter().collect();
+            Verdict {
+                stop: sent.iter().filter(|f| !kept.contains(f)).cloned().collect(),
+                last_success: sent_at,
+                all_lost: false,
+            }
+        }
+        None if now.saturating_duration_since(last_success) >= ttl => Verdict {
+            stop: sent.to_vec(),
+            last_success,
+            all_lost: true,
+        },
+        None => Verdict {
+            stop: Vec::new(),
+            last_success,
+            all_lost: false,
+        },
+    }
+}
+
+/// The renewer task: every `lease-renew-ms` one `renew_leases` for every fence held
+/// (bounded by one period, a statement that hangs counts as failed); the rooms whose
+/// lease is lost are stopped; if nothing was renewed for a whole TTL (the database is
+/// unreachable), every room is. Ends at shutdown.
+pub async fn renewer(state: AppState) {
+    let (Some(cluster), Some(own)) = (state.cluster().cloned(), ownership(&state)) else {
+        return;
+    };
+    let node = cluster.node().as_str().to_owned();
+    let (ttl, period) = (cluster.config.lease_ttl, cluster.config.lease_renew);
+    let shutdown = state.shutdown_token();
+    let mut every = tokio::time::interval(period);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_success = Instant::now();
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = every.tick() => {}
+        }
+        let sent = own.fences();
+        let sent_at = Instant::now();
+        if sent.is_empty() {
+            last_success = sent_at;
+            continue;
+        }
+        let answer = {
+            let _gate = own.gate.lock().await;
+            let renew = state.store().renew_leases(&node, ttl_ms(&cluster), &sent);
+            match tokio::time::timeout(period, renew).await {
+                Ok(Ok(kept)) => Some(kept),
+                Ok(Err(e)) => {
+                    tracing::warn!(node = %node, held = sent.len(), error = %e, "lease renewal failed");
+                    None
+                }
+                Err(_) => {
+                    tracing::warn!(node = %node, held = sent.len(), "lease renewal timed out");
+                    None
+                }
+            }
+        };
+        let verdict = judge(
+            &sent,
+            answer.as_deref(),
+            sent_at,
+            last_success,
+            ttl,
+            Instant::now(),
+        );
+        if let Some(kept) = &answer {
+            observe::renewed(kept.len());
+        }
+        if verdict.all_lost {
+            tracing::error!(node = %node, held = sent.len(), "no lease renewed for a whole TTL: stopping every room");
+        }
+        let why = if verdict.all_lost {
+            "no renewal for a whole lease TTL"
+        } else {
+            "lease lost"
+        };
+        for fence in &verdict.stop {
+            observe::lease_lost(fence, why);
+            stop_room(&state, own, fence, why);
+        }
+        last_success = verdict.last_success;
+    }
+}
+
+/// Stops the room of `fence` at once, if that fence is still held: no more renewals,
+/// and its actor gets [`RoomCmd::Stop`] (it deregisters and rehomes its connections
+/// without writing anything).
+pub fn stop_room(state: &AppState, own: &Ownership, fence: &Fence, why: &'static str) {
+    if !own.forget(fence) {
+        return;
+    }
+    if let Some(handle) = state.room(&fence.room_code) {
+        tell(handle.sender(), RoomCmd::Stop { why });
+    }
+}
+
+/// Sends `cmd` to a room without waiting: at once when its queue has space, else from a
+/// task of its own (the room reads its queue in order).
+pub fn tell(tx: &tokio::sync::mpsc::Sender<RoomCmd>, cmd: RoomCmd) {
+    match tx.try_send(cmd) {
+        Ok(()) => {}
+        Err(tokio::sync::mpsc::error::TrySendError::Full(cmd)) => {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let _ = tx.send(cmd).await;
+            });
+        }
+        // The room already ended.
+        Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => {}
+    }
+}
+
+/// Releases `fence` (drain, shutdown): no more renewals, then `expires_at = now()` so
+/// the next owner acquires it at once. Waits for a renewal under way, which could
+/// otherwise extend the lease again.
+pub async fn release(state: &AppState, fence: &Fence) {
+    let Some(own) = ownership(state) else {
+        return;
+    };
+    own.forget(fence);
+    let _gate = own.gate.lock().await;
+    match state.store().release_lease(fence).await {
+        Ok(matched) => observe::released(fence, matched),
+        Err(e) => tracing::warn!(
+            room = %fence.room_code, node = %fence.node, epoch = fence.epoch, error = %e,
+            "lease not released: it expires after its TTL"
+        ),
+    }
+}
+
+/// Retires `fence` (the room is finished or disposed): never claimed again.
+pub async fn retire(state: &AppState, fence: &Fence) {
+    if let Some(own) = ownership(state) {
+        own.forget(fence);
+    }
+    match state.store().retire_lease(fence).await {
+        Ok(matched) => observe::retired(fence, matched),
+        Err(e) => tracing::warn!(
+            room = %fence.room_code, node = %fence.node, epoch = fence.epoch, error = %e,
+            "lease not retired"
+        ),
+    }
+}
+
+/// What becomes of the lease and the local connections of a room whose actor ended here
+/// (it is already deregistered): see [`RoomEnd`]. `conns` are its local connections
+/// (empty unless the room was lost, fenced or handed off).
+pub async fn room_ended(state: &AppState, fence: Fence, end: RoomEnd, conns: Vec<Rehomed>) {
+    let code = fence.room_code.clone();
+    match end {
+        RoomEnd::Disposed => retire(state, &fence).await,
+        RoomEnd::Shutdown => release(state, &fence).await,
+        RoomEnd::Lost(why) => {
+            if let Some(own) = ownership(state) {
+                own.forget(&fence);
+            }
+            observe::room_stopped(&fence, why, conns.len());
+            routing::rehome(state, &code, conns);
+        }
+        RoomEnd::Fenced => {
+            if let Some(own) = ownership(state) {
+                own.forget(&fence);
+            }
+            observe::room_stopped(&fence, "write fenced", conns.len());
+            routing::rehome(state, &code, conns);
+        }
+        RoomEnd::Handoff(reply) => {
+            release(state, &fence).await;
+            // Nobody waits any more (the drain timed out): move them all the same.
+            if let Err(conns) = reply.send(conns) {
+                routing::rehome(state, &code, conns);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(room: &str, epoch: i64) -> Fence {
+        Fence {
+            room_code: room.into(),
+            node: "a".into(),
+            epoch,
+        }
+    }
+
+    const TTL: Duration = Duration::from_millis(3000);
+
+    #[test]
+    fn rooms_missing_from_the_answer_stop() {
+        let t0 = Instant::now();
+        let sent = [f("AAAA", 1), f("BBBB", 3), f("CCCC", 2)];
+        // BBBB came back at another epoch: not ours any more.
+        let kept = [f("AAAA", 1), f("BBBB", 4)];
+        let sent_at = t0 + Duration::from_secs(5);
+        let v = judge(&sent, Some(&kept), sent_at, t0, TTL, sent_at);
+        assert_eq!(v.stop, vec![f("BBBB", 3), f("CCCC", 2)]);
+        assert_eq!(v.last_success, sent_at);
+        assert!(!v.all_lost);
+    }
+
+    #[test]
+    fn a_full_answer_stops_nothing() {
+        let t0 = Instant::now();
+        let sent = [f("AAAA", 1), f("BBBB", 3)];
+        let v = judge(&sent, Some(&sent), t0, t0, TTL, t0);
+        assert!(v.stop.is_empty());
+    }
+
+    #[test]
+    fn failures_stop_everything_only_after_a_whole_ttl() {
+        let t0 = Instant::now();
+        let sent = [f("AAAA", 1), f("BBBB", 3)];
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let v = judge(&sent, None, at(2000), t0, TTL, at(2999));
+        assert_eq!(
+            v,
+            Verdict {
+                stop: vec![],
+                last_success: t0,
+                all_lost: false
+            }
+        );
+        let v = judge(&sent, None, at(3000), t0, TTL, at(3000));
+        assert_eq!(v.stop, sent.to_vec());
+        assert!(v.all_lost);
+        assert_eq!(v.last_success, t0, "a failure never moves the last success");
+    }
+
+    #[test]
+    fn the_last_success_is_when_the_renewal_was_sent() {
+        let t0 = Instant::now();
+        let sent = [f("AAAA", 1)];
+        let sent_at = t0 + Duration::from_millis(1000);
+        // The answer came back late: the lease is only known good from the send.
+        let v = judge(&sent, Some(&sent), sent_at, t0, TTL, sent_at + TTL);
+        assert_eq!(v.last_success, sent_at);
+        let later = judge(&sent, None, sent_at, v.last_success, TTL, sent_at + TTL);
+        assert!(later.all_lost);
+    }
+}

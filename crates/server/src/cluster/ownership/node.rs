@@ -1,0 +1,247 @@
+//! This node towards the others: its heartbeat in `cluster_nodes` (every
+//! `lease-renew-ms`: its room count and whether it drains, read by placement and the
+//! sweeper's spread) and its `P.node.<NODE>` request service (`docs/CLUSTER.md`, "NATS
+//! subjects"): `create` (placement) and `adopt` (drain hand-off). Requests and replies
+//! are JSON ([`NodeRequest`], [`NodeReply`]).
+
+use super::observe::How;
+use super::{ownership, takeover, ttl_ms};
+use crate::cluster::NodeId;
+use crate::room::{self, Refusal};
+use crate::state::AppState;
+use futures_util::StreamExt;
+use parchis_protocol::{ErrorCode, RoomSettings};
+use parchis_store::NodeRecord;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How long a node waits for another node's answer to a [`NodeRequest`].
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+/// Adopting: attempts to acquire a just-released lease, [`ADOPT_RETRY`] apart (a
+/// renewal of the old owner's may still be landing).
+const ADOPT_ATTEMPTS: u32 = 5;
+const ADOPT_RETRY: Duration = Duration::from_millis(100);
+
+/// A request to `P.node.<NODE>`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum NodeRequest {
+    /// Create a room with these (already validated) settings here (placement).
+    Create {
+        /// The room's settings.
+        settings: RoomSettings,
+    },
+    /// Acquire this room's lease at once (its owner drains and released it), restore it
+    /// and serve it.
+    Adopt {
+        /// The room code.
+        room: String,
+    },
+}
+
+/// The answer to a [`NodeRequest`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case")]
+pub enum NodeReply {
+    /// The room was created here.
+    Created {
+        /// Its code.
+        code: String,
+    },
+    /// The room runs here now, at this lease epoch.
+    Adopted {
+        /// The new epoch.
+        epoch: i64,
+    },
+    /// Not done.
+    Refused {
+        /// Why, as a protocol error code (`server_full`, `shutting_down`, `internal`…).
+        code: ErrorCode,
+        /// Human-readable text.
+        message: String,
+    },
+}
+
+impl NodeReply {
+    fn refused(code: ErrorCode, message: impl Into<String>) -> NodeReply {
+        NodeReply::Refused {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// Asks node `to` over `P.node.<to>` and waits at most [`REQUEST_TIMEOUT`].
+///
+/// # Errors
+/// A text for logs when NATS fails, nobody answers in time or the answer is no
+/// [`NodeReply`].
+pub async fn ask(
+    state: &AppState,
+    to: &NodeId,
+    request: &NodeRequest,
+) -> Result<NodeReply, String> {
+    let Some(cluster) = state.cluster() else {
+        return Err("not in cluster mode".to_owned());
+    };
+    let payload = serde_json::to_vec(request).map_err(|e| e.to_string())?;
+    let subject = cluster.bus.node_subject(to);
+    let answer = cluster.bus.client().request(subject, payload.into());
+    let msg = tokio::time::timeout(REQUEST_TIMEOUT, answer)
+        .await
+        .map_err(|_| format!("node {to} did not answer in {REQUEST_TIMEOUT:?}"))?
+        .map_err(|e| format!("node {to}: {e}"))?;
+    serde_json::from_slice(&msg.payload).map_err(|e| format!("node {to} answered: {e}"))
+}
+
+/// This node's heartbeat now: its room count and whether it drains.
+pub async fn beat(state: &AppState) {
+    let (Some(cluster), Some(own)) = (state.cluster(), ownership(state)) else {
+        return;
+    };
+    let record = NodeRecord {
+        node_id: cluster.node().as_str().to_owned(),
+        rooms: u32::try_from(state.room_count()).unwrap_or(u32::MAX),
+        draining: own.is_draining(),
+    };
+    if let Err(e) = state.store().heartbeat_node(&record).await {
+        tracing::warn!(node = %cluster.node(), error = %e, "heartbeat failed");
+    }
+}
+
+/// The heartbeat task: [`beat`] at once, then every `lease-renew-ms`; ends at shutdown.
+pub async fn heartbeat(state: AppState) {
+    let Some(cluster) = state.cluster().cloned() else {
+        return;
+    };
+    let shutdown = state.shutdown_token();
+    let mut every = tokio::time::interval(cluster.config.lease_renew);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = every.tick() => beat(&state).await,
+        }
+    }
+}
+
+/// The `P.node.<NODE>` service: each request is answered from a task of its own. Ends
+/// at shutdown.
+pub async fn serve(state: AppState) {
+    let Some(cluster) = state.cluster().cloned() else {
+        return;
+    };
+    let subject = cluster.bus.node_subject(cluster.node());
+    let mut requests = match cluster.bus.client().subscribe(subject.clone()).await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(node = %cluster.node(), subject, error = %e, "cannot serve node requests");
+            return;
+        }
+    };
+    let shutdown = state.shutdown_token();
+    loop {
+        let msg = tokio::select! {
+            _ = shutdown.cancelled() => break,
+            msg = requests.next() => match msg {
+                Some(msg) => msg,
+                None => break,
+            },
+        };
+        let state = state.clone();
+        tokio::spawn(async move {
+            let reply = match serde_json::from_slice::<NodeRequest>(&msg.payload) {
+                Ok(request) => handle(&state, request).await,
+                Err(e) => NodeReply::refused(ErrorCode::BadRequest, e.to_string()),
+            };
+            let Some(to) = msg.reply else { return };
+            let Ok(payload) = serde_json::to_vec(&reply) else {
+                return;
+            };
+            if let Some(c) = state.cluster() {
+                if let Err(e) = c.bus.client().publish(to, payload.into()).await {
+                    tracing::warn!(node = %c.node(), error = %e, "node reply not sent");
+                }
+            }
+        });
+    }
+}
+
+/// Answers one request.
+async fn handle(state: &AppState, request: NodeRequest) -> NodeReply {
+    let draining = ownership(state).is_none_or(|o| o.is_draining());
+    if draining || state.shutdown_token().is_cancelled() {
+        return NodeReply::refused(ErrorCode::ShuttingDown, "this node is draining");
+    }
+    match request {
+        NodeRequest::Create { settings } => {
+            if state.is_full() {
+                return NodeReply::refused(ErrorCode::ServerFull, "too many rooms");
+            }
+            match room::create(state, settings).await {
+                Ok(code) => NodeReply::Created { code },
+                Err(Refusal { code, message, .. }) => NodeReply::Refused { code, message },
+            }
+        }
+        NodeRequest::Adopt { room } => adopt(state, &room).await,
+    }
+}
+
+/// Takes room `code` over at once: acquires its lease (released by its draining owner),
+/// restores and serves it.
+async fn adopt(state: &AppState, code: &str) -> NodeReply {
+    let Some(cluster) = state.cluster() else {
+        return NodeReply::refused(ErrorCode::Internal, "not in cluster mode");
+    };
+    if state.is_full() {
+        return NodeReply::refused(ErrorCode::ServerFull, "too many rooms");
+    }
+    let node = cluster.node().as_str();
+    for attempt in 1..=ADOPT_ATTEMPTS {
+        match state
+            .store()
+            .acquire_lease(code, node, ttl_ms(cluster))
+            .await
+        {
+            Ok(Some(fence)) => {
+                let epoch = fence.epoch;
+                return if takeover::bring_up(state, fence, How::Adopted).await {
+                    NodeReply::Adopted { epoch }
+                } else {
+                    NodeReply::refused(ErrorCode::Internal, "the room did not restore here")
+                };
+            }
+            Ok(None) if attempt < ADOPT_ATTEMPTS => tokio::time::sleep(ADOPT_RETRY).await,
+            Ok(None) => return NodeReply::refused(ErrorCode::Internal, "the room's lease is held"),
+            Err(e) => {
+                tracing::warn!(node, room = code, error = %e, "adopt: lease not acquired");
+                return NodeReply::refused(ErrorCode::Internal, e.to_string());
+            }
+        }
+    }
+    NodeReply::refused(ErrorCode::Internal, "the room's lease is held")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_and_replies_are_plain_json() {
+        let adopt = NodeRequest::Adopt {
+            room: "ABCD".into(),
+        };
+        let text = serde_json::to_string(&adopt).expect("json");
+        assert_eq!(text, r#"{"op":"adopt","room":"ABCD"}"#);
+        let create: NodeRequest =
+            serde_json::from_str(r#"{"op":"create","settings":{}}"#).expect("parse");
+        assert!(matches!(create, NodeRequest::Create { .. }));
+        let refused = NodeReply::refused(ErrorCode::ServerFull, "full");
+        let text = serde_json::to_string(&refused).expect("json");
+        assert_eq!(
+            text,
+            r#"{"answer":"refused","code":"server_full","message":"full"}"#
+        );
+        assert!(serde_json::from_str::<NodeRequest>(r#"{"op":"explode"}"#).is_err());
+    }
+}

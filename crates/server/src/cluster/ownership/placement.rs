@@ -1,0 +1,121 @@
+//! Where a new room goes (`docs/CLUSTER.md`, "Placement"): on the node that got
+//! `POST /api/rooms` unless it is draining or holds `--max-rooms`; then on the live,
+//! non-draining node with the fewest rooms (from the `cluster_nodes` heartbeats), asked
+//! over NATS (`P.node.<NODE>` `create`). The choice is a pure function of the
+//! heartbeats ([`candidates`]); the asking is at the edge ([`create`]).
+
+use super::node::{self, NodeReply, NodeRequest};
+use super::{ownership, ttl_ms};
+use crate::cluster::NodeId;
+use crate::room::{self, Refusal};
+use crate::state::AppState;
+use parchis_protocol::{ErrorCode, RoomSettings};
+use parchis_store::NodeInfo;
+
+/// How many other nodes are asked, fewest rooms first, before the creation is refused.
+pub const MAX_ASKED: usize = 3;
+
+/// Whether a room is created on this node: it is not draining and holds fewer than
+/// `max_rooms`.
+pub fn create_here(draining: bool, rooms: usize, max_rooms: usize) -> bool {
+    !draining && rooms < max_rooms
+}
+
+/// The other nodes that may take a new room, best first: seen within `max_age_ms` (the
+/// lease TTL), not draining, not `me`; fewest rooms first, then by id.
+pub fn candidates(nodes: &[NodeInfo], me: &str, max_age_ms: i64) -> Vec<String> {
+    let mut fit: Vec<&NodeInfo> = nodes
+        .iter()
+        .filter(|n| n.node_id != me && !n.draining && n.seen_ms_ago <= max_age_ms)
+        .collect();
+    fit.sort_by(|a, b| a.rooms.cmp(&b.rooms).then(a.node_id.cmp(&b.node_id)));
+    fit.into_iter().map(|n| n.node_id.clone()).collect()
+}
+
+/// Creates a room in cluster mode: here when [`create_here`], else on the best of
+/// [`candidates`] (at most [`MAX_ASKED`] asked in turn). Returns its code.
+///
+/// # Errors
+/// Those of [`room::create`] for a room created here; `server_full` when this node may
+/// not take it and no other node did.
+pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, Refusal> {
+    let Some(cluster) = state.cluster() else {
+        return room::create(state, settings).await;
+    };
+    let draining = ownership(state).is_some_and(|o| o.is_draining());
+    if create_here(draining, state.room_count(), state.config().max_rooms) {
+        return room::create(state, settings).await;
+    }
+    let me = cluster.node().as_str();
+    let nodes = state
+        .store()
+        .live_nodes(ttl_ms(cluster))
+        .await
+        .map_err(|e| {
+            tracing::warn!(node = me, error = %e, "placement: nodes not read");
+            Refusal::code(ErrorCode::Internal)
+        })?;
+    let request = NodeRequest::Create { settings };
+    for other in candidates(&nodes, me, ttl_ms(cluster))
+        .into_iter()
+        .take(MAX_ASKED)
+    {
+        let Ok(to) = NodeId::new(&other) else {
+            continue;
+        };
+        match node::ask(state, &to, &request).await {
+            Ok(NodeReply::Created { code }) => {
+                tracing::info!(node = me, room = %code, on = %to, "room placed on another node");
+                return Ok(code);
+            }
+            Ok(NodeReply::Refused { code, message }) => {
+                tracing::info!(node = me, on = %to, code = code.as_str(), message, "placement refused");
+            }
+            Ok(other) => {
+                tracing::warn!(node = me, on = %to, answer = ?other, "placement: unexpected answer");
+            }
+            Err(e) => tracing::warn!(node = me, on = %to, error = e, "placement: no answer"),
+        }
+    }
+    Err(Refusal::new(
+        ErrorCode::ServerFull,
+        "every node is full or draining",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(id: &str, rooms: u32, seen_ms_ago: i64, draining: bool) -> NodeInfo {
+        NodeInfo {
+            node_id: id.into(),
+            rooms,
+            draining,
+            seen_ms_ago,
+        }
+    }
+
+    #[test]
+    fn here_unless_draining_or_full() {
+        assert!(create_here(false, 0, 1));
+        assert!(create_here(false, 9, 10));
+        assert!(!create_here(false, 10, 10));
+        assert!(!create_here(true, 0, 10));
+    }
+
+    #[test]
+    fn the_fewest_rooms_first_among_live_undrained_others() {
+        let nodes = [
+            node("a", 0, 100, false),   // me
+            node("b", 7, 100, false),   //
+            node("c", 3, 100, true),    // draining
+            node("d", 3, 100, false),   //
+            node("e", 1, 9000, false),  // not seen for too long
+            node("f", 3, 2999, false),  // ties with d: by id
+            node("g", 12, 3000, false), // just within the age
+        ];
+        assert_eq!(candidates(&nodes, "a", 3000), vec!["d", "f", "b", "g"]);
+        assert!(candidates(&nodes[..1], "a", 3000).is_empty());
+    }
+}
