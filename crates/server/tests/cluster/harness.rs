@@ -38,6 +38,8 @@ pub struct Opts {
     pub drain_timeout_secs: u64,
     /// `--dice-seed` (the same on every node).
     pub dice_seed: u64,
+    /// `--max-rooms` of every node (`None`: the default).
+    pub max_rooms: Option<usize>,
 }
 
 impl Default for Opts {
@@ -50,6 +52,7 @@ impl Default for Opts {
             sweep_ms: 250,
             drain_timeout_secs: 10,
             dice_seed: 7,
+            max_rooms: None,
         }
     }
 }
@@ -272,7 +275,11 @@ impl Cluster {
             .expect("open the node's log");
         let data_dir = self.dir.path().join(format!("data-{}", node.id));
         let o = &self.opts;
-        let child = Command::new(env!("CARGO_BIN_EXE_parchis-server"))
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_parchis-server"));
+        if let Some(max) = o.max_rooms {
+            cmd.arg("--max-rooms").arg(max.to_string());
+        }
+        let child = cmd
             .arg("--port")
             .arg(node.port.to_string())
             .arg("--data-dir")

@@ -1,0 +1,410 @@
+//! Ownership in cluster mode (docs/CLUSTER.md, "Ownership", "Placement", "Failover",
+//! "Drain"), with real `parchis-server` processes, one real NATS server and a fresh
+//! PostgreSQL database per test (the fixture of `tests/cluster/`, shared by path):
+//!
+//! * a write refused by the room's fence (another owner took the lease) stops the room at
+//!   once and nothing of the refused step reaches anyone or the log;
+//! * after `kill -9` of the owner, the other node's sweeper takes the room over within
+//!   5 s with the default timings, the turn clock given back in full, and the clock then
+//!   fires on the new owner;
+//! * SIGTERM hands the room to the other node at once (no lease expiry waited for);
+//! * a node at `--max-rooms` places a new room on the other node.
+//!
+//! Without NATS or PostgreSQL each test prints `SKIPPED <test>: …`; with `CI` set it fails.
+//! Clients connect to the node that runs the room (the relaying of other nodes is the
+//! routing's, tested in `tests/cluster/`).
+
+// The shared fixture has more than these tests use.
+#![allow(dead_code)]
+
+#[path = "cluster/audit.rs"]
+mod audit;
+mod common;
+#[path = "cluster/db.rs"]
+mod db;
+#[path = "cluster/env.rs"]
+mod env;
+#[path = "cluster/harness.rs"]
+mod harness;
+
+use common::Client;
+use harness::{Cluster, Opts};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+async fn client_at(addr: SocketAddr) -> Client {
+    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        .await
+        .expect("ws connect");
+    Client::new(ws)
+}
+
+/// Creates a room on node `i` with `settings`, seats red (the creator) and yellow on
+/// the same node and starts the game. Returns the code, the two clients, and the colour
+/// of the first `turn` event (every client has read up to it).
+async fn two_player_game(
+    cluster: &Cluster,
+    i: usize,
+    settings: Value,
+) -> (String, Vec<Client>, String) {
+    let code = cluster.create_room(i, &settings).await;
+    let mut clients = Vec::new();
+    for (n, colour) in ["red", "yellow"].into_iter().enumerate() {
+        let mut c = client_at(cluster.addr(i)).await;
+        c.join(&code, &format!("p{n}"), Some(colour)).await;
+        clients.push(c);
+    }
+    // Everyone catches up with the joins, then the creator starts.
+    let last = clients.last().map_or(0, |c| c.seq);
+    for c in clients.iter_mut() {
+        while c.seq < last {
+            c.next().await;
+        }
+    }
+    clients[0].ok(json!({"type": "start"})).await;
+    let mut first = String::new();
+    let is_turn = |v: &Value| v["type"] == "event" && v["event"]["type"] == "turn";
+    for c in clients.iter_mut() {
+        // The creator may have read it already, before the start's `ok`.
+        if !c.events.iter().any(is_turn) {
+            c.until("the first turn", is_turn).await;
+        }
+        let turn = c.events.iter().rev().find(|v| is_turn(v)).expect("turn");
+        first = turn["event"]["colour"].as_str().expect("colour").to_owned();
+    }
+    (code, clients, first)
+}
+
+/// The stored events of the room's (only) game.
+async fn stored(cluster: &Cluster, code: &str) -> Vec<Value> {
+    let games = cluster.games_of(code).await;
+    assert_eq!(games.len(), 1, "one game in {code}");
+    cluster.stored_events(&games[0]).await
+}
+
+/// The value of an unlabelled counter or gauge in node `i`'s `/metrics` (0 when absent).
+async fn metric(cluster: &Cluster, i: usize, name: &str) -> f64 {
+    let (status, body) = common::get_raw(cluster.addr(i), "/metrics", &[]).await;
+    assert_eq!(status, 200, "{body}");
+    body.lines()
+        .find_map(|l| {
+            let (n, v) = l.split_once(' ')?;
+            (n == name).then(|| v.trim().parse().ok()).flatten()
+        })
+        .unwrap_or(0.0)
+}
+
+/// Resumes `old`'s seat on node `i` after its socket was lost; the new client.
+async fn resume_at(cluster: &Cluster, i: usize, code: &str, old: &Client) -> Client {
+    let mut c = client_at(cluster.addr(i)).await;
+    c.seq = old.seq;
+    c.colour = old.colour.clone();
+    let token = old.token.clone().expect("token");
+    let req = c
+        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": old.seq}))
+        .await;
+    let w = c.reply(req).await;
+    assert_eq!(w["type"], "welcome", "{w}");
+    c
+}
+
+/// A write refused by the fence stops the room on its old owner: node a runs a game; the
+/// lease is moved to another owner at epoch + 1 in the database (right after one of a's
+/// renewals, so that its next renewal is 10 s away and the refused write is what stops
+/// the room); the player to act rolls. The roll is neither stored nor broadcast, a
+/// counts the fenced write and no longer runs the room, and the lease stays the new
+/// owner's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_ownership_fenced_write_stops_the_room() {
+    let test = "cluster_ownership_fenced_write_stops_the_room";
+    let opts = Opts {
+        nodes: 1,
+        lease_ttl_ms: 20_000,
+        lease_renew_ms: 10_000,
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let (code, mut clients, first) =
+        two_player_game(&cluster, 0, json!({"seats": 2, "turn_clock_secs": 60})).await;
+    let before = stored(&cluster, &code).await;
+    let last = before.last().expect("events")["seq"].as_u64().expect("seq");
+    let lease = cluster
+        .wait_lease(&code, Duration::from_secs(15), "just renewed by a", |l| {
+            l.owner == "a" && l.ms_left > 19_000
+        })
+        .await;
+    sqlx::query(
+        "UPDATE room_leases SET owner = 'thief', epoch = epoch + 1, \
+         expires_at = now() + interval '60 seconds' WHERE room_code = $1",
+    )
+    .bind(&code)
+    .execute(&cluster.db)
+    .await
+    .expect("steal the lease");
+    let actor = clients
+        .iter()
+        .position(|c| c.colour.as_deref() == Some(first.as_str()))
+        .expect("the first player");
+    clients[actor].cmd(json!({"type": "roll"})).await;
+
+    // Nothing of the roll reaches anyone: each socket closes (the room moved) or stays
+    // silent.
+    for c in clients.iter_mut() {
+        let until = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < until {
+            let frame = tokio::time::timeout(Duration::from_millis(200), c.next()).await;
+            match frame {
+                Ok(Some(v)) if v["type"] == "ws_close" => break,
+                Ok(Some(v)) => {
+                    assert_ne!(v["type"], "event", "a refused step was broadcast: {v}");
+                    assert_ne!(v["type"], "ok", "a refused step was acknowledged: {v}");
+                }
+                Ok(None) => break,
+                Err(_) => {}
+            }
+        }
+    }
+    let after = stored(&cluster, &code).await;
+    assert_eq!(after, before, "the log did not move");
+    assert_eq!(
+        after.last().expect("events")["seq"].as_u64(),
+        Some(last),
+        "nothing after seq {last}"
+    );
+    assert_eq!(
+        metric(&cluster, 0, "parchis_cluster_fenced_writes_total").await,
+        1.0
+    );
+    assert_eq!(
+        metric(&cluster, 0, "parchis_cluster_rooms_owned").await,
+        0.0
+    );
+    let now = cluster.lease(&code).await.expect("lease");
+    assert_eq!((now.owner.as_str(), now.epoch), ("thief", lease.epoch + 1));
+    assert!(
+        cluster
+            .log_tail(0, 200)
+            .contains("write refused by the room's fence"),
+        "{}",
+        cluster.log_tail(0, 40)
+    );
+}
+
+/// `kill -9` of the owner: with the default timings (TTL 3 s, renewal 1 s, sweep 0.5 s)
+/// the other node claims the room within 5 s at epoch + 1. The turn clock, which ran
+/// out while nobody owned the room, is given back in full (a new `turn` event of the
+/// same colour, written by the new owner, with no timeout before it), the players resume
+/// on the new owner and see it, and the clock then fires there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_ownership_sweeper_takes_over_a_killed_nodes_room() {
+    let test = "cluster_ownership_sweeper_takes_over_a_killed_nodes_room";
+    let opts = Opts {
+        nodes: 2,
+        lease_ttl_ms: 3000,
+        lease_renew_ms: 1000,
+        sweep_ms: 500,
+        ..Opts::default()
+    };
+    let Some(mut cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let (code, clients, first) = two_player_game(
+        &cluster,
+        0,
+        json!({"seats": 2, "turn_clock_secs": 2, "bot_think_ms": 0}),
+    )
+    .await;
+    let before = stored(&cluster, &code).await;
+    let turn = before.last().expect("events").clone();
+    assert_eq!(turn["event"]["type"], "turn", "{turn}");
+    let deadline = turn["event"]["deadline_ms"].as_i64().expect("deadline");
+    let killed_at_seq = turn["seq"].as_u64().expect("seq");
+    let epoch = cluster.lease(&code).await.expect("lease").epoch;
+
+    let killed = Instant::now();
+    cluster.kill(0);
+    let lease = cluster
+        .wait_lease(&code, Duration::from_secs(5), "taken over by b", |l| {
+            l.owner == "b" && l.epoch == epoch + 1
+        })
+        .await;
+    let took = killed.elapsed();
+    eprintln!("{test}: b owns the room {took:?} after the kill");
+    assert!(!lease.retired);
+
+    // The clock ran out (2 s) while nobody owned the room: a fresh full clock.
+    let mut events = Vec::new();
+    for _ in 0..100 {
+        events = stored(&cluster, &code).await;
+        if events.len() > before.len() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let next = events
+        .get(before.len())
+        .expect("an event after the takeover");
+    assert_eq!(next["seq"].as_u64(), Some(killed_at_seq + 1), "{next}");
+    assert_eq!(
+        next["event"]["type"], "turn",
+        "the clock is given back: {next}"
+    );
+    assert_eq!(next["event"]["colour"], first.as_str(), "{next}");
+    let fresh = next["event"]["deadline_ms"].as_i64().expect("deadline");
+    assert!(
+        fresh >= deadline + 1000,
+        "a full new clock: {fresh} after {deadline}"
+    );
+
+    // The players resume on b and see the new turn; nobody acts: the clock fires on b.
+    let mut resumed = Vec::new();
+    for old in &clients {
+        resumed.push(resume_at(&cluster, 1, &code, old).await);
+    }
+    for c in resumed.iter_mut() {
+        let v = c
+            .until("the restored turn", |v| {
+                v["type"] == "event" && v["event"]["type"] == "turn"
+            })
+            .await;
+        assert_eq!(v["seq"].as_u64(), Some(killed_at_seq + 1), "{v}");
+        let v = c
+            .until("the clock firing on b", |v| {
+                Client::is_game_event(v, "timed_out")
+            })
+            .await;
+        assert_eq!(v["seq"].as_u64(), Some(killed_at_seq + 2), "{v}");
+    }
+    let events = stored(&cluster, &code).await;
+    let timed_out = &events[before.len() + 1];
+    assert_eq!(
+        timed_out["event"]["event"]["type"], "timed_out",
+        "{timed_out}"
+    );
+    assert!(
+        timed_out["at_ms"].as_i64().expect("at") >= fresh,
+        "the clock fired at its new deadline"
+    );
+    assert_eq!(
+        metric(&cluster, 1, "parchis_cluster_takeovers_total").await,
+        1.0
+    );
+    let lease = cluster.lease(&code).await.expect("lease");
+    assert_eq!((lease.owner.as_str(), lease.epoch), ("b", epoch + 1));
+}
+
+/// SIGTERM hands the room to the other node at once: with a 20 s lease, node b owns the
+/// room at epoch + 1 well before the old lease could have expired; a exits cleanly; the
+/// game goes on on b (a roll after resuming there is stored at the next seq).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_ownership_sigterm_hands_rooms_over_without_a_lease_wait() {
+    let test = "cluster_ownership_sigterm_hands_rooms_over_without_a_lease_wait";
+    let opts = Opts {
+        nodes: 2,
+        lease_ttl_ms: 20_000,
+        lease_renew_ms: 2000,
+        ..Opts::default()
+    };
+    let Some(mut cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let (code, clients, first) =
+        two_player_game(&cluster, 0, json!({"seats": 2, "turn_clock_secs": 60})).await;
+    let before = stored(&cluster, &code).await;
+    let last = before.last().expect("events")["seq"].as_u64().expect("seq");
+    let epoch = cluster.lease(&code).await.expect("lease").epoch;
+
+    let sent = Instant::now();
+    cluster.signal(0, "TERM");
+    let lease = cluster
+        .wait_lease(&code, Duration::from_secs(8), "adopted by b", |l| {
+            l.owner == "b" && l.epoch == epoch + 1
+        })
+        .await;
+    let took = sent.elapsed();
+    eprintln!("{test}: b owns the room {took:?} after SIGTERM");
+    assert!(lease.ms_left > 10_000, "a fresh lease of b's: {lease:?}");
+    let status = cluster
+        .wait_exit(0, Duration::from_secs(15))
+        .await
+        .expect("a exits after the drain");
+    assert!(status.success(), "{status}");
+    assert_eq!(
+        metric(&cluster, 1, "parchis_cluster_adoptions_total").await,
+        1.0
+    );
+
+    // The first player resumes on b and throws: stored at the next seq, by b.
+    let old = clients
+        .iter()
+        .find(|c| c.colour.as_deref() == Some(first.as_str()))
+        .expect("the first player");
+    let mut c = resume_at(&cluster, 1, &code, old).await;
+    let req = c.cmd(json!({"type": "roll"})).await;
+    let ok = c.reply(req).await;
+    assert_eq!(ok["type"], "ok", "{ok}");
+    let events = stored(&cluster, &code).await;
+    assert_eq!(
+        events[..before.len()],
+        before[..],
+        "the log before the hand-off"
+    );
+    assert_eq!(
+        events[before.len()]["seq"].as_u64(),
+        Some(last + 1),
+        "the throw follows the log"
+    );
+    assert!(
+        cluster.log_tail(0, 400).contains("room handed off"),
+        "{}",
+        cluster.log_tail(0, 40)
+    );
+}
+
+/// Placement: a node at `--max-rooms` creates the room on the other node (its answer
+/// has the same shape, with this node's invite URL); once every node is full the
+/// creation is refused with 503 `server_full`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_ownership_placement_when_a_node_is_full() {
+    let test = "cluster_ownership_placement_when_a_node_is_full";
+    let opts = Opts {
+        nodes: 2,
+        max_rooms: Some(2),
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let settings = json!({"seats": 2}).to_string();
+    for _ in 0..2 {
+        let code = cluster.create_room(0, &json!({"seats": 2})).await;
+        assert_eq!(cluster.lease(&code).await.expect("lease").owner, "a");
+    }
+    let (status, body) = cluster.http(0, "POST", "/api/rooms", Some(&settings)).await;
+    assert_eq!(status, 201, "{body}");
+    let code = body["code"].as_str().expect("code").to_owned();
+    assert_eq!(cluster.lease(&code).await.expect("lease").owner, "b");
+    assert_eq!(
+        body["invite_url"].as_str(),
+        Some(format!("http://{}/?room={code}", cluster.addr(0)).as_str()),
+        "{body}"
+    );
+    assert_eq!(body["settings"]["seats"], 2, "{body}");
+    let (status, view) = cluster
+        .http(1, "GET", &format!("/api/rooms/{code}"), None)
+        .await;
+    assert_eq!(status, 200, "{view}");
+
+    // b fills up too: nobody can take a room.
+    let (status, body) = cluster.http(1, "POST", "/api/rooms", Some(&settings)).await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = cluster.http(0, "POST", "/api/rooms", Some(&settings)).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (503, Some("server_full")),
+        "{body}"
+    );
+}
