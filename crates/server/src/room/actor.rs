@@ -16,7 +16,7 @@ use super::{
     now_ms, BotChoice, ConnId, ConnLink, Listing, Member, Ms, Refusal, RoomCmd, RoomHandle,
 };
 use crate::cluster::ownership::{lease, RoomEnd};
-use crate::cluster::routing::{Reattach, Rehomed};
+use crate::cluster::routing::Rehomed;
 use crate::ids;
 use crate::state::AppState;
 use parchis_protocol::{close_code, ErrorCode};
@@ -202,14 +202,12 @@ impl Actor {
     /// never broadcast).
     fn rehomed(&mut self) -> Vec<Rehomed> {
         let last_seq = self.core.seq();
-        let roles: HashMap<ConnId, Option<parchis_engine::Colour>> =
-            self.core.attached_as().into_iter().collect();
         let mut out = Vec::new();
         for (conn, link) in self.links.drain() {
-            match roles.get(&conn) {
-                Some(role) => out.push(Rehomed {
+            match self.core.reattach_of(conn) {
+                Some(reattach) => out.push(Rehomed {
                     link,
-                    reattach: role.map_or(Reattach::Spectator, Reattach::Player),
+                    reattach,
                     last_seq,
                 }),
                 // Not a member (cannot happen: links follow the core's attachments).

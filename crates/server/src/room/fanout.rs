@@ -28,17 +28,6 @@ impl Core {
             .collect()
     }
 
-    /// Every attached connection with its seat's colour (`None`: a spectator): what each
-    /// one was, so that another node can attach it again when the room moves (cluster
-    /// mode, `docs/CLUSTER.md` "Routing").
-    pub fn attached_as(&self) -> Vec<(ConnId, Option<parchis_engine::Colour>)> {
-        self.seats
-            .iter()
-            .filter_map(|s| s.conn.map(|c| (c, Some(s.colour))))
-            .chain(self.spectators.iter().map(|&c| (c, None)))
-            .collect()
-    }
-
     pub(super) fn send_to(&mut self, conn: ConnId, msg: &ServerMessage) {
         self.emit(Effect::Send {
             conn,

@@ -82,6 +82,11 @@ impl Ownership {
         self.held().get(&fence.room_code) == Some(fence)
     }
 
+    /// The fence held for room `code`.
+    pub fn fence_of(&self, code: &str) -> Option<Fence> {
+        self.held().get(code).cloned()
+    }
+
     /// Every fence held, by room code.
     pub fn fences(&self) -> Vec<Fence> {
         let mut fences: Vec<Fence> = self.held().values().cloned().collect();

@@ -188,7 +188,8 @@ async fn handle(state: &AppState, request: NodeRequest) -> NodeReply {
 }
 
 /// Takes room `code` over at once: acquires its lease (released by its draining owner),
-/// restores and serves it.
+/// restores and serves it. A released lease is also claimable: when this node's sweeper
+/// got it first, the room is this node's all the same and the answer is `adopted`.
 async fn adopt(state: &AppState, code: &str) -> NodeReply {
     let Some(cluster) = state.cluster() else {
         return NodeReply::refused(ErrorCode::Internal, "not in cluster mode");
@@ -197,7 +198,11 @@ async fn adopt(state: &AppState, code: &str) -> NodeReply {
         return NodeReply::refused(ErrorCode::ServerFull, "too many rooms");
     }
     let node = cluster.node().as_str();
+    let ours = || ownership(state).and_then(|o| o.fence_of(code));
     for attempt in 1..=ADOPT_ATTEMPTS {
+        if let Some(fence) = ours() {
+            return NodeReply::Adopted { epoch: fence.epoch };
+        }
         match state
             .store()
             .acquire_lease(code, node, ttl_ms(cluster))
