@@ -230,21 +230,8 @@ async fn a_bot_seat_comes_back_as_a_bot_after_a_restart() {
 
     // A second server on the same store brings the room back (the first one is left
     // alone: its room is quiet, waiting for my roll).
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let state = parchis_server::AppState::new(test_config(), store.clone());
-    let restored = parchis_server::recover(&state).await.expect("recover");
+    let (second, restored) = common::start_recovered(test_config(), store).await;
     assert_eq!(restored, 1);
-    let shutdown = tokio_util::sync::CancellationToken::new();
-    let task = tokio::spawn(parchis_server::run(listener, state, shutdown.clone()));
-    let second = common::Server {
-        addr,
-        shutdown,
-        store,
-        task,
-    };
     let view = second.room(&code).await;
     assert_eq!(view["status"], "playing");
     assert_eq!(view["seq"].as_u64(), Some(last_seq));

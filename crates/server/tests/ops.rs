@@ -17,6 +17,16 @@ async fn readyz(addr: SocketAddr) -> (u16, Value) {
     http_at(addr, "GET", "/readyz", None).await
 }
 
+/// `/readyz` answers 200 `{"status": "ready"}`.
+async fn assert_ready(addr: SocketAddr) {
+    let (status, body) = readyz(addr).await;
+    assert_eq!(
+        (status, body.clone()),
+        (200, json!({"status": "ready"})),
+        "{body}"
+    );
+}
+
 /// Polls `/readyz` until it answers `want` (at most 15 s); returns the last body.
 async fn wait_ready(addr: SocketAddr, want: u16) -> Value {
     let mut last = Value::Null;
@@ -41,12 +51,7 @@ async fn readyz_follows_the_sqlite_file() {
             .expect("open sqlite"),
     );
     let server = common::start_on(common::test_config(), store).await;
-    let (status, body) = readyz(server.addr).await;
-    assert_eq!(
-        (status, body.clone()),
-        (200, json!({"status": "ready"})),
-        "{body}"
-    );
+    assert_ready(server.addr).await;
 
     // The file is moved away under the running server: it would write to an inode no
     // restart will read.
@@ -62,12 +67,7 @@ async fn readyz_follows_the_sqlite_file() {
     assert_eq!((status, text.as_str()), (200, "ok"));
 
     std::fs::rename(&moved, &path).expect("move the database file back");
-    let (status, body) = readyz(server.addr).await;
-    assert_eq!(
-        (status, body.clone()),
-        (200, json!({"status": "ready"})),
-        "{body}"
-    );
+    assert_ready(server.addr).await;
 
     // Another file in its place is not the database the server has open.
     std::fs::rename(&path, &moved).expect("move the database file");
@@ -115,12 +115,7 @@ async fn readyz_follows_the_postgres_database() {
         .await
         .expect("open postgres");
     let server = common::start_on(common::test_config(), store).await;
-    let (status, body) = readyz(server.addr).await;
-    assert_eq!(
-        (status, body.clone()),
-        (200, json!({"status": "ready"})),
-        "{body}"
-    );
+    assert_ready(server.addr).await;
 
     // The database goes away: it refuses new connections and the server's are terminated.
     sqlx::query(&format!("ALTER DATABASE {db} ALLOW_CONNECTIONS false"))

@@ -345,20 +345,8 @@ async fn a_restart_recovers_a_classic_game_with_its_rule_set_and_first_player() 
     let _ = server.task.await;
 
     // A new server on the same store recovers the room.
-    let state = parchis_server::AppState::new(test_config(), store.clone());
-    assert_eq!(parchis_server::recover(&state).await.ok(), Some(1));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let shutdown = tokio_util::sync::CancellationToken::new();
-    let task = tokio::spawn(parchis_server::run(listener, state, shutdown.clone()));
-    let server = common::Server {
-        addr,
-        shutdown,
-        store,
-        task,
-    };
+    let (server, restored) = common::start_recovered(test_config(), store).await;
+    assert_eq!(restored, 1);
     let after = server.room(&code).await;
     assert_eq!(after["status"], "playing");
     assert_eq!(after["settings"]["preset"], "classic+murcia-12");

@@ -680,6 +680,16 @@ async fn every_bad_input_gets_a_typed_error_and_the_connection_keeps_working() {
     assert_eq!(server.room(&code).await["seats"][0]["colour"], "green");
 }
 
+/// `c` is told it is closing, or closed, with close code `code`.
+async fn assert_closes(c: &mut Client, code: u16) {
+    let close = c
+        .until("close", |v| {
+            v["type"] == "ws_close" || v["type"] == "closing"
+        })
+        .await;
+    assert_eq!(close["code"], code);
+}
+
 #[tokio::test]
 async fn sustained_abuse_closes_with_a_policy_close_code() {
     let server = start(test_config()).await;
@@ -687,12 +697,7 @@ async fn sustained_abuse_closes_with_a_policy_close_code() {
     for _ in 0..40 {
         c.send_text("garbage").await;
     }
-    let close = c
-        .until("close", |v| {
-            v["type"] == "ws_close" || v["type"] == "closing"
-        })
-        .await;
-    assert_eq!(close["code"], 1008);
+    assert_closes(&mut c, 1008).await;
 }
 
 #[tokio::test]
@@ -712,12 +717,7 @@ async fn rate_limit_refuses_then_closes() {
         .await;
     }
     c.error("rate_limited").await;
-    let close = c
-        .until("close", |v| {
-            v["type"] == "ws_close" || v["type"] == "closing"
-        })
-        .await;
-    assert_eq!(close["code"], 1008);
+    assert_closes(&mut c, 1008).await;
 }
 
 #[tokio::test]
@@ -769,12 +769,7 @@ async fn shutdown_tells_clients_and_stops() {
     let mut a = server.client().await;
     a.join(&code, "Ana", None).await;
     server.shutdown.cancel();
-    let close = a
-        .until("close", |v| {
-            v["type"] == "ws_close" || v["type"] == "closing"
-        })
-        .await;
-    assert_eq!(close["code"], 1001);
+    assert_closes(&mut a, 1001).await;
     let result = tokio::time::timeout(Duration::from_secs(10), server.task)
         .await
         .expect("server stopped");

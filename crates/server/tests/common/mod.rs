@@ -61,6 +61,26 @@ pub async fn start_on(config: ServerConfig, store: Arc<dyn Store>) -> Server {
     }
 }
 
+/// As [`start_on`], after bringing back the store's unfinished rooms first, as the
+/// binary does at its start; also returns how many rooms were restored.
+pub async fn start_recovered(config: ServerConfig, store: Arc<dyn Store>) -> (Server, usize) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let state = AppState::new(config, store.clone());
+    let restored = parchis_server::recover(&state).await.expect("recover");
+    let shutdown = CancellationToken::new();
+    let task = tokio::spawn(parchis_server::run(listener, state, shutdown.clone()));
+    let server = Server {
+        addr,
+        shutdown,
+        store,
+        task,
+    };
+    (server, restored)
+}
+
 impl Server {
     /// `(status, JSON body)` of an HTTP request.
     pub async fn http(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
