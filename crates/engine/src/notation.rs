@@ -11,6 +11,9 @@
 //! used die, or `over=C:goal|forfeit`); then optional `parts=…`, `bonus=N[,N]`,
 //! `open=Y0+Y1@10,…`, `held=…`, `doubles=N`, `last=I`, `unplayed=1`, `timeouts=Y1,…`,
 //! `places=Y1,…`.
+//!
+//! Why one file of ~650 lines: it is the reader and the writer of one grammar, each a
+//! list of named steps (one per token kind); kept together so that the two change in step.
 
 use crate::board::{Colour, Location, PIECES};
 use crate::game::Game;
