@@ -485,6 +485,8 @@ async fn a_deadline_missed_while_down_gives_a_fresh_clock() {
 /// seat as long as the room lives, restored or not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_replaced_by_a_bot_gets_the_result_after_a_restart_and_the_room_is_gone() {
+    // Long as one story (takeover, SIGKILL, restart, the bots finish, the room goes),
+    // each step waiting on the one before.
     let dir = tempfile::tempdir().expect("tempdir");
     // Unwatched bots wait 1 s per action here: the game is far from over at the kill.
     let server = spawn(dir.path(), None).await;
