@@ -69,19 +69,27 @@ pub async fn sweeper(state: AppState) {
         if own.is_draining() {
             continue;
         }
-        let claimed = sweep(&state).await;
-        if claimed > 0 {
-            tracing::info!(node = %cluster.node(), claimed, "sweeper took rooms over");
+        // A full batch: more may be waiting (rooms without a lease are not in the
+        // heartbeats' count), so sweep again at once.
+        loop {
+            let (claimed, limit) = sweep(&state).await;
+            if claimed > 0 {
+                tracing::info!(node = %cluster.node(), claimed, "sweeper took rooms over");
+            }
+            tokio::time::sleep(MIN_GAP).await;
+            if claimed < limit || own.is_draining() || shutdown.is_cancelled() {
+                break;
+            }
         }
-        tokio::time::sleep(MIN_GAP).await;
     }
 }
 
 /// One sweep: claims this node's share of the expired or unowned rooms and brings them
-/// up. Returns how many it claimed.
-pub async fn sweep(state: &AppState) -> usize {
+/// up. Returns how many it claimed and how many it could have (0, 0 when it could not
+/// ask).
+pub async fn sweep(state: &AppState) -> (usize, usize) {
     let Some(cluster) = state.cluster() else {
-        return 0;
+        return (0, 0);
     };
     let node = cluster.node().as_str();
     let ttl = ttl_ms(cluster);
@@ -90,18 +98,18 @@ pub async fn sweep(state: &AppState) -> usize {
         Ok(nodes) => nodes,
         Err(e) => {
             tracing::warn!(node, error = %e, "sweeper could not read the nodes");
-            return 0;
+            return (0, 0);
         }
     };
     let limit = claim_limit(&nodes, node, ttl, free);
     if limit == 0 {
-        return 0;
+        return (0, 0);
     }
     let fences = match state.store().claim_expired(node, ttl, limit).await {
         Ok(fences) => fences,
         Err(e) => {
             tracing::warn!(node, error = %e, "sweeper could not claim rooms");
-            return 0;
+            return (0, 0);
         }
     };
     if let Some(own) = ownership(state) {
@@ -116,7 +124,7 @@ pub async fn sweep(state: &AppState) -> usize {
             takeover::bring_up(state, fence, How::Claimed).await;
         })
         .await;
-    claimed
+    (claimed, limit as usize)
 }
 
 #[cfg(test)]
