@@ -427,6 +427,11 @@ impl Session {
     fn refuse(&mut self, req: Option<u64>, r: Refusal) -> Flow {
         crate::observe::refused(r.code);
         self.send(&r.to_message(req));
+        if r.code == ErrorCode::RoomUnavailable {
+            // The server's doing (a room changing nodes), not abuse: the client retries,
+            // within its command rate.
+            return Flow::Continue;
+        }
         let cfg = self.state.config();
         let now = Instant::now();
         self.errors.push_back(now);
