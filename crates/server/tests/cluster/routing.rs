@@ -280,3 +280,57 @@ async fn a_relayed_player_leaves_rejoins_and_is_replaced_from_another_node() {
     let closed = bruno.until("close", |v| v["type"] == "ws_close").await;
     assert_eq!(closed["code"], 4000, "{closed}");
 }
+
+/// A `moved` notice naming another node: the node that still serves the room stays
+/// silent to the relayed connection (it lost the room, as far as the edge knows), which
+/// waits for its new owner and, none answering within 10 s, is closed with 1012 so the
+/// client resumes elsewhere. The owner's local socket is not affected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relayed_connection_that_cannot_follow_its_room_is_closed_with_1012() {
+    let test = "a_relayed_connection_that_cannot_follow_its_room_is_closed_with_1012";
+    let opts = Opts {
+        nodes: 2,
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let code = cluster.create_room(0, &json!({"seats": 2})).await;
+    let mut ana = client(cluster.addr(0)).await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    let mut eve = client(cluster.addr(1)).await;
+    eve.watch(&code).await;
+    let nats_url = std::env::var("PARCHIS_NATS_URL").expect("NATS (checked by the harness)");
+    let nats = async_nats::connect(nats_url)
+        .await
+        .expect("connect to NATS");
+    let notice = json!({"v": 1, "room": code, "node": "elsewhere", "epoch": 9}).to_string();
+    nats.publish(format!("{}.moved", cluster.prefix), notice.into())
+        .await
+        .expect("publish");
+    nats.flush().await.expect("flush");
+    let started = std::time::Instant::now();
+    // Longer than one message's usual wait: read the socket directly.
+    let closing = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        use futures_util::StreamExt;
+        while let Some(Ok(m)) = eve.ws.next().await {
+            if let tokio_tungstenite::tungstenite::Message::Text(t) = m {
+                let v: Value = serde_json::from_str(t.as_str()).expect("JSON");
+                if v["type"] == "closing" {
+                    return v;
+                }
+            }
+        }
+        Value::Null
+    })
+    .await
+    .expect("closed within 20 s");
+    assert_eq!(closing["code"], 1012, "{closing}");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(9),
+        "it waited for the new owner first: {:?}",
+        started.elapsed()
+    );
+    ana.ok(json!({"type": "choose_colour", "colour": "green"}))
+        .await;
+}

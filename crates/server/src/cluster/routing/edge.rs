@@ -44,6 +44,8 @@ struct EdgeConn {
     leaving: bool,
     /// Wakes a waiting reattach (a `moved` notice, another gap).
     wake: Arc<Notify>,
+    /// The room's owner as the last `moved` notice named it.
+    owner: Option<String>,
 }
 
 /// This node's relayed connections, by local connection id.
@@ -87,6 +89,7 @@ impl Edge {
                 reattaching: false,
                 leaving: false,
                 wake: Arc::new(Notify::new()),
+                owner: None,
             },
         );
     }
@@ -124,13 +127,21 @@ impl Edge {
         self.lock().get(&conn).map(|e| e.room.clone())
     }
 
-    /// The relayed connections of `room`.
-    fn of_room(&self, room: &str) -> Vec<ConnId> {
+    /// The relayed connections of `room`, now owned by `owner`.
+    fn moved(&self, room: &str, owner: &str) -> Vec<ConnId> {
         self.lock()
-            .iter()
+            .iter_mut()
             .filter(|(_, e)| e.room == room)
-            .map(|(c, _)| *c)
+            .map(|(c, e)| {
+                e.owner = Some(owner.to_owned());
+                *c
+            })
             .collect()
+    }
+
+    /// Who owns the room of connection `conn`, as a `moved` notice said.
+    fn owner_of(&self, conn: ConnId) -> Option<String> {
+        self.lock().get(&conn).and_then(|e| e.owner.clone())
     }
 }
 
@@ -210,22 +221,24 @@ pub(super) fn on_edge_message(state: &AppState, msg: async_nats::Message) {
 }
 
 /// Reattaches every relayed connection of `room` (a `moved` notice).
-pub(super) fn on_moved(state: &AppState, room: &str) {
+pub(super) fn on_moved(state: &AppState, room: &str, owner: &str) {
     let Some(cluster) = state.cluster() else {
         return;
     };
-    for conn in cluster.routing.edge.of_room(room) {
+    for conn in cluster.routing.edge.moved(room, owner) {
         start_reattach(state, conn, "moved");
     }
 }
 
-/// Sends `request` to room `code`'s owner and returns its answer's body.
+/// Sends `op` to room `code`'s owner (`owner`: the node a `moved` notice named) and
+/// returns its answer's body.
 ///
 /// # Errors
 /// [`Unreachable`] when nobody serves the room or nobody answered.
 pub(super) async fn ask(
     state: &AppState,
     code: &str,
+    owner: Option<String>,
     op: RoomOp,
 ) -> Result<axum::body::Bytes, Unreachable> {
     let Some(cluster) = state.cluster() else {
@@ -233,6 +246,7 @@ pub(super) async fn ask(
     };
     let body = wire::to_bytes(&RoomRequest {
         v: WIRE_VERSION,
+        owner,
         op,
     });
     let request = async_nats::Request::new()
@@ -255,7 +269,7 @@ pub(super) async fn ask(
 
 /// Whether some node serves room `code` (cluster mode; `false` on a single node).
 pub async fn served(state: &AppState, code: &str) -> bool {
-    state.cluster().is_some() && ask(state, code, RoomOp::Probe).await.is_ok()
+    state.cluster().is_some() && ask(state, code, None, RoomOp::Probe).await.is_ok()
 }
 
 /// Attaches local connection `link` to room `code` on its owner (a `join`, `watch` or
@@ -282,7 +296,7 @@ pub async fn attach(
         gen,
         how,
     };
-    let answer = ask(state, code, op).await.and_then(|body| {
+    let answer = ask(state, code, None, op).await.and_then(|body| {
         serde_json::from_slice::<AttachAnswer>(&body).map_err(|_| Unreachable::Failed)
     });
     let outcome = match &answer {
@@ -353,7 +367,8 @@ pub async fn command(
     let (answer, taken) = loop {
         tries += 1;
         cluster.routing.edge.settled(conn).await;
-        let answer = ask(state, code, op.clone()).await;
+        let owner = cluster.routing.edge.owner_of(conn);
+        let answer = ask(state, code, owner, op.clone()).await;
         let taken = answer
             .as_ref()
             .ok()
@@ -394,6 +409,7 @@ pub async fn detach(state: &AppState, code: &str, conn: ConnId) {
     };
     let body = wire::to_bytes(&RoomRequest {
         v: WIRE_VERSION,
+        owner: None,
         op: RoomOp::Detach {
             edge: cluster.node().to_string(),
             conn,
@@ -474,10 +490,13 @@ async fn reattach_loop(state: AppState, conn: ConnId, cause: &'static str) {
             };
             let gen = e.relay.restart();
             e.reattach
-                .map(|r| (e.room.clone(), r, e.relay.last_seq(), gen, e.wake.clone()))
+                .map(|r| {
+                    let at = (e.room.clone(), e.owner.clone());
+                    (at, r, e.relay.last_seq(), gen, e.wake.clone())
+                })
                 .ok_or_else(|| e.link.clone())
         };
-        let (room, reattach, last_seq, gen, wake) = match prepared {
+        let ((room, owner), reattach, last_seq, gen, wake) = match prepared {
             Ok(p) => p,
             Err(link) => {
                 // Lost before its welcome said what it is: the client resumes itself.
@@ -491,7 +510,7 @@ async fn reattach_loop(state: AppState, conn: ConnId, cause: &'static str) {
             gen,
             how: AttachHow::Reattach { reattach, last_seq },
         };
-        let answer = ask(&state, &room, op)
+        let answer = ask(&state, &room, owner, op)
             .await
             .ok()
             .and_then(|b| serde_json::from_slice::<AttachAnswer>(&b).ok());

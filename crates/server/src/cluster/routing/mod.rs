@@ -161,7 +161,7 @@ pub async fn start(state: &AppState) -> Result<(), async_nats::SubscribeError> {
                 match serde_json::from_slice::<wire::Moved>(&msg.payload) {
                     Ok(m) if m.v == wire::WIRE_VERSION => {
                         info!(room = %m.room, owner = %m.node, epoch = m.epoch, "room moved");
-                        edge::on_moved(&s, &m.room);
+                        edge::on_moved(&s, &m.room, &m.node);
                     }
                     _ => warn!("unreadable moved notice"),
                 }
@@ -236,6 +236,8 @@ pub fn rehome(state: &AppState, code: &str, conns: Vec<Rehomed>) {
 /// The public state of room `code` from its owner on another node (`None`: nobody
 /// serves it).
 pub async fn view(state: &AppState, code: &str) -> Option<parchis_protocol::RoomView> {
-    let body = edge::ask(state, code, wire::RoomOp::View).await.ok()?;
+    let body = edge::ask(state, code, None, wire::RoomOp::View)
+        .await
+        .ok()?;
     serde_json::from_slice(&body).ok()
 }

@@ -117,6 +117,15 @@ async fn on_request(
             return;
         }
     };
+    if request
+        .owner
+        .as_deref()
+        .is_some_and(|o| o != cluster.node().as_str())
+    {
+        // The asker knows this node lost the room: the new owner answers.
+        debug!(room = %handle.code(), owner = ?request.owner, "request for the room's new owner: silent");
+        return;
+    }
     match request.op {
         RoomOp::Attach {
             edge,

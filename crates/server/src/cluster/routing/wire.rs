@@ -98,6 +98,10 @@ pub fn frame_tag(frame: &str) -> Tag {
 pub struct RoomRequest {
     /// [`WIRE_VERSION`].
     pub v: u32,
+    /// The node the asker was told owns the room now (a `moved` notice): any other node
+    /// that still serves the room (one that lost it and does not know yet) stays silent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
     /// What is asked.
     #[serde(flatten)]
     pub op: RoomOp,
@@ -397,6 +401,7 @@ mod tests {
     fn requests_round_trip_with_their_version_and_names() {
         let req = RoomRequest {
             v: WIRE_VERSION,
+            owner: None,
             op: RoomOp::Attach {
                 edge: "b".into(),
                 conn: 7,
@@ -417,6 +422,7 @@ mod tests {
         assert_eq!(spectator, r#"{"as":"spectator"}"#);
         let cmd = RoomRequest {
             v: WIRE_VERSION,
+            owner: Some("c".into()),
             op: RoomOp::Command {
                 edge: "b".into(),
                 conn: 7,
@@ -426,6 +432,7 @@ mod tests {
             },
         };
         let back = read_request(&to_bytes(&cmd)).expect("reads");
+        assert_eq!(back.owner.as_deref(), Some("c"));
         let RoomOp::Command { cmd: c, .. } = back.op else {
             panic!("a command");
         };
