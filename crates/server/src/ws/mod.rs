@@ -8,33 +8,36 @@
 //! arrived for `ping_interval + pong_timeout` is dropped (4005) and its seat shows
 //! disconnected. A connection that has not joined a room within `join` is closed (4004).
 //! Framing violations close with 1009 (too big), 1002 (protocol) or 1007 (bad UTF-8).
+//!
+//! * [`entry`]: `join`, `watch`, `resume` — to the room here, or (cluster mode) to its
+//!   owner on another node.
+//! * [`writer`]: the socket's writer task.
+
+mod entry;
+mod writer;
+
+use self::entry::{Entry, Unserved};
+use self::writer::{writer, WRITE_BATCH_BYTES};
 
 use crate::client_addr::ClientAddr;
-use crate::cluster::routing::{self, edge::Unreachable, wire::AttachHow, Route, RouteCell};
+use crate::cluster::routing::{self, Route, RouteCell};
 use crate::ids::normalise_code;
 use crate::names::display_name;
 use crate::room::{encode, ConnLink, Kick, Refusal, RoomCmd, SeatCmd, Unwritten};
 use crate::state::AppState;
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use parchis_protocol::{close_code, parse_client_message, ClientMessage, ErrorCode, ServerMessage};
 use std::collections::{HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tracing::{debug, Instrument};
-
-/// Frames already queued for a connection are written to its socket together, up to about
-/// this many bytes per write (tungstenite writes through once its buffer passes it).
-const WRITE_BATCH_BYTES: usize = 16 * 1024;
-/// At most this many queued frames are coalesced before a flush.
-const WRITE_BATCH_FRAMES: usize = 64;
 
 /// `GET /ws`: upgrades to a WebSocket with the configured size limits. A page whose
 /// `Origin` is not allowed ([`crate::origin`]) gets 403 `origin_not_allowed`.
@@ -76,31 +79,6 @@ pub async fn upgrade(
 struct Joined {
     code: String,
     cell: RouteCell,
-}
-
-/// A `join`, `watch` or `resume`, checked, before it goes to the room (here or on its
-/// owner).
-enum Entry {
-    Join {
-        name: String,
-        colour: Option<parchis_engine::Colour>,
-        client_seed: Option<String>,
-    },
-    Watch,
-    Resume {
-        token: String,
-        last_seq: u64,
-    },
-}
-
-/// What the store says about a room nobody serves (cluster mode).
-enum Unserved {
-    /// No such room.
-    Unknown,
-    /// Its game is over.
-    Finished,
-    /// It is unfinished: its owner is being replaced.
-    Moving,
 }
 
 struct Session {
@@ -254,147 +232,6 @@ fn read_error_close(e: axum::Error) -> (u16, String) {
         WsError::Protocol(p) => (close_code::PROTOCOL_ERROR, p.to_string()),
         _ => (close_code::NORMAL, "bye".into()),
     }
-}
-
-async fn writer(
-    mut sink: futures_util::stream::SplitSink<WebSocket, Message>,
-    mut rx: mpsc::Receiver<Arc<str>>,
-    kick: Kick,
-    timeouts: crate::config::Timeouts,
-    unwritten: Unwritten,
-) {
-    let mut ping = tokio::time::interval_at(
-        Instant::now() + timeouts.ping_interval,
-        timeouts.ping_interval,
-    );
-    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        let msg = tokio::select! {
-            biased;
-            _ = kick.kicked() => break,
-            m = rx.recv() => m,
-            _ = ping.tick() => None,
-        };
-        let batch = async {
-            match msg {
-                Some(first) => {
-                    crate::observe::outbound_depth(rx.len() + 1);
-                    send_batch(&mut sink, first, &mut rx, &unwritten).await
-                }
-                None if rx.is_closed() && rx.is_empty() => Err(None),
-                None => sink
-                    .send(Message::Ping(Default::default()))
-                    .await
-                    .map_err(Some),
-            }
-        };
-        let sent = tokio::select! {
-            biased;
-            _ = kick.kicked() => break,
-            r = tokio::time::timeout(timeouts.write, batch) => r,
-        };
-        match sent {
-            Ok(Ok(())) => {}
-            Ok(Err(None)) => break,
-            Ok(Err(Some(_))) => return,
-            Err(_) => {
-                debug!("a frame was not written within the write timeout: dropping");
-                kick.kick(
-                    close_code::SLOW_CONSUMER,
-                    "frames not read within the write timeout",
-                );
-                return;
-            }
-        }
-    }
-    let Some((code, reason)) = kick.reason() else {
-        return;
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(1), async {
-        if code != close_code::SLOW_CONSUMER {
-            while let Ok(m) = rx.try_recv() {
-                sink.send(Message::Text(m.as_ref().into())).await?;
-            }
-        }
-        if code != close_code::NORMAL {
-            let closing = encode(&ServerMessage::Closing {
-                code,
-                reason: reason.clone(),
-            });
-            sink.send(Message::Text(closing.as_ref().into())).await?;
-        }
-        sink.send(Message::Close(Some(CloseFrame {
-            code,
-            reason: reason.into(),
-        })))
-        .await
-    })
-    .await;
-}
-
-/// Writes `first` and every frame already queued behind it (up to
-/// [`WRITE_BATCH_FRAMES`]), then flushes once: the events, `ok` and `your_turn` that one
-/// action produces reach the socket in one write instead of one write each.
-async fn send_batch(
-    sink: &mut futures_util::stream::SplitSink<WebSocket, Message>,
-    first: Arc<str>,
-    rx: &mut mpsc::Receiver<Arc<str>>,
-    unwritten: &Unwritten,
-) -> Result<(), Option<axum::Error>> {
-    send_frames(sink, first, rx, unwritten).await.map_err(Some)
-}
-
-async fn send_frames(
-    sink: &mut futures_util::stream::SplitSink<WebSocket, Message>,
-    first: Arc<str>,
-    rx: &mut mpsc::Receiver<Arc<str>>,
-    unwritten: &Unwritten,
-) -> Result<(), axum::Error> {
-    let mut bytes = first.len();
-    sink.feed(Message::Text(first.as_ref().into())).await?;
-    for _ in 1..WRITE_BATCH_FRAMES {
-        match rx.try_recv() {
-            Ok(m) => {
-                bytes += m.len();
-                sink.feed(Message::Text(m.as_ref().into())).await?
-            }
-            Err(_) => break,
-        }
-    }
-    let flushed = sink.flush().await;
-    // Written to the socket (or lost with it): no longer waiting.
-    unwritten.written(bytes);
-    flushed
-}
-
-/// For a `resume` of a room that is no longer live: if the store holds the room and
-/// `token` is one of its seats, the answer naming how its last game ended (its result and
-/// where to read it), e.g. a bot game that finished while the person was away or the
-/// server restarted. `None` otherwise (the caller answers `unknown_room`).
-async fn finished_game(state: &AppState, code: &str, token: &str) -> Option<String> {
-    let store = state.store();
-    let snapshot = match store.get_room(code).await {
-        Ok(s) => s?,
-        Err(e) => {
-            tracing::warn!(room = %code, error = %e, "store failed looking up a gone room");
-            return None;
-        }
-    };
-    let hash = parchis_store::hash_token(token);
-    let seat = snapshot.seats.iter().find(|s| s.token_hash == hash)?;
-    let games = store.list_games(code).await.ok()?;
-    let game = games.iter().rev().find(|g| g.finished_at_ms.is_some())?;
-    let result = game
-        .result
-        .as_ref()
-        .map(|r| r.to_string())
-        .unwrap_or_else(|| "null".into());
-    Some(format!(
-        "the game is over ({}); you played {}; result {result}; the whole game: /api/games/{}",
-        game.reason.as_deref().unwrap_or("ended"),
-        seat.colour,
-        game.id
-    ))
 }
 
 /// The `req` of a frame, if it has one, read without validating the rest (for errors
@@ -637,137 +474,5 @@ impl Session {
             }
         }
         Flow::Continue
-    }
-
-    /// The session joined `code`, reached through `route`.
-    fn joined(&mut self, code: String, route: Route) {
-        let cell: RouteCell = std::sync::Arc::new(std::sync::Mutex::new(route));
-        if let Some(cluster) = self.state.cluster() {
-            cluster.routing.register_cell(self.link.id, cell.clone());
-        }
-        self.joined = Some(Joined { code, cell });
-    }
-
-    /// A `join`, `watch` or `resume` of a room running on this node.
-    async fn local_entry(
-        &mut self,
-        handle: crate::room::RoomHandle,
-        room: String,
-        req: u64,
-        entry: Entry,
-    ) -> Flow {
-        let (reply, answer) = oneshot::channel();
-        let link = self.link.clone();
-        let cmd = match entry {
-            Entry::Join {
-                name,
-                colour,
-                client_seed,
-            } => RoomCmd::Join {
-                link,
-                req,
-                name,
-                colour,
-                client_seed,
-                reply,
-            },
-            Entry::Watch => RoomCmd::Watch { link, req, reply },
-            Entry::Resume { token, last_seq } => RoomCmd::Resume {
-                link,
-                req,
-                token,
-                last_seq,
-                reply,
-            },
-        };
-        if handle.sender().send(cmd).await.is_err() {
-            return self.error(Some(req), ErrorCode::UnknownRoom, "the room has closed");
-        }
-        match answer.await {
-            Ok(Ok(member)) => {
-                self.joined(room, Route::Local { handle, member });
-                Flow::Continue
-            }
-            Ok(Err(refusal)) => self.refuse(Some(req), refusal),
-            Err(_) => self.error(Some(req), ErrorCode::UnknownRoom, "the room has closed"),
-        }
-    }
-
-    /// Cluster mode: a `join`, `watch` or `resume` of a room this node does not run, sent
-    /// to its owner (`docs/CLUSTER.md`, "Routing").
-    async fn remote_entry(&mut self, room: String, req: u64, entry: Entry) -> Flow {
-        let how = match &entry {
-            Entry::Join {
-                name,
-                colour,
-                client_seed,
-            } => AttachHow::Join {
-                req,
-                name: name.clone(),
-                colour: *colour,
-                client_seed: client_seed.clone(),
-            },
-            Entry::Watch => AttachHow::Watch { req },
-            Entry::Resume { token, last_seq } => AttachHow::Resume {
-                req,
-                token: token.clone(),
-                last_seq: *last_seq,
-            },
-        };
-        match routing::edge::attach(&self.state, &room, &self.link, how).await {
-            Ok(Ok(())) => {
-                self.joined(room, Route::Remote);
-                Flow::Continue
-            }
-            Ok(Err(refusal)) => self.refuse(Some(req), refusal),
-            Err(Unreachable::Failed) => self.unserved(room, req, &entry, Unserved::Moving).await,
-            Err(Unreachable::NoResponders) => {
-                let found = unserved_room(&self.state, &room).await;
-                self.unserved(room, req, &entry, found).await
-            }
-        }
-    }
-
-    /// The answer for a room that no node serves.
-    async fn unserved(&mut self, room: String, req: u64, entry: &Entry, found: Unserved) -> Flow {
-        match found {
-            Unserved::Moving => {
-                crate::cluster::ownership::wake_sweeper(&self.state);
-                self.error(
-                    Some(req),
-                    ErrorCode::RoomUnavailable,
-                    ErrorCode::RoomUnavailable.describe(),
-                )
-            }
-            Unserved::Unknown | Unserved::Finished => {
-                if let Entry::Resume { token, .. } = entry {
-                    if let Some(ended) = finished_game(&self.state, &room, token).await {
-                        return self.error(Some(req), ErrorCode::GameOver, ended);
-                    }
-                }
-                self.error(
-                    Some(req),
-                    ErrorCode::UnknownRoom,
-                    format!("no room has code {room:?}"),
-                )
-            }
-        }
-    }
-}
-
-/// Cluster mode: what the store says about room `code`, which no node serves.
-async fn unserved_room(state: &AppState, code: &str) -> Unserved {
-    match state.store().get_room(code).await {
-        Ok(None) => Unserved::Unknown,
-        Ok(Some(s)) if s.room.status == parchis_store::RoomStatus::Finished => Unserved::Finished,
-        // A retired lease: the room was disposed of (an idle lobby); nobody runs it again.
-        Ok(Some(_)) => match state.store().lease(code).await {
-            Ok(Some(lease)) if lease.retired => Unserved::Unknown,
-            _ => Unserved::Moving,
-        },
-        Err(e) => {
-            tracing::warn!(room = %code, error = %e, "store failed looking up an unserved room");
-            Unserved::Moving
-        }
     }
 }
