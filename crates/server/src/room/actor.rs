@@ -131,12 +131,6 @@ impl Actor {
         if !self.state.register(handle) {
             return false;
         }
-        if let (Some(fence), Some(own)) = (
-            &self.fence,
-            crate::cluster::ownership::ownership(&self.state),
-        ) {
-            own.hold(fence.clone());
-        }
         // Cluster mode: edges reach the room through its subject while it runs here (a
         // no-op when the ownership side serves it already).
         crate::cluster::routing::serve_room(&self.state, self.core.code(), None);

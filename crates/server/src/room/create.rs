@@ -115,6 +115,12 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
         }
         match &fence {
             Some(f) => {
+                // Renewed from now on. (A claimed or adopted room is held by the takeover
+                // from its acquisition on, and not again here: it may have been lost
+                // while it was restored.)
+                if let Some(own) = crate::cluster::ownership::ownership(state) {
+                    own.hold(f.clone());
+                }
                 info!(room = %code, node = %f.node, epoch = f.epoch, "room created");
                 crate::cluster::routing::serve_room(state, &code, None);
             }
