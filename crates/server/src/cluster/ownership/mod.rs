@@ -154,6 +154,9 @@ pub fn wake_sweeper(state: &AppState) {
 }
 
 #[cfg(test)]
+mod fenced_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -1,0 +1,73 @@
+//! The room actor under a fence, over the memory store (which keeps leases like
+//! PostgreSQL): a write refused because another node acquired the lease stops the room
+//! at once, and nothing of the refused step is stored or answered as done.
+
+use crate::room::{self, persist, ConnLink, Kick, RoomCmd, Unwritten};
+use crate::state::AppState;
+use parchis_protocol::RoomSettings;
+use parchis_store::{MemoryStore, Store};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[tokio::test]
+async fn a_fenced_join_stops_the_room_and_stores_nothing() {
+    let store = Arc::new(MemoryStore::new());
+    let dyn_store: Arc<dyn Store> = store.clone();
+    let state = AppState::new(crate::ServerConfig::default(), dyn_store);
+    let code = "FENCED01";
+    let record = persist::room_record(code, &RoomSettings::default(), room::now_ms());
+    // A 1 ms lease: expired (claimable by another node) as soon as the test sleeps.
+    let fence = store
+        .create_room_leased(&record, "a", 1)
+        .await
+        .expect("room and lease");
+    let snapshot = store.get_room(code).await.expect("read").expect("stored");
+    let restored = room::restore(&state, &snapshot, Some(fence.clone()))
+        .await
+        .expect("the lobby runs");
+    assert_eq!(restored, room::Restored::Running);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let thief = store
+        .acquire_lease(code, "b", 60_000)
+        .await
+        .expect("acquire")
+        .expect("the expired lease is taken");
+    assert_eq!(thief.epoch, fence.epoch + 1);
+
+    let (tx, _frames) = tokio::sync::mpsc::channel(16);
+    let link = ConnLink {
+        id: 1,
+        tx,
+        kick: Kick::default(),
+        unwritten: Unwritten::default(),
+        max_unwritten: 1 << 20,
+    };
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    let handle = state.room(code).expect("registered");
+    handle
+        .sender()
+        .send(RoomCmd::Join {
+            link,
+            req: 1,
+            name: "ann".into(),
+            colour: None,
+            client_seed: None,
+            reply,
+        })
+        .await
+        .expect("the room reads");
+    drop(handle);
+    let refused = answer.await.expect("answered").expect_err("not seated");
+    assert!(refused.message.contains("moved"), "{refused:?}");
+    for _ in 0..100 {
+        if state.room(code).is_none() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(state.room(code).is_none(), "the room stopped here");
+    let stored = store.get_room(code).await.expect("read").expect("stored");
+    assert!(stored.seats.is_empty(), "nothing of the join stored");
+    let lease = store.lease(code).await.expect("read").expect("lease");
+    assert_eq!((lease.owner.as_str(), lease.epoch), ("b", thief.epoch));
+}
