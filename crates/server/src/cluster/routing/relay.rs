@@ -99,11 +99,15 @@ impl Relay {
         self.last_seq = self.last_seq.max(seq);
     }
 
-    /// Starts a reattach: a new generation whose link counts from 1. Returns it.
+    /// Starts a reattach: a new generation whose link counts from 1. Returns it. The
+    /// owner then sends `your_turn` again if it is the player's turn, and it is delivered
+    /// even at a seq the client had one for (as on `resume`): a command sent just before
+    /// may have been lost with the old owner, and the player must be asked again.
     pub fn restart(&mut self) -> u64 {
         self.gen += 1;
         self.next_n = 1;
         self.broken = false;
+        self.last_turn = None;
         self.gen
     }
 }
@@ -201,6 +205,12 @@ mod tests {
             Verdict::Deliver
         );
         assert_eq!(r.last_seq(), 13);
+        // your_turn is asked again after a reattach, even at the same seq.
+        let turn = |r: &mut Relay, gen, n| r.on_message(gen, n, Kind::Frame, Tag::Turn(13));
+        assert_eq!(turn(&mut r, 2, 3), Verdict::Deliver);
+        r.restart();
+        assert_eq!(turn(&mut r, 3, 1), Verdict::Deliver);
+        assert_eq!(turn(&mut r, 3, 2), Verdict::Duplicate);
     }
 
     #[test]
