@@ -82,6 +82,27 @@ pub const FENCED_WRITES: &str = "parchis_cluster_fenced_writes_total";
 /// Histogram: one SIGTERM drain, from the signal to the last room handed off, seconds.
 pub const DRAIN_DURATION: &str = "parchis_cluster_drain_duration_seconds";
 
+// Routing between nodes (cluster mode, `cluster::routing`).
+/// Counter: messages the owner published to edges, by `kind` (`frame`, `kick`, `end`).
+pub const FRAMES_PUBLISHED: &str = "parchis_cluster_frames_published_total";
+/// Counter: publishes to an edge that failed (the edge sees a gap).
+pub const PUBLISH_FAILED: &str = "parchis_cluster_publish_failed_total";
+/// Counter: frames an edge relayed to its local sockets, by `verdict` (`delivered`, `duplicate`,
+/// `stale`).
+pub const FRAMES_RELAYED: &str = "parchis_cluster_frames_relayed_total";
+/// Counter: commands an edge forwarded to a room's owner, by `outcome` (`taken`, `not_attached`,
+/// `unreachable`).
+pub const COMMANDS_FORWARDED: &str = "parchis_cluster_commands_forwarded_total";
+/// Counter: gaps in `Parchis-N` an edge saw.
+pub const EDGE_GAPS: &str = "parchis_cluster_edge_gaps_total";
+/// Counter: reattaches by `cause` (`gap`, `moved`, `rehome`, `end`) and `outcome` (`ok`,
+/// `refused`, `gave_up`).
+pub const REATTACHES: &str = "parchis_cluster_reattaches_total";
+/// Counter: attaches (join, watch, resume) sent to another node's room, by `outcome`.
+pub const REMOTE_ATTACHES: &str = "parchis_cluster_remote_attaches_total";
+/// Counter: requests the owner's room services answered, by `op`.
+pub const ROOM_REQUESTS: &str = "parchis_cluster_room_requests_total";
+
 /// Latency buckets, seconds: 0.5 ms to 10 s.
 const SECONDS_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
@@ -163,6 +184,29 @@ fn describe() {
     describe_counter!(ADMIN_ACTIONS, "Admin actions");
     describe_gauge!(CLUSTER_ROOMS_OWNED, "Rooms this node owns (cluster mode)");
     describe_counter!(LEASES_RENEWED, "Room leases renewed");
+    describe_counter!(
+        FRAMES_PUBLISHED,
+        "Messages published to edge nodes, by kind"
+    );
+    describe_counter!(PUBLISH_FAILED, "Publishes to edge nodes that failed");
+    describe_counter!(FRAMES_RELAYED, "Frames relayed by this edge, by verdict");
+    describe_counter!(
+        COMMANDS_FORWARDED,
+        "Commands forwarded to owners, by outcome"
+    );
+    describe_counter!(EDGE_GAPS, "Gaps in the per-link counter seen by this edge");
+    describe_counter!(
+        REATTACHES,
+        "Relayed connections reattached, by cause and outcome"
+    );
+    describe_counter!(
+        REMOTE_ATTACHES,
+        "Joins, watches and resumes of rooms on other nodes"
+    );
+    describe_counter!(
+        ROOM_REQUESTS,
+        "Requests answered by this node's room services, by op"
+    );
     describe_counter!(LEASES_LOST, "Room leases lost, by why");
     describe_counter!(TAKEOVERS, "Rooms claimed by the sweeper (failover)");
     describe_counter!(ADOPTIONS, "Rooms adopted from a draining node");

@@ -137,7 +137,6 @@ pub async fn start(state: &AppState) -> Result<(), async_nats::SubscribeError> {
     let Some(cluster) = state.cluster() else {
         return Ok(());
     };
-    metrics::describe();
     let client = cluster.bus.client();
     let node = cluster.node().clone();
     let mut edge_sub = client.subscribe(cluster.bus.edge_subject(&node)).await?;
