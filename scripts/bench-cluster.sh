@@ -22,6 +22,10 @@
 #   OUT [bench-out]    reports (JSON) and node logs
 #   PIN [0]            1: nodes, PostgreSQL and NATS on core 0, load generator on core 1
 #   NO_BUILD [0]       1: use the release binaries as they are
+#   NICE [0]           niceness of the nodes, the load generator and PostgreSQL during
+#                      the run (e.g. -10, as root: other work on a shared machine yields
+#                      to the run; PostgreSQL goes back to 0 after it; say so next to the
+#                      figures)
 #
 # Every run holds /work/coord/load.lock (one load run at a time on a shared machine) when
 # that file's directory exists, and prints `uptime` before and after next to the report.
@@ -42,6 +46,7 @@ PREFIX=${PREFIX:-wt13e-bench-$$}
 BASE_PORT=${BASE_PORT:-18401}
 OUT=${OUT:-bench-out}
 PIN=${PIN:-0}
+NICE=${NICE:-0}
 LOCK=/work/coord/load.lock
 
 cd "$(dirname "$0")/.."
@@ -76,7 +81,7 @@ start_nodes() { # $1: number of nodes, $2: cluster (1) or single-node mode (0)
     if [[ $cluster == 1 ]]; then
       args+=(--nats-url "$NATS" --cluster "$PREFIX" --node-id "bench-$i")
     fi
-    DATABASE_URL="$PGURL/$DB" PARCHIS_LOG=warn "$SERVER" "${args[@]}" \
+    DATABASE_URL="$PGURL/$DB" PARCHIS_LOG=warn nice -n "$NICE" "$SERVER" "${args[@]}" \
       >"$OUT/$stamp-node-$i.log" 2>&1 &
     pids+=($!)
     urls+=(--url "http://127.0.0.1:$port")
@@ -105,7 +110,25 @@ stop_nodes() {
     for p in $(pgrep -x nats-server) $(pgrep -x postgres); do taskset -a -c -p 0-1 "$p" >/dev/null || true; done
   fi
 }
-trap stop_nodes EXIT
+renicer=
+# PostgreSQL's processes (the postmaster, whose new backends inherit its niceness, and the
+# running ones) at $NICE during the run, restored to 0 at the end.
+renice_db() {
+  [[ $NICE == 0 ]] && return
+  while true; do
+    for p in $(pgrep -x postgres); do renice -n "$NICE" -p "$p" >/dev/null 2>&1 || true; done
+    sleep 1
+  done &
+  renicer=$!
+}
+cleanup() {
+  if [[ -n $renicer ]]; then
+    kill "$renicer" 2>/dev/null || true
+    for p in $(pgrep -x postgres); do renice -n 0 -p "$p" >/dev/null 2>&1 || true; done
+  fi
+  stop_nodes
+}
+trap cleanup EXIT
 
 load() { # $1: name of the run
   local name=$1 pin=()
@@ -113,7 +136,8 @@ load() { # $1: name of the run
   local server_pids
   server_pids=$(IFS=,; echo "${pids[*]}")
   echo "== $name: $(uptime)"
-  "${pin[@]}" "$LOADGEN" "${urls[@]}" --rooms "$rooms" --processes "$PROCESSES" \
+  renice_db
+  "${pin[@]}" nice -n "$NICE" "$LOADGEN" "${urls[@]}" --rooms "$rooms" --processes "$PROCESSES" \
     --think-ms "$THINK_MS" --warmup-secs "$WARMUP" --duration-secs "$DURATION" \
     --setup-timeout-secs 300 \
     --source-addrs 127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4 \
@@ -137,7 +161,8 @@ case $mode in
   failover)
     fresh_db
     echo "== failover: $(uptime)"
-    "$LOADGEN" failover --server-bin "$SERVER" --nodes "$NODES" --kills "$KILLS" \
+    renice_db
+    nice -n "$NICE" "$LOADGEN" failover --server-bin "$SERVER" --nodes "$NODES" --kills "$KILLS" \
       --base-port "$BASE_PORT" --nats-url "$NATS" --cluster "$PREFIX" \
       --database-url "$PGURL/$DB" --log-dir "$OUT/$stamp-failover-logs" \
       >"$OUT/$stamp-failover.json"
