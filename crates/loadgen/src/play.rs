@@ -285,7 +285,11 @@ pub async fn room_task(ctx: Arc<Ctx>, room: usize, setup: Arc<Semaphore>) {
         let (code, clients) = match ready {
             Ok(r) => r,
             Err(e) => {
-                let kind = e.split(':').next().unwrap_or("setup").replace(' ', "_");
+                // "join refused: CODE" keeps the code; other errors their first part.
+                let kind = match e.strip_prefix("join refused: ") {
+                    Some(code) => format!("join_refused_{code}"),
+                    None => e.split(':').next().unwrap_or("setup").replace(' ', "_"),
+                };
                 ctx.stats.error(&format!("setup_{kind}"));
                 if game_no == 0 {
                     ctx.stats.setups_failed.fetch_add(1, Ordering::Relaxed);
