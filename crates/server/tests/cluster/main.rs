@@ -7,16 +7,20 @@
 //!
 //! Run them alone with `cargo test -p parchis-server --test cluster`.
 
-// The harness lands ahead of the tests that use all of it.
-#![allow(dead_code)]
-
 #[path = "../common/mod.rs"]
 mod common;
 
 mod audit;
+mod checks;
 mod db;
+mod driver;
 mod env;
 mod harness;
+mod setup;
 
+mod drain;
+mod game;
+mod lobby;
+mod pause;
 mod routing;
 mod start;

@@ -94,22 +94,33 @@ pub async fn http_at(
     path: &str,
     body: Option<&str>,
 ) -> (u16, Value) {
-    let mut s = TcpStream::connect(addr).await.expect("connect");
+    try_http_at(addr, method, path, body)
+        .await
+        .expect("an HTTP answer")
+}
+
+/// As [`http_at`], but `None` when the connection fails or closes without an answer.
+pub async fn try_http_at(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> Option<(u16, Value)> {
+    let mut s = TcpStream::connect(addr).await.ok()?;
     let body = body.unwrap_or("");
     let req = format!(
             "{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         );
-    s.write_all(req.as_bytes()).await.expect("write");
+    s.write_all(req.as_bytes()).await.ok()?;
     let mut buf = Vec::new();
-    s.read_to_end(&mut buf).await.expect("read");
+    s.read_to_end(&mut buf).await.ok()?;
     let text = String::from_utf8_lossy(&buf).to_string();
     let status: u16 = text
         .split_whitespace()
         .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status");
-    let (head, body) = text.split_once("\r\n\r\n").expect("body");
+        .and_then(|s| s.parse().ok())?;
+    let (head, body) = text.split_once("\r\n\r\n")?;
     // Chunked bodies: keep only the JSON part.
     let json_text = if head
         .to_ascii_lowercase()
@@ -122,7 +133,7 @@ pub async fn http_at(
         body.to_owned()
     };
     let value = serde_json::from_str(&json_text).unwrap_or(Value::String(json_text));
-    (status, value)
+    Some((status, value))
 }
 
 impl Server {
@@ -199,7 +210,15 @@ impl Client {
 
     /// Sends a command: fills in `req` (fresh), `room` and `seq` unless present.
     /// Returns the request id.
-    pub async fn cmd(&mut self, mut msg: Value) -> u64 {
+    pub async fn cmd(&mut self, msg: Value) -> u64 {
+        self.try_cmd(msg).await.expect("send")
+    }
+
+    /// As [`Client::cmd`], but a socket that is gone is an error, not a panic.
+    pub async fn try_cmd(
+        &mut self,
+        mut msg: Value,
+    ) -> Result<u64, tokio_tungstenite::tungstenite::Error> {
         let req = self.next_req;
         self.next_req += 1;
         let obj = msg.as_object_mut().expect("object");
@@ -207,8 +226,8 @@ impl Client {
         obj.entry("room").or_insert(json!(self.room));
         obj.entry("seq").or_insert(json!(self.seq));
         let req = obj["req"].as_u64().unwrap_or(req);
-        self.send_text(&msg.to_string()).await;
-        req
+        self.ws.send(Message::Text(msg.to_string().into())).await?;
+        Ok(req)
     }
 
     /// The next message (panics after [`WAIT`]); `None` when the socket closed. A close

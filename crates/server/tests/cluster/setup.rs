@@ -1,0 +1,31 @@
+//! Games set up for the cluster tests.
+
+use crate::driver::Player;
+use crate::harness::Cluster;
+use serde_json::json;
+
+/// Creates a two-seat room on node `owner`, seats one player there and one on the next
+/// node, starts the game. The players come back ready to play.
+pub async fn two_player_game(
+    cluster: &Cluster,
+    owner: usize,
+    name: &str,
+    turn_clock_secs: u64,
+) -> (String, Vec<Player>) {
+    let code = cluster
+        .create_room(
+            owner,
+            &json!({"seats": 2, "turn_clock_secs": turn_clock_secs, "disconnect_grace_secs": 300,
+                    "timeouts_to_abandon": 10, "public": false}),
+        )
+        .await;
+    let roster = cluster.roster.clone();
+    let other = (owner + 1) % roster.len();
+    let mut a = Player::join(&roster, owner, &code, &format!("{name}a"), None).await;
+    let mut b = Player::join(&roster, other, &code, &format!("{name}b"), None).await;
+    a.wait_seq(2).await;
+    b.wait_seq(2).await;
+    let ok = a.command(json!({"type": "start"})).await;
+    assert_eq!(ok["type"], "ok", "{name}: start: {ok}");
+    (code, vec![a, b])
+}
