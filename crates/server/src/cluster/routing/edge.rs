@@ -185,7 +185,11 @@ pub(super) fn on_edge_message(state: &AppState, msg: async_nats::Message) {
                 return;
             };
             if let Some(w) = welcome_info(text) {
-                if w.snapshot {
+                if w.snapshot && e.reattach.is_none() {
+                    // The attach's own welcome: its snapshot is where the client stands
+                    // (a resume's `last_seq` may be beyond a rebuilt lobby's seq).
+                    e.relay.reset_to(w.seq);
+                } else if w.snapshot {
                     e.relay.snapshot_at(w.seq);
                 }
                 e.reattach = Some(w.reattach);
@@ -289,7 +293,14 @@ pub async fn attach(
     let conn = link.id;
     let gen = state.next_id();
     let edge = &cluster.routing.edge;
-    edge.register(link.clone(), code, gen, 0, None);
+    // A resume's client has every event up to its `last_seq`: a reattach before the
+    // missed events arrive (a `moved` notice right after the attach) starts from there, not
+    // from 0 (which the history no longer holds: the socket would be closed with 1012).
+    let has = match &how {
+        AttachHow::Resume { last_seq, .. } => *last_seq,
+        _ => 0,
+    };
+    edge.register(link.clone(), code, gen, has, None);
     let op = RoomOp::Attach {
         edge: cluster.node().to_string(),
         conn,

@@ -99,6 +99,12 @@ impl Relay {
         self.last_seq = self.last_seq.max(seq);
     }
 
+    /// The first `welcome` of an attach carries a snapshot up to `seq`: the client has
+    /// exactly those events, whatever it claimed before (unlike [`Relay::snapshot_at`]).
+    pub fn reset_to(&mut self, seq: u64) {
+        self.last_seq = seq;
+    }
+
     /// Starts a reattach: a new generation whose link counts from 1. Returns it. The
     /// owner then sends `your_turn` again if it is the player's turn, and it is delivered
     /// even at a seq the client had one for (as on `resume`): a command sent just before
@@ -249,6 +255,18 @@ mod tests {
             r.on_message(3, 8, Kind::Frame, Tag::Other),
             Verdict::Deliver
         );
+    }
+
+    #[test]
+    fn an_attach_snapshot_sets_the_baseline_even_below_a_resume_claim() {
+        // A resume claiming seq 50 of a lobby rebuilt at seq 3: its snapshot says 3.
+        let mut r = Relay::new(1, 50);
+        r.reset_to(3);
+        assert_eq!(
+            r.on_message(1, 1, Kind::Frame, Tag::Event(4)),
+            Verdict::Deliver
+        );
+        assert_eq!(r.last_seq(), 4);
     }
 
     #[test]
