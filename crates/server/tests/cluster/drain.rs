@@ -68,7 +68,11 @@ async fn sigterm_hands_every_game_off_within_one_throw() {
     let term_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
-    // New rooms go elsewhere while c drains (if c still answers HTTP).
+    // New rooms go elsewhere while c drains (once it says so, if it still answers HTTP).
+    let until = Instant::now() + Duration::from_secs(2);
+    while !cluster.log_tail(2, 100).contains("drain: draining") && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     let body = r#"{"seats": 2, "public": false}"#;
     let (status, body) =
         crate::common::try_http_at(cluster.addr(2), "POST", "/api/rooms", Some(body))

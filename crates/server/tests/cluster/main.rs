@@ -19,6 +19,7 @@ mod harness;
 mod setup;
 
 mod drain;
+mod failover;
 mod game;
 mod lobby;
 mod pause;
