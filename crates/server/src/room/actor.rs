@@ -51,6 +51,9 @@ pub(super) struct Actor {
     /// The last durable write that failed (restore reports it).
     pub(super) persist_error: Option<String>,
     span: tracing::Span,
+    /// The game id last recorded on `span` (recording again would repeat the field on
+    /// every later log line).
+    recorded_game: Option<uuid::Uuid>,
     /// When the command being handled was read by its connection: `(conn, req, when)`.
     received: Option<(ConnId, u64, tokio::time::Instant)>,
     /// The channel, until [`Actor::start`] hands its sender to the registry.
@@ -92,6 +95,7 @@ impl Actor {
             publish: false,
             persist_error: None,
             span,
+            recorded_game: None,
             received: None,
             channel: Some((tx, rx)),
             fence: None,
@@ -378,9 +382,13 @@ impl Actor {
         self.record_game();
     }
 
-    fn record_game(&self) {
-        if let Some(id) = self.core.game_id() {
-            self.span.record("game", tracing::field::display(id));
+    fn record_game(&mut self) {
+        let id = self.core.game_id();
+        if id.is_some() && id != self.recorded_game {
+            if let Some(id) = id {
+                self.span.record("game", tracing::field::display(id));
+            }
+            self.recorded_game = id;
         }
     }
 
