@@ -1,6 +1,9 @@
 //! Hostile clients against the real server on loopback: each attack runs (bounded in size
 //! and time) and the test asserts the defence. Different client addresses are different
 //! loopback addresses (127.0.0.x) bound as the source of the connection.
+//!
+//! Why one long file: it is a list of independent attacks, one test each, sharing the helpers at its top; one test binary
+//! also keeps the build short.
 
 mod common;
 

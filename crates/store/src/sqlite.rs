@@ -1,4 +1,8 @@
 //! SQLite backend: one database file in WAL mode, bundled SQLite (no system library).
+//!
+//! Why one file of ~730 lines: it is the one SQL dialect of this backend — connection
+//! options, the writer's statements (one arm per write operation) and the reads — kept
+//! next to each other so that a schema change is made in one place.
 
 use std::path::Path;
 use std::str::FromStr;

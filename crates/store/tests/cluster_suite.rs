@@ -6,6 +6,9 @@
 //! with a message) and the in-memory store; the `sqlite` module checks that SQLite refuses
 //! leases and fences and runs unfenced room writes. Several "nodes" are several stores
 //! opened on the same database (PostgreSQL) or the one memory store.
+//!
+//! Why one long file: it is a list of independent cluster cases, each written once for every backend; one test binary
+//! also keeps the build short.
 
 #[macro_use]
 mod common;

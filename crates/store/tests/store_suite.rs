@@ -3,6 +3,9 @@
 //! Each case in `cases` is written once against `Arc<dyn Store>` and instantiated by
 //! `backend_tests!` (tests/common) for SQLite (always, in a temp dir), PostgreSQL (when `DATABASE_URL` is set, else
 //! skipped with a message) and the in-memory store.
+//!
+//! Why one long file: it is a list of independent cases, each written once for every backend; one test binary
+//! also keeps the build short.
 
 #[macro_use]
 mod common;
