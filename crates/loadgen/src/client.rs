@@ -25,16 +25,7 @@ pub struct Net {
     next_source: AtomicU64,
     open: AtomicI64,
     open_peak: AtomicI64,
-    join_retries: AtomicU64,
 }
-
-/// A `join` refused as `room_unavailable` (cluster mode: the room's owner is being
-/// replaced, or the room was created an instant ago on another node) is sent again this
-/// often, at most [`JOIN_RETRIES`] times, on the same socket with a new `req`
-/// (proto/README.md).
-const JOIN_RETRY: Duration = Duration::from_millis(100);
-/// See [`JOIN_RETRY`].
-const JOIN_RETRIES: u32 = 30;
 
 impl Net {
     /// Connections from `sources` in turn.
@@ -67,11 +58,6 @@ impl Net {
     fn opened(&self) {
         let now = self.open.fetch_add(1, Ordering::Relaxed) + 1;
         self.open_peak.fetch_max(now, Ordering::Relaxed);
-    }
-
-    /// Joins sent again after a `room_unavailable`.
-    pub fn join_retries(&self) -> u64 {
-        self.join_retries.load(Ordering::Relaxed)
     }
 
     /// A WebSocket of [`Net::open_ws`] was closed (or dropped).
@@ -186,26 +172,12 @@ impl Net {
                 .await
                 .map_err(|e| format!("send join: {e}"))?;
             let deadline = Instant::now() + Duration::from_secs(30);
-            let mut retries = 0;
             loop {
                 match timeout(deadline - Instant::now(), next_json(&mut ws)).await {
                     Ok(Some(v)) => match type_of(&v) {
                         "welcome" => return Ok(seq_of(&v)),
                         "error" => {
                             let code = v.get("code").and_then(Value::as_str).unwrap_or("?");
-                            if code == "room_unavailable" && retries < JOIN_RETRIES {
-                                retries += 1;
-                                self.join_retries.fetch_add(1, Ordering::Relaxed);
-                                tokio::time::sleep(JOIN_RETRY).await;
-                                // `req` is unique per connection: retries count from
-                                // 1,000,000 (start is 2, actions from 10).
-                                let mut again = msg.clone();
-                                again["req"] = json!(1_000_000 + retries);
-                                ws.send(Message::text(again.to_string()))
-                                    .await
-                                    .map_err(|e| format!("send join: {e}"))?;
-                                continue;
-                            }
                             return Err(format!("join refused: {code}"));
                         }
                         _ => {}

@@ -214,7 +214,6 @@ pub async fn run(
         open_min,
         open_peak: ctx.net.peak(),
         loadgen_cpu_secs: own_cpu_start.zip(own_cpu_end).map(|(a, b)| b - a),
-        join_retries: ctx.net.join_retries(),
         latency,
     };
     Ok((part, probe))

@@ -164,9 +164,6 @@ pub struct Part {
     pub open_peak: i64,
     /// The load generator's own CPU time during the window, seconds.
     pub loadgen_cpu_secs: Option<f64>,
-    /// Joins sent again after a `room_unavailable` refusal.
-    #[serde(default)]
-    pub join_retries: u64,
     /// Action→event latencies.
     pub latency: Latency,
 }
@@ -190,7 +187,6 @@ impl Part {
         self.open_at_end += other.open_at_end;
         self.open_min += other.open_min;
         self.open_peak += other.open_peak;
-        self.join_retries += other.join_retries;
         self.loadgen_cpu_secs = match (self.loadgen_cpu_secs, other.loadgen_cpu_secs) {
             (Some(a), Some(b)) => Some(a + b),
             (a, b) => a.or(b),
@@ -246,7 +242,6 @@ pub fn render(args: &LoadArgs, part: &Part, processes: u32, probe: Option<&Probe
         "games_finished": part.games_finished,
         "latency_ms": latency,
         "errors": part.errors,
-        "join_retries": part.join_retries,
         "connections": {
             "idle_before_play": part.idle_connections,
             "open_at_end_of_play": part.open_at_end,
@@ -306,7 +301,6 @@ mod tests {
             errors: [("stale_seq".to_string(), 1)].into(),
             open_peak: 20,
             loadgen_cpu_secs: Some(0.5),
-            join_retries: 2,
             measured_secs: 30.0,
             latency: latency(&[(1_000, Hop::Same); 100]),
             ..Part::default()
@@ -320,7 +314,6 @@ mod tests {
             errors: [("stale_seq".to_string(), 2), ("closing".to_string(), 1)].into(),
             open_peak: 16,
             loadgen_cpu_secs: Some(0.25),
-            join_retries: 3,
             measured_secs: 30.1,
             latency: latency(&[(3_000, Hop::Cross); 100]),
             ..Part::default()
@@ -339,7 +332,6 @@ mod tests {
         assert_eq!(m.errors["closing"], 1);
         assert_eq!(m.open_peak, 36);
         assert_eq!(m.loadgen_cpu_secs, Some(0.75));
-        assert_eq!(m.join_retries, 5);
         assert_eq!(m.latency.all.len(), 200);
         assert_eq!(m.latency.same_node.len(), 100);
         assert_eq!(m.latency.cross_node.len(), 100);

@@ -26,6 +26,8 @@ mod db;
 mod env;
 #[path = "cluster/harness.rs"]
 mod harness;
+#[path = "cluster/proxy.rs"]
+mod proxy;
 
 use common::Client;
 use harness::{Cluster, Opts};

@@ -3,6 +3,11 @@
 
 use super::config::{ClusterConfig, NodeId};
 use super::ClusterError;
+use futures_util::StreamExt;
+use std::time::Duration;
+
+/// The longest [`Bus::round_trip`].
+pub const ROUND_TRIP: Duration = Duration::from_secs(5);
 
 /// A NATS client plus the cluster's subject prefix and this node's id.
 #[derive(Clone, Debug)]
@@ -36,6 +41,33 @@ impl Bus {
     /// The client.
     pub fn client(&self) -> &async_nats::Client {
         &self.client
+    }
+
+    /// Returns once the NATS server has processed everything this client sent before
+    /// (subscriptions included): a message to a fresh inbox of its own comes back, and
+    /// the server handles one client's messages in order. (`flush` only writes the
+    /// client's buffer to the socket.)
+    ///
+    /// # Errors
+    /// NATS refused a step or the message did not come back within [`ROUND_TRIP`].
+    pub async fn round_trip(&self) -> Result<(), String> {
+        let inbox = self.client.new_inbox();
+        let mut echo = self
+            .client
+            .subscribe(inbox.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        self.client
+            .publish(inbox, axum::body::Bytes::new())
+            .await
+            .map_err(|e| e.to_string())?;
+        let back = tokio::time::timeout(ROUND_TRIP, echo.next()).await;
+        let _ = echo.unsubscribe().await;
+        match back {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err("the NATS connection closed".into()),
+            Err(_) => Err(format!("NATS did not answer within {ROUND_TRIP:?}")),
+        }
     }
 
     /// This node.

@@ -65,6 +65,15 @@ pub(super) struct Actor {
     ending: Option<RoomEnd>,
 }
 
+/// Why [`Actor::start`] did not start the room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unstarted {
+    /// The code is taken or the server holds its maximum of rooms.
+    Full,
+    /// Cluster mode: the room's subject could not be served.
+    Unserved,
+}
+
 async fn sleep_until_ms(at: Option<Ms>) {
     match at {
         Some(at) => {
@@ -119,11 +128,16 @@ impl Actor {
         &self.core
     }
 
-    /// Registers the room's handle and spawns its task; `false` if the code is taken or
-    /// the server is full.
-    pub(super) fn start(mut self) -> bool {
+    /// Registers the room's handle, serves its subject in cluster mode (awaited: the
+    /// subscription is on the NATS server before this returns, so whoever is told of the
+    /// room next can reach it from any node) and spawns its task.
+    ///
+    /// # Errors
+    /// [`Unstarted::Full`] if the code is taken or the server is full;
+    /// [`Unstarted::Unserved`] if NATS did not take the subscription (nothing runs).
+    pub(super) async fn start(mut self) -> Result<(), Unstarted> {
         let Some((tx, rx)) = self.channel.take() else {
-            return false;
+            return Err(Unstarted::Full);
         };
         self.record_game();
         self.listing.send_replace(self.core.listing(now_ms()));
@@ -132,16 +146,19 @@ impl Actor {
             tx,
             listing: self.listing.subscribe(),
         };
-        if !self.state.register(handle) {
-            return false;
+        if !self.state.register(handle.clone()) {
+            return Err(Unstarted::Full);
         }
-        // Cluster mode: edges reach the room through its subject while it runs here (a
-        // no-op when the ownership side serves it already).
-        crate::cluster::routing::serve_room(&self.state, self.core.code(), None);
+        if let Err(e) = crate::cluster::routing::serve_room(&self.state, &handle).await {
+            warn!(room = %self.core.code(), error = %e, "room not started");
+            self.state.deregister(self.core.code());
+            return Err(Unstarted::Unserved);
+        }
+        drop(handle);
         let span = self.span.clone();
         let tracker = self.state.tracker().clone();
         tracker.spawn(async move { self.run(rx).await }.instrument(span));
-        true
+        Ok(())
     }
 
     async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>) {

@@ -1,8 +1,10 @@
 //! A room comes to life: the one constructor's input ([`room_init`], shared with the
 //! restore) and [`create`], which stores a new room (with its first lease in cluster
-//! mode), spawns its actor and registers it.
+//! mode), spawns its actor and registers it. In cluster mode the room's subject is served
+//! (by the actor's start) before the creation is answered, so a first join through any
+//! other node finds it.
 
-use super::actor::Actor;
+use super::actor::{Actor, Unstarted};
 use super::core::{Core, RoomInit};
 use super::{now_ms, persist, Ms, Refusal};
 use crate::cluster::ownership::lease;
@@ -106,12 +108,22 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
             created_at_ms,
             dice,
         ));
-        if !Actor::new(state, core).with_fence(fence.clone()).start() {
+        if let Err(why) = Actor::new(state, core)
+            .with_fence(fence.clone())
+            .start()
+            .await
+        {
             // Never to run: a sweeper must not bring back a lobby nobody got the code of.
             if let Some(fence) = &fence {
                 lease::retire(state, fence).await;
             }
-            return Err(Refusal::new(ErrorCode::ServerFull, "too many rooms"));
+            return Err(match why {
+                Unstarted::Full => Refusal::new(ErrorCode::ServerFull, "too many rooms"),
+                Unstarted::Unserved => Refusal::new(
+                    ErrorCode::Internal,
+                    "the cluster's message bus did not take the room",
+                ),
+            });
         }
         match &fence {
             Some(f) => {
@@ -122,7 +134,6 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
                     own.hold(f.clone());
                 }
                 info!(room = %code, node = %f.node, epoch = f.epoch, "room created");
-                crate::cluster::routing::serve_room(state, &code, None);
             }
             None => info!(room = %code, "room created"),
         }

@@ -28,7 +28,8 @@ pub enum RestoreError {
     /// Replaying the stored actions through the engine failed or produced other events.
     #[error("replay diverges from the stored events: {0}")]
     Diverged(String),
-    /// The room code is taken or the server is full.
+    /// The room code is taken or the server is full, or (cluster mode) its subject could
+    /// not be served.
     #[error("could not register the room")]
     Register,
     /// A write of the restore failed in the store (nothing of it was written).
@@ -239,8 +240,9 @@ pub async fn restore(
         return Actor::new(state, core)
             .with_fence(fence)
             .start()
-            .then_some(Restored::Running)
-            .ok_or(RestoreError::Register);
+            .await
+            .map(|()| Restored::Running)
+            .map_err(|_| RestoreError::Register);
     };
     if record.is_finished() {
         // A store written before game ends were one transaction: the result is stored
@@ -287,8 +289,9 @@ pub async fn restore(
     );
     actor
         .start()
-        .then_some(Restored::Running)
-        .ok_or(RestoreError::Register)
+        .await
+        .map(|()| Restored::Running)
+        .map_err(|_| RestoreError::Register)
 }
 
 /// The dice of a restored room (`docs/FAIR_DICE.md`). A game's dice come back from its

@@ -61,8 +61,6 @@ pub struct Player {
     pub joined_seq: u64,
     /// Reconnections whose `resume` (or `watch`) was refused or unanswered, then retried.
     pub resume_refusals: u32,
-    /// The first `join` or `watch` answered `room_unavailable`, then sent again.
-    pub entry_retries: u32,
     /// Times the same `your_turn` came again while the command sent on it was unanswered
     /// (that reply was lost; the player acted again).
     pub reprompts: u32,
@@ -122,7 +120,6 @@ impl Player {
             slow: Vec::new(),
             joined_seq: 0,
             resume_refusals: 0,
-            entry_retries: 0,
             reprompts: 0,
             errors: Vec::new(),
             snapshots: 0,
@@ -174,20 +171,11 @@ impl Player {
         p
     }
 
-    /// Sends a `join` or `watch` and returns its answer, sent again (for up to 5 s) while
-    /// it is the retryable `room_unavailable` (counted in [`Player::entry_retries`]).
+    /// Sends a `join` or `watch` and returns its answer (once: a new room is served on
+    /// every node before its creation is answered, docs/CLUSTER.md).
     async fn entry(&mut self, msg: Value) -> Value {
-        let until = Instant::now() + Duration::from_secs(5);
-        loop {
-            let req = self.c.cmd(msg.clone()).await;
-            let answer = self.reply(req).await;
-            if answer["code"] != "room_unavailable" || Instant::now() > until {
-                return answer;
-            }
-            eprintln!("{}: {answer}: retrying", self.name);
-            self.entry_retries += 1;
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        let req = self.c.cmd(msg).await;
+        self.reply(req).await
     }
 
     /// Seeds the player's choice of legal actions.

@@ -36,22 +36,26 @@ pub async fn services(test: &str) -> Option<(String, String)> {
 
 /// Whether a TCP connection to the NATS URL's `host:port` opens within a second.
 async fn nats_reachable(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let hostport = rest.split(['/', ',']).next().unwrap_or(rest);
-    let hostport = hostport.rsplit_once('@').map_or(hostport, |(_, h)| h);
-    let target = if hostport.contains(':') {
-        hostport.to_owned()
-    } else {
-        format!("{hostport}:4222")
-    };
     matches!(
         tokio::time::timeout(
             Duration::from_secs(1),
-            tokio::net::TcpStream::connect(target)
+            tokio::net::TcpStream::connect(nats_hostport(url))
         )
         .await,
         Ok(Ok(_))
     )
+}
+
+/// `host:port` of a NATS URL (`nats://host:port`; 4222 when it names no port).
+pub fn nats_hostport(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let hostport = rest.split(['/', ',']).next().unwrap_or(rest);
+    let hostport = hostport.rsplit_once('@').map_or(hostport, |(_, h)| h);
+    if hostport.contains(':') {
+        hostport.to_owned()
+    } else {
+        format!("{hostport}:4222")
+    }
 }
 
 /// The URL of database `name` on the server of `url` (its query string kept).

@@ -40,6 +40,9 @@ pub struct Opts {
     pub dice_seed: u64,
     /// `--max-rooms` of every node (`None`: the default).
     pub max_rooms: Option<usize>,
+    /// `(node, delay)`: that node reaches NATS through a proxy that holds everything it
+    /// sends for `delay` ([`crate::proxy::delaying`]).
+    pub slow_nats: Option<(usize, Duration)>,
 }
 
 impl Default for Opts {
@@ -53,6 +56,7 @@ impl Default for Opts {
             drain_timeout_secs: 10,
             dice_seed: 7,
             max_rooms: None,
+            slow_nats: None,
         }
     }
 }
@@ -142,6 +146,8 @@ pub struct Cluster {
     db_port: u16,
     sampler: Option<tokio::task::JoinHandle<()>>,
     nats_url: String,
+    /// The NATS URL of the node of [`Opts::slow_nats`] (its proxy).
+    slow_nats_url: Option<String>,
     admin_url: String,
     db_name: String,
     db_url: String,
@@ -172,6 +178,14 @@ impl Cluster {
             .await
             .expect("connect to the test database");
         let prefix = format!("t{}", random_hex(12));
+        let slow_nats_url = match opts.slow_nats {
+            Some((_, delay)) => {
+                let proxy =
+                    crate::proxy::delaying(crate::env::nats_hostport(&nats_url), delay).await;
+                Some(format!("nats://{proxy}"))
+            }
+            None => None,
+        };
         let roster = Arc::new(Roster {
             nodes: Mutex::new(Vec::new()),
         });
@@ -186,6 +200,7 @@ impl Cluster {
             db_port: url_port(&url),
             sampler: None,
             nats_url,
+            slow_nats_url,
             admin_url: url,
             db_name,
             db_url,
@@ -275,6 +290,10 @@ impl Cluster {
             .expect("open the node's log");
         let data_dir = self.dir.path().join(format!("data-{}", node.id));
         let o = &self.opts;
+        let nats_url = match (&self.slow_nats_url, o.slow_nats) {
+            (Some(url), Some((slow, _))) if slow == i => url,
+            _ => &self.nats_url,
+        };
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_parchis-server"));
         if let Some(max) = o.max_rooms {
             cmd.arg("--max-rooms").arg(max.to_string());
@@ -289,7 +308,7 @@ impl Cluster {
             .arg("--commands-per-second")
             .arg("2000")
             .arg("--nats-url")
-            .arg(&self.nats_url)
+            .arg(nats_url)
             .arg("--node-id")
             .arg(&node.id)
             .arg("--cluster")

@@ -16,10 +16,12 @@ mod db;
 mod driver;
 mod env;
 mod harness;
+mod proxy;
 mod setup;
 
 mod drain;
 mod failover;
+mod first_join;
 mod game;
 mod lobby;
 mod pause;

@@ -1,8 +1,9 @@
 //! Bringing a room whose lease this node just acquired (a sweeper's claim or a drain's
 //! adoption) into service: rebuilt from its log by the SAME restore as a restart
 //! ([`crate::room::restore`], with the fence), so the turn clock is re-armed by the
-//! restart rule and bots carry on; then served on `P.room.<CODE>` with a `moved` notice
-//! (`docs/CLUSTER.md`, "Failover").
+//! restart rule and bots carry on; its actor serves `P.room.<CODE>` from its start on,
+//! and then the takeover announces it with a `moved` notice (`docs/CLUSTER.md`,
+//! "Failover").
 //!
 //! A room that does not come up is logged, and its lease is:
 //! * **left** to expire (not renewed) when the store failed or the stored room does not
@@ -67,7 +68,8 @@ pub async fn bring_up(state: &AppState, fence: Fence, how: How) -> bool {
                 return false;
             }
             observe::took_over(&fence, game, how);
-            routing::serve_room(state, &code, Some(fence.epoch));
+            // Served since its actor started: edges may come here now.
+            routing::announce_moved(state, &code, fence.epoch).await;
             true
         }
         Ok(Restored::Over) => {

@@ -8,8 +8,11 @@
 //! * [`lobby`]: the public lobby's scatter/gather on `P.lobby`.
 //! * [`wire`]: the JSON shapes between nodes.
 //!
-//! The ownership side calls [`serve_room`] when a room starts running here and
-//! [`rehome`] when it stops here with connections still attached. A WebSocket session
+//! A room's actor calls [`serve_room`] (its one caller) while it starts, before anyone
+//! learns of the room: the subscription is on the NATS server before a creation is
+//! answered or a `moved` notice ([`announce_moved`], the ownership side's) is sent. The
+//! ownership side calls [`rehome`] when a room stops here with connections still
+//! attached. A WebSocket session
 //! holds its room as a [`RouteCell`]: a local room handle, or a relayed connection of
 //! another node's room; [`rehome`] swaps it.
 
@@ -111,13 +114,10 @@ impl Routing {
         self.served().contains_key(code)
     }
 
-    fn begin_serving(&self, code: &str, token: u64) -> bool {
-        let mut served = self.served();
-        if served.contains_key(code) {
-            return false;
-        }
-        served.insert(code.to_owned(), token);
-        true
+    /// Room `code`'s subject is served here by the service of `token` (a newer
+    /// incarnation of the room replaces an older one's entry).
+    fn begin_serving(&self, code: &str, token: u64) {
+        self.served().insert(code.to_owned(), token);
     }
 
     fn end_serving(&self, code: &str, token: u64) {
@@ -173,31 +173,47 @@ pub async fn start(state: &AppState) -> Result<(), async_nats::SubscribeError> {
     Ok(())
 }
 
-/// Starts serving `P.room.<code>` for room `code`, which now runs on this node (its handle
-/// is registered in `state`); the service ends when the room's actor ends. Calling it
-/// again while the room is served changes nothing.
-/// `moved_epoch`: `Some(epoch)` when this node took the room over from another (claim or
-/// adoption): a `moved` notice is published (once the subject is served) so edges
-/// reattach.
-pub fn serve_room(state: &AppState, code: &str, moved_epoch: Option<i64>) {
+/// Serves `P.room.<CODE>` for the room of `handle`, which starts running on this node:
+/// returns once the subscription is on the NATS server (subscribe, then a round trip:
+/// [`crate::cluster::Bus::round_trip`]), so a
+/// creation answered or a `moved` notice sent after it never finds the subject unserved.
+/// The service then runs until the room's actor ends. Nothing without cluster mode.
+///
+/// Called by the room's actor as it starts, and by nobody else.
+///
+/// # Errors
+/// NATS refused the subscription or did not confirm it.
+pub async fn serve_room(state: &AppState, handle: &RoomHandle) -> Result<(), ServeError> {
     let Some(cluster) = state.cluster() else {
-        return;
+        return Ok(());
     };
+    let client = cluster.bus.client();
+    let code = handle.code().to_owned();
+    let sub = client
+        .subscribe(cluster.bus.room_subject(&code))
+        .await
+        .map_err(|e| ServeError(e.to_string()))?;
+    cluster.bus.round_trip().await.map_err(ServeError)?;
     let token = state.next_id();
-    if !cluster.routing.begin_serving(code, token) {
-        if let Some(epoch) = moved_epoch {
-            tokio::spawn(service::publish_moved(
-                cluster.clone(),
-                code.to_owned(),
-                epoch,
-            ));
-        }
-        return;
-    }
+    cluster.routing.begin_serving(&code, token);
+    info!(room = %code, node = %cluster.node(), "serving the room's subject");
     let span = tracing::info_span!("room_service", node = %cluster.node(), room = %code);
-    tokio::spawn(
-        service::serve(state.clone(), code.to_owned(), moved_epoch, token).instrument(span),
-    );
+    tokio::spawn(service::serve(state.clone(), handle.clone(), sub, token).instrument(span));
+    Ok(())
+}
+
+/// The room's subject could not be served (NATS).
+#[derive(Debug, thiserror::Error)]
+#[error("could not serve the room's subject: {0}")]
+pub struct ServeError(String);
+
+/// Publishes `P.moved` for room `code`, which this node took over (claim or adoption) at
+/// lease `epoch` and already serves ([`serve_room`] ran as its actor started), so edges
+/// reattach their connections here.
+pub async fn announce_moved(state: &AppState, code: &str, epoch: i64) {
+    if let Some(cluster) = state.cluster() {
+        service::publish_moved(cluster.clone(), code.to_owned(), epoch).await;
+    }
 }
 
 /// Moves the local connections of room `code`, which stopped on this node, to its new

@@ -32,31 +32,18 @@ fn lock(r: &Remotes) -> std::sync::MutexGuard<'_, HashMap<(String, u64), Remote>
     r.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Serves `P.room.<code>` until the room's actor ends (see [`super::serve_room`]).
-pub(super) async fn serve(state: AppState, code: String, moved_epoch: Option<i64>, token: u64) {
+/// Answers the requests of `sub` (`P.room.<CODE>`, subscribed by [`super::serve_room`])
+/// until the room's actor ends, then unsubscribes.
+pub(super) async fn serve(
+    state: AppState,
+    handle: RoomHandle,
+    mut sub: async_nats::Subscriber,
+    token: u64,
+) {
     let Some(cluster) = state.cluster().cloned() else {
         return;
     };
-    let Some(handle) = state.room(&code) else {
-        cluster.routing.end_serving(&code, token);
-        return;
-    };
-    let client = cluster.bus.client().clone();
-    let subject = cluster.bus.room_subject(&code);
-    let mut sub = match client.subscribe(subject.clone()).await {
-        Ok(s) => s,
-        Err(e) => {
-            warn!(room = %code, error = %e, "could not serve the room's subject");
-            cluster.routing.end_serving(&code, token);
-            return;
-        }
-    };
-    // The subscription is in place on the server before anyone is told to come here.
-    let _ = client.flush().await;
-    if let Some(epoch) = moved_epoch {
-        publish_moved(cluster.clone(), code.clone(), epoch).await;
-    }
-    info!(room = %code, node = %cluster.node(), "serving the room's subject");
+    let code = handle.code().to_owned();
     let remotes: Remotes = Arc::default();
     loop {
         tokio::select! {
