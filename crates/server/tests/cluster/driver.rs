@@ -16,9 +16,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a command may go unanswered before the player stops waiting for it: longer
-/// than an edge may hold a command (a reattach under way, 10 s, then the owner's answer,
-/// 5 s; crates/server/src/cluster/routing/edge.rs).
-const UNANSWERED: Duration = Duration::from_secs(20);
+/// than an edge lets a command go without its reply (10 s, then it answers
+/// `room_unavailable` itself; crates/server/src/cluster/routing/edge.rs, REPLY_WINDOW).
+const UNANSWERED: Duration = Duration::from_secs(15);
 /// Replies slower than this are recorded in [`Player::slow`].
 const SLOW: Duration = Duration::from_secs(1);
 /// Longest a reconnection (connect, then `resume` until a `welcome`) may take.

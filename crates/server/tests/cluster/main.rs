@@ -15,11 +15,13 @@ mod checks;
 mod db;
 mod driver;
 mod env;
+mod fake_owner;
 mod harness;
 mod proxy;
 mod setup;
 
 mod drain;
+mod edge_faults;
 mod failover;
 mod first_join;
 mod game;

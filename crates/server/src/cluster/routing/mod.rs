@@ -2,9 +2,11 @@
 //!
 //! * [`service`]: the owner's `P.room.<CODE>` service (attach, command, detach, view).
 //! * [`remote_link`]: the owner's remote links, drained onto `P.edge.<NODE>`.
-//! * [`edge`]: the edge dispatcher relaying frames to local sockets, forwarding their
-//!   commands, reattaching on a gap, a `moved` notice or a rehome; [`relay`] is its pure
-//!   per-connection state machine.
+//! * [`edge`]: the edge's relayed connections and the dispatcher relaying frames to
+//!   their sockets; [`relay`] is its pure per-connection state machine (stream position,
+//!   commands waiting for their one reply); [`forward`] sends the client's attach and
+//!   commands to the owner, [`ask`] bounds each request; [`reattach`] follows a room
+//!   after a gap, an `end`, a `moved` notice or a rehome.
 //! * [`lobby`]: the public lobby's scatter/gather on `P.lobby`.
 //! * [`wire`]: the JSON shapes between nodes.
 //!
@@ -16,9 +18,12 @@
 //! holds its room as a [`RouteCell`]: a local room handle, or a relayed connection of
 //! another node's room; [`rehome`] swaps it.
 
+pub mod ask;
 pub mod edge;
+pub mod forward;
 pub mod lobby;
 pub mod metrics;
+pub mod reattach;
 pub mod relay;
 pub mod remote_link;
 pub mod service;
@@ -168,6 +173,24 @@ pub async fn start(state: &AppState) -> Result<(), async_nats::SubscribeError> {
         }
         .instrument(span.clone()),
     );
+    let s = state.clone();
+    tokio::spawn(
+        async move {
+            // Commands whose owner went silent after taking them get their one reply.
+            let mut tick = tokio::time::interval(edge::REPLY_SWEEP);
+            let shutdown = s.shutdown_token();
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    () = shutdown.cancelled() => return,
+                }
+                if let Some(c) = s.cluster() {
+                    c.routing.edge.answer_overdue(crate::room::now_ms());
+                }
+            }
+        }
+        .instrument(span.clone()),
+    );
     tokio::spawn(lobby::respond(state.clone(), lobby_sub).instrument(span));
     info!(node = %node, "routing started");
     Ok(())
@@ -244,15 +267,13 @@ pub fn rehome(state: &AppState, code: &str, conns: Vec<Rehomed>) {
             .edge
             .register(c.link, code, gen, c.last_seq, Some(c.reattach));
         info!(node = %cluster.node(), room = code, conn, last_seq = c.last_seq, "local connection rehomed");
-        edge::start_reattach(state, conn, "rehome");
+        reattach::start_reattach(state, conn, "rehome");
     }
 }
 
 /// The public state of room `code` from its owner on another node (`None`: nobody
 /// serves it).
 pub async fn view(state: &AppState, code: &str) -> Option<parchis_protocol::RoomView> {
-    let body = edge::ask(state, code, None, wire::RoomOp::View)
-        .await
-        .ok()?;
+    let body = ask::ask(state, code, None, wire::RoomOp::View).await.ok()?;
     serde_json::from_slice(&body).ok()
 }

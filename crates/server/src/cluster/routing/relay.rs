@@ -3,10 +3,18 @@
 //! current, the next expected `Parchis-N`, the last event `seq` and `your_turn` seq
 //! delivered. A gap in `N` breaks the relay until the connection reattaches; an event (or
 //! `your_turn`) the client already has is dropped, so it never sees one twice.
+//!
+//! It also keeps the commands forwarded to the owner and not answered yet, so that each
+//! gets exactly one reply: the owner's `ok`/`error` when it comes on the link the command
+//! was sent on; otherwise the edge's own `room_unavailable` when that link is given up (a
+//! reattach starts a new generation: the old link's late frames are ignored), the
+//! forwarding fails, or no reply came within the reply window. Whichever comes first
+//! answers; a later one is dropped.
 
 use super::wire::{Kind, Tag};
 use crate::room::Reattach;
 use parchis_engine::Colour;
+use std::collections::BTreeMap;
 
 /// What to do with one `P.edge` message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +31,9 @@ pub enum Verdict {
     Kick,
     /// The owner forgot the link.
     End,
+    /// A reply (`ok`/`error`) to a command the edge no longer waits for (it answered
+    /// it already): dropped, so no command gets two replies.
+    Unsolicited,
 }
 
 /// One relayed connection's stream position.
@@ -33,6 +44,8 @@ pub struct Relay {
     last_seq: u64,
     last_turn: Option<u64>,
     broken: bool,
+    /// Commands forwarded and not answered yet: `req` → when it was sent (unix ms).
+    waiting: BTreeMap<u64, i64>,
 }
 
 impl Relay {
@@ -45,6 +58,7 @@ impl Relay {
             last_seq,
             last_turn: None,
             broken: false,
+            waiting: BTreeMap::new(),
         }
     }
 
@@ -89,8 +103,43 @@ impl Relay {
                 self.last_turn = Some(seq);
                 Verdict::Deliver
             }
+            Tag::Reply(req) if self.waiting.remove(&req).is_some() => Verdict::Deliver,
+            Tag::Reply(_) => Verdict::Unsolicited,
             Tag::Other => Verdict::Deliver,
         }
+    }
+
+    /// Command `req` is about to be forwarded on the current link, at `now` (unix ms).
+    pub fn sent(&mut self, req: u64, now: i64) {
+        self.waiting.insert(req, now);
+    }
+
+    /// Whether command `req` still waits for its reply.
+    pub fn waits(&self, req: u64) -> bool {
+        self.waiting.contains_key(&req)
+    }
+
+    /// The commands sent `window_ms` or longer before `now` and still unanswered: no
+    /// longer waited for (the edge answers them). The owner answers a command it took
+    /// within milliseconds; one silent that long is gone with its owner.
+    pub fn overdue(&mut self, now: i64, window_ms: i64) -> Vec<u64> {
+        let late: Vec<u64> = self
+            .waiting
+            .iter()
+            .filter(|(_, at)| now - **at >= window_ms)
+            .map(|(req, _)| *req)
+            .collect();
+        for req in &late {
+            self.waiting.remove(req);
+        }
+        late
+    }
+
+    /// The edge answers command `req` itself (the forwarding failed, or no reply came in
+    /// time): `true` if it still waited for one (answer it now), `false` if it was
+    /// answered already.
+    pub fn claim(&mut self, req: u64) -> bool {
+        self.waiting.remove(&req).is_some()
     }
 
     /// A delivered `welcome` whose snapshot covers the room up to `seq`: those events are
@@ -105,16 +154,25 @@ impl Relay {
         self.last_seq = seq;
     }
 
-    /// Starts a reattach: a new generation whose link counts from 1. Returns it. The
-    /// owner then sends `your_turn` again if it is the player's turn, and it is delivered
-    /// even at a seq the client had one for (as on `resume`): a command sent just before
-    /// may have been lost with the old owner, and the player must be asked again.
-    pub fn restart(&mut self) -> u64 {
+    /// Starts a reattach: a new generation whose link counts from 1. Returns it, and the
+    /// commands that waited for a reply on the old link: nothing more comes from it, so
+    /// the edge answers them `room_unavailable`. The owner then sends `your_turn` again if
+    /// it is the player's turn, and it is delivered even at a seq the client had one for
+    /// (as on `resume`): a command sent just before may have been lost with the old
+    /// owner, and the player must be asked again.
+    pub fn restart(&mut self) -> (u64, Vec<u64>) {
         self.gen += 1;
         self.next_n = 1;
         self.broken = false;
         self.last_turn = None;
-        self.gen
+        let orphans = std::mem::take(&mut self.waiting).into_keys().collect();
+        (self.gen, orphans)
+    }
+
+    /// The commands still waiting for a reply (the connection is closed: they are
+    /// answered before the socket is).
+    pub fn abandon(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.waiting).into_keys().collect()
     }
 }
 
@@ -195,7 +253,7 @@ mod tests {
             r.on_message(1, 4, Kind::Frame, Tag::Event(14)),
             Verdict::Stale
         );
-        assert_eq!(r.restart(), 2);
+        assert_eq!(r.restart(), (2, vec![]));
         assert!(!r.is_broken());
         // The old link's late frames are ignored; the new one counts from 1.
         assert_eq!(
@@ -311,5 +369,54 @@ mod tests {
         );
         assert_eq!(welcome_info(r#"{"type":"ok","req":1,"seq":3}"#), None);
         assert_eq!(welcome_info(r#"{"type":"welcome","seq":"x"}"#), None);
+    }
+
+    #[test]
+    fn each_command_gets_one_reply_the_owners_or_the_edges() {
+        let mut r = Relay::new(1, 0);
+        let reply = |r: &mut Relay, n, req| r.on_message(1, n, Kind::Frame, Tag::Reply(req));
+        r.sent(4, 1_000);
+        r.sent(5, 1_000);
+        r.sent(6, 1_000);
+        // The owner answers 4: delivered once; a repeat of it is not.
+        assert_eq!(reply(&mut r, 1, 4), Verdict::Deliver);
+        assert_eq!(reply(&mut r, 2, 4), Verdict::Unsolicited);
+        // The edge answers 5 itself (forwarding failed): the owner's late reply is dropped.
+        assert!(r.claim(5));
+        assert!(!r.claim(5), "answered once");
+        assert_eq!(reply(&mut r, 3, 5), Verdict::Unsolicited);
+        // A reattach gives up the old link: 6 is the edge's to answer, and the old link's
+        // late reply to it is stale; a new owner's reply to it is not delivered either.
+        let (gen, orphans) = r.restart();
+        assert_eq!((gen, orphans), (2, vec![6]));
+        assert_eq!(reply(&mut r, 4, 6), Verdict::Stale);
+        assert_eq!(
+            r.on_message(2, 1, Kind::Frame, Tag::Reply(6)),
+            Verdict::Unsolicited
+        );
+        // Replies without a req (or to no command) are frames like any other.
+        assert_eq!(
+            r.on_message(2, 2, Kind::Frame, Tag::Other),
+            Verdict::Deliver
+        );
+        r.sent(7, 2_000);
+        assert_eq!(r.abandon(), vec![7]);
+        assert!(!r.claim(7));
+    }
+
+    #[test]
+    fn a_command_unanswered_for_the_whole_window_is_the_edges_to_answer() {
+        let mut r = Relay::new(1, 0);
+        r.sent(1, 10_000);
+        r.sent(2, 15_000);
+        assert_eq!(r.overdue(19_999, 10_000), Vec::<u64>::new());
+        assert_eq!(r.overdue(20_000, 10_000), vec![1]);
+        assert!(r.waits(2) && !r.waits(1));
+        assert_eq!(
+            r.on_message(1, 1, Kind::Frame, Tag::Reply(1)),
+            Verdict::Unsolicited,
+            "its late reply is dropped"
+        );
+        assert_eq!(r.overdue(25_000, 10_000), vec![2]);
     }
 }

@@ -119,7 +119,7 @@ impl Egress {
         match tag {
             Tag::Event(seq) => headers.insert(wire::HDR_SEQ, seq.to_string()),
             Tag::Turn(seq) => headers.insert(wire::HDR_TURN, seq.to_string()),
-            Tag::Other => {}
+            Tag::Reply(_) | Tag::Other => {}
         }
         let subject = self.edge.subject.clone();
         match self

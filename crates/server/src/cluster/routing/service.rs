@@ -24,6 +24,8 @@ use tracing::{debug, info, warn, Instrument};
 struct Remote {
     id: ConnId,
     member: Member,
+    /// The edge's generation of the link.
+    gen: u64,
 }
 
 type Remotes = Arc<Mutex<HashMap<(String, u64), Remote>>>;
@@ -136,12 +138,18 @@ async fn on_request(
         RoomOp::Command {
             edge,
             conn,
+            gen,
             req,
             seq,
             cmd,
         } => {
             metrics::counter!(m::ROOM_REQUESTS, "op" => "command").increment(1);
-            let remote = lock(remotes).get(&(edge, conn)).copied();
+            // Only on the link the edge waits for the reply on (not one a reattach
+            // replaced or is replacing: the edge answered the command itself).
+            let remote = lock(remotes)
+                .get(&(edge, conn))
+                .copied()
+                .filter(|r| gen.is_none_or(|g| g == r.gen));
             let answer = match remote {
                 None => CommandAnswer::NotAttached,
                 Some(r) => {
@@ -264,7 +272,7 @@ async fn attach(
         async move {
             let answer = match answer.await {
                 Ok(Ok(member)) => {
-                    lock(&remotes).insert(key, Remote { id, member });
+                    lock(&remotes).insert(key, Remote { id, member, gen });
                     debug!(?member, "edge connection attached");
                     AttachAnswer::Attached {
                         role: member.into(),

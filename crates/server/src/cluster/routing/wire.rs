@@ -72,7 +72,10 @@ pub enum Tag {
     Event(u64),
     /// `your_turn` at this seq.
     Turn(u64),
-    /// Anything else (`welcome`, `ok`, `error`, `presence`, `closing`).
+    /// An `ok` or `error` replying to request `req` (read by the edge from the frame;
+    /// never a header).
+    Reply(u64),
+    /// Anything else (`welcome`, `presence`, `closing`, an `error` without `req`).
     Other,
 }
 
@@ -89,6 +92,17 @@ pub fn frame_tag(frame: &str) -> Tag {
     }
     if let Some(seq) = seq_after(r#"{"type":"your_turn","room":""#) {
         return Tag::Turn(seq);
+    }
+    let req_after = |prefix: &str| -> Option<u64> {
+        let rest = frame.strip_prefix(prefix)?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        rest[..digits].parse().ok()
+    };
+    // `ok` and `error` frames are serialized `{"type":…,"req":N,…` (`null` without one).
+    if let Some(req) =
+        req_after(r#"{"type":"ok","req":"#).or_else(|| req_after(r#"{"type":"error","req":"#))
+    {
+        return Tag::Reply(req);
     }
     Tag::Other
 }
@@ -130,6 +144,11 @@ pub enum RoomOp {
         edge: String,
         /// Its connection id.
         conn: u64,
+        /// The generation of the link the edge waits for its reply on: the owner takes
+        /// it only on that link ([`CommandAnswer::NotAttached`] otherwise). `None` from
+        /// an edge that does not say (any link).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gen: Option<u64>,
         /// Request id.
         req: u64,
         /// The seq it was based on.
@@ -426,6 +445,7 @@ mod tests {
             op: RoomOp::Command {
                 edge: "b".into(),
                 conn: 7,
+                gen: Some(4),
                 req: 3,
                 seq: 9,
                 cmd: WireCmd::from(SeatCmd::Play(Play::Exit)),
@@ -433,9 +453,10 @@ mod tests {
         };
         let back = read_request(&to_bytes(&cmd)).expect("reads");
         assert_eq!(back.owner.as_deref(), Some("c"));
-        let RoomOp::Command { cmd: c, .. } = back.op else {
+        let RoomOp::Command { cmd: c, gen, .. } = back.op else {
             panic!("a command");
         };
+        assert_eq!(gen, Some(4));
         assert_eq!(SeatCmd::from(c), SeatCmd::Play(Play::Exit));
     }
 
@@ -479,7 +500,11 @@ mod tests {
         ));
         assert_eq!(frame_tag(&event), Tag::Event(1234), "{event}");
         let ok = encode(&ServerMessage::Ok { req: 3, seq: 8 });
-        assert_eq!(frame_tag(&ok), Tag::Other);
+        assert_eq!(frame_tag(&ok), Tag::Reply(3));
+        let refused = Refusal::code(ErrorCode::StaleSeq).to_message(Some(41));
+        assert_eq!(frame_tag(&encode(&refused)), Tag::Reply(41));
+        let unread = Refusal::code(ErrorCode::BadJson).to_message(None);
+        assert_eq!(frame_tag(&encode(&unread)), Tag::Other);
         let presence = encode(&ServerMessage::Presence {
             room: "AB".into(),
             seq: 8,

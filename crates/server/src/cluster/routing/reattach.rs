@@ -1,0 +1,213 @@
+//! A relayed connection follows its room (`docs/CLUSTER.md`, "Routing: relayed
+//! connections"): after a gap, the owner's `end`, a `moved` notice or a rehome it
+//! reattaches (`attach {reattach, last_seq}`) to whoever owns the room now, retried for
+//! up to [`REATTACH_WINDOW`]; then (or when the owner refuses it) the socket is closed
+//! with 1012 and the client resumes by itself (so does a connection whose link was lost
+//! before its attach's `welcome` said what it is).
+
+use super::ask::ask;
+use super::edge::{Edge, EdgeConn};
+use super::forward::detach;
+use super::metrics as m;
+use super::wire::{AttachAnswer, AttachHow, Role, RoomOp};
+use crate::room::{ConnId, ConnLink, Reattach};
+use crate::state::AppState;
+use parchis_protocol::close_code;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tracing::info;
+
+/// How long a relayed connection waits for its room's new owner before it is closed with
+/// 1012 (`docs/CLUSTER.md`: failover takes at most 5 s).
+pub const REATTACH_WINDOW: Duration = Duration::from_secs(10);
+/// Between two reattach attempts (a `moved` notice tries at once).
+const REATTACH_RETRY: Duration = Duration::from_millis(250);
+
+/// Starts (or wakes) the reattach of relayed connection `conn`.
+pub(super) fn start_reattach(state: &AppState, conn: ConnId, cause: &'static str) {
+    let Some(cluster) = state.cluster() else {
+        return;
+    };
+    {
+        let mut conns = cluster.routing.edge.lock();
+        let Some(e) = conns.get_mut(&conn) else {
+            return;
+        };
+        if e.reattaching {
+            e.wake.notify_one();
+            return;
+        }
+        e.reattaching = true;
+    }
+    let state = state.clone();
+    tokio::spawn(async move { reattach_loop(state, conn, cause).await });
+}
+
+enum Step {
+    Done,
+    Retry,
+    Refused { link: ConnLink, message: String },
+    Gone { attached: bool },
+}
+
+/// What a reattach answer means for connection `conn` (attempt `gen`).
+fn judge(edge: &Edge, conn: ConnId, gen: u64, answer: Option<AttachAnswer>) -> Step {
+    let mut conns = edge.lock();
+    let Some(e) = conns.get_mut(&conn) else {
+        let attached = matches!(answer, Some(AttachAnswer::Attached { .. }));
+        return Step::Gone { attached };
+    };
+    match answer {
+        Some(AttachAnswer::Attached { role }) if e.relay.gen() == gen => {
+            if role == Role::Spectator {
+                e.reattach = Some(Reattach::Spectator);
+            }
+            if e.relay.is_broken() {
+                Step::Retry
+            } else {
+                e.reattaching = false;
+                Step::Done
+            }
+        }
+        Some(AttachAnswer::Refused { message, .. }) => Step::Refused {
+            link: e.link.clone(),
+            message,
+        },
+        _ => Step::Retry,
+    }
+}
+
+/// One attempt's request, once the connection can be continued.
+struct Attempt {
+    room: String,
+    owner: Option<String>,
+    reattach: Reattach,
+    last_seq: u64,
+    gen: u64,
+    wake: Arc<Notify>,
+}
+
+/// The next attempt, once the connection's role is known (else its link, to give up); a
+/// new link's generation starts here, and the commands that waited on the old one are
+/// answered.
+fn prepare(e: &mut EdgeConn) -> Result<Attempt, ConnLink> {
+    let Some(reattach) = e.reattach else {
+        return Err(e.link.clone());
+    };
+    let (gen, orphans) = e.relay.restart();
+    Edge::answer_unavailable(&e.link, &orphans, "link_lost");
+    Ok(Attempt {
+        room: e.room.clone(),
+        owner: e.owner.clone(),
+        reattach,
+        last_seq: e.relay.last_seq(),
+        gen,
+        wake: e.wake.clone(),
+    })
+}
+
+async fn reattach_loop(state: AppState, conn: ConnId, cause: &'static str) {
+    let Some(cluster) = state.cluster().cloned() else {
+        return;
+    };
+    let edge = &cluster.routing.edge;
+    let until = tokio::time::Instant::now() + REATTACH_WINDOW;
+    loop {
+        let prepared = {
+            let mut conns = edge.lock();
+            let Some(e) = conns.get_mut(&conn) else {
+                return;
+            };
+            prepare(e)
+        };
+        let a = match prepared {
+            Ok(a) => a,
+            Err(link) => {
+                // Lost before its welcome said what it is: the client resumes itself.
+                give_up(&state, conn, &link, cause, "its first frames were lost");
+                return;
+            }
+        };
+        let op = RoomOp::Attach {
+            edge: cluster.node().to_string(),
+            conn,
+            gen: a.gen,
+            how: AttachHow::Reattach {
+                reattach: a.reattach,
+                last_seq: a.last_seq,
+            },
+        };
+        let answer = ask(&state, &a.room, a.owner, op)
+            .await
+            .ok()
+            .and_then(|b| serde_json::from_slice::<AttachAnswer>(&b).ok());
+        match judge(edge, conn, a.gen, answer) {
+            Step::Gone { attached } => {
+                // The socket closed meanwhile: its detach may have reached the owner
+                // before this attach did.
+                if attached {
+                    detach(&state, &a.room, conn).await;
+                }
+                return;
+            }
+            Step::Refused { link, message } => {
+                give_up(&state, conn, &link, cause, &message);
+                return;
+            }
+            Step::Done => {
+                info!(node = %cluster.node(), room = %a.room, conn, last_seq = a.last_seq, cause, "relayed connection reattached");
+                metrics::counter!(m::REATTACHES, "cause" => cause, "outcome" => "ok").increment(1);
+                return;
+            }
+            Step::Retry if tokio::time::Instant::now() >= until => {
+                let link = edge.lock().get(&conn).map(|e| e.link.clone());
+                if let Some(link) = link {
+                    give_up(
+                        &state,
+                        conn,
+                        &link,
+                        cause,
+                        "no node took the room over in time",
+                    );
+                }
+                return;
+            }
+            Step::Retry => {
+                crate::cluster::ownership::wake_sweeper(&state);
+                tokio::select! {
+                    () = tokio::time::sleep(REATTACH_RETRY) => {}
+                    () = a.wake.notified() => {}
+                }
+            }
+        }
+    }
+}
+
+/// Forgets `conn` and answers the commands it still waited for (the socket closes next).
+fn forget(state: &AppState, conn: ConnId, link: &ConnLink, cause: &'static str) -> String {
+    let Some(cluster) = state.cluster() else {
+        return String::new();
+    };
+    let edge = &cluster.routing.edge;
+    let room = {
+        let mut conns = edge.lock();
+        let room = conns.get(&conn).map(|e| e.room.clone()).unwrap_or_default();
+        if let Some(mut e) = conns.remove(&conn) {
+            Edge::answer_unavailable(link, &e.relay.abandon(), "closed");
+        }
+        room
+    };
+    info!(node = %cluster.node(), room = %room, conn, cause, "relayed connection closed");
+    room
+}
+
+fn give_up(state: &AppState, conn: ConnId, link: &ConnLink, cause: &'static str, why: &str) {
+    metrics::counter!(m::REATTACHES, "cause" => cause, "outcome" => "gave_up").increment(1);
+    let room = forget(state, conn, link, cause);
+    info!(room = %room, conn, cause, why, "relayed connection could not follow its room: closing (1012)");
+    link.kick.kick(
+        close_code::SERVICE_RESTART,
+        "the room moved: reconnect and resume",
+    );
+}

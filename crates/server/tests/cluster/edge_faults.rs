@@ -1,0 +1,97 @@
+//! The edge's side of an owner that fails at one precise moment (docs/CLUSTER.md,
+//! "Routing: relayed connections"), with a [`FakeOwner`] standing in for the room's owner
+//! so the moment is exact: every command of a relayed client gets exactly one reply when
+//! its owner drains or dies after taking it.
+
+use crate::fake_owner::{joined, until_event, FakeOwner};
+use crate::harness::{Cluster, Opts};
+use serde_json::{json, Value};
+
+const ROOM: &str = "FAKE234567";
+
+async fn one_node(test: &str) -> Option<Cluster> {
+    let opts = Opts {
+        nodes: 1,
+        ..Opts::default()
+    };
+    Cluster::start(test, opts).await
+}
+
+fn attached(role: &str) -> Value {
+    json!({"answer": "attached", "role": role})
+}
+
+/// The owner takes a relayed `roll` into its queue, then forgets the link (a drain's
+/// hand-off: `end`) without answering it: the client gets `room_unavailable` for it, once;
+/// the old owner's late `ok` on the old link never reaches it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_taken_by_an_owner_that_hands_off_gets_room_unavailable_once() {
+    let test = "a_command_taken_by_an_owner_that_hands_off_gets_room_unavailable_once";
+    let Some(cluster) = one_node(test).await else {
+        return;
+    };
+    let node = cluster.id(0).to_owned();
+    let mut fake = FakeOwner::serve(&cluster.prefix, ROOM).await;
+    let (mut c, attach) = joined(cluster.addr(0), &mut fake, &node).await;
+    let req = c.cmd(json!({"type": "roll"})).await;
+    let cmd = fake.next_op("command").await;
+    assert_eq!(cmd.body["req"].as_u64(), Some(req), "{:?}", cmd.body);
+    fake.answer(&cmd, json!({"answer": "taken"})).await;
+    fake.send(&node, &attach, "end", "").await;
+    let r = c.reply(req).await;
+    assert_eq!(
+        (r["type"].as_str(), r["code"].as_str()),
+        (Some("error"), Some("room_unavailable")),
+        "{r}"
+    );
+    // The edge follows the room: its reattach is answered.
+    let re = fake.next_op("attach").await;
+    assert_eq!(re.body["how"]["kind"], "reattach", "{:?}", re.body);
+    fake.answer(&re, attached("player")).await;
+    let late = FakeOwner::ok(req, 1);
+    fake.send(&node, &attach, "frame", &late).await;
+    fake.send(&node, &re, "frame", &fake.event(2)).await;
+    let seen = until_event(&mut c, 2).await;
+    assert!(
+        !seen.iter().any(|v| v["req"].as_u64() == Some(req)),
+        "a second reply to {req}: {seen:?}"
+    );
+}
+
+/// The owner takes a relayed `roll`, then dies without a word; another node takes the
+/// room over and announces it (`moved`): the client gets `room_unavailable` for the roll
+/// (once) and its connection follows the room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_taken_by_an_owner_that_dies_gets_room_unavailable_once() {
+    let test = "a_command_taken_by_an_owner_that_dies_gets_room_unavailable_once";
+    let Some(cluster) = one_node(test).await else {
+        return;
+    };
+    let node = cluster.id(0).to_owned();
+    let mut fake = FakeOwner::serve(&cluster.prefix, ROOM).await;
+    let (mut c, attach) = joined(cluster.addr(0), &mut fake, &node).await;
+    let req = c.cmd(json!({"type": "roll"})).await;
+    let cmd = fake.next_op("command").await;
+    fake.answer(&cmd, json!({"answer": "taken"})).await;
+    // The fake now plays the new owner, "n2".
+    fake.moved("n2").await;
+    let r = c.reply(req).await;
+    assert_eq!(r["code"], "room_unavailable", "{r}");
+    let re = fake.next_op("attach").await;
+    assert_eq!(
+        (re.body["how"]["kind"].as_str(), re.body["owner"].as_str()),
+        (Some("reattach"), Some("n2")),
+        "{:?}",
+        re.body
+    );
+    assert_eq!(re.body["how"]["last_seq"], 1, "{:?}", re.body);
+    fake.answer(&re, attached("player")).await;
+    let late = FakeOwner::ok(req, 1);
+    fake.send(&node, &attach, "frame", &late).await;
+    fake.send(&node, &re, "frame", &fake.event(2)).await;
+    let seen = until_event(&mut c, 2).await;
+    assert!(
+        !seen.iter().any(|v| v["req"].as_u64() == Some(req)),
+        "a second reply to {req}: {seen:?}"
+    );
+}

@@ -1,0 +1,197 @@
+//! A stand-in for a room's owner, driven by the test over NATS: it serves
+//! `P.room.<CODE>` itself, sees every request an edge node sends (attach, command,
+//! detach), answers them or not, and publishes frames, `end`s and `moved` notices exactly
+//! when the test says. So the edge's handling of an owner that dies, drains, pauses or
+//! moves at one precise moment is tested without racing a real owner.
+
+use crate::common::Client;
+use async_nats::{HeaderMap, Subject};
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// One request an edge sent to the fake owner.
+#[derive(Debug)]
+pub struct Asked {
+    pub body: Value,
+    reply: Option<Subject>,
+}
+
+impl Asked {
+    /// The request's `op` (`attach`, `command`, `detach`).
+    pub fn op(&self) -> &str {
+        self.body["op"].as_str().unwrap_or("")
+    }
+}
+
+/// The fake owner of room `code`.
+pub struct FakeOwner {
+    pub nats: async_nats::Client,
+    sub: async_nats::Subscriber,
+    pub prefix: String,
+    pub code: String,
+    /// The `Parchis-N` of the next message, per edge link (conn, gen).
+    n: std::collections::HashMap<(u64, u64), u64>,
+}
+
+impl FakeOwner {
+    /// Serves `P.room.<code>` of the cluster of `prefix` (subscribed and flushed).
+    pub async fn serve(prefix: &str, code: &str) -> FakeOwner {
+        let url = std::env::var("PARCHIS_NATS_URL").expect("NATS (checked by the harness)");
+        let nats = async_nats::connect(url).await.expect("connect to NATS");
+        let sub = nats
+            .subscribe(format!("{prefix}.room.{code}"))
+            .await
+            .expect("subscribe");
+        nats.flush().await.expect("flush");
+        FakeOwner {
+            nats,
+            sub,
+            prefix: prefix.to_owned(),
+            code: code.to_owned(),
+            n: Default::default(),
+        }
+    }
+
+    /// The next request (10 s at most).
+    pub async fn next(&mut self) -> Asked {
+        let msg = tokio::time::timeout(Duration::from_secs(10), self.sub.next())
+            .await
+            .expect("a request to the fake owner within 10 s")
+            .expect("subscription open");
+        let body: Value = serde_json::from_slice(&msg.payload).expect("a JSON request");
+        Asked {
+            body,
+            reply: msg.reply,
+        }
+    }
+
+    /// The next request whose op is `op` (others are left unanswered).
+    pub async fn next_op(&mut self, op: &str) -> Asked {
+        loop {
+            let asked = self.next().await;
+            if asked.op() == op {
+                return asked;
+            }
+        }
+    }
+
+    /// Answers `asked` with `body`.
+    pub async fn answer(&self, asked: &Asked, body: Value) {
+        let reply = asked.reply.clone().expect("a request with a reply subject");
+        self.nats
+            .publish(reply, body.to_string().into())
+            .await
+            .expect("answer");
+        self.nats.flush().await.expect("flush");
+    }
+
+    /// Publishes to edge `node` for the link of attach request `attach` a message of
+    /// `kind` (`frame`, `kick`, `end`) with `body`, numbered after the link's last one.
+    pub async fn send(&mut self, node: &str, attach: &Asked, kind: &str, body: &str) {
+        let conn = attach.body["conn"].as_u64().expect("conn");
+        let gen = attach.body["gen"].as_u64().expect("gen");
+        let n = self.n.entry((conn, gen)).or_insert(0);
+        *n += 1;
+        let mut h = HeaderMap::new();
+        h.insert("Parchis-Conn", conn.to_string());
+        h.insert("Parchis-Gen", gen.to_string());
+        h.insert("Parchis-N", n.to_string());
+        h.insert("Parchis-Kind", kind);
+        if let Ok(v) = serde_json::from_str::<Value>(body) {
+            if let Some(seq) = v["seq"].as_u64() {
+                match v["type"].as_str() {
+                    Some("event") => h.insert("Parchis-Seq", seq.to_string()),
+                    Some("your_turn") => h.insert("Parchis-Turn", seq.to_string()),
+                    _ => {}
+                }
+            }
+        }
+        self.nats
+            .publish_with_headers(
+                format!("{}.edge.{node}", self.prefix),
+                h,
+                body.to_owned().into(),
+            )
+            .await
+            .expect("publish to the edge");
+        self.nats.flush().await.expect("flush");
+    }
+
+    /// Publishes `P.moved` naming `node` as the room's owner.
+    pub async fn moved(&self, node: &str) {
+        let notice = json!({"v": 1, "room": self.code, "node": node, "epoch": 9});
+        self.nats
+            .publish(format!("{}.moved", self.prefix), notice.to_string().into())
+            .await
+            .expect("publish moved");
+        self.nats.flush().await.expect("flush");
+    }
+
+    /// A `welcome` for attach request `attach` (a player of `colour`, or a spectator),
+    /// with a snapshot at `seq`, its fields in the server's order (edges read frames by
+    /// their first bytes).
+    pub fn welcome(&self, attach: &Asked, colour: Option<&str>, seq: u64) -> String {
+        let req = attach.body["how"]["req"].as_u64().unwrap_or(1);
+        let (role, colour, token) = match colour {
+            Some(c) => (
+                "player",
+                format!("\"{c}\""),
+                format!("\"{}\"", "ab".repeat(32)),
+            ),
+            None => ("spectator", "null".into(), "null".into()),
+        };
+        format!(
+            r#"{{"type":"welcome","req":{req},"room":"{}","role":"{role}","colour":{colour},"token":{token},"seq":{seq},"snapshot":{{"code":"{}","seats":[]}}}}"#,
+            self.code, self.code
+        )
+    }
+
+    /// An event frame at `seq` (a `player_left`, for the stream only).
+    pub fn event(&self, seq: u64) -> String {
+        format!(
+            r#"{{"type":"event","room":"{}","seq":{seq},"at_ms":1,"event":{{"type":"player_left","colour":"green"}}}}"#,
+            self.code
+        )
+    }
+
+    /// An `ok` to request `req` at `seq`.
+    pub fn ok(req: u64, seq: u64) -> String {
+        format!(r#"{{"type":"ok","req":{req},"seq":{seq}}}"#)
+    }
+}
+
+/// A client on `addr` that joins the fake owner's room as blue: the attach is answered,
+/// the welcome (seq 1) relayed. Returns the client and the attach request.
+pub async fn joined(addr: SocketAddr, fake: &mut FakeOwner, node: &str) -> (Client, Asked) {
+    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        .await
+        .expect("ws connect");
+    let mut c = Client::new(ws);
+    let req = c
+        .cmd(json!({"type": "join", "room": fake.code, "name": "Bruno", "colour": "blue"}))
+        .await;
+    let attach = fake.next_op("attach").await;
+    assert_eq!(attach.body["how"]["kind"], "join", "{:?}", attach.body);
+    let welcome = fake.welcome(&attach, Some("blue"), 1);
+    fake.send(node, &attach, "frame", &welcome).await;
+    fake.answer(&attach, json!({"answer": "attached", "role": "player"}))
+        .await;
+    let w = c.reply(req).await;
+    assert_eq!(w["type"], "welcome", "{w}");
+    (c, attach)
+}
+
+/// Reads `c` until the event at `seq`; returns every frame before it. (The owner's
+/// frames come in order: a frame published before that event has been judged by then.)
+pub async fn until_event(c: &mut Client, seq: u64) -> Vec<Value> {
+    let mut seen = Vec::new();
+    loop {
+        let v = c.next().await.expect("socket open");
+        if v["type"] == "event" && v["seq"].as_u64() == Some(seq) {
+            return seen;
+        }
+        seen.push(v);
+    }
+}
