@@ -1,11 +1,13 @@
 //! The edge's side of an owner that fails at one precise moment (docs/CLUSTER.md,
 //! "Routing: relayed connections"), with a [`FakeOwner`] standing in for the room's owner
 //! so the moment is exact: every command of a relayed client gets exactly one reply when
-//! its owner drains or dies after taking it.
+//! its owner drains or dies after taking it, or does not answer (a paused owner: the
+//! reply comes well within the NATS request timeout).
 
 use crate::fake_owner::{joined, until_event, FakeOwner};
 use crate::harness::{Cluster, Opts};
 use serde_json::{json, Value};
+use std::time::Duration;
 
 const ROOM: &str = "FAKE234567";
 
@@ -90,6 +92,43 @@ async fn a_command_taken_by_an_owner_that_dies_gets_room_unavailable_once() {
     fake.send(&node, &attach, "frame", &late).await;
     fake.send(&node, &re, "frame", &fake.event(2)).await;
     let seen = until_event(&mut c, 2).await;
+    assert!(
+        !seen.iter().any(|v| v["req"].as_u64() == Some(req)),
+        "a second reply to {req}: {seen:?}"
+    );
+}
+
+/// An owner that still holds the room's subject but answers nothing (paused, `kill
+/// -STOP`): the client's command is answered `room_unavailable` by the edge long before
+/// the 5 s NATS request timeout, here before the owner's next frame, sent 3 s after the
+/// command; the owner's late answer changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_to_an_owner_that_answers_nothing_is_refused_quickly() {
+    let test = "a_command_to_an_owner_that_answers_nothing_is_refused_quickly";
+    let Some(cluster) = one_node(test).await else {
+        return;
+    };
+    let node = cluster.id(0).to_owned();
+    let mut fake = FakeOwner::serve(&cluster.prefix, ROOM).await;
+    let (mut c, attach) = joined(cluster.addr(0), &mut fake, &node).await;
+    let req = c.cmd(json!({"type": "roll"})).await;
+    let cmd = fake.next_op("command").await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    fake.send(&node, &attach, "frame", &fake.event(2)).await;
+    let first = c
+        .until("the reply or the event", |v| {
+            v["req"].as_u64() == Some(req) || v["type"] == "event"
+        })
+        .await;
+    assert_eq!(
+        first["code"], "room_unavailable",
+        "the reply came before the owner's frame sent 3 s later: {first}"
+    );
+    fake.answer(&cmd, json!({"answer": "taken"})).await;
+    let late = FakeOwner::ok(req, 2);
+    fake.send(&node, &attach, "frame", &late).await;
+    fake.send(&node, &attach, "frame", &fake.event(3)).await;
+    let seen = until_event(&mut c, 3).await;
     assert!(
         !seen.iter().any(|v| v["req"].as_u64() == Some(req)),
         "a second reply to {req}: {seen:?}"

@@ -1,6 +1,9 @@
 //! Requests to a room's owner on `P.room.<CODE>` (`docs/CLUSTER.md`, "Routing"), each
-//! waiting at most [`REQUEST_TIMEOUT`]. A subject nobody serves answers at once: NATS
-//! reports no responders.
+//! bounded: a command's forwarding is answered by the owner as soon as the room's queue
+//! takes it, so it waits at most [`COMMAND_TIMEOUT`] (an owner that holds the subject but
+//! answers nothing, e.g. paused, is not waited for longer); an attach (answered once the
+//! room has handled it) or a view waits up to [`REQUEST_TIMEOUT`]. A subject nobody
+//! serves answers at once: NATS reports no responders.
 
 use super::wire::{self, RoomOp, RoomRequest, WIRE_VERSION};
 use crate::state::AppState;
@@ -8,8 +11,13 @@ use async_nats::RequestErrorKind;
 use std::time::Duration;
 use tracing::debug;
 
-/// The longest wait for an owner's answer.
+/// The longest wait for an owner's answer to an attach or a view (the room handles it
+/// first: a join stores its seat).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest wait for an owner's answer to a command's forwarding or a probe (its
+/// queue taking it: milliseconds), well within the client's patience: the edge then
+/// answers `room_unavailable`.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_millis(1500);
 
 /// Why a room's owner could not be asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,11 +28,19 @@ pub enum Unreachable {
     Failed,
 }
 
+/// How long `op` may wait for its answer.
+pub fn bound(op: &RoomOp) -> Duration {
+    match op {
+        RoomOp::Command { .. } | RoomOp::Probe | RoomOp::Detach { .. } => COMMAND_TIMEOUT,
+        RoomOp::Attach { .. } | RoomOp::View => REQUEST_TIMEOUT,
+    }
+}
+
 /// Sends `op` to room `code`'s owner (`owner`: the node a `moved` notice named) and
 /// returns its answer's body.
 ///
 /// # Errors
-/// [`Unreachable`] when nobody serves the room or nobody answered in time.
+/// [`Unreachable`] when nobody serves the room or nobody answered within [`bound`].
 pub async fn ask(
     state: &AppState,
     code: &str,
@@ -34,7 +50,7 @@ pub async fn ask(
     let Some(cluster) = state.cluster() else {
         return Err(Unreachable::NoResponders);
     };
-    let timeout = REQUEST_TIMEOUT;
+    let timeout = bound(&op);
     let body = wire::to_bytes(&RoomRequest {
         v: WIRE_VERSION,
         owner,
@@ -61,4 +77,26 @@ pub async fn ask(
 /// Whether some node serves room `code` (cluster mode; `false` on a single node).
 pub async fn served(state: &AppState, code: &str) -> bool {
     state.cluster().is_some() && ask(state, code, None, RoomOp::Probe).await.is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::room::SeatCmd;
+
+    #[test]
+    fn commands_wait_far_less_than_attaches() {
+        let cmd = RoomOp::Command {
+            edge: "b".into(),
+            conn: 1,
+            gen: Some(1),
+            req: 2,
+            seq: 3,
+            cmd: SeatCmd::Roll.into(),
+        };
+        assert_eq!(bound(&cmd), COMMAND_TIMEOUT);
+        assert_eq!(bound(&RoomOp::Probe), COMMAND_TIMEOUT);
+        assert_eq!(bound(&RoomOp::View), REQUEST_TIMEOUT);
+        assert!(COMMAND_TIMEOUT * 3 <= REQUEST_TIMEOUT + Duration::from_millis(500));
+    }
 }

@@ -5,7 +5,6 @@
 
 use super::ask::{ask, Unreachable};
 use super::metrics as m;
-use super::reattach::REATTACH_WINDOW;
 use super::wire::{self, AttachAnswer, AttachHow, CommandAnswer, RoomOp, RoomRequest, WireCmd};
 use crate::room::{ConnId, ConnLink, Refusal, SeatCmd};
 use crate::state::AppState;
@@ -14,8 +13,9 @@ use std::time::Duration;
 use tracing::info;
 
 /// The longest a command waits for its connection's reattach under way before it is
-/// answered `room_unavailable`.
-const SETTLE_BOUND: Duration = REATTACH_WINDOW;
+/// answered `room_unavailable` (a reattach to a live owner takes milliseconds; one
+/// waiting for a takeover may take seconds, and the client is told at once instead).
+const SETTLE_BOUND: Duration = Duration::from_secs(1);
 
 /// Attaches local connection `link` to room `code` on its owner (a `join`, `watch` or
 /// `resume`): registered first, forgotten again unless attached.
