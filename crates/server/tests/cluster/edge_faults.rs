@@ -2,9 +2,11 @@
 //! "Routing: relayed connections"), with a [`FakeOwner`] standing in for the room's owner
 //! so the moment is exact: every command of a relayed client gets exactly one reply when
 //! its owner drains or dies after taking it, or does not answer (a paused owner: the
-//! reply comes well within the NATS request timeout).
+//! reply comes well within the NATS request timeout); a `moved` notice that comes before
+//! the attach's `welcome` is followed (no 1012).
 
-use crate::fake_owner::{joined, until_event, FakeOwner};
+use crate::common::Client;
+use crate::fake_owner::{joined, until_event, until_pong, FakeOwner};
 use crate::harness::{Cluster, Opts};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -132,5 +134,62 @@ async fn a_command_to_an_owner_that_answers_nothing_is_refused_quickly() {
     assert!(
         !seen.iter().any(|v| v["req"].as_u64() == Some(req)),
         "a second reply to {req}: {seen:?}"
+    );
+}
+
+/// A `moved` notice arrives while the relayed join is still being attached, before its
+/// `welcome`: the client gets its welcome, and its connection then follows the room to
+/// the node the notice names (a reattach from the welcome's seq), instead of being
+/// closed with 1012.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_moved_notice_before_the_welcome_is_followed() {
+    let test = "a_moved_notice_before_the_welcome_is_followed";
+    let Some(cluster) = one_node(test).await else {
+        return;
+    };
+    let node = cluster.id(0).to_owned();
+    let mut fake = FakeOwner::serve(&cluster.prefix, ROOM).await;
+    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/ws", cluster.addr(0)))
+        .await
+        .expect("ws connect");
+    let mut c = Client::new(ws);
+    let req = c
+        .cmd(json!({"type": "join", "room": ROOM, "name": "Bruno", "colour": "blue"}))
+        .await;
+    let attach = fake.next_op("attach").await;
+    fake.moved("n2").await;
+    // The edge has handled the notice before the welcome comes.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let welcome = fake.welcome(&attach, Some("blue"), 4);
+    fake.send(&node, &attach, "frame", &welcome).await;
+    fake.answer(&attach, attached("player")).await;
+    let w = c.reply(req).await;
+    assert_eq!(w["type"], "welcome", "{w}");
+    let re = fake.next_op("attach").await;
+    assert_eq!(
+        (
+            re.body["how"]["kind"].as_str(),
+            re.body["how"]["last_seq"].as_u64(),
+            re.body["owner"].as_str()
+        ),
+        (Some("reattach"), Some(4), Some("n2")),
+        "{:?}",
+        re.body
+    );
+    assert_eq!(
+        re.body["how"]["reattach"]["colour"], "blue",
+        "{:?}",
+        re.body
+    );
+    fake.answer(&re, attached("player")).await;
+    fake.send(&node, &re, "frame", &fake.event(5)).await;
+    let e = c
+        .until("the new owner's event", |v| v["type"] == "event")
+        .await;
+    assert_eq!(e["seq"], 5, "{e}");
+    let seen = until_pong(&mut c).await;
+    assert!(
+        !seen.iter().any(|v| v["type"] == "closing"),
+        "the connection stays: {seen:?}"
     );
 }

@@ -195,3 +195,16 @@ pub async fn until_event(c: &mut Client, seq: u64) -> Vec<Value> {
         seen.push(v);
     }
 }
+
+/// Reads `c` until the `pong` of a `ping` sent now; returns every frame before it.
+pub async fn until_pong(c: &mut Client) -> Vec<Value> {
+    let req = c.cmd(json!({"type": "ping"})).await;
+    let mut seen = Vec::new();
+    loop {
+        let v = c.next().await.expect("socket open");
+        if v["type"] == "pong" && v["req"].as_u64() == Some(req) {
+            return seen;
+        }
+        seen.push(v);
+    }
+}

@@ -44,7 +44,7 @@ pub(super) struct EdgeConn {
     pub(super) reattaching: bool,
     /// It sent `leave`: the owner's `end` closes the relay quietly.
     pub(super) leaving: bool,
-    /// Wakes a waiting reattach (a `moved` notice, another gap).
+    /// Wakes a waiting reattach (a `moved` notice, another gap, the `welcome`).
     pub(super) wake: Arc<Notify>,
     /// The room's owner as the last `moved` notice named it.
     pub(super) owner: Option<String>,
@@ -243,6 +243,10 @@ pub(super) fn on_edge_message(state: &AppState, msg: async_nats::Message) {
                     e.relay.snapshot_at(w.seq);
                 }
                 e.reattach = Some(w.reattach);
+                if e.reattaching {
+                    // A reattach waited for this welcome (a `moved` notice came first).
+                    e.wake.notify_one();
+                }
             }
             relayed("delivered");
             e.link.send(Arc::from(text));

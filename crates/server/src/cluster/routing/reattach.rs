@@ -2,13 +2,14 @@
 //! connections"): after a gap, the owner's `end`, a `moved` notice or a rehome it
 //! reattaches (`attach {reattach, last_seq}`) to whoever owns the room now, retried for
 //! up to [`REATTACH_WINDOW`]; then (or when the owner refuses it) the socket is closed
-//! with 1012 and the client resumes by itself (so does a connection whose link was lost
-//! before its attach's `welcome` said what it is).
+//! with 1012 and the client resumes by itself. A connection whose attach's `welcome` has
+//! not been relayed yet waits for it first ([`follow`]).
 
 use super::ask::ask;
 use super::edge::{Edge, EdgeConn};
 use super::forward::detach;
 use super::metrics as m;
+use super::relay::{follow, Follow};
 use super::wire::{AttachAnswer, AttachHow, Role, RoomOp};
 use crate::room::{ConnId, ConnLink, Reattach};
 use crate::state::AppState;
@@ -88,23 +89,25 @@ struct Attempt {
     wake: Arc<Notify>,
 }
 
-/// The next attempt, once the connection's role is known (else its link, to give up); a
-/// new link's generation starts here, and the commands that waited on the old one are
-/// answered.
-fn prepare(e: &mut EdgeConn) -> Result<Attempt, ConnLink> {
-    let Some(reattach) = e.reattach else {
-        return Err(e.link.clone());
-    };
-    let (gen, orphans) = e.relay.restart();
-    Edge::answer_unavailable(&e.link, &orphans, "link_lost");
-    Ok(Attempt {
-        room: e.room.clone(),
-        owner: e.owner.clone(),
-        reattach,
-        last_seq: e.relay.last_seq(),
-        gen,
-        wake: e.wake.clone(),
-    })
+/// What the connection does now ([`follow`]); a new link's generation starts here, and
+/// the commands that waited on the old one are answered.
+fn prepare(e: &mut EdgeConn) -> Result<Attempt, Option<ConnLink>> {
+    match follow(e.reattach.is_some(), e.relay.is_broken()) {
+        Follow::GiveUp => Err(Some(e.link.clone())),
+        Follow::AwaitWelcome => Err(None),
+        Follow::Reattach => {
+            let (gen, orphans) = e.relay.restart();
+            Edge::answer_unavailable(&e.link, &orphans, "link_lost");
+            Ok(Attempt {
+                room: e.room.clone(),
+                owner: e.owner.clone(),
+                reattach: e.reattach.unwrap_or(Reattach::Spectator),
+                last_seq: e.relay.last_seq(),
+                gen,
+                wake: e.wake.clone(),
+            })
+        }
+    }
 }
 
 async fn reattach_loop(state: AppState, conn: ConnId, cause: &'static str) {
@@ -119,14 +122,28 @@ async fn reattach_loop(state: AppState, conn: ConnId, cause: &'static str) {
             let Some(e) = conns.get_mut(&conn) else {
                 return;
             };
-            prepare(e)
+            prepare(e).map_err(|link| (link, e.wake.clone()))
         };
         let a = match prepared {
             Ok(a) => a,
-            Err(link) => {
-                // Lost before its welcome said what it is: the client resumes itself.
+            Err((Some(link), _)) => {
+                // Broken before its welcome said what it is: the client resumes itself.
                 give_up(&state, conn, &link, cause, "its first frames were lost");
                 return;
+            }
+            Err((None, wake)) => {
+                // Its welcome is still on the way on the current link.
+                if tokio::time::Instant::now() >= until {
+                    if let Some(link) = edge.lock().get(&conn).map(|e| e.link.clone()) {
+                        give_up(&state, conn, &link, cause, "its welcome never came");
+                    }
+                    return;
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(REATTACH_RETRY) => {}
+                    () = wake.notified() => {}
+                }
+                continue;
             }
         };
         let op = RoomOp::Attach {

@@ -36,6 +36,30 @@ pub enum Verdict {
     Unsolicited,
 }
 
+/// What a relayed connection does when something says its link is gone (a gap, the
+/// owner's `end`, a `moved` notice, a rehome).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Follow {
+    /// Reattach to whoever owns the room now.
+    Reattach,
+    /// Its attach's `welcome` has not been relayed yet (the edge does not know what it is
+    /// in the room): wait for it on the current link, then reattach.
+    AwaitWelcome,
+    /// The link broke before its `welcome` came: it cannot be continued (the client
+    /// resumes by itself).
+    GiveUp,
+}
+
+/// Decides [`Follow`] from whether the connection's role is known (its `welcome` was
+/// relayed, or it was rehomed) and whether its current link is broken.
+pub fn follow(known: bool, broken: bool) -> Follow {
+    match (known, broken) {
+        (true, _) => Follow::Reattach,
+        (false, false) => Follow::AwaitWelcome,
+        (false, true) => Follow::GiveUp,
+    }
+}
+
 /// One relayed connection's stream position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Relay {
@@ -418,5 +442,13 @@ mod tests {
             "its late reply is dropped"
         );
         assert_eq!(r.overdue(25_000, 10_000), vec![2]);
+    }
+
+    #[test]
+    fn a_link_given_up_before_its_welcome_waits_for_it_unless_broken() {
+        assert_eq!(follow(true, false), Follow::Reattach);
+        assert_eq!(follow(true, true), Follow::Reattach);
+        assert_eq!(follow(false, false), Follow::AwaitWelcome);
+        assert_eq!(follow(false, true), Follow::GiveUp);
     }
 }
