@@ -79,6 +79,9 @@ pub struct Seat {
     pub joined_at_ms: Ms,
     /// The connection holding it.
     pub conn: Option<ConnId>,
+    /// That connection came by a reattach (it continues one attached before, here or on
+    /// an earlier owner), not by a join or resume here: a later reattach may replace it.
+    pub reattached: bool,
     /// End of the disconnection grace period (unix ms, R-LEAVE).
     pub grace_until: Option<Ms>,
     /// Out of the game.

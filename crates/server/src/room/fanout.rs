@@ -210,6 +210,7 @@ impl Core {
         }
         let colour = self.seats[i].colour;
         self.seats[i].conn = Some(conn);
+        self.seats[i].reattached = false;
         self.seats[i].grace_until = None;
         self.emit(Effect::Attach { conn });
         let seat_id = self.seats[i].id;

@@ -114,6 +114,7 @@ impl Core {
             creator: self.seats.is_empty(),
             joined_at_ms: now,
             conn: None,
+            reattached: false,
             grace_until: None,
             abandoned: false,
             bot: None,
@@ -144,6 +145,7 @@ impl Core {
         crate::observe::player_joined(&self.code, colour, conn, creator);
         if let Some(i) = self.seat_index(seat_id) {
             self.seats[i].conn = Some(conn);
+            self.seats[i].reattached = false;
         }
         self.emit(Effect::Attach { conn });
         let welcome = ServerMessage::Welcome {
@@ -468,6 +470,7 @@ impl Core {
                 creator: false,
                 joined_at_ms: now,
                 conn: None,
+                reattached: false,
                 grace_until: None,
                 abandoned: false,
                 bot: Some(SeatBot::new(level, seed)),

@@ -7,7 +7,13 @@
 //!
 //! Decisions:
 //! * A player's seat gets the connection back (shown connected, grace period over); a
-//!   connection still on the seat is replaced as on `resume` (told, closed with 4000).
+//!   connection still on the seat that itself came by a reattach is replaced as on
+//!   `resume` (told, closed with 4000).
+//! * A connection still on the seat that joined or resumed here is newer than the
+//!   reattaching one (which attached before, here or on an earlier owner, and does not
+//!   replace it: the drained node's late reattach of a socket whose client has resumed
+//!   since): the reattach is refused with `not_joined` and the newer connection keeps the
+//!   seat; the edge closes the stale socket with 4000.
 //! * A seat that is gone, abandoned or now played by a bot: the connection stays as a
 //!   spectator (what a local connection of an abandoned seat is, too).
 //! * Spectators (and players turned spectators) are not refused by `spectators: false`
@@ -72,6 +78,24 @@ impl Core {
         };
         // Whatever it was before, the connection is attached once only.
         self.spectators.retain(|c| *c != conn);
+        if let Some(i) = seat {
+            let held = self.seats[i].conn.is_some_and(|c| c != conn);
+            if held && !self.seats[i].reattached {
+                tracing::info!(
+                    room = %self.code,
+                    game = ?self.game_id,
+                    conn,
+                    holder = ?self.seats[i].conn,
+                    colour = %self.seats[i].colour,
+                    "stale reattach refused: the seat is held by a newer connection"
+                );
+                self.emit(Effect::Reply(Err(Refusal::new(
+                    ErrorCode::NotJoined,
+                    "another connection took over this seat",
+                ))));
+                return;
+            }
+        }
         let member = match seat {
             Some(i) => {
                 if let Some(old) = self.seats[i].conn.take().filter(|old| *old != conn) {
@@ -89,6 +113,7 @@ impl Core {
                     self.emit(Effect::Forget { conn: old });
                 }
                 self.seats[i].conn = Some(conn);
+                self.seats[i].reattached = true;
                 self.seats[i].grace_until = None;
                 Member::Player(self.seats[i].id)
             }

@@ -82,6 +82,7 @@ impl Core {
             creator: stored.creator,
             joined_at_ms: stored.joined_at_ms,
             conn: None,
+            reattached: false,
             grace_until: bot.is_none().then_some(now + grace),
             abandoned: false,
             bot,

@@ -3,7 +3,8 @@
 //! so the moment is exact: every command of a relayed client gets exactly one reply when
 //! its owner drains or dies after taking it, or does not answer (a paused owner: the
 //! reply comes well within the NATS request timeout); a `moved` notice that comes before
-//! the attach's `welcome` is followed (no 1012).
+//! the attach's `welcome` is followed (no 1012); and, with a real owner, a late reattach
+//! of a connection the client has replaced loses to the client's newer connection.
 
 use crate::common::Client;
 use crate::fake_owner::{joined, until_event, until_pong, FakeOwner};
@@ -192,4 +193,82 @@ async fn a_moved_notice_before_the_welcome_is_followed() {
         !seen.iter().any(|v| v["type"] == "closing"),
         "the connection stays: {seen:?}"
     );
+}
+
+/// A real owner: Bruno's seat moved to his newer connection (a `resume` through b) when
+/// a late reattach for his seat arrives from a node that still had his old socket (as a
+/// drained node's does): the reattach is refused and Bruno's newer connection keeps the
+/// seat, unclosed, and plays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_reattach_loses_to_the_clients_newer_connection() {
+    let test = "a_late_reattach_loses_to_the_clients_newer_connection";
+    let opts = Opts {
+        nodes: 2,
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let code = cluster
+        .create_room(0, &json!({"seats": 2, "turn_clock_secs": 120}))
+        .await;
+    let connect = |i: usize| {
+        let addr = cluster.addr(i);
+        async move {
+            let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+                .await
+                .expect("ws connect");
+            Client::new(ws)
+        }
+    };
+    let mut ana = connect(0).await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    let mut old = connect(0).await;
+    old.join(&code, "Bruno", Some("blue")).await;
+    let token = old.token.clone().expect("token");
+    let mut bruno = connect(1).await;
+    let req = bruno
+        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": 0}))
+        .await;
+    let w = bruno.reply(req).await;
+    assert_eq!(w["type"], "welcome", "{w}");
+    let seq = bruno.seq;
+
+    let url = std::env::var("PARCHIS_NATS_URL").expect("NATS (checked by the harness)");
+    let nats = async_nats::connect(url).await.expect("connect to NATS");
+    let stale = json!({"v": 1, "op": "attach", "edge": "gone", "conn": 77, "gen": 1,
+        "how": {"kind": "reattach", "reattach": {"as": "player", "colour": "blue"},
+                "last_seq": seq}});
+    let answer = nats
+        .request(
+            format!("{}.room.{code}", cluster.prefix),
+            stale.to_string().into(),
+        )
+        .await
+        .expect("the owner answers");
+    let answer: Value = serde_json::from_slice(&answer.payload).expect("JSON");
+    assert_eq!(answer["answer"], "refused", "{answer}");
+
+    let seen = until_pong(&mut bruno).await;
+    assert!(
+        !seen
+            .iter()
+            .any(|v| v["type"] == "closing" || v["type"] == "ws_close"),
+        "Bruno's newer connection stays: {seen:?}"
+    );
+    while ana.seq < bruno.seq {
+        ana.next().await;
+    }
+    ana.ok(json!({"type": "start"})).await;
+    let (_, view) = cluster
+        .http(0, "GET", &format!("/api/rooms/{code}"), None)
+        .await;
+    let blue = view["seats"]
+        .as_array()
+        .expect("seats")
+        .iter()
+        .find(|s| s["colour"] == "blue")
+        .cloned()
+        .expect("blue seat");
+    assert_eq!(blue["connected"], true, "{view}");
 }

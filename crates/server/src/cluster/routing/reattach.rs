@@ -3,7 +3,8 @@
 //! reattaches (`attach {reattach, last_seq}`) to whoever owns the room now, retried for
 //! up to [`REATTACH_WINDOW`]; then (or when the owner refuses it) the socket is closed
 //! with 1012 and the client resumes by itself. A connection whose attach's `welcome` has
-//! not been relayed yet waits for it first ([`follow`]).
+//! not been relayed yet waits for it first ([`follow`]). A reattach refused because
+//! the seat is held by the client's newer connection closes the socket with 4000.
 
 use super::ask::ask;
 use super::edge::{Edge, EdgeConn};
@@ -13,7 +14,7 @@ use super::relay::{follow, Follow};
 use super::wire::{AttachAnswer, AttachHow, Role, RoomOp};
 use crate::room::{ConnId, ConnLink, Reattach};
 use crate::state::AppState;
-use parchis_protocol::close_code;
+use parchis_protocol::{close_code, ErrorCode};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -48,8 +49,14 @@ pub(super) fn start_reattach(state: &AppState, conn: ConnId, cause: &'static str
 enum Step {
     Done,
     Retry,
-    Refused { link: ConnLink, message: String },
-    Gone { attached: bool },
+    Refused {
+        link: ConnLink,
+        code: ErrorCode,
+        message: String,
+    },
+    Gone {
+        attached: bool,
+    },
 }
 
 /// What a reattach answer means for connection `conn` (attempt `gen`).
@@ -71,8 +78,9 @@ fn judge(edge: &Edge, conn: ConnId, gen: u64, answer: Option<AttachAnswer>) -> S
                 Step::Done
             }
         }
-        Some(AttachAnswer::Refused { message, .. }) => Step::Refused {
+        Some(AttachAnswer::Refused { code, message, .. }) => Step::Refused {
             link: e.link.clone(),
+            code,
             message,
         },
         _ => Step::Retry,
@@ -168,7 +176,15 @@ async fn reattach_loop(state: AppState, conn: ConnId, cause: &'static str) {
                 }
                 return;
             }
-            Step::Refused { link, message } => {
+            Step::Refused {
+                link,
+                code: ErrorCode::NotJoined,
+                message,
+            } => {
+                superseded(&state, conn, &link, cause, &message);
+                return;
+            }
+            Step::Refused { link, message, .. } => {
                 give_up(&state, conn, &link, cause, &message);
                 return;
             }
@@ -227,4 +243,19 @@ fn give_up(state: &AppState, conn: ConnId, link: &ConnLink, cause: &'static str,
         close_code::SERVICE_RESTART,
         "the room moved: reconnect and resume",
     );
+}
+
+/// The owner gave the seat to the client's newer connection (a resume): this one is
+/// closed as a replaced session (4000, `closing` first), not told to resume.
+fn superseded(state: &AppState, conn: ConnId, link: &ConnLink, cause: &'static str, why: &str) {
+    metrics::counter!(m::REATTACHES, "cause" => cause, "outcome" => "superseded").increment(1);
+    let room = forget(state, conn, link, cause);
+    info!(room = %room, conn, cause, why, "relayed connection lost its seat to a newer connection: closing (4000)");
+    let reason = "another connection took over this seat";
+    let closing = parchis_protocol::ServerMessage::Closing {
+        code: close_code::SESSION_REPLACED,
+        reason: reason.into(),
+    };
+    link.send(crate::room::encode(&closing));
+    link.kick.kick(close_code::SESSION_REPLACED, reason);
 }

@@ -83,14 +83,18 @@ async fn a_player_gets_its_seat_back_with_only_the_missed_events_and_no_welcome(
 }
 
 #[tokio::test]
-async fn a_connection_still_on_the_seat_is_replaced_as_on_resume() {
+async fn a_connection_still_on_the_seat_by_an_earlier_reattach_is_replaced_as_on_resume() {
     let (mut d, ana, _) = game_under_way().await;
     let seq = d.core.seq();
+    // Ana's seat is held by a connection that came by a reattach (conn 5).
+    d.input(Input::Detach { conn: 1 }).await;
+    reattach(&mut d, 5, Reattach::Player(Colour::Yellow), seq).await;
+    assert_eq!(d.replies.pop(), Some(Ok(ana)));
     reattach(&mut d, 8, Reattach::Player(Colour::Yellow), seq).await;
     assert_eq!(d.replies.pop(), Some(Ok(ana)));
     assert_eq!(seat_conn(&d, Colour::Yellow), Some(8));
-    assert!(!d.attached.contains(&1), "the old connection is forgotten");
-    let closing = d.messages(1).into_iter().rev().find_map(|m| match m {
+    assert!(!d.attached.contains(&5), "the old connection is forgotten");
+    let closing = d.messages(5).into_iter().rev().find_map(|m| match m {
         ServerMessage::Closing { code, .. } => Some(code),
         _ => None,
     });
@@ -98,11 +102,60 @@ async fn a_connection_still_on_the_seat_is_replaced_as_on_resume() {
     assert!(d.events(8).is_empty(), "nothing was missed");
 }
 
+/// The drained node's late reattach of a socket whose client has joined or resumed here
+/// since (a newer connection): refused, and the newer connection keeps the seat, untold.
+#[tokio::test]
+async fn a_stale_reattach_loses_to_the_connection_that_joined_or_resumed_here() {
+    let (mut d, _, luis) = game_under_way().await;
+    let seq = d.core.seq();
+    // Ana holds yellow by her join (conn 1): a reattach for yellow is stale.
+    reattach(&mut d, 8, Reattach::Player(Colour::Yellow), seq).await;
+    match d.replies.pop() {
+        Some(Err(r)) => assert_eq!(r.code, ErrorCode::NotJoined, "{r:?}"),
+        other => panic!("refused, got {other:?}"),
+    }
+    assert_eq!(seat_conn(&d, Colour::Yellow), Some(1), "Ana keeps her seat");
+    assert!(
+        !d.attached.contains(&8),
+        "the stale connection is not attached"
+    );
+    assert!(
+        !d.messages(1)
+            .iter()
+            .any(|m| matches!(m, ServerMessage::Closing { .. })),
+        "Ana's connection is not told to close"
+    );
+    // Luis resumes on conn 9 (his old conn 2 is replaced); conn 2's reattach then loses.
+    d.input(Input::Resume {
+        conn: 9,
+        req: 1,
+        token: "token-2".into(),
+        last_seq: seq,
+    })
+    .await;
+    assert_eq!(d.replies.pop(), Some(Ok(luis)));
+    reattach(&mut d, 10, Reattach::Player(Colour::Blue), seq).await;
+    assert!(matches!(d.replies.pop(), Some(Err(_))), "refused");
+    assert_eq!(
+        seat_conn(&d, Colour::Blue),
+        Some(9),
+        "Luis keeps his newer connection"
+    );
+    let answer = d.cmd(9, luis, 99, SeatCmd::Leave).await;
+    assert!(
+        matches!(answer, ServerMessage::Ok { req: 99, .. }),
+        "{answer:?}"
+    );
+}
+
 #[tokio::test]
 async fn the_player_to_act_gets_your_turn_again() {
     let (mut d, _, _) = game_under_way().await;
     let turn = d.core.game().map(|g| g.turn()).expect("a game runs");
     let seq = d.core.seq();
+    // Its connection went with the old owner.
+    let holder = seat_conn(&d, turn).expect("a connection");
+    d.input(Input::Detach { conn: holder }).await;
     reattach(&mut d, 9, Reattach::Player(turn), seq).await;
     let yours = d.messages(9).into_iter().find_map(|m| match m {
         ServerMessage::YourTurn(t) => Some((t.colour, t.seq)),
@@ -176,6 +229,7 @@ async fn too_far_behind_or_ahead_is_refused_and_nothing_attaches() {
         Some(1),
         "the seat kept its connection"
     );
+    d.input(Input::Detach { conn: 1 }).await;
     reattach(&mut d, 30, Reattach::Player(Colour::Green), 1).await;
     assert_eq!(d.replies.pop(), Some(Ok(ana)));
     let seqs: Vec<u64> = d.events(30).iter().map(|e| e.0).collect();
