@@ -4,7 +4,8 @@
 //! * `GET /readyz` — readiness: `200` with [`Readiness`] `ready` only when the store
 //!   answers a cheap query ([`parchis_store::Store::ping`]) within [`READY_TIMEOUT`];
 //!   otherwise `503` with the reason. A load balancer stops sending players to a server
-//!   whose database is gone, and sends them again once it is back.
+//!   whose database is gone, and sends them again once it is back. A cluster node that
+//!   sheds load (`docs/CLUSTER.md`, "Load shedding") is not ready either.
 
 use crate::state::AppState;
 use axum::extract::State;
@@ -27,6 +28,8 @@ pub async fn healthz() -> &'static str {
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
     let reason = if state.shutdown_token().is_cancelled() {
         Some("the server is shutting down".to_owned())
+    } else if let Some(why) = crate::cluster::ownership::shedding::shedding_reason(&state) {
+        Some(format!("overloaded: shedding load ({why})"))
     } else {
         match tokio::time::timeout(READY_TIMEOUT, state.store().ping()).await {
             Ok(Ok(())) => None,

@@ -15,6 +15,10 @@ use axum::Json;
 use parchis_protocol::{CreateRoomResponse, ErrorCode, HttpError, RoomList, RoomSettings};
 use tokio::sync::oneshot;
 
+/// `Retry-After` of a cluster creation that no node took (every node full, draining or
+/// shedding load), seconds.
+pub const PLACEMENT_RETRY_SECS: u64 = 2;
+
 /// An HTTP error answer: status plus a JSON body (and `Retry-After` for limits).
 #[derive(Debug, thiserror::Error)]
 #[error("{status}: {body:?}")]
@@ -82,8 +86,9 @@ fn require_object(body: &[u8]) -> Result<(), ApiError> {
 ///
 /// Strict: the body must be one JSON object without unknown fields (400 `bad_request`).
 /// Limits ([`crate::admission`]): 429 `rate_limited` (creations per minute, open lobbies
-/// or rooms with bots of this address) or 503 `server_full` (rooms, rooms with bots), with
-/// `Retry-After`.
+/// or rooms with bots of this address) or 503 `server_full` (rooms, rooms with bots; in
+/// cluster mode also when no node takes the room: every node is full, draining or sheds
+/// load), with `Retry-After`.
 pub async fn create_room(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
@@ -133,7 +138,12 @@ pub async fn create_room(
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             _ => StatusCode::SERVICE_UNAVAILABLE,
         };
-        ApiError::new(status, r.code, r.message)
+        // No node took it (full, draining, overloaded): worth trying again shortly.
+        let retry = matches!(r.code, ErrorCode::ServerFull | ErrorCode::ShuttingDown);
+        ApiError {
+            retry_after_secs: retry.then_some(PLACEMENT_RETRY_SECS),
+            ..ApiError::new(status, r.code, r.message)
+        }
     })?;
     state.admission().created(Some(client), &code, bots);
     // The invite names this node: any node serves any room.

@@ -4,7 +4,7 @@ use clap::Parser;
 use parchis_server::config::{Limits, Timeouts};
 use parchis_server::logging::LogFormat;
 use parchis_server::{AppState, ServerConfig};
-use parchis_store::SqliteOptions;
+use parchis_store::{PostgresOptions, SqliteOptions};
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -36,6 +36,20 @@ struct Args {
         default_value_t = 1000
     )]
     sqlite_checkpoint_interval_ms: u64,
+    /// PostgreSQL only: connections of the main pool (the group-commit writer, reads).
+    #[arg(long, env = "PARCHIS_PG_POOL_SIZE", default_value_t = PostgresOptions::default().pool_connections)]
+    pg_pool_size: u32,
+    /// PostgreSQL, cluster mode only: connections kept for the lease statements alone
+    /// (renewals, heartbeats, claims), so game traffic never makes them wait.
+    #[arg(long, env = "PARCHIS_PG_LEASE_POOL_SIZE", default_value_t = PostgresOptions::default().lease_connections)]
+    pg_lease_pool_size: u32,
+    /// PostgreSQL, cluster mode only: `statement_timeout` of the lease connections (ms).
+    #[arg(
+        long,
+        env = "PARCHIS_PG_LEASE_STATEMENT_TIMEOUT_MS",
+        default_value_t = 2000
+    )]
+    pg_lease_statement_timeout_ms: u64,
     /// Log filter (tracing `EnvFilter` syntax), e.g. `info` or `parchis_server=debug`.
     #[arg(long, env = "PARCHIS_LOG", default_value = "info")]
     log: String,
@@ -233,9 +247,23 @@ async fn serve(args: Args) -> Result<(), MainError> {
         wal_limit_bytes: args.sqlite_wal_limit_bytes,
         checkpoint_interval: Duration::from_millis(args.sqlite_checkpoint_interval_ms.max(10)),
     };
-    let store =
-        parchis_store::open_store_with(args.database_url.as_deref(), &args.data_dir, sqlite)
-            .await?;
+    // Lease connections only in cluster mode (a single node has no leases).
+    let postgres = PostgresOptions {
+        pool_connections: args.pg_pool_size.max(2),
+        lease_connections: if cluster.is_some() {
+            args.pg_lease_pool_size.max(1)
+        } else {
+            0
+        },
+        lease_statement_timeout: Duration::from_millis(args.pg_lease_statement_timeout_ms.max(100)),
+    };
+    let store = parchis_store::open_store_tuned(
+        args.database_url.as_deref(),
+        &args.data_dir,
+        sqlite,
+        postgres,
+    )
+    .await?;
     let public_url = args.public_url.unwrap_or_else(|| format!("http://{addr}"));
     let allowed_origins = if args.allowed_origins.is_empty() {
         parchis_server::origin::origin_of(&public_url)

@@ -81,6 +81,17 @@ pub const TAKEOVER_FAILURES: &str = "parchis_cluster_takeover_failures_total";
 pub const FENCED_WRITES: &str = "parchis_cluster_fenced_writes_total";
 /// Histogram: one SIGTERM drain, from the signal to the last room handed off, seconds.
 pub const DRAIN_DURATION: &str = "parchis_cluster_drain_duration_seconds";
+/// Histogram: one lease renewal statement, from sending it to its answer (or failure,
+/// or giving up), seconds.
+pub const RENEWAL_DURATION: &str = "parchis_cluster_lease_renewal_seconds";
+/// Gauge: 1 while this node sheds load (takes no new rooms, not ready), else 0.
+pub const SHEDDING: &str = "parchis_cluster_shedding";
+/// Counter: times this node started shedding load, by `why` (`renewal_late`,
+/// `renewal_slow`, `commit_slow`, `write_queue`).
+pub const SHED_EPISODES: &str = "parchis_cluster_shed_episodes_total";
+/// Counter: room creations this node did not take because it sheds load (placed on
+/// another node or refused `server_full`).
+pub const CREATIONS_SHED: &str = "parchis_cluster_creations_shed_total";
 
 // Routing between nodes (cluster mode, `cluster::routing`).
 /// Counter: messages the owner published to edges, by `kind` (`frame`, `kick`, `end`).
@@ -216,6 +227,17 @@ fn describe() {
     );
     describe_counter!(FENCED_WRITES, "Room writes refused by the lease's fence");
     describe_histogram!(DRAIN_DURATION, Unit::Seconds, "SIGTERM drain duration");
+    describe_histogram!(
+        RENEWAL_DURATION,
+        Unit::Seconds,
+        "Lease renewal statement duration"
+    );
+    describe_gauge!(SHEDDING, "1 while this node sheds load (no new rooms)");
+    describe_counter!(SHED_EPISODES, "Times this node started shedding, by why");
+    describe_counter!(
+        CREATIONS_SHED,
+        "Room creations not taken here because this node sheds load"
+    );
 }
 
 /// Sets the scrape-time gauges from the room registry.

@@ -8,7 +8,12 @@
 //!   5 s with the default timings, the turn clock given back in full, and the clock then
 //!   fires on the new owner;
 //! * SIGTERM hands the room to the other node at once (no lease expiry waited for);
-//! * a node at `--max-rooms` places a new room on the other node.
+//! * a node at `--max-rooms` places a new room on the other node;
+//! * with every connection of a node's main pool stuck behind a lock (game traffic on a
+//!   saturated database), its renewals still go through on the lease connections: no
+//!   lease is lost, no room stops, the game goes on;
+//! * a node whose writer is stuck sheds load: `/readyz` says so (503) and a new room is
+//!   refused with 503 `server_full` and `Retry-After` when no other node takes it.
 //!
 //! Without NATS or PostgreSQL each test prints `SKIPPED <test>: …`; with `CI` set it fails.
 //! Clients connect to the node that runs the room (the relaying of other nodes is the
@@ -34,6 +39,7 @@ use harness::{Cluster, Opts};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 async fn client_at(addr: SocketAddr) -> Client {
     let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
@@ -412,5 +418,173 @@ async fn cluster_ownership_placement_when_a_node_is_full() {
         (status, body["code"].as_str()),
         (503, Some("server_full")),
         "{body}"
+    );
+}
+
+/// Connections of node `i`'s main pool (`parchis-store`) waiting for a lock held by
+/// `holder` (a backend pid).
+async fn stuck_behind(cluster: &Cluster, holder: i32) -> i64 {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'parchis-store' \
+         AND pg_blocking_pids(pid) @> ARRAY[$1::int]",
+    )
+    .bind(holder)
+    .fetch_one(&cluster.db)
+    .await
+    .expect("read pg_stat_activity")
+}
+
+/// The whole raw HTTP answer (head and body) to a request.
+async fn raw_answer(addr: SocketAddr, method: &str, path: &str, body: &str) -> String {
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.expect("write");
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).await.expect("read");
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// Renewals have connections of their own: node a runs a game; a lock on `games` makes
+/// every connection of a's main pool wait (twelve `GET /api/games` for its eight
+/// connections) for two whole lease TTLs. The lease is renewed all along (still a's,
+/// same epoch, not expired, although a TTL passed twice), a still owns the room, no
+/// lease was lost, and once the lock goes the game goes on (a roll is stored next).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_ownership_renewals_outlast_an_exhausted_pool() {
+    let test = "cluster_ownership_renewals_outlast_an_exhausted_pool";
+    let opts = Opts {
+        nodes: 1,
+        lease_ttl_ms: 1500,
+        lease_renew_ms: 500,
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts.clone()).await else {
+        return;
+    };
+    let (code, mut clients, first) =
+        two_player_game(&cluster, 0, json!({"seats": 2, "turn_clock_secs": 60})).await;
+    let before = stored(&cluster, &code).await;
+    let epoch = cluster.lease(&code).await.expect("lease").epoch;
+
+    let mut lock = cluster.db.begin().await.expect("begin");
+    sqlx::query("LOCK TABLE games IN ACCESS EXCLUSIVE MODE")
+        .execute(&mut *lock)
+        .await
+        .expect("lock games");
+    let holder: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut *lock)
+        .await
+        .expect("pid");
+    let addr = cluster.addr(0);
+    let readers: Vec<_> = (0..12)
+        .map(|_| tokio::spawn(async move { common::get_raw(addr, "/api/games", &[]).await }))
+        .collect();
+    let until = Instant::now() + Duration::from_secs(30);
+    while stuck_behind(&cluster, holder).await < 8 {
+        assert!(
+            Instant::now() < until,
+            "a's main pool never filled up behind the lock"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Two whole TTLs with the main pool exhausted.
+    tokio::time::sleep(Duration::from_millis(2 * opts.lease_ttl_ms)).await;
+    let lease = cluster.lease(&code).await.expect("lease");
+    assert_eq!(stuck_behind(&cluster, holder).await, 8, "still exhausted");
+    lock.rollback().await.expect("unlock");
+    for r in readers {
+        r.await.expect("reader");
+    }
+    assert_eq!(
+        (lease.owner.as_str(), lease.epoch),
+        ("a", epoch),
+        "{lease:?}"
+    );
+    assert!(
+        lease.ms_left > 0,
+        "renewed while the pool was exhausted: {lease:?}"
+    );
+    assert_eq!(
+        metric(&cluster, 0, "parchis_cluster_rooms_owned").await,
+        1.0
+    );
+    let log = cluster.log_tail(0, 400);
+    assert!(!log.contains("lease lost"), "{log}");
+
+    // The game goes on: the first player's roll is stored at the next seq.
+    let actor = clients
+        .iter_mut()
+        .find(|c| c.colour.as_deref() == Some(first.as_str()))
+        .expect("the first player");
+    let req = actor.cmd(json!({"type": "roll"})).await;
+    let ok = actor.reply(req).await;
+    assert_eq!(ok["type"], "ok", "{ok}");
+    let after = stored(&cluster, &code).await;
+    assert_eq!(after[..before.len()], before[..]);
+    assert!(after.len() > before.len(), "the roll is stored");
+}
+
+/// Load shedding: node a (the only node) runs a game; a lock on `game_events` holds a's
+/// writer in the group of the next roll. The commit in flight outlasts a sixth of the
+/// TTL: a sheds load. `/readyz` answers 503 "overloaded", and `POST /api/rooms` 503
+/// `server_full` with `Retry-After` (no other node takes the room). Once the lock goes,
+/// the roll is answered and stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_ownership_a_stuck_writer_sheds_new_rooms() {
+    let test = "cluster_ownership_a_stuck_writer_sheds_new_rooms";
+    let opts = Opts {
+        nodes: 1,
+        lease_ttl_ms: 12_000,
+        lease_renew_ms: 1000,
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let (code, mut clients, first) =
+        two_player_game(&cluster, 0, json!({"seats": 2, "turn_clock_secs": 60})).await;
+    let before = stored(&cluster, &code).await;
+    let (status, ready) = cluster.http(0, "GET", "/readyz", None).await;
+    assert_eq!(status, 200, "{ready}");
+
+    let mut lock = cluster.db.begin().await.expect("begin");
+    sqlx::query("LOCK TABLE game_events IN ACCESS EXCLUSIVE MODE")
+        .execute(&mut *lock)
+        .await
+        .expect("lock game_events");
+    let actor = clients
+        .iter_mut()
+        .find(|c| c.colour.as_deref() == Some(first.as_str()))
+        .expect("the first player");
+    let req = actor.cmd(json!({"type": "roll"})).await;
+    let until = Instant::now() + Duration::from_secs(10);
+    let reason = loop {
+        let (status, ready) = cluster.http(0, "GET", "/readyz", None).await;
+        if status == 503 {
+            break ready["reason"].as_str().unwrap_or_default().to_owned();
+        }
+        assert!(Instant::now() < until, "a never shed load: {ready}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(reason.starts_with("overloaded"), "{reason}");
+    let answer = raw_answer(cluster.addr(0), "POST", "/api/rooms", r#"{"seats":2}"#).await;
+    let head = answer.to_ascii_lowercase();
+    assert!(head.starts_with("http/1.1 503"), "{answer}");
+    assert!(head.contains("retry-after: 2"), "{answer}");
+    assert!(answer.contains(r#""code":"server_full""#), "{answer}");
+    assert_eq!(metric(&cluster, 0, "parchis_cluster_shedding").await, 1.0);
+
+    lock.rollback().await.expect("unlock");
+    let ok = actor.reply(req).await;
+    assert_eq!(ok["type"], "ok", "{ok}");
+    let after = stored(&cluster, &code).await;
+    assert!(after.len() > before.len(), "the roll is stored");
+    assert_eq!(
+        metric(&cluster, 0, "parchis_cluster_rooms_owned").await,
+        1.0
     );
 }

@@ -60,13 +60,14 @@ pub use checkpoint::SqliteOptions;
 pub use cluster::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 pub use error::{Result, StoreError};
 pub use memory::MemoryStore;
-pub use postgres::PostgresStore;
+pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::SqliteStore;
 pub use store::Store;
 pub use types::{
     hash_token, EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
     RoomStatus, RoomStatusUpdate, SeatRecord, UnknownRoomStatus,
 };
+pub use writer::WritePressure;
 
 /// File name of the default SQLite database inside the data directory.
 pub const DEFAULT_DB_FILE: &str = "parchis.db";
@@ -84,6 +85,25 @@ pub const DEFAULT_DB_FILE: &str = "parchis.db";
 /// created; otherwise the errors of [`SqliteStore::connect`] / [`PostgresStore::connect`].
 pub async fn open_store(url: Option<&str>, data_dir: &Path) -> Result<Arc<dyn Store>> {
     open_store_with(url, data_dir, SqliteOptions::default()).await
+}
+
+/// As [`open_store_with`], with the pools of a PostgreSQL store too (a SQLite store
+/// ignores them, a PostgreSQL store ignores `sqlite`).
+///
+/// # Errors
+/// As [`open_store`].
+pub async fn open_store_tuned(
+    url: Option<&str>,
+    data_dir: &Path,
+    sqlite: SqliteOptions,
+    postgres: PostgresOptions,
+) -> Result<Arc<dyn Store>> {
+    match url {
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => Ok(
+            Arc::new(PostgresStore::connect_url_with(url, postgres).await?),
+        ),
+        _ => open_store_with(url, data_dir, sqlite).await,
+    }
 }
 
 /// As [`open_store`], with the WAL options of a SQLite store (a PostgreSQL store ignores

@@ -5,9 +5,37 @@
 //!
 //! Row locks are always taken in `room_code` order (the writer's fence check, the
 //! renewal), so transactions locking several lease rows never deadlock.
+//!
+//! The renewal, the heartbeat, the sweeper's claims and node list and an adoption's
+//! acquire run on the store's lease pool ([`crate::PostgresOptions::lease_connections`],
+//! application name [`APPLICATION_NAME`]), not on the pool of the writer and the readers,
+//! so game traffic never makes them wait for a connection. A renewal still waits, on its
+//! row locks, for a group commit of this node's writer that holds the same rows `FOR
+//! SHARE` (at most that one commit: waiters queue for a row in order).
+//!
+//! Renewals and heartbeats commit with `synchronous_commit = off` (no WAL flush waited
+//! for, so a disk busy with game commits does not slow them). That is safe: both only
+//! ever push a deadline later, other transactions see the commit at once, and what a
+//! database crash can undo is at most that extension: the lease then expires earlier
+//! than its owner believes, another node may claim it, and the old owner's writes are
+//! refused by their fence. Every write that matters (claims, acquires, fenced room
+//! writes) keeps the synchronous commit, and flushing its WAL flushes every earlier
+//! commit with it.
 
 use sqlx::postgres::PgConnection;
-use sqlx::PgPool;
+use sqlx::{PgPool, Postgres, Transaction};
+
+/// The `application_name` of the lease pool's connections (`pg_stat_activity`).
+pub(crate) const APPLICATION_NAME: &str = "parchis-store-lease";
+
+/// A transaction whose commit does not wait for the WAL flush (see the module docs).
+async fn begin_async_commit(pool: &PgPool) -> Result<Transaction<'static, Postgres>> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("SET LOCAL synchronous_commit = off")
+        .execute(&mut *tx)
+        .await?;
+    Ok(tx)
+}
 
 use crate::cluster::{Fence, Lease, NodeInfo, NodeRecord};
 use crate::error::{is_foreign_key_violation, Result, StoreError};
@@ -180,6 +208,7 @@ pub(crate) async fn renew(
     let codes: Vec<&str> = held.iter().map(|f| f.room_code.as_str()).collect();
     let epochs: Vec<i64> = held.iter().map(|f| f.epoch).collect();
     // The rows are locked in room_code order first (as the writer's fence check does).
+    let mut tx = begin_async_commit(pool).await?;
     let rows: Vec<(String, i64)> = sqlx::query_as(concat!(
         "WITH held AS (SELECT * FROM UNNEST($3::text[], $4::bigint[]) AS h(room_code, epoch)), \
          mine AS (SELECT l.room_code, l.epoch FROM room_leases l \
@@ -194,8 +223,9 @@ pub(crate) async fn renew(
     .bind(ttl_ms)
     .bind(codes)
     .bind(epochs)
-    .fetch_all(pool)
+    .fetch_all(&mut *tx)
     .await?;
+    tx.commit().await?;
     Ok(fences(node, rows))
 }
 
@@ -259,6 +289,7 @@ pub(crate) async fn lease(pool: &PgPool, room_code: &str) -> Result<Option<Lease
 }
 
 pub(crate) async fn heartbeat(pool: &PgPool, node: &NodeRecord) -> Result<()> {
+    let mut tx = begin_async_commit(pool).await?;
     sqlx::query(
         "INSERT INTO cluster_nodes (node_id, rooms, draining, started_at, seen_at) \
          VALUES ($1, $2, $3, now(), now()) ON CONFLICT (node_id) DO UPDATE SET \
@@ -267,8 +298,9 @@ pub(crate) async fn heartbeat(pool: &PgPool, node: &NodeRecord) -> Result<()> {
     .bind(&node.node_id)
     .bind(i32::try_from(node.rooms).unwrap_or(i32::MAX))
     .bind(node.draining)
-    .execute(pool)
+    .execute(&mut *tx)
     .await?;
+    tx.commit().await?;
     Ok(())
 }
 

@@ -23,17 +23,45 @@ use crate::types::{
 use crate::writer::Writer;
 use crate::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite, Store};
 
-/// Connections in the pool: one for the writer task, the rest for concurrent readers.
-const MAX_CONNECTIONS: u32 = 8;
+/// Connection pools of a [`PostgresStore`] (`--pg-pool-size`, `--pg-lease-pool-size`,
+/// `--pg-lease-statement-timeout-ms` of the server; docs/CLUSTER.md, "Lease connections").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostgresOptions {
+    /// Connections of the main pool: the group-commit writer takes one per group, reads,
+    /// room creations and lease releases/retirements the others. Default 8.
+    pub pool_connections: u32,
+    /// Connections kept open for the lease statements alone (renewal, node heartbeat,
+    /// the sweeper's claims and node list, adoption), so that game writes and reads, however
+    /// many, never make a renewal wait for a connection. 0: no pool of their own (they
+    /// share the main pool; a single node, which has no leases). Default 2.
+    pub lease_connections: u32,
+    /// `statement_timeout` of the lease connections (a renewal that hangs is cancelled by
+    /// the database instead of holding its connection and row locks). Default 2 s.
+    pub lease_statement_timeout: Duration,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        PostgresOptions {
+            pool_connections: 8,
+            lease_connections: 2,
+            lease_statement_timeout: Duration::from_secs(2),
+        }
+    }
+}
 
 /// A [`Store`] on a PostgreSQL database.
 ///
 /// Migrations from `migrations/postgres` are applied on connect (concurrent connects are
 /// serialised by sqlx's migration lock). All writes go through a single group-commit writer
 /// task; with the server's default `synchronous_commit = on`, a write is durable when it
-/// returns. Snapshot reads run in `REPEATABLE READ` transactions.
+/// returns. Snapshot reads run in `REPEATABLE READ` transactions. Lease statements run on
+/// a small pool of their own ([`PostgresOptions::lease_connections`]), never queued
+/// behind the writer or the readers.
 pub struct PostgresStore {
     pool: PgPool,
+    /// The lease statements' pool (the main pool when it has no connections of its own).
+    leases: PgPool,
     writer: Writer,
 }
 
@@ -45,9 +73,17 @@ impl PostgresStore {
     /// server cannot be reached, [`StoreError::Migrate`] if the schema cannot be brought up to
     /// date.
     pub async fn connect(url: &str) -> Result<Self> {
+        Self::connect_url_with(url, PostgresOptions::default()).await
+    }
+
+    /// As [`Self::connect`], with these pools.
+    ///
+    /// # Errors
+    /// As [`Self::connect`].
+    pub async fn connect_url_with(url: &str, pools: PostgresOptions) -> Result<Self> {
         let options = PgConnectOptions::from_str(url)
             .map_err(|e| StoreError::InvalidUrl(format!("{}: {e}", crate::redact(url))))?;
-        Self::connect_with(options).await
+        Self::connect_with_pools(options, pools).await
     }
 
     /// Connects with caller-built options (e.g. with a `search_path` to keep the tables in
@@ -56,17 +92,55 @@ impl PostgresStore {
     /// # Errors
     /// As [`Self::connect`].
     pub async fn connect_with(options: PgConnectOptions) -> Result<Self> {
+        Self::connect_with_pools(options, PostgresOptions::default()).await
+    }
+
+    /// As [`Self::connect_with`], with these pools.
+    ///
+    /// # Errors
+    /// As [`Self::connect`].
+    pub async fn connect_with_pools(
+        options: PgConnectOptions,
+        pools: PostgresOptions,
+    ) -> Result<Self> {
         let pool = PgPoolOptions::new()
-            .max_connections(MAX_CONNECTIONS)
+            .max_connections(pools.pool_connections.max(2))
             .acquire_timeout(Duration::from_secs(10))
-            .connect_with(options.application_name("parchis-store"))
+            .connect_with(options.clone().application_name("parchis-store"))
             .await?;
         sqlx::migrate!("../../migrations/postgres")
             .run(&pool)
             .await?;
-        tracing::info!("postgres store connected");
+        let leases = if pools.lease_connections == 0 {
+            pool.clone()
+        } else {
+            let timeout_ms = pools.lease_statement_timeout.as_millis().max(1).to_string();
+            PgPoolOptions::new()
+                .max_connections(pools.lease_connections)
+                .min_connections(pools.lease_connections)
+                .acquire_timeout(
+                    pools
+                        .lease_statement_timeout
+                        .max(Duration::from_millis(100)),
+                )
+                .connect_with(
+                    options
+                        .application_name(pg_lease::APPLICATION_NAME)
+                        .options([("statement_timeout", timeout_ms.as_str())]),
+                )
+                .await?
+        };
+        tracing::info!(
+            pool = pools.pool_connections,
+            lease_pool = pools.lease_connections,
+            "postgres store connected"
+        );
         let writer = Writer::spawn::<PgBackend>(pool.clone());
-        Ok(PostgresStore { pool, writer })
+        Ok(PostgresStore {
+            pool,
+            leases,
+            writer,
+        })
     }
 
     async fn snapshots(&self, code: Option<&str>) -> Result<Vec<RoomSnapshot>> {
@@ -170,15 +244,15 @@ impl Store for PostgresStore {
         node: &str,
         ttl_ms: i64,
     ) -> Result<Option<Fence>> {
-        pg_lease::acquire(&self.pool, room_code, node, ttl_ms).await
+        pg_lease::acquire(&self.leases, room_code, node, ttl_ms).await
     }
 
     async fn claim_expired(&self, node: &str, ttl_ms: i64, limit: u32) -> Result<Vec<Fence>> {
-        pg_lease::claim_expired(&self.pool, node, ttl_ms, limit).await
+        pg_lease::claim_expired(&self.leases, node, ttl_ms, limit).await
     }
 
     async fn renew_leases(&self, node: &str, ttl_ms: i64, held: &[Fence]) -> Result<Vec<Fence>> {
-        pg_lease::renew(&self.pool, node, ttl_ms, held).await
+        pg_lease::renew(&self.leases, node, ttl_ms, held).await
     }
 
     async fn release_lease(&self, fence: &Fence) -> Result<bool> {
@@ -194,15 +268,15 @@ impl Store for PostgresStore {
     }
 
     async fn heartbeat_node(&self, node: &NodeRecord) -> Result<()> {
-        pg_lease::heartbeat(&self.pool, node).await
+        pg_lease::heartbeat(&self.leases, node).await
     }
 
     async fn live_nodes(&self, max_age_ms: i64) -> Result<Vec<NodeInfo>> {
-        pg_lease::live_nodes(&self.pool, max_age_ms).await
+        pg_lease::live_nodes(&self.leases, max_age_ms).await
     }
 
     async fn forget_node(&self, node_id: &str) -> Result<()> {
-        pg_lease::forget_node(&self.pool, node_id).await
+        pg_lease::forget_node(&self.leases, node_id).await
     }
 
     async fn create_game(&self, game: &GameRecord) -> Result<()> {
@@ -360,8 +434,13 @@ impl Store for PostgresStore {
         Ok(())
     }
 
+    fn write_pressure(&self) -> crate::WritePressure {
+        self.writer.pressure()
+    }
+
     async fn close(&self) {
         self.writer.close().await;
         self.pool.close().await;
+        self.leases.close().await;
     }
 }

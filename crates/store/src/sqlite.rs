@@ -701,6 +701,10 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn write_pressure(&self) -> crate::WritePressure {
+        self.writer.pressure()
+    }
+
     async fn close(&self) {
         self.writer.close().await;
         if let Some(c) = self

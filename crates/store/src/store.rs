@@ -10,6 +10,7 @@ use crate::types::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
     RoomStatusUpdate, SeatRecord,
 };
+use crate::writer::WritePressure;
 
 /// Durable storage of rooms, seats, games and game events.
 ///
@@ -331,6 +332,13 @@ pub trait Store: Send + Sync {
     /// the SQLite file is gone; [`StoreError::Database`](crate::StoreError::Database) when the
     /// database does not answer (dropped, refusing connections, unreachable).
     async fn ping(&self) -> Result<()>;
+
+    /// How loaded the store's writer is right now (queued write requests, how long the
+    /// current or last group commit took), read without waiting: cluster mode's load
+    /// shedding watches it. Stores without a writer task answer "idle" (the default).
+    fn write_pressure(&self) -> WritePressure {
+        WritePressure::default()
+    }
 
     /// Stops accepting writes, waits until every write already submitted is committed, and
     /// closes the database connections. Later calls fail with

@@ -21,9 +21,14 @@
 //! (so two such transactions, or a writer and a renewal, never deadlock), inside the
 //! transaction that then writes; a request whose fence does not match fails alone with
 //! [`StoreError::Fenced`]. The share lock makes a concurrent takeover wait for the commit.
+//!
+//! Pressure ([`Writer::pressure`], [`WritePressure`]): how many requests wait and how long
+//! the current (or last) group has taken, read without waiting by cluster mode's load
+//! shedding.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -126,11 +131,58 @@ struct Request {
 /// waits until that sender is dropped.
 type PauseRequest = oneshot::Sender<oneshot::Sender<()>>;
 
+/// How loaded a store's writer is right now ([`Store::write_pressure`](crate::Store::write_pressure)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WritePressure {
+    /// Write requests waiting for the writer (not yet in a group).
+    pub queued: usize,
+    /// How long the group being committed has taken so far, or, when the writer is
+    /// idle, how long the last group took.
+    pub commit: Duration,
+}
+
+/// The writer task's timings, shared with its handle (microseconds since `base`).
+struct Gauge {
+    base: Instant,
+    /// When the group in flight started (µs since `base`, + 1); 0: none in flight.
+    started: AtomicU64,
+    /// How long the last finished group took, µs.
+    last: AtomicU64,
+}
+
+impl Gauge {
+    fn micros(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.base).as_micros()).unwrap_or(u64::MAX)
+    }
+
+    fn begin(&self, at: Instant) {
+        self.started
+            .store(self.micros(at).saturating_add(1), Ordering::Relaxed);
+    }
+
+    fn end(&self, took: Duration) {
+        let took = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        self.last.store(took, Ordering::Relaxed);
+        self.started.store(0, Ordering::Relaxed);
+    }
+
+    /// The in-flight group's age, else the last group's duration.
+    fn commit(&self, now: Instant) -> Duration {
+        match self.started.load(Ordering::Relaxed) {
+            0 => Duration::from_micros(self.last.load(Ordering::Relaxed)),
+            started => {
+                Duration::from_micros(self.micros(now).saturating_sub(started.saturating_sub(1)))
+            }
+        }
+    }
+}
+
 /// Handle to a running writer task.
 pub(crate) struct Writer {
     sender: Mutex<Option<mpsc::Sender<Request>>>,
     pauses: mpsc::Sender<PauseRequest>,
     task: Mutex<Option<JoinHandle<()>>>,
+    gauge: Arc<Gauge>,
 }
 
 /// Holds a [`Writer`] between two groups on request (cloneable, for a background task).
@@ -165,11 +217,28 @@ impl Writer {
     pub(crate) fn spawn<B: Backend>(pool: Pool<B::Db>) -> Self {
         let (sender, receiver) = mpsc::channel(CHANNEL_CAPACITY);
         let (pauses, pause_requests) = mpsc::channel(1);
-        let task = tokio::spawn(run::<B>(pool, receiver, pause_requests));
+        let gauge = Arc::new(Gauge {
+            base: Instant::now(),
+            started: AtomicU64::new(0),
+            last: AtomicU64::new(0),
+        });
+        let task = tokio::spawn(run::<B>(pool, receiver, pause_requests, Arc::clone(&gauge)));
         Writer {
             sender: Mutex::new(Some(sender)),
             pauses,
             task: Mutex::new(Some(task)),
+            gauge,
+        }
+    }
+
+    /// How many requests wait and how long the current (or last) group has taken.
+    pub(crate) fn pressure(&self) -> WritePressure {
+        let queued = lock(&self.sender)
+            .as_ref()
+            .map_or(0, |s| s.max_capacity() - s.capacity());
+        WritePressure {
+            queued,
+            commit: self.gauge.commit(Instant::now()),
         }
     }
 
@@ -309,6 +378,7 @@ async fn run<B: Backend>(
     pool: Pool<B::Db>,
     mut receiver: mpsc::Receiver<Request>,
     mut pauses: mpsc::Receiver<PauseRequest>,
+    gauge: Arc<Gauge>,
 ) {
     let mut pending = Vec::with_capacity(MAX_GROUP);
     let mut last_commit: Option<Instant> = None;
@@ -341,10 +411,12 @@ async fn run<B: Backend>(
         }
         let group = std::mem::replace(&mut pending, Vec::with_capacity(MAX_GROUP));
         let started = Instant::now();
+        gauge.begin(started);
         let size = group.len();
         let (ops, replies): (Vec<Vec<WriteOp>>, Vec<_>) =
             group.into_iter().map(|r| (r.ops, r.reply)).unzip();
         let results = commit_group::<B>(&pool, &ops).await;
+        gauge.end(started.elapsed());
         // Names as in parchis-server's `metrics` module (`/metrics`).
         metrics::histogram!("parchis_store_commit_duration_seconds")
             .record(started.elapsed().as_secs_f64());

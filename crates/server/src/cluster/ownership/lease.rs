@@ -77,10 +77,27 @@ pub fn judge(
     }
 }
 
-/// The renewer task: every `lease-renew-ms` one `renew_leases` for every fence held
-/// (bounded by one period, a statement that hangs counts as failed); the rooms whose
-/// lease is lost are stopped; if nothing was renewed for a whole TTL (the database is
-/// unreachable), every room is. Ends at shutdown.
+/// How long a renewal sent at `sent_at` may take: until a whole TTL has passed since
+/// `last_success` (an answer after that cannot save the leases, one before it can), but
+/// at least one `period`.
+pub fn renewal_budget(
+    sent_at: Instant,
+    last_success: Instant,
+    ttl: Duration,
+    period: Duration,
+) -> Duration {
+    (last_success + ttl)
+        .saturating_duration_since(sent_at)
+        .max(period)
+}
+
+/// The renewer task: every `lease-renew-ms` one `renew_leases` for every fence held (on
+/// the store's lease connections, so game writes never make it wait for a connection;
+/// bounded by [`renewal_budget`], a statement that hangs counts as failed); the rooms
+/// whose lease is lost are stopped; if nothing was renewed for a whole TTL (the database
+/// is unreachable), every room is. Each renewal's time goes to the load monitor
+/// ([`super::shedding`]) and to `parchis_cluster_lease_renewal_seconds`. Ends at
+/// shutdown.
 pub async fn renewer(state: AppState) {
     let (Some(cluster), Some(own)) = (state.cluster().cloned(), ownership(&state)) else {
         return;
@@ -100,31 +117,30 @@ pub async fn renewer(state: AppState) {
         let sent_at = Instant::now();
         if sent.is_empty() {
             last_success = sent_at;
+            own.load.renewal_done(sent_at, sent_at, true);
             continue;
         }
+        own.load.renewal_sent(sent_at);
+        let budget = renewal_budget(sent_at, last_success, ttl, period);
         let answer = {
             let _gate = own.gate.lock().await;
             let renew = state.store().renew_leases(&node, ttl_ms(&cluster), &sent);
-            match tokio::time::timeout(period, renew).await {
+            match tokio::time::timeout(budget, renew).await {
                 Ok(Ok(kept)) => Some(kept),
                 Ok(Err(e)) => {
                     tracing::warn!(node = %node, held = sent.len(), error = %e, "lease renewal failed");
                     None
                 }
                 Err(_) => {
-                    tracing::warn!(node = %node, held = sent.len(), "lease renewal timed out");
+                    tracing::warn!(node = %node, held = sent.len(), budget_ms = budget.as_millis() as u64, "lease renewal timed out");
                     None
                 }
             }
         };
-        let verdict = judge(
-            &sent,
-            answer.as_deref(),
-            sent_at,
-            last_success,
-            ttl,
-            Instant::now(),
-        );
+        let now = Instant::now();
+        own.load.renewal_done(sent_at, now, answer.is_some());
+        observe::renewal_took(now.saturating_duration_since(sent_at));
+        let verdict = judge(&sent, answer.as_deref(), sent_at, last_success, ttl, now);
         if let Some(kept) = &answer {
             observe::renewed(kept.len());
         }
@@ -289,6 +305,26 @@ mod tests {
         assert_eq!(v.stop, sent.to_vec());
         assert!(v.all_lost);
         assert_eq!(v.last_success, t0, "a failure never moves the last success");
+    }
+
+    #[test]
+    fn a_renewal_may_take_the_rest_of_the_ttl_but_at_least_a_period() {
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let period = Duration::from_millis(1000);
+        // Sent one period after the last success: 2 s left of the TTL.
+        assert_eq!(
+            renewal_budget(at(1000), t0, TTL, period),
+            Duration::from_millis(2000)
+        );
+        // Sent late (the previous renewal was slow): what is left, but never less than a
+        // period.
+        assert_eq!(
+            renewal_budget(at(1800), t0, TTL, period),
+            Duration::from_millis(1200)
+        );
+        assert_eq!(renewal_budget(at(2500), t0, TTL, period), period);
+        assert_eq!(renewal_budget(at(9000), t0, TTL, period), period);
     }
 
     #[test]

@@ -13,6 +13,8 @@
 //! * [`placement`]: where `POST /api/rooms` creates a room.
 //! * [`node`]: the heartbeat and the `P.node.<NODE>` service (create, adopt).
 //! * [`drain`]: the SIGTERM hand-off.
+//! * [`shedding`]: an overloaded node takes no new rooms and is not ready, before its
+//!   renewals run late enough to lose its leases.
 //! * [`observe`]: the log lines and metrics of all of the above.
 //!
 //! Every room actor in cluster mode holds its [`Fence`]; its writes go through
@@ -23,6 +25,7 @@ pub mod lease;
 pub mod node;
 pub mod observe;
 pub mod placement;
+pub mod shedding;
 pub mod sweeper;
 pub mod takeover;
 
@@ -47,6 +50,8 @@ pub struct Ownership {
     /// Held by the renewer while its statement runs and by [`lease::release`]: a lease
     /// released for a hand-off is never renewed again by a statement already under way.
     gate: tokio::sync::Mutex<()>,
+    /// The renewal clock and whether this node sheds load ([`shedding`]).
+    pub load: shedding::Load,
 }
 
 impl Ownership {
@@ -99,6 +104,11 @@ impl Ownership {
         self.held().len()
     }
 
+    /// Whether this node takes no new rooms: it drains or sheds load.
+    pub fn refuses_new_rooms(&self) -> bool {
+        self.is_draining() || self.load.is_shedding()
+    }
+
     /// Whether this node is draining (takes no new rooms, claims none).
     pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::Relaxed)
@@ -121,14 +131,15 @@ pub(crate) fn ttl_ms(cluster: &crate::cluster::Cluster) -> i64 {
 }
 
 /// Starts cluster mode's background tasks on the server's tracker: the lease renewer,
-/// the node heartbeat, the sweeper and the `P.node.<NODE>` service. They end when the
-/// server shuts down. Does nothing on a single node.
+/// the load monitor, the node heartbeat, the sweeper and the `P.node.<NODE>` service.
+/// They end when the server shuts down. Does nothing on a single node.
 pub fn start(state: &AppState) {
     if state.cluster().is_none() {
         return;
     }
     let tracker = state.tracker();
     tracker.spawn(lease::renewer(state.clone()));
+    tracker.spawn(shedding::monitor(state.clone()));
     tracker.spawn(node::heartbeat(state.clone()));
     tracker.spawn(sweeper::sweeper(state.clone()));
     tracker.spawn(node::serve(state.clone()));

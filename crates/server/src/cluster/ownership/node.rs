@@ -94,7 +94,9 @@ pub async fn ask(
     serde_json::from_slice(&msg.payload).map_err(|e| format!("node {to} answered: {e}"))
 }
 
-/// This node's heartbeat now: its room count and whether it drains.
+/// This node's heartbeat now: its room count and whether it takes no new rooms (it
+/// drains or sheds load: the row's `draining`, which placement and the sweeper's spread
+/// read as "not a candidate").
 pub async fn beat(state: &AppState) {
     let (Some(cluster), Some(own)) = (state.cluster(), ownership(state)) else {
         return;
@@ -102,7 +104,7 @@ pub async fn beat(state: &AppState) {
     let record = NodeRecord {
         node_id: cluster.node().as_str().to_owned(),
         rooms: u32::try_from(state.room_count()).unwrap_or(u32::MAX),
-        draining: own.is_draining(),
+        draining: own.refuses_new_rooms(),
     };
     if let Err(e) = state.store().heartbeat_node(&record).await {
         tracing::warn!(node = %cluster.node(), error = %e, "heartbeat failed");
@@ -177,6 +179,13 @@ async fn handle(state: &AppState, request: NodeRequest) -> NodeReply {
         NodeRequest::Create { settings } => {
             if state.is_full() {
                 return NodeReply::refused(ErrorCode::ServerFull, "too many rooms");
+            }
+            if let Some(why) = super::shedding::shedding_reason(state) {
+                metrics::counter!(crate::metrics::CREATIONS_SHED).increment(1);
+                return NodeReply::refused(
+                    ErrorCode::ServerFull,
+                    format!("this node is overloaded ({why})"),
+                );
             }
             match room::create(state, settings).await {
                 Ok(code) => NodeReply::Created { code },

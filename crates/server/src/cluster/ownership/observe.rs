@@ -16,6 +16,11 @@ pub fn renewed(n: usize) {
     metrics::counter!(m::LEASES_RENEWED).increment(n as u64);
 }
 
+/// One renewal statement ended (answered, failed or given up) after `took`.
+pub fn renewal_took(took: std::time::Duration) {
+    metrics::histogram!(m::RENEWAL_DURATION).record(took.as_secs_f64());
+}
+
 /// A lease was lost: `why` is `lease lost` (missing from a renewal's answer) or no
 /// renewal for a whole TTL.
 pub fn lease_lost(fence: &Fence, why: &'static str) {

@@ -1,5 +1,5 @@
 //! Where a new room goes (`docs/CLUSTER.md`, "Placement"): on the node that got
-//! `POST /api/rooms` unless it is draining or holds `--max-rooms`; then on the live,
+//! `POST /api/rooms` unless it is draining, sheds load or holds `--max-rooms`; then on the live,
 //! non-draining node with the fewest rooms (from the `cluster_nodes` heartbeats), asked
 //! over NATS (`P.node.<NODE>` `create`). The choice is a pure function of the
 //! heartbeats ([`candidates`]); the asking is at the edge ([`create`]).
@@ -15,10 +15,10 @@ use parchis_store::NodeInfo;
 /// How many other nodes are asked, fewest rooms first, before the creation is refused.
 pub const MAX_ASKED: usize = 3;
 
-/// Whether a room is created on this node: it is not draining and holds fewer than
-/// `max_rooms`.
-pub fn create_here(draining: bool, rooms: usize, max_rooms: usize) -> bool {
-    !draining && rooms < max_rooms
+/// Whether a room is created on this node: it takes new rooms (`refusing`: it drains or
+/// sheds load) and holds fewer than `max_rooms`.
+pub fn create_here(refusing: bool, rooms: usize, max_rooms: usize) -> bool {
+    !refusing && rooms < max_rooms
 }
 
 /// The other nodes that may take a new room, best first: seen within `max_age_ms` (the
@@ -42,9 +42,12 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
     let Some(cluster) = state.cluster() else {
         return room::create(state, settings).await;
     };
-    let draining = ownership(state).is_some_and(|o| o.is_draining());
-    if create_here(draining, state.room_count(), state.config().max_rooms) {
+    let refusing = ownership(state).is_some_and(|o| o.refuses_new_rooms());
+    if create_here(refusing, state.room_count(), state.config().max_rooms) {
         return room::create(state, settings).await;
+    }
+    if ownership(state).is_some_and(|o| o.load.is_shedding()) {
+        metrics::counter!(crate::metrics::CREATIONS_SHED).increment(1);
     }
     let me = cluster.node().as_str();
     let nodes = state
@@ -79,7 +82,7 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
     }
     Err(Refusal::new(
         ErrorCode::ServerFull,
-        "every node is full or draining",
+        "every node is full, draining or overloaded",
     ))
 }
 

@@ -1,0 +1,164 @@
+//! Lease statements have connections of their own (docs/CLUSTER.md, "Lease connections"):
+//! with every connection of the main pool stuck (the group-commit writer and the readers
+//! blocked behind a lock, as a saturated database holds them), renewals, heartbeats, the
+//! node list and claims still answer, and the leases stay good.
+//!
+//! PostgreSQL only: skipped with a message without `DATABASE_URL`, failed with `CI` set.
+
+#[macro_use]
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{code, game, room, Harness};
+use parchis_store::{Fence, NodeRecord, PostgresOptions, RoomStatus, Store};
+use sqlx::{Connection, Executor, PgConnection};
+
+/// A lease that does not expire during the test.
+const LONG_TTL: i64 = 60_000;
+/// Guard against a hang (not a timing assertion): without the lease pool the renewal
+/// would wait for the main pool's acquire timeout (10 s) and fail.
+const HANG_GUARD: Duration = Duration::from_secs(60);
+
+/// Main-pool connections (`parchis-store`) waiting for a lock held by backend `holder`.
+/// Read on a connection of its own (`watch`, outside any transaction: inside one,
+/// `pg_stat_activity` would stay the snapshot of its first read).
+async fn stuck(watch: &mut PgConnection, holder: i32) -> i64 {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'parchis-store' \
+         AND pg_blocking_pids(pid) @> ARRAY[$1::int]",
+    )
+    .bind(holder)
+    .fetch_one(&mut *watch)
+    .await
+    .expect("read pg_stat_activity")
+}
+
+/// Waits until at least `n` of the main pool's connections wait for `holder`'s lock.
+async fn until_stuck(watch: &mut PgConnection, holder: i32, n: i64) {
+    tokio::time::timeout(HANG_GUARD, async {
+        while stuck(watch, holder).await < n {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("fewer than {n} store connections ever waited for the lock"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renewals_do_not_wait_for_an_exhausted_pool() {
+    let Some(h) = Harness::postgres("renewals_do_not_wait_for_an_exhausted_pool").await else {
+        return;
+    };
+    let store: Arc<dyn Store> = Arc::clone(&h.store);
+    let url = h.url.clone().expect("postgres url");
+    let mut fences: Vec<Fence> = Vec::new();
+    for _ in 0..20 {
+        let c = code();
+        let fence = store
+            .create_room_leased(&room(&c, RoomStatus::Playing, 1), "a", LONG_TTL)
+            .await
+            .expect("create leased room");
+        fences.push(fence);
+    }
+    fences.sort_by(|x, y| x.room_code.cmp(&y.room_code));
+    let busy = code();
+    store
+        .create_room(&room(&busy, RoomStatus::Playing, 1))
+        .await
+        .expect("create busy room");
+
+    // Game traffic stuck behind a lock: the writer's group first (one connection), then
+    // readers for every other connection of the main pool.
+    let mut side = PgConnection::connect(&url).await.expect("side connection");
+    side.execute("BEGIN").await.expect("begin");
+    side.execute("LOCK TABLE games IN ACCESS EXCLUSIVE MODE")
+        .await
+        .expect("lock games");
+    let holder: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut side)
+        .await
+        .expect("pid");
+    let mut watch = PgConnection::connect(&url).await.expect("watch connection");
+    let mut writes = Vec::new();
+    for i in 0..64 {
+        let (s, g) = (Arc::clone(&store), game(&busy, 100 + i));
+        writes.push(tokio::spawn(async move { s.create_game(&g).await }));
+    }
+    until_stuck(&mut watch, holder, 1).await;
+    let main_pool = i64::from(PostgresOptions::default().pool_connections);
+    let mut reads = Vec::new();
+    for _ in 1..main_pool {
+        let (s, c) = (Arc::clone(&store), busy.clone());
+        reads.push(tokio::spawn(async move { s.get_room(&c).await }));
+    }
+    until_stuck(&mut watch, holder, main_pool).await;
+
+    // Every connection of the main pool is taken: the lease statements still answer.
+    let kept = tokio::time::timeout(HANG_GUARD, store.renew_leases("a", LONG_TTL, &fences))
+        .await
+        .expect("the renewal waited for the exhausted main pool")
+        .expect("renewal");
+    assert_eq!(kept, fences, "every lease is kept");
+    let me = NodeRecord {
+        node_id: "a".into(),
+        rooms: 20,
+        draining: false,
+    };
+    tokio::time::timeout(HANG_GUARD, store.heartbeat_node(&me))
+        .await
+        .expect("the heartbeat waited for the exhausted main pool")
+        .expect("heartbeat");
+    let nodes = tokio::time::timeout(HANG_GUARD, store.live_nodes(LONG_TTL))
+        .await
+        .expect("the node list waited for the exhausted main pool")
+        .expect("live nodes");
+    assert_eq!(
+        nodes.iter().map(|n| n.node_id.as_str()).collect::<Vec<_>>(),
+        vec!["a"]
+    );
+    let claimed = tokio::time::timeout(HANG_GUARD, store.claim_expired("b", LONG_TTL, 100))
+        .await
+        .expect("the claim waited for the exhausted main pool")
+        .expect("claim");
+    // The busy room had no lease: b claims it; a's rooms are not expired.
+    assert_eq!(
+        claimed
+            .iter()
+            .map(|f| f.room_code.as_str())
+            .collect::<Vec<_>>(),
+        vec![busy.as_str()]
+    );
+    assert_eq!(
+        stuck(&mut watch, holder).await,
+        main_pool,
+        "the game traffic was stuck all along"
+    );
+
+    // The lock goes: the stuck traffic completes, nothing of it lost.
+    side.execute("ROLLBACK").await.expect("unlock");
+    for w in writes {
+        w.await.expect("write task").expect("write after the lock");
+    }
+    for r in reads {
+        let snapshot = r.await.expect("read task").expect("read after the lock");
+        assert_eq!(
+            snapshot.map(|s| s.room.code),
+            Some(busy.clone()),
+            "the reader saw its room"
+        );
+    }
+    for fence in &fences {
+        let lease = store
+            .lease(&fence.room_code)
+            .await
+            .expect("lease")
+            .expect("row");
+        assert_eq!((lease.owner.as_str(), lease.epoch), ("a", 1));
+        assert!(lease.expires_in_ms > 0, "{lease:?}");
+    }
+    side.close().await.expect("close side connection");
+    watch.close().await.expect("close watch connection");
+    h.finish().await;
+}
