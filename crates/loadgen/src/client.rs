@@ -14,6 +14,29 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
+/// What one `POST /api/rooms` got.
+enum Created {
+    /// The room's code.
+    Code(String),
+    /// 503: try again after this long.
+    RetryAfter(Duration),
+}
+
+/// The `Retry-After` (whole seconds) of a response head: 1 s when absent, at most 5 s.
+fn retry_after(head: &str) -> Duration {
+    let secs = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.trim()
+                .eq_ignore_ascii_case("retry-after")
+                .then(|| value.trim().parse::<u64>().ok())
+                .flatten()
+        })
+        .unwrap_or(1);
+    Duration::from_secs(secs.clamp(1, 5))
+}
+
 /// A client WebSocket.
 pub type Ws = WebSocketStream<TcpStream>;
 
@@ -25,7 +48,12 @@ pub struct Net {
     next_source: AtomicU64,
     open: AtomicI64,
     open_peak: AtomicI64,
+    create_retries: AtomicU64,
 }
+
+/// A `POST /api/rooms` answered 503 (`server_full`: every node full or shedding load) is
+/// sent again after its `Retry-After` (1 s without one, at most 5 s), at most this often.
+const CREATE_RETRIES: u32 = 30;
 
 impl Net {
     /// Connections from `sources` in turn.
@@ -60,6 +88,11 @@ impl Net {
         self.open_peak.fetch_max(now, Ordering::Relaxed);
     }
 
+    /// Room creations sent again after a 503.
+    pub fn create_retries(&self) -> u64 {
+        self.create_retries.load(Ordering::Relaxed)
+    }
+
     /// A WebSocket of [`Net::open_ws`] was closed (or dropped).
     pub fn closed(&self) {
         self.open.fetch_sub(1, Ordering::Relaxed);
@@ -81,8 +114,26 @@ impl Net {
         Ok(stream)
     }
 
-    /// `POST /api/rooms` (four seats, private) on `node`; returns the room code.
+    /// `POST /api/rooms` (four seats, private) on `node`; returns the room code. A 503
+    /// is tried again after its `Retry-After`, at most [`CREATE_RETRIES`] times.
     pub async fn create_room(&self, node: &Node, turn_clock_secs: u64) -> Result<String, String> {
+        let mut retries = 0;
+        loop {
+            match self.create_room_once(node, turn_clock_secs).await? {
+                Created::Code(code) => return Ok(code),
+                Created::RetryAfter(wait) if retries < CREATE_RETRIES => {
+                    retries += 1;
+                    self.create_retries.fetch_add(1, Ordering::Relaxed);
+                    tokio::time::sleep(wait).await;
+                }
+                Created::RetryAfter(_) => {
+                    return Err("create room: HTTP status \"503\" (retries exhausted)".into())
+                }
+            }
+        }
+    }
+
+    async fn create_room_once(&self, node: &Node, turn_clock_secs: u64) -> Result<Created, String> {
         let mut stream = self.connect(node).await?;
         let body =
             json!({"seats": 4, "turn_clock_secs": turn_clock_secs, "public": false}).to_string();
@@ -103,10 +154,13 @@ impl Net {
             .map_err(|e| format!("http read: {e}"))?;
         let text = String::from_utf8_lossy(&buf);
         let status = text.split_whitespace().nth(1).unwrap_or("");
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        if status == "503" {
+            return Ok(Created::RetryAfter(retry_after(head)));
+        }
         if status != "201" {
             return Err(format!("create room: HTTP status {status:?}"));
         }
-        let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
         // Tolerate a chunked body: the JSON object is between the first '{' and last '}'.
         let (start, end) = (body.find('{'), body.rfind('}'));
         let json = match (start, end) {
@@ -116,7 +170,7 @@ impl Net {
         let v: Value = serde_json::from_str(json).map_err(|e| format!("create room: {e}"))?;
         v.get("code")
             .and_then(Value::as_str)
-            .map(str::to_string)
+            .map(|c| Created::Code(c.to_string()))
             .ok_or_else(|| "create room: no code".into())
     }
 
@@ -234,4 +288,21 @@ pub struct Client {
     pub ws: Ws,
     /// Latest `seq` seen on it.
     pub seq: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_is_read_and_bounded() {
+        let head =
+            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nRetry-After: 2";
+        assert_eq!(retry_after(head), Duration::from_secs(2));
+        assert_eq!(
+            retry_after("HTTP/1.1 503 x\r\nretry-after: 60"),
+            Duration::from_secs(5)
+        );
+        assert_eq!(retry_after("HTTP/1.1 503 x"), Duration::from_secs(1));
+    }
 }

@@ -214,6 +214,7 @@ pub async fn run(
         open_min,
         open_peak: ctx.net.peak(),
         loadgen_cpu_secs: own_cpu_start.zip(own_cpu_end).map(|(a, b)| b - a),
+        create_retries: ctx.net.create_retries(),
         latency,
     };
     Ok((part, probe))

@@ -164,6 +164,9 @@ pub struct Part {
     pub open_peak: i64,
     /// The load generator's own CPU time during the window, seconds.
     pub loadgen_cpu_secs: Option<f64>,
+    /// Room creations sent again after a 503 (`server_full`: no node took the room).
+    #[serde(default)]
+    pub create_retries: u64,
     /// Action→event latencies.
     pub latency: Latency,
 }
@@ -187,6 +190,7 @@ impl Part {
         self.open_at_end += other.open_at_end;
         self.open_min += other.open_min;
         self.open_peak += other.open_peak;
+        self.create_retries += other.create_retries;
         self.loadgen_cpu_secs = match (self.loadgen_cpu_secs, other.loadgen_cpu_secs) {
             (Some(a), Some(b)) => Some(a + b),
             (a, b) => a.or(b),
@@ -242,6 +246,7 @@ pub fn render(args: &LoadArgs, part: &Part, processes: u32, probe: Option<&Probe
         "games_finished": part.games_finished,
         "latency_ms": latency,
         "errors": part.errors,
+        "create_retries": part.create_retries,
         "connections": {
             "idle_before_play": part.idle_connections,
             "open_at_end_of_play": part.open_at_end,
@@ -301,6 +306,7 @@ mod tests {
             errors: [("stale_seq".to_string(), 1)].into(),
             open_peak: 20,
             loadgen_cpu_secs: Some(0.5),
+            create_retries: 4,
             measured_secs: 30.0,
             latency: latency(&[(1_000, Hop::Same); 100]),
             ..Part::default()
@@ -314,6 +320,7 @@ mod tests {
             errors: [("stale_seq".to_string(), 2), ("closing".to_string(), 1)].into(),
             open_peak: 16,
             loadgen_cpu_secs: Some(0.25),
+            create_retries: 1,
             measured_secs: 30.1,
             latency: latency(&[(3_000, Hop::Cross); 100]),
             ..Part::default()
@@ -332,6 +339,7 @@ mod tests {
         assert_eq!(m.errors["closing"], 1);
         assert_eq!(m.open_peak, 36);
         assert_eq!(m.loadgen_cpu_secs, Some(0.75));
+        assert_eq!(m.create_retries, 5);
         assert_eq!(m.latency.all.len(), 200);
         assert_eq!(m.latency.same_node.len(), 100);
         assert_eq!(m.latency.cross_node.len(), 100);
