@@ -1,12 +1,60 @@
 //! Who wrote each stored event. A trigger in the test's database (not in the product's
 //! migrations) records, for every `game_events` row, the writing connection's client port
-//! and the room's lease as the writing transaction saw it; the test maps client ports to
-//! node processes through `/proc` (each node's TCP sockets to the database). A write by a
-//! node that was not the lease's owner in that same transaction is a fencing failure.
+//! and the room's lease as the writing transaction saw it, and when; the test maps client
+//! ports to node processes through `/proc` (each node's TCP sockets to the database,
+//! sampled every 100 ms: [`Holders`]). A write by a node that was not the lease's owner in
+//! that same transaction is a fencing failure.
 
 use crate::harness::Cluster;
 use sqlx::Row;
 use std::collections::{HashMap, HashSet};
+
+/// Who held each client port to the database, and when (unix ms of the first and last
+/// sample that saw it). An ephemeral port may be held by one node, then (after a kill
+/// and a restart) by another: a write is the holder's whose time window covers it.
+pub type Holders = HashMap<u16, Vec<Holding>>;
+
+/// One node's holding of a port.
+#[derive(Clone, Debug)]
+pub struct Holding {
+    pub node: String,
+    pub first_ms: i64,
+    pub last_ms: i64,
+}
+
+/// Between two samples: a connection may open up to this long before the first sample
+/// that sees it and close up to this long after the last.
+const SAMPLE_SLACK_MS: i64 = 150;
+
+/// Records that `node` held `port` at `now_ms`.
+pub fn record(holders: &mut Holders, port: u16, node: &str, now_ms: i64) {
+    let held = holders.entry(port).or_default();
+    match held.last_mut() {
+        Some(h) if h.node == node => h.last_ms = now_ms,
+        _ => held.push(Holding {
+            node: node.to_owned(),
+            first_ms: now_ms,
+            last_ms: now_ms,
+        }),
+    }
+}
+
+/// The node that wrote through `port` at `at_ms`: the one whose holding window (with
+/// [`SAMPLE_SLACK_MS`]) covers it, if exactly one node's does.
+pub fn writer(holders: &Holders, port: u16, at_ms: i64) -> Option<String> {
+    let mut nodes: Vec<&str> = holders
+        .get(&port)?
+        .iter()
+        .filter(|h| h.first_ms - SAMPLE_SLACK_MS <= at_ms && at_ms <= h.last_ms + SAMPLE_SLACK_MS)
+        .map(|h| h.node.as_str())
+        .collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    match nodes.as_slice() {
+        [one] => Some((*one).to_owned()),
+        _ => None,
+    }
+}
 
 /// One audited write.
 #[derive(Clone, Debug)]
@@ -33,14 +81,15 @@ pub async fn install(cluster: &Cluster) -> bool {
     }
     for sql in [
         "CREATE TABLE test_writes (id BIGSERIAL PRIMARY KEY, room_code TEXT, seq BIGINT, \
-         client_port INTEGER, lease_owner TEXT, lease_epoch BIGINT)",
+         client_port INTEGER, lease_owner TEXT, lease_epoch BIGINT, at_ms BIGINT)",
         "CREATE FUNCTION test_audit_write() RETURNS trigger LANGUAGE plpgsql AS $$ \
          DECLARE r TEXT; o TEXT; e BIGINT; \
          BEGIN \
            SELECT room_code INTO r FROM games WHERE id = NEW.game_id; \
            SELECT owner, epoch INTO o, e FROM room_leases WHERE room_code = r; \
-           INSERT INTO test_writes (room_code, seq, client_port, lease_owner, lease_epoch) \
-             VALUES (r, NEW.seq, inet_client_port(), o, e); \
+           INSERT INTO test_writes (room_code, seq, client_port, lease_owner, lease_epoch, at_ms) \
+             VALUES (r, NEW.seq, inet_client_port(), o, e, \
+                     (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT); \
            RETURN NEW; \
          END $$",
         "CREATE TRIGGER test_audit_write AFTER INSERT ON game_events \
@@ -55,9 +104,9 @@ pub async fn install(cluster: &Cluster) -> bool {
 }
 
 /// Every audited write, in commit order of insertion, with its writer named by `ports`.
-pub async fn writes(cluster: &Cluster, ports: &HashMap<u16, String>) -> Vec<Write> {
+pub async fn writes(cluster: &Cluster, ports: &Holders) -> Vec<Write> {
     sqlx::query(
-        "SELECT room_code, seq, client_port, lease_owner, lease_epoch FROM test_writes ORDER BY id",
+        "SELECT room_code, seq, client_port, lease_owner, lease_epoch, at_ms FROM test_writes ORDER BY id",
     )
     .fetch_all(&cluster.db)
     .await
@@ -65,12 +114,14 @@ pub async fn writes(cluster: &Cluster, ports: &HashMap<u16, String>) -> Vec<Writ
     .iter()
     .map(|r| {
         let port: Option<i32> = r.get("client_port");
+        let at_ms: Option<i64> = r.get("at_ms");
         Write {
             room: r.get::<Option<String>, _>("room_code").unwrap_or_default(),
             seq: r.get("seq"),
             node: port
                 .and_then(|p| u16::try_from(p).ok())
-                .and_then(|p| ports.get(&p).cloned()),
+                .zip(at_ms)
+                .and_then(|(p, at)| writer(ports, p, at)),
             lease_owner: r.get("lease_owner"),
             lease_epoch: r.get("lease_epoch"),
         }
@@ -156,4 +207,23 @@ pub fn writes_by_owners(writes: &[Write]) -> (usize, usize) {
         }
     }
     (known, unknown)
+}
+
+/// A port held by b, then (after b's kill and a restart) by c: each write is its own
+/// holder's; a write at a moment either could have made is nobody's.
+#[test]
+fn a_reused_port_names_the_writer_of_its_time() {
+    let mut h = Holders::new();
+    for t in [1_000, 1_100, 1_200] {
+        record(&mut h, 40_000, "b", t);
+    }
+    for t in [5_000, 5_100] {
+        record(&mut h, 40_000, "c", t);
+    }
+    assert_eq!(writer(&h, 40_000, 1_150).as_deref(), Some("b"));
+    assert_eq!(writer(&h, 40_000, 5_050).as_deref(), Some("c"));
+    assert_eq!(writer(&h, 40_000, 3_000), None, "seen by no sample");
+    assert_eq!(writer(&h, 40_001, 1_150), None, "never seen");
+    record(&mut h, 40_000, "b", 5_200);
+    assert_eq!(writer(&h, 40_000, 5_150), None, "both held it then");
 }

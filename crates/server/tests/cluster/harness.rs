@@ -104,7 +104,7 @@ impl Roster {
 
     /// Records which node owns each of the nodes' current connections to the database
     /// (by client port, [`audit::db_ports`]).
-    fn sample_ports(&self, ids: &[String], db_port: u16, into: &Mutex<HashMap<u16, String>>) {
+    fn sample_ports(&self, ids: &[String], db_port: u16, into: &Mutex<audit::Holders>) {
         let pids: Vec<(usize, u32)> = self
             .lock()
             .iter()
@@ -112,10 +112,13 @@ impl Roster {
             .filter_map(|(i, n)| n.pid.map(|p| (i, p)))
             .collect();
         let mut map = into.lock().unwrap_or_else(|e| e.into_inner());
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
         for (i, pid) in pids {
             for port in audit::db_ports(pid, db_port) {
                 if let Some(id) = ids.get(i) {
-                    map.insert(port, id.clone());
+                    audit::record(&mut map, port, id, now_ms);
                 }
             }
         }
@@ -141,8 +144,8 @@ pub struct Cluster {
     pub db: PgPool,
     /// Whether the database audits who writes events ([`audit`]).
     pub audited: bool,
-    /// Client port of every database connection seen → the node id that held it.
-    ports: Arc<Mutex<HashMap<u16, String>>>,
+    /// Client port of every database connection seen → the nodes that held it, when.
+    ports: Arc<Mutex<audit::Holders>>,
     db_port: u16,
     sampler: Option<tokio::task::JoinHandle<()>>,
     nats_url: String,
