@@ -36,7 +36,7 @@ pub struct FakeOwner {
 }
 
 impl FakeOwner {
-    /// Serves `P.room.<code>` of the cluster of `prefix` (subscribed and flushed).
+    /// Serves `P.room.<code>` of the cluster of `prefix` (the subscription confirmed).
     pub async fn serve(prefix: &str, code: &str) -> FakeOwner {
         let url = std::env::var("PARCHIS_NATS_URL").expect("NATS (checked by the harness)");
         let nats = async_nats::connect(url).await.expect("connect to NATS");
@@ -44,7 +44,15 @@ impl FakeOwner {
             .subscribe(format!("{prefix}.room.{code}"))
             .await
             .expect("subscribe");
-        nats.flush().await.expect("flush");
+        // On the server before any edge asks (flush only writes the socket): a message to
+        // an inbox of this client's comes back after NATS processed the subscription.
+        let inbox = nats.new_inbox();
+        let mut echo = nats.subscribe(inbox.clone()).await.expect("subscribe");
+        nats.publish(inbox, "".into()).await.expect("publish");
+        tokio::time::timeout(Duration::from_secs(5), echo.next())
+            .await
+            .expect("NATS answers")
+            .expect("echo");
         FakeOwner {
             nats,
             sub,
