@@ -20,7 +20,7 @@
 //! [`Store::renew_leases`] (one statement per node), [`Store::release_lease`] (drain) and
 //! [`Store::retire_lease`] (finished rooms). Each acquire bumps the lease's `epoch`, and the
 //! [`Fence`] it returns goes with every write of the room through [`Store::write_room`]:
-//! the write checks `owner` and `epoch` under a `FOR SHARE` row lock in its own
+//! the write checks `owner` and `epoch` under a `FOR KEY SHARE` row lock in its own
 //! transaction, so a node that lost the room gets [`StoreError::Fenced`] and writes
 //! nothing, and a takeover waits for any write it races with. Expiry is always the
 //! database's clock. Node heartbeats: [`Store::heartbeat_node`], [`Store::live_nodes`].

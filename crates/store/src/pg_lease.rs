@@ -6,12 +6,24 @@
 //! Row locks are always taken in `room_code` order (the writer's fence check, the
 //! renewal), so transactions locking several lease rows never deadlock.
 //!
+//! Lock modes (PostgreSQL's row-level locks), chosen so that a renewal never waits for a
+//! game write and a takeover always does:
+//!
+//! * the writer's fence check reads `owner, epoch` `FOR KEY SHARE`: it conflicts only
+//!   with `FOR UPDATE`;
+//! * every change of owner (an acquire, a claim) first locks the row `FOR UPDATE`, so
+//!   it waits for every write transaction that checked the old fence, and a write that
+//!   checks after it sees the new owner;
+//! * a renewal locks and updates `expires_at` only, `FOR NO KEY UPDATE` (what an `UPDATE`
+//!   of non-key columns takes anyway), which a fence check's `FOR KEY SHARE` does not
+//!   block: however long the node's group commits take, its renewal does not wait for
+//!   them. Releases and retirements are updates of the owner's own row, likewise.
+//!
 //! The renewal, the heartbeat, the sweeper's claims and node list and an adoption's
 //! acquire run on the store's lease pool ([`crate::PostgresOptions::lease_connections`],
 //! application name [`APPLICATION_NAME`]), not on the pool of the writer and the readers,
-//! so game traffic never makes them wait for a connection. A renewal still waits, on its
-//! row locks, for a group commit of this node's writer that holds the same rows `FOR
-//! SHARE` (at most that one commit: waiters queue for a row in order).
+//! so game traffic never makes them wait for a connection (nor, by the lock modes
+//! below, for a lock).
 //!
 //! Renewals and heartbeats commit with `synchronous_commit = off` (no WAL flush waited
 //! for, so a disk busy with game commits does not slow them). That is safe: both only
@@ -48,15 +60,16 @@ macro_rules! in_ms {
     };
 }
 
-/// Locks the lease rows of `rooms` `FOR SHARE`, in `room_code` order; the writer's fence
-/// check (see [`Backend::lock_leases`](crate::writer::Backend::lock_leases)).
+/// Locks the lease rows of `rooms` `FOR KEY SHARE`, in `room_code` order; the writer's
+/// fence check (see [`Backend::lock_leases`](crate::writer::Backend::lock_leases) and the
+/// module docs).
 pub(crate) async fn lock_leases(
     conn: &mut PgConnection,
     rooms: &[String],
 ) -> Result<Vec<(String, String, i64)>> {
     Ok(sqlx::query_as(
         "SELECT room_code, owner, epoch FROM room_leases WHERE room_code = ANY($1::text[]) \
-         ORDER BY room_code FOR SHARE",
+         ORDER BY room_code FOR KEY SHARE",
     )
     .bind(rooms)
     .fetch_all(&mut *conn)
@@ -92,6 +105,13 @@ pub(crate) async fn acquire(
     node: &str,
     ttl_ms: i64,
 ) -> Result<Option<Fence>> {
+    // The row first FOR UPDATE: waits for every write that checked the current fence
+    // (FOR KEY SHARE), then the upsert reads the latest version.
+    let mut tx = pool.begin().await?;
+    sqlx::query("SELECT 1 FROM room_leases WHERE room_code = $1 FOR UPDATE")
+        .bind(room_code)
+        .fetch_optional(&mut *tx)
+        .await?;
     let epoch: Option<i64> = sqlx::query_scalar(concat!(
         "INSERT INTO room_leases AS l (room_code, owner, epoch, expires_at) \
          VALUES ($1, $2, 1, ",
@@ -103,9 +123,10 @@ pub(crate) async fn acquire(
     .bind(room_code)
     .bind(node)
     .bind(ttl_ms)
-    .fetch_optional(pool)
+    .fetch_optional(&mut *tx)
     .await
     .map_err(room_not_found(room_code))?;
+    tx.commit().await?;
     Ok(epoch.map(|epoch| Fence {
         room_code: room_code.to_owned(),
         node: node.to_owned(),
@@ -207,13 +228,14 @@ pub(crate) async fn renew(
     }
     let codes: Vec<&str> = held.iter().map(|f| f.room_code.as_str()).collect();
     let epochs: Vec<i64> = held.iter().map(|f| f.epoch).collect();
-    // The rows are locked in room_code order first (as the writer's fence check does).
+    // The rows are locked in room_code order first (as the writer's fence check does),
+    // FOR NO KEY UPDATE: not blocked by the fence checks' FOR KEY SHARE (module docs).
     let mut tx = begin_async_commit(pool).await?;
     let rows: Vec<(String, i64)> = sqlx::query_as(concat!(
         "WITH held AS (SELECT * FROM UNNEST($3::text[], $4::bigint[]) AS h(room_code, epoch)), \
          mine AS (SELECT l.room_code, l.epoch FROM room_leases l \
          JOIN held h ON h.room_code = l.room_code AND h.epoch = l.epoch \
-         WHERE l.owner = $1 AND NOT l.retired ORDER BY l.room_code FOR UPDATE OF l) \
+         WHERE l.owner = $1 AND NOT l.retired ORDER BY l.room_code FOR NO KEY UPDATE OF l) \
          UPDATE room_leases l SET expires_at = ",
         in_ms!(2),
         " FROM mine WHERE l.room_code = mine.room_code AND l.epoch = mine.epoch \

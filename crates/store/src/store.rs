@@ -140,9 +140,10 @@ pub trait Store: Send + Sync {
     /// ([`RoomWrite`] names it for each variant; an empty append is a no-op).
     ///
     /// With `fence`, the write runs in the same transaction as a check of the room's lease
-    /// (`SELECT owner, epoch FROM room_leases WHERE room_code = $1 FOR SHARE`, which makes a
-    /// concurrent takeover wait for this write's commit): unless the lease's owner and epoch
-    /// are exactly the fence's, nothing is written (docs/CLUSTER.md, "Fencing").
+    /// (`SELECT owner, epoch FROM room_leases WHERE room_code = $1 FOR KEY SHARE`; every
+    /// takeover locks the row `FOR UPDATE` first, so it waits for this write's commit, while
+    /// a renewal, which only moves `expires_at`, does not): unless the lease's owner and
+    /// epoch are exactly the fence's, nothing is written (docs/CLUSTER.md, "Fencing").
     ///
     /// # Errors
     /// [`StoreError::Fenced`] when the fence does not match (the writer lost the room);

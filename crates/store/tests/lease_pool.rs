@@ -1,7 +1,11 @@
-//! Lease statements have connections of their own (docs/CLUSTER.md, "Lease connections"):
-//! with every connection of the main pool stuck (the group-commit writer and the readers
-//! blocked behind a lock, as a saturated database holds them), renewals, heartbeats, the
-//! node list and claims still answer, and the leases stay good.
+//! Lease statements have connections of their own and locks that game writes do not
+//! hold up (docs/CLUSTER.md, "Lease connections"):
+//!
+//! * with every connection of the main pool stuck (the group-commit writer and the
+//!   readers blocked behind a lock, as a saturated database holds them), renewals,
+//!   heartbeats, the node list and claims still answer, and the leases stay good;
+//! * a renewal does not wait for a fenced write in flight (its fence check's row lock),
+//!   while a takeover still does, and the old owner's next write is refused.
 //!
 //! PostgreSQL only: skipped with a message without `DATABASE_URL`, failed with `CI` set.
 
@@ -11,8 +15,8 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{code, game, room, Harness};
-use parchis_store::{Fence, NodeRecord, PostgresOptions, RoomStatus, Store};
+use common::{code, game, room, seat, Harness};
+use parchis_store::{Fence, NodeRecord, PostgresOptions, RoomStatus, RoomWrite, Store, StoreError};
 use sqlx::{Connection, Executor, PgConnection};
 
 /// A lease that does not expire during the test.
@@ -20,6 +24,33 @@ const LONG_TTL: i64 = 60_000;
 /// Guard against a hang (not a timing assertion): without the lease pool the renewal
 /// would wait for the main pool's acquire timeout (10 s) and fail.
 const HANG_GUARD: Duration = Duration::from_secs(60);
+
+/// Backends named `app` waiting for a lock held by backend `holder`, by pid.
+async fn blocked(watch: &mut PgConnection, app: &str, holder: i32) -> Vec<i32> {
+    sqlx::query_scalar(
+        "SELECT pid FROM pg_stat_activity WHERE application_name = $1 \
+         AND pg_blocking_pids(pid) @> ARRAY[$2::int] ORDER BY pid",
+    )
+    .bind(app)
+    .bind(holder)
+    .fetch_all(&mut *watch)
+    .await
+    .expect("read pg_stat_activity")
+}
+
+/// Waits until a backend named `app` waits for `holder`'s lock; its pid.
+async fn until_blocked(watch: &mut PgConnection, app: &str, holder: i32) -> i32 {
+    tokio::time::timeout(HANG_GUARD, async {
+        loop {
+            if let Some(pid) = blocked(watch, app, holder).await.first() {
+                return *pid;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {app} connection ever waited for backend {holder}"))
+}
 
 /// Main-pool connections (`parchis-store`) waiting for a lock held by backend `holder`.
 /// Read on a connection of its own (`watch`, outside any transaction: inside one,
@@ -160,5 +191,104 @@ async fn renewals_do_not_wait_for_an_exhausted_pool() {
     }
     side.close().await.expect("close side connection");
     watch.close().await.expect("close watch connection");
+    h.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewal_passes_a_write_in_flight_and_a_takeover_waits_for_it() {
+    let test = "a_renewal_passes_a_write_in_flight_and_a_takeover_waits_for_it";
+    let Some(h) = Harness::postgres(test).await else {
+        return;
+    };
+    let a: Arc<dyn Store> = Arc::clone(&h.store);
+    let b = h.reopen().await.expect("second store");
+    let url = h.url.clone().expect("postgres url");
+    let c = code();
+    let fence = a
+        .create_room_leased(&room(&c, RoomStatus::Open, 1), "a", LONG_TTL)
+        .await
+        .expect("create leased room");
+
+    // a's fenced write checks its fence (the lease row locked), then waits for `seats`.
+    let mut side = PgConnection::connect(&url).await.expect("side connection");
+    side.execute("BEGIN").await.expect("begin");
+    side.execute("LOCK TABLE seats IN ACCESS EXCLUSIVE MODE")
+        .await
+        .expect("lock seats");
+    let holder: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut side)
+        .await
+        .expect("pid");
+    let mut watch = PgConnection::connect(&url).await.expect("watch connection");
+    let write = {
+        let (a, c, fence) = (Arc::clone(&a), c.clone(), fence.clone());
+        tokio::spawn(async move {
+            let s = seat(&c, "red", "Ana", true, 5);
+            a.write_room(&c, Some(&fence), RoomWrite::UpsertSeat(s))
+                .await
+        })
+    };
+    let writer = until_blocked(&mut watch, "parchis-store", holder).await;
+
+    // The renewal does not wait for that write.
+    let kept = tokio::time::timeout(
+        HANG_GUARD,
+        a.renew_leases("a", LONG_TTL, std::slice::from_ref(&fence)),
+    )
+    .await
+    .expect("the renewal waited for the write in flight")
+    .expect("renewal");
+    assert_eq!(kept, vec![fence.clone()]);
+
+    // The lease runs out (as if a stopped renewing); b's takeover waits for the write.
+    sqlx::query(
+        "UPDATE room_leases SET expires_at = now() - interval '1 second' WHERE room_code = $1",
+    )
+    .bind(&c)
+    .execute(&mut watch)
+    .await
+    .expect("expire the lease");
+    let takeover = {
+        let (b, c) = (Arc::clone(&b), c.clone());
+        tokio::spawn(async move { b.acquire_lease(&c, "b", LONG_TTL).await })
+    };
+    let waiting = until_blocked(&mut watch, "parchis-store-lease", writer).await;
+    assert!(waiting > 0);
+    assert!(!takeover.is_finished(), "the takeover waits for the write");
+
+    // The write commits (its fence held when it was checked), then b takes over.
+    side.execute("ROLLBACK").await.expect("unlock");
+    write
+        .await
+        .expect("write task")
+        .expect("the write in flight commits");
+    let taken = takeover
+        .await
+        .expect("takeover task")
+        .expect("acquire")
+        .expect("b acquires the expired lease");
+    assert_eq!((taken.node.as_str(), taken.epoch), ("b", 2));
+    let stored = b.get_room(&c).await.expect("read").expect("room");
+    assert_eq!(
+        stored
+            .seats
+            .iter()
+            .map(|s| s.colour.as_str())
+            .collect::<Vec<_>>(),
+        vec!["red"],
+        "the new owner sees the write made before its takeover"
+    );
+    // a's next write is refused by its old fence.
+    let late = a
+        .write_room(
+            &c,
+            Some(&fence),
+            RoomWrite::UpsertSeat(seat(&c, "blue", "Bo", false, 6)),
+        )
+        .await;
+    assert!(matches!(late, Err(StoreError::Fenced { .. })), "{late:?}");
+    side.close().await.expect("close side connection");
+    watch.close().await.expect("close watch connection");
+    b.close().await;
     h.finish().await;
 }

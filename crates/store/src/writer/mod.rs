@@ -17,10 +17,11 @@
 //!
 //! Fencing (cluster mode, docs/CLUSTER.md "Fencing"): a fenced request's first op is
 //! [`WriteOp::CheckFence`]. Every path (one request, grouped, isolated) first locks the
-//! lease rows of all the group's fences `FOR SHARE` in ONE statement, in `room_code` order
-//! (so two such transactions, or a writer and a renewal, never deadlock), inside the
-//! transaction that then writes; a request whose fence does not match fails alone with
-//! [`StoreError::Fenced`]. The share lock makes a concurrent takeover wait for the commit.
+//! lease rows of all the group's fences `FOR KEY SHARE` in ONE statement, in `room_code`
+//! order (so two such transactions never deadlock), inside the transaction that then
+//! writes; a request whose fence does not match fails alone with [`StoreError::Fenced`].
+//! The row lock makes a concurrent takeover (which locks `FOR UPDATE`) wait for the
+//! commit; a renewal (`FOR NO KEY UPDATE`) does not wait (`crate::pg_lease`).
 //!
 //! Pressure ([`Writer::pressure`], [`WritePressure`]): how many requests wait and how long
 //! the current (or last) group has taken, read without waiting by cluster mode's load
@@ -84,7 +85,7 @@ pub(crate) trait Backend: Send + Sync + 'static {
         games: &[Uuid],
     ) -> Result<Vec<Option<i64>>>;
 
-    /// Locks the lease rows of `rooms` (sorted, distinct) `FOR SHARE` in one statement, in
+    /// Locks the lease rows of `rooms` (sorted, distinct) `FOR KEY SHARE` in one statement, in
     /// `room_code` order, and returns each existing row's `(room_code, owner, epoch)`.
     ///
     /// # Errors
