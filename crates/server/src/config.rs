@@ -98,6 +98,14 @@ pub struct Limits {
     /// Reverse proxies whose `X-Forwarded-For` names the client ([`crate::client_addr`]);
     /// their own connections count only against [`Limits::max_connections`].
     pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// Answers to connections over a limit (refusals, [`crate::listener`]) in flight at
+    /// once; beyond it a connection over a limit is closed without an answer, so
+    /// descriptors stay free for health checks and clients. At least 1.
+    pub max_refusals: usize,
+    /// `/readyz` and `/metrics` requests served at once on connections over a limit: a
+    /// quota for operators and health checks, taken within [`Limits::max_refusals`]
+    /// (at most that many). 0: they get the refusal like every other path.
+    pub ops_reserved: usize,
 }
 
 impl Default for Limits {
@@ -113,7 +121,41 @@ impl Default for Limits {
             lookups_per_minute: 120,
             watches_per_minute: 60,
             trusted_proxies: Vec::new(),
+            max_refusals: 128,
+            ops_reserved: 4,
         }
+    }
+}
+
+/// A setting that cannot work; the binary refuses to start with it (exit code 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// [`Limits::max_refusals`] is 0: not even `/healthz` would be answered over a limit.
+    #[error("--max-refusals must be at least 1 (0 would answer no connection over a limit, not even /healthz)")]
+    NoRefusals,
+    /// [`Limits::ops_reserved`] is above [`Limits::max_refusals`], whose share it is.
+    #[error("--ops-reserved ({ops}) must not exceed --max-refusals ({refusals}): operator requests over a limit are answered within the refusals")]
+    OpsOverRefusals {
+        /// The `ops_reserved` given.
+        ops: usize,
+        /// The `max_refusals` given.
+        refusals: usize,
+    },
+}
+
+impl Limits {
+    /// Checks the settings that cannot work whatever the load (see [`ConfigError`]).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.max_refusals == 0 {
+            return Err(ConfigError::NoRefusals);
+        }
+        if self.ops_reserved > self.max_refusals {
+            return Err(ConfigError::OpsOverRefusals {
+                ops: self.ops_reserved,
+                refusals: self.max_refusals,
+            });
+        }
+        Ok(())
     }
 }
 
@@ -193,5 +235,32 @@ impl Default for ServerConfig {
             timeouts: Timeouts::default(),
             allowed_origins: vec!["http://127.0.0.1:8080".into()],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_reject_no_refusals_and_an_ops_reserve_beyond_them() {
+        let defaults = Limits::default();
+        assert_eq!((defaults.max_refusals, defaults.ops_reserved), (128, 4));
+        assert_eq!(defaults.validate(), Ok(()));
+        let with = |max_refusals, ops_reserved| Limits {
+            max_refusals,
+            ops_reserved,
+            ..Limits::default()
+        };
+        assert_eq!(with(1, 0).validate(), Ok(()));
+        assert_eq!(with(1, 1).validate(), Ok(()));
+        assert_eq!(with(0, 0).validate(), Err(ConfigError::NoRefusals));
+        assert_eq!(
+            with(3, 4).validate(),
+            Err(ConfigError::OpsOverRefusals {
+                ops: 4,
+                refusals: 3
+            })
+        );
     }
 }

@@ -4,14 +4,15 @@
 //! and the client's address ([`crate::client_addr`]) as [`ClientAddr`].
 //!
 //! A connection over a limit is still answered, cheaply: `/healthz` gets `ok`, the
-//! operators' `/readyz` and `/metrics` get their real answer (at most [`OPS_RESERVED`] of
-//! them at once, beyond that a refusal), anything else a JSON `rate_limited` (429) or
-//! `server_full` (503) error with `Retry-After`, then the socket closes. At most
-//! [`REFUSING_MAX`] such answers are in flight; beyond that a connection is closed at once,
-//! so descriptors stay free for health checks and clients.
+//! operators' `/readyz` and `/metrics` get their real answer (at most
+//! [`Limits::ops_reserved`] of them at once, beyond that a refusal), anything else a JSON
+//! `rate_limited` (429) or `server_full` (503) error with `Retry-After`, then the socket
+//! closes. At most [`Limits::max_refusals`] such answers are in flight; beyond that a
+//! connection is closed at once, so descriptors stay free for health checks and clients.
 
 use crate::admission::{ConnGuard, Denied};
 use crate::client_addr::{client_addr, ClientAddr};
+use crate::config::Limits;
 use crate::state::AppState;
 use axum::extract::ConnectInfo;
 use axum::http::{header, HeaderValue, Request, Response, StatusCode};
@@ -33,14 +34,7 @@ use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 use tracing::{debug, warn};
 
-/// Refusals (answers to connections over a limit) in flight at once.
-pub const REFUSING_MAX: usize = 128;
-
-/// `/readyz` and `/metrics` requests served at once on connections over a limit (a small
-/// quota reserved for operators and health checks, within [`REFUSING_MAX`]).
-pub const OPS_RESERVED: usize = 4;
-
-/// Paths still served on a connection over a limit (within [`OPS_RESERVED`]).
+/// Paths still served on a connection over a limit (within [`Limits::ops_reserved`]).
 const OPS_PATHS: [&str; 2] = ["/readyz", "/metrics"];
 
 /// How long a refused connection may take to send its request.
@@ -102,6 +96,11 @@ pub async fn serve(
     let refusing = Arc::new(AtomicUsize::new(0));
     let ops = Arc::new(AtomicUsize::new(0));
     let cfg = state.config().clone();
+    let Limits {
+        max_refusals,
+        ops_reserved,
+        ..
+    } = cfg.limits;
     loop {
         let accepted = tokio::select! {
             _ = shutdown.cancelled() => break,
@@ -161,7 +160,7 @@ pub async fn serve(
                 });
             }
             Err(denied) => {
-                if refusing.load(Ordering::Relaxed) >= REFUSING_MAX {
+                if refusing.load(Ordering::Relaxed) >= max_refusals {
                     drop(tcp);
                     continue;
                 }
@@ -171,6 +170,7 @@ pub async fn serve(
                 let ops = Ops {
                     router: router.clone(),
                     in_flight: ops.clone(),
+                    reserved: ops_reserved,
                     peer,
                 };
                 tokio::spawn(async move {
@@ -189,17 +189,19 @@ pub async fn serve(
 /// What a connection over a limit needs to serve an operator's request.
 struct Ops {
     router: Router,
-    /// Operator requests being served on refused connections (≤ [`OPS_RESERVED`]).
+    /// Operator requests being served on refused connections (≤ `reserved`).
     in_flight: Arc<AtomicUsize>,
+    /// [`Limits::ops_reserved`].
+    reserved: usize,
     peer: SocketAddr,
 }
 
 impl Ops {
-    /// Takes one of the [`OPS_RESERVED`] slots; `None` when all are in use.
+    /// Takes one of the `reserved` slots; `None` when all are in use.
     fn slot(&self) -> Option<OpsSlot> {
         self.in_flight
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < OPS_RESERVED).then_some(n + 1)
+                (n < self.reserved).then_some(n + 1)
             })
             .ok()
             .map(|_| OpsSlot(self.in_flight.clone()))
@@ -216,7 +218,7 @@ impl Drop for OpsSlot {
 }
 
 /// Answers one request on a connection over a limit, then closes it: `/readyz` and
-/// `/metrics` through the router while an [`OPS_RESERVED`] slot is free, anything else
+/// `/metrics` through the router while a [`Limits::ops_reserved`] slot is free, anything else
 /// with [`refusal`].
 async fn refuse(tcp: TcpStream, denied: Denied, ops: Ops) {
     let io = TokioIo::new(Admitted { tcp, _slot: None });
@@ -280,4 +282,31 @@ pub fn refusal(path: &str, denied: &Denied) -> Response<axum::body::Body> {
     );
     headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ops(reserved: usize) -> Ops {
+        Ops {
+            router: Router::new(),
+            in_flight: Arc::new(AtomicUsize::new(0)),
+            reserved,
+            peer: SocketAddr::from(([127, 0, 0, 1], 1)),
+        }
+    }
+
+    #[test]
+    fn operator_requests_over_a_limit_take_at_most_the_reserved_slots() {
+        for reserved in [0, 1, 2, 4] {
+            let ops = ops(reserved);
+            let held: Vec<OpsSlot> = std::iter::from_fn(|| ops.slot()).take(10).collect();
+            assert_eq!(held.len(), reserved, "reserve of {reserved}");
+            assert_eq!(ops.in_flight.load(Ordering::Acquire), reserved);
+            drop(held);
+            assert_eq!(ops.in_flight.load(Ordering::Acquire), 0, "slots given back");
+            assert_eq!(ops.slot().is_some(), reserved > 0);
+        }
+    }
 }

@@ -36,6 +36,10 @@ struct Args {
         default_value_t = 1000
     )]
     sqlite_checkpoint_interval_ms: u64,
+    /// SQLite only: milliseconds the truncating checkpoint (WAL over its limit) waits for
+    /// readers while writes are held (1 to 10000).
+    #[arg(long, env = "PARCHIS_SQLITE_TRUNCATE_WAIT_MS", default_value_t = SqliteOptions::default().truncate_wait.as_millis() as u64)]
+    sqlite_truncate_wait_ms: u64,
     /// PostgreSQL only: connections of the main pool (the group-commit writer, reads).
     #[arg(long, env = "PARCHIS_PG_POOL_SIZE", default_value_t = PostgresOptions::default().pool_connections)]
     pg_pool_size: u32,
@@ -102,6 +106,13 @@ struct Args {
     /// Descriptors kept free below the open-file limit.
     #[arg(long, env = "PARCHIS_RESERVED_FDS", default_value_t = Limits::default().reserved_fds)]
     reserved_fds: usize,
+    /// Answers to connections over a limit in flight at once (beyond: closed unanswered).
+    #[arg(long, env = "PARCHIS_MAX_REFUSALS", default_value_t = Limits::default().max_refusals)]
+    max_refusals: usize,
+    /// `/readyz` and `/metrics` requests served at once on connections over a limit
+    /// (within --max-refusals; 0: refused like any other path).
+    #[arg(long, env = "PARCHIS_OPS_RESERVED", default_value_t = Limits::default().ops_reserved)]
+    ops_reserved: usize,
     /// Open connections from one client address.
     #[arg(long, env = "PARCHIS_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = Limits::default().max_connections_per_address)]
     max_connections_per_address: usize,
@@ -179,7 +190,12 @@ struct Args {
 async fn main() -> std::process::ExitCode {
     let args = Args::parse();
     parchis_server::logging::init(args.log_format, &args.log);
-    if let Err(e) = cluster_config(&args) {
+    let checked = cluster_config(&args)
+        .map(drop)
+        .map_err(|e| e.to_string())
+        .and_then(|()| limits(&args).validate().map_err(|e| e.to_string()))
+        .and_then(|()| sqlite_options(&args).validate().map_err(|e| e.to_string()));
+    if let Err(e) = checked {
         eprintln!("parchis-server: {e}");
         tracing::error!(error = %e, "cannot start");
         return std::process::ExitCode::from(2);
@@ -233,6 +249,33 @@ fn cluster_config(
     Ok(Some(config))
 }
 
+/// The admission limits of `args` (checked with [`Limits::validate`] at start).
+fn limits(args: &Args) -> Limits {
+    Limits {
+        max_connections: args.max_connections,
+        reserved_fds: args.reserved_fds,
+        max_connections_per_address: args.max_connections_per_address,
+        room_creations_per_minute: args.room_creations_per_minute,
+        max_lobbies_per_address: args.max_lobbies_per_address,
+        max_bot_rooms_per_address: args.max_bot_rooms_per_address,
+        max_bot_rooms: args.max_bot_rooms,
+        lookups_per_minute: args.lookups_per_minute,
+        watches_per_minute: args.watches_per_minute,
+        trusted_proxies: args.trusted_proxies.clone(),
+        max_refusals: args.max_refusals,
+        ops_reserved: args.ops_reserved,
+    }
+}
+
+/// The SQLite WAL options of `args` (checked with [`SqliteOptions::validate`] at start).
+fn sqlite_options(args: &Args) -> SqliteOptions {
+    SqliteOptions {
+        wal_limit_bytes: args.sqlite_wal_limit_bytes,
+        checkpoint_interval: Duration::from_millis(args.sqlite_checkpoint_interval_ms.max(10)),
+        truncate_wait: Duration::from_millis(args.sqlite_truncate_wait_ms),
+    }
+}
+
 async fn serve(args: Args) -> Result<(), MainError> {
     let addr = SocketAddr::new(args.bind, args.port);
     let cluster = match cluster_config(&args)? {
@@ -243,10 +286,8 @@ async fn serve(args: Args) -> Result<(), MainError> {
         }
         None => None,
     };
-    let sqlite = SqliteOptions {
-        wal_limit_bytes: args.sqlite_wal_limit_bytes,
-        checkpoint_interval: Duration::from_millis(args.sqlite_checkpoint_interval_ms.max(10)),
-    };
+    let sqlite = sqlite_options(&args);
+    let admission_limits = limits(&args);
     // Lease connections only in cluster mode (a single node has no leases).
     let postgres = PostgresOptions {
         pool_connections: args.pg_pool_size.max(2),
@@ -288,18 +329,7 @@ async fn serve(args: Args) -> Result<(), MainError> {
         presence_interval: Duration::from_millis(args.presence_interval_ms),
         lobby_idle: secs(args.lobby_idle_secs.max(1)),
         min_unwatched_bot_think: Duration::from_millis(args.min_unwatched_bot_think_ms),
-        limits: Limits {
-            max_connections: args.max_connections,
-            reserved_fds: args.reserved_fds,
-            max_connections_per_address: args.max_connections_per_address,
-            room_creations_per_minute: args.room_creations_per_minute,
-            max_lobbies_per_address: args.max_lobbies_per_address,
-            max_bot_rooms_per_address: args.max_bot_rooms_per_address,
-            max_bot_rooms: args.max_bot_rooms,
-            lookups_per_minute: args.lookups_per_minute,
-            watches_per_minute: args.watches_per_minute,
-            trusted_proxies: args.trusted_proxies,
-        },
+        limits: admission_limits,
         timeouts: Timeouts {
             header_read: secs(args.header_read_timeout_secs.max(1)),
             request: secs(args.request_timeout_secs.max(1)),

@@ -280,6 +280,71 @@ async fn assert_operators_are_answered(server: &Server, from: IpAddr) {
     );
 }
 
+/// `--ops-reserved` is honoured: over a connection limit, exactly that many `/readyz` or
+/// `/metrics` requests are served at once (here held in flight by a store whose readiness
+/// query waits at a gate); the next one gets the 429 like any other path, and once the
+/// held ones are answered the reserve is free again.
+#[tokio::test]
+async fn over_a_limit_operators_get_exactly_the_reserved_number_of_answers_at_once() {
+    use common::gated_store::GatedStore;
+    for reserved in [0, 1, 2] {
+        let store = std::sync::Arc::new(GatedStore::default());
+        let mut config = test_config();
+        config.limits.max_connections_per_address = 1;
+        config.limits.ops_reserved = reserved;
+        let server = common::start_on(config, store.clone()).await;
+        // The address's one connection (accepted first: the listener takes them in order).
+        let _held = connect_from(&server, ip(9)).await;
+        let held = futures_util::future::join_all(
+            (0..reserved).map(|_| http_from(&server, ip(9), "GET", "/readyz", "", "")),
+        );
+        let probe = async {
+            // Every reserved slot is taken by a request held at the store's gate.
+            store.pings_arrived(reserved).await;
+            for path in ["/readyz", "/metrics"] {
+                let refused = http_from(&server, ip(9), "GET", path, "", "").await;
+                assert_eq!(
+                    (refused.status, &refused.body["code"]),
+                    (429, &json!("rate_limited")),
+                    "reserve {reserved}, {path}: {}",
+                    refused.body
+                );
+            }
+            assert_eq!(
+                store.arrived(),
+                reserved,
+                "no other request reached the store"
+            );
+            store.open();
+        };
+        let (served, ()) = tokio::join!(held, probe);
+        assert_eq!(served.len(), reserved);
+        for a in served {
+            // The readiness document, not the refusal ("unavailable" only if this machine
+            // stalled past the readiness timeout while the gate was shut).
+            assert!(a.body["code"].is_null(), "refused: {}", a.body);
+            assert!(
+                a.body["status"] == "ready" || a.body["status"] == "unavailable",
+                "{}",
+                a.body
+            );
+        }
+        // The reserve is free again.
+        let again = http_from(&server, ip(9), "GET", "/readyz", "", "").await;
+        if reserved == 0 {
+            assert_eq!(again.status, 429, "{}", again.body);
+        } else {
+            assert_eq!(
+                (again.status, &again.body["status"]),
+                (200, &json!("ready")),
+                "reserve {reserved}: {}",
+                again.body
+            );
+        }
+        server.shutdown.cancel();
+    }
+}
+
 // ----- timeouts and liveness --------------------------------------------------------------
 
 /// Waits for the server to close `s`; returns how long that took, or `None` if it was

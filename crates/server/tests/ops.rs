@@ -427,3 +427,106 @@ async fn text_logs_have_no_ansi_escapes_when_not_on_a_terminal() {
     assert!(access[0].contains("status=200"), "{}", access[0]);
     assert!(out.lines().any(|l| l.contains("listening")), "{out}");
 }
+
+/// `--ops-reserved` reaches the listener of the real binary: over the per-address
+/// connection limit `/readyz` gets its real answer with the default reserve and the 429
+/// with a reserve of 0, while `/healthz` answers either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ops_reserve_flag_decides_whether_readyz_is_served_over_a_limit() {
+    for (reserve, want) in [(None, 200), (Some("0"), 429)] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut args = vec!["--max-connections-per-address", "1"];
+        if let Some(r) = reserve {
+            args.extend(["--ops-reserved", r]);
+        }
+        let server = spawn(dir.path(), &args).await;
+        // This address's one connection; every request below is over the limit.
+        let _held = admitted_connection(server.addr).await;
+        let (health, body) = get_raw(server.addr, "/healthz", &[]).await;
+        assert_eq!((health, body.as_str()), (200, "ok"), "reserve {reserve:?}");
+        let (status, body) = get_raw(server.addr, "/readyz", &[]).await;
+        assert_eq!(status, want, "reserve {reserve:?}: {body}");
+        let body: Value = serde_json::from_str(&body).expect("JSON");
+        if want == 200 {
+            assert_eq!(body["status"], "ready", "{body}");
+        } else {
+            assert_eq!(body["code"], "rate_limited", "{body}");
+        }
+        stop(server);
+    }
+}
+
+/// A connection the server admitted: a keep-alive `/healthz` on it is answered without
+/// `Connection: close` (a refusal closes). Retried while the connection of `spawn`'s
+/// probe may still be counted against the address.
+async fn admitted_connection(addr: SocketAddr) -> tokio::net::TcpStream {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    for _ in 0..100 {
+        let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
+            .await
+            .expect("write");
+        let mut head = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+            }
+        }
+        let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+        if head.starts_with("http/1.1 200") && !head.contains("connection: close") {
+            return s;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the server admitted no connection from this address");
+}
+
+/// A setting that cannot work stops the binary at start with exit code 2 and says why.
+#[test]
+fn nonsense_limits_are_refused_at_start_with_exit_code_2() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["--max-refusals", "0"],
+            "--max-refusals must be at least 1",
+        ),
+        (
+            &["--max-refusals", "3", "--ops-reserved", "4"],
+            "--ops-reserved (4) must not exceed --max-refusals (3)",
+        ),
+        (
+            &["--sqlite-truncate-wait-ms", "0"],
+            "TRUNCATE checkpoint wait must be 1 to 10000 ms, not 0 ms",
+        ),
+        (
+            &["--sqlite-truncate-wait-ms", "10001"],
+            "TRUNCATE checkpoint wait must be 1 to 10000 ms, not 10001 ms",
+        ),
+        (
+            &["--ops-reserved=-1"],
+            "invalid value '-1' for '--ops-reserved",
+        ),
+    ];
+    for (args, message) in cases {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = Command::new(env!("CARGO_BIN_EXE_parchis-server"))
+            .arg("--port")
+            .arg("0")
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(args)
+            .env_remove("DATABASE_URL")
+            .env_remove("PARCHIS_NATS_URL")
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run parchis-server");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(
+            std::fs::read_dir(dir.path()).expect("dir").next().is_none(),
+            "{args:?}: nothing opened before the check"
+        );
+    }
+}

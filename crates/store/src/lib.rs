@@ -56,7 +56,7 @@ mod writer;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use checkpoint::SqliteOptions;
+pub use checkpoint::{SqliteOptions, SqliteOptionsError, MAX_TRUNCATE_WAIT};
 pub use cluster::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 pub use error::{Result, StoreError};
 pub use memory::MemoryStore;

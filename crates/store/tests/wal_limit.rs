@@ -46,6 +46,7 @@ async fn sqlite_wal_is_truncated_back_under_its_limit_despite_writes_and_readers
     let options = SqliteOptions {
         wal_limit_bytes: LIMIT,
         checkpoint_interval: Duration::from_millis(100),
+        ..SqliteOptions::default()
     };
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open_with(&db, options).await.expect("open"));
 
