@@ -568,3 +568,7 @@ pub async fn perform(
 ) -> Result<(), parchis_store::StoreError> {
     store.write_room(code, None, write.into()).await
 }
+
+#[cfg(test)]
+#[path = "actor_fanout_tests.rs"]
+mod fanout_tests;
