@@ -1,6 +1,7 @@
 // Shared setup of the browser tests (e2e/test/*.test.mjs): the real server binary on a
 // free loopback port with seeded dice and an in-memory database, Debian's chromium driven
-// by playwright-core, pages with the client's test hook, screenshots in artifacts/e2e/.
+// by playwright-core, pages with the client's test hook (and, on request, seeded client
+// seeds: `newPage`'s `entropy`), screenshots in artifacts/e2e/.
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -77,13 +78,47 @@ export async function teardown(env) {
 }
 
 /**
+ * Replaces the page's `crypto.getRandomValues` with a generator seeded by `seed` (FNV-1a
+ * of the string, then mulberry32): the same bytes in the same order on every run. Runs
+ * in the page as an init script, so it must stay self-contained (a package would have to
+ * be bundled into the script; these few lines do). Never secure: tests only.
+ */
+function seededEntropy(seed) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < seed.length; i++) { h ^= seed.charCodeAt(i); h = Math.imul(h, 0x01000193); }
+  let s = h >>> 0;
+  const next = () => {
+    s = (s + 0x6d2b79f5) | 0;
+    let t = Math.imul(s ^ (s >>> 15), s | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+  crypto.getRandomValues = (array) => {
+    if (!ArrayBuffer.isView(array) || array instanceof DataView) throw new TypeError('getRandomValues: an integer typed array');
+    const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = next() & 0xff;
+    return array;
+  };
+}
+
+/**
  * A new page in its own context. The test hook is installed by an init script that runs
  * before the app: the app hands its hook to `window.__parchisTestHook` when (and only
  * when) that function exists, so production pages expose nothing.
+ *
+ * `entropy` (a seed string) is the browser-side equivalent of PARCHIS_DICE_SEED: the
+ * dice mix in each player's client seed (docs/FAIR_DICE.md), which the app draws from
+ * `crypto.getRandomValues` when it joins, so a seeded server alone plays a different game
+ * on every run. With `entropy`, an init script makes that page's `getRandomValues`
+ * deterministic (see `seededEntropy`), and with the server's seed and the same steps the
+ * game is the same on every run (a room's server seed also depends on the rooms and
+ * connections the server had before it, so keep a test's order of them). Tests whose assertions need particular dice pass it;
+ * without it the page has the browser's own random source.
  */
-export async function newPage(env, name, viewport, { locale = 'es-ES', hook = true, reducedMotion, hasTouch } = {}) {
+export async function newPage(env, name, viewport, { locale = 'es-ES', hook = true, entropy, reducedMotion, hasTouch } = {}) {
   const ctx = await env.browser.newContext({ viewport, locale, reducedMotion, hasTouch, isMobile: !!hasTouch });
   if (hook) await ctx.addInitScript(() => { window.__parchisTestHook = (h) => { window.__parchis = h; }; });
+  if (entropy !== undefined) await ctx.addInitScript(seededEntropy, String(entropy));
   const page = await ctx.newPage();
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(`${name}: ${e.message}`));

@@ -18,7 +18,8 @@ const get = async (path) => (await fetch(`${env.base}${path}`)).json();
 
 test('a whole game against a bot, the result screen, the replay viewer, the finished room link and a rematch', { timeout: 10 * 60 * 1000 }, async () => {
   const room = await post('/api/rooms', { seats: 2, bots: 'random', bot_think_ms: 0, turn_clock_secs: 600 });
-  const p = await newPage(env, 'E', DESKTOP);
+  // A seeded client seed (with the server's seeded dice): the same game on every run.
+  const p = await newPage(env, 'E', DESKTOP, { entropy: 'elena' });
   await p.goto(`${env.base}/?room=${room.code}`);
   await p.waitForSelector('#view-join:not([hidden])');
   await p.fill('#join-name', 'Elena');
@@ -51,6 +52,7 @@ test('a whole game against a bot, the result screen, the replay viewer, the fini
   await q.goto(`${env.base}/?room=${room.code}`);
   await q.waitForSelector('#view-replay:not([hidden])');
   const replay = await get(`/api/games/${first.gameId}/replay`);
+  console.log(`# steps: ${steps}, replay steps: ${replay.steps.length}, outcome: ${JSON.stringify(first.outcome)}`);
   assert.ok(replay.steps.length > 20);
   await waitFor(q, async () => (await q.getAttribute('#replay-counter', 'data-step')) === String(replay.steps.length - 1), 'the replay at its end');
   const drawn = (r, i) => {

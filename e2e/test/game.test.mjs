@@ -14,14 +14,15 @@ const MAX_THROWS = Number(process.env.PARCHIS_E2E_MAX_THROWS || 1500);
 let env;
 before(async () => { env = await setup(); });
 after(async () => { await teardown(env); });
-const newPage = (name, viewport) => page0(env, name, viewport);
+const newPage = (name, viewport, opts) => page0(env, name, viewport, opts);
 const waitFor = (fn, what, ms) => wait0({ env }, fn, what, ms);
 let base;
 
 test('two players create, join and play; a spectator watches; a reload resumes', { timeout: 15 * 60 * 1000 }, async () => {
   base = env.base;
-  const a = await newPage('A', { width: 1280, height: 900 });
-  const b = await newPage('B', { width: 390, height: 844 });
+  // Seeded client seeds (with the server's seeded dice): the same game on every run.
+  const a = await newPage('A', { width: 1280, height: 900 }, { entropy: 'ana' });
+  const b = await newPage('B', { width: 390, height: 844 }, { entropy: 'benito' });
   const c = await newPage('C', { width: 1024, height: 800 });
 
   // --- Lobby: A creates a two-seat room. ---
