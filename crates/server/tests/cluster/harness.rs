@@ -17,6 +17,7 @@ use std::io::BufRead;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -147,7 +148,9 @@ pub struct Cluster {
     /// Client port of every database connection seen → the nodes that held it, when.
     ports: Arc<Mutex<audit::Holders>>,
     db_port: u16,
-    sampler: Option<tokio::task::JoinHandle<()>>,
+    /// The port sampler's thread and its stop switch (reading `/proc` blocks: never on
+    /// the test's runtime, whose two workers run the clients).
+    sampler: Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>,
     nats_url: String,
     /// The NATS URL of the node of [`Opts::slow_nats`] (its proxy).
     slow_nats_url: Option<String>,
@@ -234,12 +237,15 @@ impl Cluster {
             cluster.db_port,
         );
         let ids: Vec<String> = cluster.nodes.iter().map(|n| n.id.clone()).collect();
-        cluster.sampler = Some(tokio::spawn(async move {
-            loop {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !stopped.load(Ordering::Relaxed) {
                 roster.sample_ports(&ids, db_port, &ports);
-                tokio::time::sleep(Duration::from_millis(100)).await;
+                std::thread::sleep(Duration::from_millis(100));
             }
-        }));
+        });
+        cluster.sampler = Some((stop, thread));
         Some(cluster)
     }
 
@@ -373,8 +379,12 @@ impl Cluster {
     }
 
     /// `kill -9` node `i` and reaps it.
+    ///
+    /// At once: the victim's database connections are known from the sampler (every
+    /// 100 ms; one opened since counts as an unknown writer). Sampling here delayed the
+    /// kill under load (reading `/proc/<pid>/net/tcp` of a busy machine), past the
+    /// moment the test had noted as the kill's.
     pub fn kill(&mut self, i: usize) {
-        self.sample_ports();
         self.mark_down(i);
         self.roster.lock()[i].pid = None;
         if let Some(mut child) = self.nodes[i].child.take() {
@@ -485,8 +495,9 @@ impl Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        if let Some(s) = self.sampler.take() {
-            s.abort();
+        if let Some((stop, thread)) = self.sampler.take() {
+            stop.store(true, Ordering::Relaxed);
+            let _ = thread.join();
         }
         for node in &mut self.nodes {
             if let Some(mut child) = node.child.take() {
