@@ -188,7 +188,28 @@ impl Actor {
                 break RoomEnd::Disposed;
             }
         };
+        if matches!(
+            end,
+            RoomEnd::Lost(_) | RoomEnd::Fenced | RoomEnd::Handoff(_)
+        ) {
+            self.refuse_queued(&mut rx);
+        }
         self.finish(end).await;
+    }
+
+    /// The room stops here and moves: the commands still queued are not handled here, so
+    /// each gets its one reply now, `room_unavailable` (nothing applied; sent again, they
+    /// reach the new owner). Queued entries get theirs when their reply channel drops.
+    fn refuse_queued(&mut self, rx: &mut mpsc::Receiver<RoomCmd>) {
+        rx.close();
+        while let Ok(cmd) = rx.try_recv() {
+            if let RoomCmd::Command { conn, req, .. } = cmd {
+                if let Some(link) = self.links.get(&conn) {
+                    let refusal = Refusal::code(ErrorCode::RoomUnavailable);
+                    link.send(super::encode(&refusal.to_message(Some(req))));
+                }
+            }
+        }
     }
 
     /// The room ends here: deregisters; in cluster mode the lease is retired, released or
@@ -572,3 +593,7 @@ pub async fn perform(
 #[cfg(test)]
 #[path = "actor_fanout_tests.rs"]
 mod fanout_tests;
+
+#[cfg(test)]
+#[path = "actor_moving_tests.rs"]
+mod moving_tests;

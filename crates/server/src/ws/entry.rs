@@ -107,8 +107,14 @@ impl Session {
                 reply,
             },
         };
+        // Closed meanwhile: in cluster mode it is moving to another node (retryable).
+        let closed = if self.state.cluster().is_some() {
+            ErrorCode::RoomUnavailable
+        } else {
+            ErrorCode::UnknownRoom
+        };
         if handle.sender().send(cmd).await.is_err() {
-            return self.error(Some(req), ErrorCode::UnknownRoom, "the room has closed");
+            return self.error(Some(req), closed, "the room has closed");
         }
         match answer.await {
             Ok(Ok(member)) => {
@@ -116,7 +122,7 @@ impl Session {
                 Flow::Continue
             }
             Ok(Err(refusal)) => self.refuse(Some(req), refusal),
-            Err(_) => self.error(Some(req), ErrorCode::UnknownRoom, "the room has closed"),
+            Err(_) => self.error(Some(req), closed, "the room has closed"),
         }
     }
 
