@@ -6,6 +6,9 @@
 //! also keeps the build short.
 
 mod common;
+// Not in `common`: the CLI's tests include `common` and lack this file's dependencies.
+#[path = "common/gated_store.rs"]
+mod gated_store;
 
 use common::{start, test_config, Client, Server};
 use parchis_server::ServerConfig;
@@ -286,7 +289,7 @@ async fn assert_operators_are_answered(server: &Server, from: IpAddr) {
 /// held ones are answered the reserve is free again.
 #[tokio::test]
 async fn over_a_limit_operators_get_exactly_the_reserved_number_of_answers_at_once() {
-    use common::gated_store::GatedStore;
+    use crate::gated_store::GatedStore;
     for reserved in [0, 1, 2] {
         let store = std::sync::Arc::new(GatedStore::default());
         let mut config = test_config();

@@ -2,8 +2,6 @@
 //! tokio-tungstenite WebSocket client that tracks the room's event seq.
 #![allow(dead_code)]
 
-pub mod gated_store;
-
 use futures_util::{SinkExt, StreamExt};
 use parchis_server::{AppState, ServerConfig};
 use parchis_store::{MemoryStore, Store};
