@@ -160,9 +160,20 @@ async fn readyz_follows_the_postgres_database() {
 
 const ADMIN_TOKEN: &str = "log-test-admin-token";
 
+/// A running server; dropping it kills the process (a failed assertion must not leave a
+/// child holding the test's output pipe open). `child` is `None` once [`stop`] took it.
 struct Proc {
-    child: std::process::Child,
+    child: Option<std::process::Child>,
     addr: SocketAddr,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Some(child) = self.child.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 fn free_port() -> u16 {
@@ -193,7 +204,10 @@ async fn spawn(data_dir: &std::path::Path, args: &[&str]) -> Proc {
     let addr: SocketAddr = ([127, 0, 0, 1], port).into();
     for _ in 0..200 {
         if tokio::net::TcpStream::connect(addr).await.is_ok() {
-            return Proc { child, addr };
+            return Proc {
+                child: Some(child),
+                addr,
+            };
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -203,12 +217,13 @@ async fn spawn(data_dir: &std::path::Path, args: &[&str]) -> Proc {
 }
 
 /// Stops the server with SIGTERM (graceful) and returns everything it wrote to stdout.
-fn stop(p: Proc) -> String {
+fn stop(mut p: Proc) -> String {
+    let child = p.child.take().expect("a running server");
     let _ = Command::new("kill")
         .arg("-TERM")
-        .arg(p.child.id().to_string())
+        .arg(child.id().to_string())
         .status();
-    let out = p.child.wait_with_output().expect("server output");
+    let out = child.wait_with_output().expect("server output");
     String::from_utf8(out.stdout).expect("UTF-8 logs")
 }
 
