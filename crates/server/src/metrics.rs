@@ -104,7 +104,7 @@ pub const FRAMES_RELAYED: &str = "parchis_cluster_frames_relayed_total";
 /// Counter: commands an edge forwarded to a room's owner, by `outcome` (`taken`, `not_attached`,
 /// `unreachable`).
 pub const COMMANDS_FORWARDED: &str = "parchis_cluster_commands_forwarded_total";
-/// Counter: gaps in `Parchis-N` an edge saw.
+/// Counter: gaps in a relayed link's message counter an edge saw.
 pub const EDGE_GAPS: &str = "parchis_cluster_edge_gaps_total";
 /// Counter: reattaches by `cause` (`gap`, `moved`, `rehome`, `end`) and `outcome` (`ok`,
 /// `refused`, `gave_up`).

@@ -5,7 +5,7 @@
 //! moves at one precise moment is tested without racing a real owner.
 
 use crate::common::Client;
-use async_nats::{HeaderMap, Subject};
+use async_nats::Subject;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
@@ -31,7 +31,7 @@ pub struct FakeOwner {
     sub: async_nats::Subscriber,
     pub prefix: String,
     pub code: String,
-    /// The `Parchis-N` of the next message, per edge link (conn, gen).
+    /// The counter of the last message, per edge link (conn, gen).
     n: std::collections::HashMap<(u64, u64), u64>,
 }
 
@@ -102,26 +102,20 @@ impl FakeOwner {
         let gen = attach.body["gen"].as_u64().expect("gen");
         let n = self.n.entry((conn, gen)).or_insert(0);
         *n += 1;
-        let mut h = HeaderMap::new();
-        h.insert("Parchis-Conn", conn.to_string());
-        h.insert("Parchis-Gen", gen.to_string());
-        h.insert("Parchis-N", n.to_string());
-        h.insert("Parchis-Kind", kind);
+        // `<conn> <gen> <n> <kind> <tag>\n<body>` (the server's `edge_msg`).
+        let mut tag = "-".to_owned();
         if let Ok(v) = serde_json::from_str::<Value>(body) {
             if let Some(seq) = v["seq"].as_u64() {
                 match v["type"].as_str() {
-                    Some("event") => h.insert("Parchis-Seq", seq.to_string()),
-                    Some("your_turn") => h.insert("Parchis-Turn", seq.to_string()),
+                    Some("event") => tag = format!("e{seq}"),
+                    Some("your_turn") => tag = format!("t{seq}"),
                     _ => {}
                 }
             }
         }
+        let msg = format!("{conn} {gen} {n} {kind} {tag}\n{body}");
         self.nats
-            .publish_with_headers(
-                format!("{}.edge.{node}", self.prefix),
-                h,
-                body.to_owned().into(),
-            )
+            .publish(format!("{}.edge.{node}", self.prefix), msg.into())
             .await
             .expect("publish to the edge");
         self.nats.flush().await.expect("flush");

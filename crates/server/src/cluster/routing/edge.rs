@@ -1,7 +1,7 @@
 //! The edge side (`docs/CLUSTER.md`, "Routing: relayed connections"): local sockets whose
 //! room runs on another node. This module keeps them ([`Edge`], each with its [`Relay`])
 //! and dispatches the node's one subscription on `P.edge.<me>`: each frame reaches its
-//! socket's queue after the relay's checks (generation, `Parchis-N`, duplicates, replies
+//! socket's queue after the relay's checks (generation, the link's counter, duplicates, replies
 //! nobody waits for); a gap, the owner's `end`, a `moved` notice or a rehome makes the
 //! connection reattach ([`super::reattach`]). Requests to the owner are in
 //! [`super::ask`], the client's attach and commands in [`super::forward`].
@@ -10,6 +10,7 @@
 //! `room_unavailable` ([`Edge::answer_unavailable`]) when the link it waited on is given
 //! up, the forwarding fails, or no reply came within [`REPLY_WINDOW`].
 
+use super::edge_msg::{self, EdgeLine};
 use super::metrics as m;
 use super::relay::{welcome_info, Relay, Verdict};
 use super::wire::{self, KickBody, Kind, Tag};
@@ -193,36 +194,25 @@ impl Edge {
     }
 }
 
-fn header_u64(h: &async_nats::HeaderMap, name: &str) -> Option<u64> {
-    h.get(name)?.as_str().parse().ok()
-}
-
-/// Handles one `P.edge.<me>` message.
+/// Handles one `P.edge.<me>` message ([`super::edge_msg`]).
 pub(super) fn on_edge_message(state: &AppState, msg: async_nats::Message) {
     let Some(cluster) = state.cluster() else {
         return;
     };
-    let Some(h) = msg.headers.as_ref() else {
+    let Some((line, body)) = edge_msg::decode(&msg.payload) else {
+        debug!("unreadable edge message: dropped");
         return;
     };
-    let (Some(conn), Some(gen), Some(n), Some(kind)) = (
-        header_u64(h, wire::HDR_CONN),
-        header_u64(h, wire::HDR_GEN),
-        header_u64(h, wire::HDR_N),
-        h.get(wire::HDR_KIND).and_then(|k| Kind::parse(k.as_str())),
-    ) else {
-        debug!("edge message without its headers: dropped");
+    let Ok(text) = std::str::from_utf8(body) else {
         return;
     };
-    let Ok(text) = std::str::from_utf8(&msg.payload) else {
-        return;
-    };
-    let tag = match (header_u64(h, wire::HDR_SEQ), header_u64(h, wire::HDR_TURN)) {
-        (Some(seq), _) => Tag::Event(seq),
-        (None, Some(seq)) => Tag::Turn(seq),
+    let EdgeLine {
+        conn, gen, n, kind, ..
+    } = line;
+    let tag = match line.tag {
         // A reply is read from the frame itself (`{"type":"ok","req":…`).
-        _ if kind == Kind::Frame => wire::frame_tag(text),
-        _ => Tag::Other,
+        Tag::Other if kind == Kind::Frame => wire::frame_tag(text),
+        tag => tag,
     };
     let edge = &cluster.routing.edge;
     let mut conns = edge.lock();
@@ -255,7 +245,7 @@ pub(super) fn on_edge_message(state: &AppState, msg: async_nats::Message) {
         Verdict::Stale => relayed("stale"),
         Verdict::Unsolicited => relayed("unsolicited"),
         Verdict::Kick => {
-            let kick: KickBody = serde_json::from_slice(&msg.payload).unwrap_or(KickBody {
+            let kick: KickBody = serde_json::from_slice(body).unwrap_or(KickBody {
                 code: close_code::SERVICE_RESTART,
                 reason: "the room closed this connection".into(),
             });

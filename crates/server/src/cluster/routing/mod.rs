@@ -20,6 +20,7 @@
 
 pub mod ask;
 pub mod edge;
+pub mod edge_msg;
 pub mod forward;
 pub mod lobby;
 pub mod metrics;

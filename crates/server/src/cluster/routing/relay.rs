@@ -1,6 +1,6 @@
 //! The edge's per-connection relay state (`docs/CLUSTER.md`, "Routing: relayed
 //! connections") as a pure state machine fed header values: which attach generation is
-//! current, the next expected `Parchis-N`, the last event `seq` and `your_turn` seq
+//! current, the next expected link counter (`n`, [`super::edge_msg`]), the last event `seq` and `your_turn` seq
 //! delivered. A gap in `N` breaks the relay until the connection reattaches; an event (or
 //! `your_turn`) the client already has is dropped, so it never sees one twice.
 //!

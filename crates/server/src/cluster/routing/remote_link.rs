@@ -3,12 +3,13 @@
 //! room core treats every connection alike) whose queue is drained by an egress task
 //! publishing each frame to `P.edge.<NODE>` (`docs/CLUSTER.md`, "Routing").
 //!
-//! Headers: `Parchis-Conn` (the edge's connection id), `Parchis-Gen` (the edge's attach
-//! generation), `Parchis-N` (this link's counter from 1), `Parchis-Kind` (`frame`, `kick`
-//! or `end`), and `Parchis-Seq` / `Parchis-Turn` for `event` / `your_turn` frames. The
-//! link never blocks the actor: a frame counts as unwritten until published, and a link
+//! Each message is the frame as the room serialised it, behind one line
+//! ([`super::edge_msg`]): the edge's connection id and attach generation, this link's
+//! counter from 1, the kind (`frame`, `kick` or `end`) and the `seq` of an `event` /
+//! `your_turn` frame. The link never blocks the actor: a frame counts as unwritten until published, and a link
 //! over its byte limit or its queue is kicked as a slow consumer like a local one.
 
+use super::edge_msg::{self, EdgeLine};
 use super::metrics as m;
 use super::wire::{self, frame_tag, KickBody, Kind, Tag};
 use crate::room::{ConnLink, Kick, Unwritten};
@@ -22,7 +23,7 @@ use tracing::{debug, Instrument};
 #[derive(Clone, Debug)]
 pub struct EdgeAddr {
     /// `P.edge.<NODE>` of the edge node.
-    pub subject: String,
+    pub subject: async_nats::Subject,
     /// The edge's connection id.
     pub conn: u64,
     /// The edge's attach generation.
@@ -82,7 +83,7 @@ impl Egress {
                     // Forgotten right after a kick (a replaced seat): the kick is the news.
                     None if kick.reason().is_some() => break,
                     None => {
-                        self.publish(Kind::End, Tag::Other, axum::body::Bytes::new()).await;
+                        self.publish(Kind::End, Tag::Other, b"").await;
                         return;
                     }
                 },
@@ -97,38 +98,31 @@ impl Egress {
         }
         debug!(code, %reason, "remote link kicked");
         let body = wire::to_bytes(&KickBody { code, reason });
-        self.publish(Kind::Kick, Tag::Other, body).await;
+        self.publish(Kind::Kick, Tag::Other, &body).await;
     }
 
     async fn frame(&mut self, frame: Arc<str>) {
         let len = frame.len();
         let tag = frame_tag(&frame);
-        let body = axum::body::Bytes::copy_from_slice(frame.as_bytes());
-        self.publish(Kind::Frame, tag, body).await;
+        self.publish(Kind::Frame, tag, frame.as_bytes()).await;
         // Published (or lost with the bus): no longer waiting.
         self.unwritten.written(len);
     }
 
-    async fn publish(&mut self, kind: Kind, tag: Tag, body: axum::body::Bytes) {
+    async fn publish(&mut self, kind: Kind, tag: Tag, body: &[u8]) {
         self.n += 1;
-        let mut headers = async_nats::HeaderMap::new();
-        headers.insert(wire::HDR_CONN, self.edge.conn.to_string());
-        headers.insert(wire::HDR_GEN, self.edge.gen.to_string());
-        headers.insert(wire::HDR_N, self.n.to_string());
-        headers.insert(wire::HDR_KIND, kind.as_str());
-        match tag {
-            Tag::Event(seq) => headers.insert(wire::HDR_SEQ, seq.to_string()),
-            Tag::Turn(seq) => headers.insert(wire::HDR_TURN, seq.to_string()),
-            Tag::Reply(_) | Tag::Other => {}
-        }
+        let line = EdgeLine {
+            conn: self.edge.conn,
+            gen: self.edge.gen,
+            n: self.n,
+            kind,
+            tag,
+        };
+        let msg = axum::body::Bytes::from(edge_msg::encode(&line, body));
         let subject = self.edge.subject.clone();
-        match self
-            .client
-            .publish_with_headers(subject, headers, body)
-            .await
-        {
+        match self.client.publish(subject, msg).await {
             Ok(()) => metrics::counter!(m::FRAMES_PUBLISHED, "kind" => kind.as_str()).increment(1),
-            // The edge sees the gap in Parchis-N and reattaches.
+            // The edge sees the gap in the link's counter and reattaches.
             Err(e) => {
                 metrics::counter!(m::PUBLISH_FAILED).increment(1);
                 debug!(error = %e, "publishing to the edge failed");

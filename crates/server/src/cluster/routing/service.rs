@@ -221,7 +221,7 @@ async fn attach(
         let _ = handle.sender().send(RoomCmd::Detach { conn: old }).await;
     }
     let addr = EdgeAddr {
-        subject: cluster.bus.edge_subject(&edge),
+        subject: cluster.bus.edge_subject(&edge).into(),
         conn,
         gen,
     };

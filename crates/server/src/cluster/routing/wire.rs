@@ -4,9 +4,9 @@
 //!
 //! * `P.room.<CODE>` requests: [`RoomRequest`]; answers [`AttachAnswer`],
 //!   [`CommandAnswer`], or a [`parchis_protocol::RoomView`] for `view`.
-//! * `P.edge.<NODE>` messages: the frame itself as the body, with headers
-//!   ([`HDR_CONN`], [`HDR_GEN`], [`HDR_N`], [`HDR_KIND`], and [`HDR_SEQ`] / [`HDR_TURN`]
-//!   read from the frame by [`frame_tag`]); a kick's body is [`KickBody`].
+//! * `P.edge.<NODE>` messages: the frame itself as the body behind one line naming the
+//!   link, its counter, the [`Kind`] and the frame's [`Tag`] (read from the frame by
+//!   [`frame_tag`]): [`super::edge_msg`]; a kick's body is [`KickBody`].
 //! * `P.moved`: [`Moved`]. `P.lobby`: [`LobbyAsk`] → [`LobbyAnswer`].
 
 use crate::room::{Member, Reattach, Refusal, SeatCmd};
@@ -16,20 +16,6 @@ use serde::{Deserialize, Serialize};
 
 /// The version of every shape here.
 pub const WIRE_VERSION: u32 = 1;
-
-/// Header: the edge's connection id (decimal).
-pub const HDR_CONN: &str = "Parchis-Conn";
-/// Header: the attach generation the edge chose for this remote link (decimal); frames
-/// of an older generation are ignored.
-pub const HDR_GEN: &str = "Parchis-Gen";
-/// Header: the remote link's message counter, from 1 (decimal).
-pub const HDR_N: &str = "Parchis-N";
-/// Header: `frame`, `kick` or `end` ([`Kind`]).
-pub const HDR_KIND: &str = "Parchis-Kind";
-/// Header: the `seq` of an `event` frame.
-pub const HDR_SEQ: &str = "Parchis-Seq";
-/// Header: the `seq` of a `your_turn` frame.
-pub const HDR_TURN: &str = "Parchis-Turn";
 
 /// What a `P.edge` message is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,7 +29,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The header value.
+    /// Its name on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Frame => "frame",
@@ -52,7 +38,7 @@ impl Kind {
         }
     }
 
-    /// Reads a header value.
+    /// Reads its name on the wire.
     pub fn parse(s: &str) -> Option<Kind> {
         match s {
             "frame" => Some(Kind::Frame),
@@ -73,7 +59,7 @@ pub enum Tag {
     /// `your_turn` at this seq.
     Turn(u64),
     /// An `ok` or `error` replying to request `req` (read by the edge from the frame;
-    /// never a header).
+    /// never sent in a message's line).
     Reply(u64),
     /// Anything else (`welcome`, `presence`, `closing`, an `error` without `req`).
     Other,
