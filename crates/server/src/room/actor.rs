@@ -197,21 +197,6 @@ impl Actor {
         self.finish(end).await;
     }
 
-    /// The room stops here and moves: the commands still queued are not handled here, so
-    /// each gets its one reply now, `room_unavailable` (nothing applied; sent again, they
-    /// reach the new owner). Queued entries get theirs when their reply channel drops.
-    fn refuse_queued(&mut self, rx: &mut mpsc::Receiver<RoomCmd>) {
-        rx.close();
-        while let Ok(cmd) = rx.try_recv() {
-            if let RoomCmd::Command { conn, req, .. } = cmd {
-                if let Some(link) = self.links.get(&conn) {
-                    let refusal = Refusal::code(ErrorCode::RoomUnavailable);
-                    link.send(super::encode(&refusal.to_message(Some(req))));
-                }
-            }
-        }
-    }
-
     /// The room ends here: deregisters; in cluster mode the lease is retired, released or
     /// left (it is lost) and the local connections move on ([`lease::room_ended`]).
     async fn finish(mut self, end: RoomEnd) {
@@ -405,7 +390,9 @@ impl Actor {
             let Some(write) = persist else { break };
             let result = self.write(write).await;
             if self.is_stopping() {
-                // Fenced: the step is neither applied nor retried; the room ends here.
+                // Fenced: the step is neither applied nor retried; the room ends here,
+                // and the commands it held are answered (each gets its one reply).
+                self.refuse_owed();
                 break;
             }
             if let Err(e) = &result {
@@ -589,6 +576,9 @@ pub async fn perform(
 ) -> Result<(), parchis_store::StoreError> {
     store.write_room(code, None, write.into()).await
 }
+
+#[path = "actor_moving.rs"]
+mod moving;
 
 #[cfg(test)]
 #[path = "actor_fanout_tests.rs"]

@@ -32,6 +32,7 @@ pub mod effect;
 pub mod fanout;
 pub mod link;
 pub mod lobby;
+mod owed;
 pub mod persist;
 pub mod play;
 pub mod reattach;

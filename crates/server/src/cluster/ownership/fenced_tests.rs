@@ -71,3 +71,84 @@ async fn a_fenced_join_stops_the_room_and_stores_nothing() {
     let lease = store.lease(code).await.expect("read").expect("lease");
     assert_eq!((lease.owner.as_str(), lease.epoch), ("b", thief.epoch));
 }
+
+#[tokio::test]
+async fn a_command_whose_write_is_fenced_gets_room_unavailable_once() {
+    let store = Arc::new(MemoryStore::new());
+    let dyn_store: Arc<dyn Store> = store.clone();
+    let state = AppState::new(crate::ServerConfig::default(), dyn_store);
+    let code = "FENCED02";
+    let record = persist::room_record(code, &RoomSettings::default(), room::now_ms());
+    let fence = store
+        .create_room_leased(&record, "a", 1)
+        .await
+        .expect("room and lease");
+    let snapshot = store.get_room(code).await.expect("read").expect("stored");
+    room::restore(&state, &snapshot, Some(fence.clone()))
+        .await
+        .expect("the lobby runs");
+    let handle = state.room(code).expect("registered");
+    let (tx, mut frames) = tokio::sync::mpsc::channel(64);
+    let link = ConnLink {
+        id: 1,
+        tx,
+        kick: Kick::default(),
+        unwritten: Unwritten::default(),
+        max_unwritten: 1 << 20,
+    };
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    handle
+        .sender()
+        .send(RoomCmd::Join {
+            link,
+            req: 1,
+            name: "ann".into(),
+            colour: Some(parchis_engine::Colour::Red),
+            client_seed: None,
+            reply,
+        })
+        .await
+        .expect("the room reads");
+    // The lease is not taken yet: the join is stored under the first fence.
+    let member = answer.await.expect("answered").expect("seated");
+    let mut seq = 0;
+    while let Ok(frame) = frames.try_recv() {
+        let v: serde_json::Value = serde_json::from_str(&frame).expect("JSON frame");
+        seq = seq.max(v["seq"].as_u64().unwrap_or(0));
+    }
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    store
+        .acquire_lease(code, "b", 60_000)
+        .await
+        .expect("acquire")
+        .expect("the expired lease is taken");
+
+    handle
+        .sender()
+        .send(RoomCmd::Command {
+            conn: 1,
+            member,
+            req: 2,
+            seq,
+            cmd: room::SeatCmd::ChooseColour(parchis_engine::Colour::Yellow),
+            received: tokio::time::Instant::now(),
+        })
+        .await
+        .expect("the room reads");
+    drop(handle);
+    let mut replies = Vec::new();
+    // Until the room drops its links (or, bounded, the frames stop coming).
+    while let Ok(Some(frame)) = tokio::time::timeout(Duration::from_secs(5), frames.recv()).await {
+        let v: serde_json::Value = serde_json::from_str(&frame).expect("JSON frame");
+        if v["req"] == 2 {
+            replies.push(v);
+        }
+    }
+    assert_eq!(replies.len(), 1, "one reply: {replies:?}");
+    assert_eq!(replies[0]["type"], "error", "{replies:?}");
+    assert_eq!(replies[0]["code"], "room_unavailable", "{replies:?}");
+    assert!(state.room(code).is_none(), "the room stopped here");
+    let stored = store.get_room(code).await.expect("read").expect("stored");
+    let colours: Vec<&str> = stored.seats.iter().map(|s| s.colour.as_str()).collect();
+    assert_eq!(colours, ["red"], "the refused colour change is not stored");
+}
