@@ -15,7 +15,6 @@
 //! CPU per action). Pure: no I/O.
 
 use super::wire::{Kind, Tag};
-use std::io::Write;
 
 /// The line in front of a `P.edge` message's body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,20 +38,23 @@ const MAX_LINE: usize = 128;
 /// The message for `line` and `body`.
 pub fn encode(line: &EdgeLine, body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len() + 48);
-    // Writing to a Vec cannot fail.
-    let _ = write!(
-        out,
-        "{} {} {} {} ",
-        line.conn,
-        line.gen,
-        line.n,
-        line.kind.as_str()
-    );
-    let _ = match line.tag {
-        Tag::Event(seq) => write!(out, "e{seq}"),
-        Tag::Turn(seq) => write!(out, "t{seq}"),
-        Tag::Reply(_) | Tag::Other => write!(out, "-"),
-    };
+    let mut number = itoa::Buffer::new();
+    for n in [line.conn, line.gen, line.n] {
+        out.extend_from_slice(number.format(n).as_bytes());
+        out.push(b' ');
+    }
+    out.extend_from_slice(line.kind.as_str().as_bytes());
+    match line.tag {
+        Tag::Event(seq) => {
+            out.extend_from_slice(b" e");
+            out.extend_from_slice(number.format(seq).as_bytes());
+        }
+        Tag::Turn(seq) => {
+            out.extend_from_slice(b" t");
+            out.extend_from_slice(number.format(seq).as_bytes());
+        }
+        Tag::Reply(_) | Tag::Other => out.extend_from_slice(b" -"),
+    }
     out.push(b'\n');
     out.extend_from_slice(body);
     out
@@ -60,21 +62,23 @@ pub fn encode(line: &EdgeLine, body: &[u8]) -> Vec<u8> {
 
 /// Reads message `msg`: its line and its body (`None`: not a `P.edge` message).
 pub fn decode(msg: &[u8]) -> Option<(EdgeLine, &[u8])> {
-    let end = msg.iter().take(MAX_LINE).position(|&b| b == b'\n')?;
-    let line = std::str::from_utf8(&msg[..end]).ok()?;
-    let mut parts = line.split(' ');
-    let mut number = || -> Option<u64> { parts.next()?.parse().ok() };
+    let end = memchr::memchr(b'\n', &msg[..msg.len().min(MAX_LINE)])?;
+    let mut fields = msg[..end].split(|&b| b == b' ');
+    let mut number = || decimal(fields.next()?);
     let (conn, gen, n) = (number()?, number()?, number()?);
-    let kind = Kind::parse(parts.next()?)?;
-    let tag = match parts.next()? {
-        "-" => Tag::Other,
-        t => match (t.strip_prefix('e'), t.strip_prefix('t')) {
-            (Some(seq), _) => Tag::Event(seq.parse().ok()?),
-            (None, Some(seq)) => Tag::Turn(seq.parse().ok()?),
-            (None, None) => return None,
-        },
+    let kind = match fields.next()? {
+        b"frame" => Kind::Frame,
+        b"kick" => Kind::Kick,
+        b"end" => Kind::End,
+        _ => return None,
     };
-    if parts.next().is_some() {
+    let tag = match fields.next()? {
+        b"-" => Tag::Other,
+        [b'e', seq @ ..] => Tag::Event(decimal(seq)?),
+        [b't', seq @ ..] => Tag::Turn(decimal(seq)?),
+        _ => return None,
+    };
+    if fields.next().is_some() {
         return None;
     }
     let line = EdgeLine {
@@ -85,6 +89,19 @@ pub fn decode(msg: &[u8]) -> Option<(EdgeLine, &[u8])> {
         tag,
     };
     Some((line, &msg[end + 1..]))
+}
+
+/// A u64 written in decimal digits only (no sign, at least one digit, no overflow).
+fn decimal(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &d| {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    })
 }
 
 #[cfg(test)]
@@ -151,6 +168,9 @@ mod tests {
             b"17 42 3 frame - more\n{}",
             b"-1 42 3 frame -\n{}",
             b"17  42 3 frame -\n{}",
+            b"+17 42 3 frame -\n{}",
+            b"17 42 3 frame e+1\n{}",
+            b"18446744073709551616 42 3 frame -\n{}",
         ] {
             assert_eq!(decode(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
