@@ -33,6 +33,7 @@ pub fn router() -> Router<AppState> {
         .route("/admin/rooms", get(list_rooms))
         .route("/admin/rooms/{code}/close", post(close_room))
         .route("/admin/connections/{id}/disconnect", post(disconnect))
+        .route("/admin/debug/stall", post(crate::stall::stall))
 }
 
 /// Equal-time comparison of two secrets (through their SHA-256 digests, so neither the
@@ -50,7 +51,11 @@ fn same_secret(a: &str, b: &str) -> bool {
 /// # Errors
 /// `404 admin_disabled` when no token is configured; `401 unauthorized` when the header
 /// is missing, malformed or carries another token.
-fn authorize(state: &AppState, headers: &HeaderMap, action: &str) -> Result<(), ApiError> {
+pub(crate) fn authorize(
+    state: &AppState,
+    headers: &HeaderMap,
+    action: &str,
+) -> Result<(), ApiError> {
     let Some(expected) = state.config().admin_token.as_deref() else {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,

@@ -42,6 +42,9 @@ pub struct ServerConfig {
     pub max_rooms: usize,
     /// Bearer token of the admin API (`/admin/…`); `None` disables it.
     pub admin_token: Option<String>,
+    /// Tests only: `POST /admin/debug/stall` may block every worker thread of the main
+    /// runtime ([`crate::stall`]). Default off.
+    pub debug_stall_hook: bool,
     /// The outbound bytes queued for one connection and not yet written to its socket;
     /// a frame that would go beyond drops the connection as a slow consumer (4001). A
     /// reader that keeps up never holds more than a burst (default 1 MiB).
@@ -227,6 +230,7 @@ impl Default for ServerConfig {
             fixed_server_seed: None,
             max_rooms: 10_000,
             admin_token: None,
+            debug_stall_hook: false,
             outbound_queue_bytes: 1024 * 1024,
             presence_interval: Duration::from_millis(250),
             lobby_idle: Duration::from_secs(10 * 60),

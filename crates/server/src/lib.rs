@@ -34,6 +34,7 @@ pub mod observe;
 pub mod origin;
 pub mod replay;
 pub mod room;
+pub mod stall;
 pub mod state;
 pub mod static_files;
 pub mod ws;

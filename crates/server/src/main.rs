@@ -78,6 +78,9 @@ struct Args {
     /// Bearer token of the admin API (`/admin/…`); unset: the admin API is disabled.
     #[arg(long, env = "PARCHIS_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
+    /// Tests only: `POST /admin/debug/stall` (admin token) blocks every worker thread.
+    #[arg(long, env = "PARCHIS_DEBUG_STALL_HOOK", hide = true)]
+    debug_stall_hook: bool,
     /// Kernel send buffer per connection, bytes (0: the OS default, which grows to MBs).
     #[arg(long, env = "PARCHIS_SEND_BUFFER_BYTES", default_value_t = 64 * 1024)]
     send_buffer_bytes: usize,
@@ -324,6 +327,7 @@ async fn serve(args: Args) -> Result<(), MainError> {
         outbound_queue: args.outbound_queue,
         dice_seed: args.dice_seed,
         admin_token: args.admin_token.filter(|t| !t.trim().is_empty()),
+        debug_stall_hook: args.debug_stall_hook,
         max_rooms: args.max_rooms,
         outbound_queue_bytes: args.outbound_queue_bytes.max(64 * 1024),
         presence_interval: Duration::from_millis(args.presence_interval_ms),

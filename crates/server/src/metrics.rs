@@ -84,6 +84,9 @@ pub const DRAIN_DURATION: &str = "parchis_cluster_drain_duration_seconds";
 /// Histogram: one lease renewal statement, from sending it to its answer (or failure,
 /// or giving up), seconds.
 pub const RENEWAL_DURATION: &str = "parchis_cluster_lease_renewal_seconds";
+/// Histogram: how late each lease renewal (and heartbeat) started after its scheduled
+/// tick, seconds: the renewer's scheduling delay (docs/CLUSTER.md, "Lease thread").
+pub const RENEWAL_DELAY: &str = "parchis_cluster_lease_renewal_delay_seconds";
 /// Gauge: 1 while this node sheds load (takes no new rooms, not ready), else 0.
 pub const SHEDDING: &str = "parchis_cluster_shedding";
 /// Counter: times this node started shedding load, by `why` (`renewal_late`,
@@ -231,6 +234,11 @@ fn describe() {
         RENEWAL_DURATION,
         Unit::Seconds,
         "Lease renewal statement duration"
+    );
+    describe_histogram!(
+        RENEWAL_DELAY,
+        Unit::Seconds,
+        "Lease renewal start delay after its scheduled tick"
     );
     describe_gauge!(SHEDDING, "1 while this node sheds load (no new rooms)");
     describe_counter!(SHED_EPISODES, "Times this node started shedding, by why");

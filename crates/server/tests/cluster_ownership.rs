@@ -12,6 +12,8 @@
 //! * with every connection of a node's main pool stuck behind a lock (game traffic on a
 //!   saturated database), its renewals still go through on the lease connections: no
 //!   lease is lost, no room stops, the game goes on;
+//! * a node whose main runtime does nothing for two whole TTLs (every worker thread
+//!   blocked) keeps its leases: the renewer runs on the lease thread (issue #13);
 //! * a node whose writer is stuck sheds load: `/readyz` says so (503) and a new room is
 //!   refused with 503 `server_full` and `Retry-After` when no other node takes it.
 //!
@@ -587,4 +589,100 @@ async fn cluster_ownership_a_stuck_writer_sheds_new_rooms() {
         metric(&cluster, 0, "parchis_cluster_rooms_owned").await,
         1.0
     );
+}
+
+/// `POST /admin/debug/stall` on node `i` (the harness's admin token): every worker thread
+/// of its main runtime is blocked for `ms`, from 100 ms after the answer.
+async fn stall(cluster: &Cluster, i: usize, ms: u64) {
+    let mut s = tokio::net::TcpStream::connect(cluster.addr(i))
+        .await
+        .expect("connect");
+    let body = json!({ "ms": ms }).to_string();
+    let req = format!(
+        "POST /admin/debug/stall HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\
+         Authorization: Bearer {}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        harness::ADMIN_TOKEN,
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.expect("write");
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).await.expect("read");
+    let answer = String::from_utf8_lossy(&buf);
+    assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
+}
+
+/// Issue #13 (a mass disconnect starved the renewer and a node lost all its leases):
+/// nodes a and b, a runs a game; every worker thread of a's main runtime is blocked for
+/// two whole lease TTLs (the stall hook: none of a's sockets, rooms, timers or main-runtime
+/// I/O run, as in a burst of work that never yields). b's sweeper claims any lease that
+/// expires meanwhile. a's HTTP does not answer during the stall, yet its lease is renewed
+/// all along (the renewer and its connections are on the lease thread): still a's, same
+/// epoch, not expired, one TTL into the stall and after it; b took nothing over, a lost no
+/// lease, and the game goes on on a (a roll is stored next).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_ownership_a_stalled_main_runtime_keeps_its_leases() {
+    let test = "cluster_ownership_a_stalled_main_runtime_keeps_its_leases";
+    let opts = Opts {
+        nodes: 2,
+        lease_ttl_ms: 1500,
+        lease_renew_ms: 500,
+        sweep_ms: 250,
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts.clone()).await else {
+        return;
+    };
+    let (code, mut clients, first) =
+        two_player_game(&cluster, 0, json!({"seats": 2, "turn_clock_secs": 60})).await;
+    let before = stored(&cluster, &code).await;
+    let epoch = cluster.lease(&code).await.expect("lease").epoch;
+
+    let ttl = Duration::from_millis(opts.lease_ttl_ms);
+    stall(&cluster, 0, 2 * opts.lease_ttl_ms).await;
+    let started = Instant::now() + Duration::from_millis(100);
+    // The stall is on: a answers nothing.
+    tokio::time::sleep_until((started + Duration::from_millis(200)).into()).await;
+    let probe = tokio::time::timeout(
+        Duration::from_millis(500),
+        common::get_raw(cluster.addr(0), "/readyz", &[]),
+    )
+    .await;
+    assert!(probe.is_err(), "a answered during the stall: {probe:?}");
+    // One TTL and two sweeps into the stall: an unrenewed lease would be b's by now.
+    tokio::time::sleep_until((started + ttl + Duration::from_millis(500)).into()).await;
+    let during = cluster.lease(&code).await.expect("lease");
+    // The stall is over (and a sweep of b's after it).
+    tokio::time::sleep_until((started + 2 * ttl + Duration::from_millis(500)).into()).await;
+    let after = cluster.lease(&code).await.expect("lease");
+    for lease in [&during, &after] {
+        assert_eq!(
+            (lease.owner.as_str(), lease.epoch),
+            ("a", epoch),
+            "the lease stayed a's: {lease:?}"
+        );
+        assert!(lease.ms_left > 0, "renewed during the stall: {lease:?}");
+    }
+    assert_eq!(
+        metric(&cluster, 1, "parchis_cluster_takeovers_total").await,
+        0.0
+    );
+    assert_eq!(
+        metric(&cluster, 0, "parchis_cluster_rooms_owned").await,
+        1.0
+    );
+    let log = cluster.log_tail(0, 400);
+    assert!(!log.contains("lease lost"), "{log}");
+
+    // The game goes on: the first player's roll is stored at the next seq.
+    let actor = clients
+        .iter_mut()
+        .find(|c| c.colour.as_deref() == Some(first.as_str()))
+        .expect("the first player");
+    let req = actor.cmd(json!({"type": "roll"})).await;
+    let ok = actor.reply(req).await;
+    assert_eq!(ok["type"], "ok", "{ok}");
+    let now = stored(&cluster, &code).await;
+    assert_eq!(now[..before.len()], before[..]);
+    assert!(now.len() > before.len(), "the roll is stored");
 }

@@ -62,7 +62,7 @@ pub use error::{Result, StoreError};
 pub use memory::MemoryStore;
 pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::SqliteStore;
-pub use store::Store;
+pub use store::{LeaseKeeper, Store, ViaStore};
 pub use types::{
     hash_token, EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
     RoomStatus, RoomStatusUpdate, SeatRecord, UnknownRoomStatus,

@@ -34,11 +34,65 @@
 //! writes) keeps the synchronous commit, and flushing its WAL flushes every earlier
 //! commit with it.
 
-use sqlx::postgres::PgConnection;
+use async_trait::async_trait;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
+use std::time::Duration;
 
 /// The `application_name` of the lease pool's connections (`pg_stat_activity`).
 pub(crate) const APPLICATION_NAME: &str = "parchis-store-lease";
+/// Connections of a [`Keeper`]: the renewal's and the heartbeat's, which may run at once.
+pub(crate) const KEEPER_CONNECTIONS: u32 = 2;
+
+/// A pool of `size` lease connections (kept open, [`APPLICATION_NAME`], the statement
+/// timeout of `pools`), bound to the tokio runtime this is awaited on: its connections'
+/// sockets are registered there and its upkeep tasks run there.
+pub(crate) async fn lease_pool(
+    options: &PgConnectOptions,
+    pools: crate::PostgresOptions,
+    size: u32,
+) -> Result<PgPool> {
+    let timeout_ms = pools.lease_statement_timeout.as_millis().max(1).to_string();
+    Ok(PgPoolOptions::new()
+        .max_connections(size)
+        .min_connections(size)
+        .acquire_timeout(
+            pools
+                .lease_statement_timeout
+                .max(Duration::from_millis(100)),
+        )
+        .connect_with(
+            options
+                .clone()
+                .application_name(APPLICATION_NAME)
+                .options([("statement_timeout", timeout_ms.as_str())]),
+        )
+        .await?)
+}
+
+/// The renewal and the heartbeat on a pool of their own ([`crate::LeaseKeeper`],
+/// docs/CLUSTER.md, "Lease thread").
+pub(crate) struct Keeper {
+    pool: PgPool,
+}
+
+impl Keeper {
+    /// A keeper on `pool` (from [`lease_pool`], on the runtime that will drive it).
+    pub(crate) fn new(pool: PgPool) -> Keeper {
+        Keeper { pool }
+    }
+}
+
+#[async_trait]
+impl crate::LeaseKeeper for Keeper {
+    async fn renew_leases(&self, node: &str, ttl_ms: i64, held: &[Fence]) -> Result<Vec<Fence>> {
+        renew(&self.pool, node, ttl_ms, held).await
+    }
+
+    async fn heartbeat_node(&self, node: &NodeRecord) -> Result<()> {
+        heartbeat(&self.pool, node).await
+    }
+}
 
 /// A transaction whose commit does not wait for the WAL flush (see the module docs).
 async fn begin_async_commit(pool: &PgPool) -> Result<Transaction<'static, Postgres>> {

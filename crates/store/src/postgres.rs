@@ -21,7 +21,7 @@ use crate::types::{
     RoomStatusUpdate, SeatRecord,
 };
 use crate::writer::Writer;
-use crate::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite, Store};
+use crate::{Fence, Lease, LeaseKeeper, NodeInfo, NodeRecord, RoomWrite, Store};
 
 /// Connection pools of a [`PostgresStore`] (`--pg-pool-size`, `--pg-lease-pool-size`,
 /// `--pg-lease-statement-timeout-ms` of the server; docs/CLUSTER.md, "Lease connections").
@@ -62,6 +62,9 @@ pub struct PostgresStore {
     pool: PgPool,
     /// The lease statements' pool (the main pool when it has no connections of its own).
     leases: PgPool,
+    /// What [`Store::open_lease_keeper`] connects with (`None` without a lease pool: a
+    /// single node).
+    keeper_options: Option<(PgConnectOptions, PostgresOptions)>,
     writer: Writer,
 }
 
@@ -114,21 +117,7 @@ impl PostgresStore {
         let leases = if pools.lease_connections == 0 {
             pool.clone()
         } else {
-            let timeout_ms = pools.lease_statement_timeout.as_millis().max(1).to_string();
-            PgPoolOptions::new()
-                .max_connections(pools.lease_connections)
-                .min_connections(pools.lease_connections)
-                .acquire_timeout(
-                    pools
-                        .lease_statement_timeout
-                        .max(Duration::from_millis(100)),
-                )
-                .connect_with(
-                    options
-                        .application_name(pg_lease::APPLICATION_NAME)
-                        .options([("statement_timeout", timeout_ms.as_str())]),
-                )
-                .await?
+            pg_lease::lease_pool(&options, pools, pools.lease_connections).await?
         };
         tracing::info!(
             pool = pools.pool_connections,
@@ -139,6 +128,7 @@ impl PostgresStore {
         Ok(PostgresStore {
             pool,
             leases,
+            keeper_options: (pools.lease_connections > 0).then_some((options, pools)),
             writer,
         })
     }
@@ -253,6 +243,14 @@ impl Store for PostgresStore {
 
     async fn renew_leases(&self, node: &str, ttl_ms: i64, held: &[Fence]) -> Result<Vec<Fence>> {
         pg_lease::renew(&self.leases, node, ttl_ms, held).await
+    }
+
+    async fn open_lease_keeper(&self) -> Result<Option<Box<dyn LeaseKeeper>>> {
+        let Some((options, pools)) = &self.keeper_options else {
+            return Ok(None);
+        };
+        let pool = pg_lease::lease_pool(options, *pools, pg_lease::KEEPER_CONNECTIONS).await?;
+        Ok(Some(Box::new(pg_lease::Keeper::new(pool))))
     }
 
     async fn release_lease(&self, fence: &Fence) -> Result<bool> {

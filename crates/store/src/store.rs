@@ -12,6 +12,42 @@ use crate::types::{
 };
 use crate::writer::WritePressure;
 
+/// The two lease statements a node must never miss (docs/CLUSTER.md, "Lease thread"):
+/// the renewal and the heartbeat, on connections opened by
+/// [`Store::open_lease_keeper`] and driven by the runtime that opened them, so that no
+/// amount of work on another runtime (the server's main one) delays them. Same
+/// statements, same meaning as [`Store::renew_leases`] and [`Store::heartbeat_node`].
+#[async_trait]
+pub trait LeaseKeeper: Send + Sync {
+    /// As [`Store::renew_leases`].
+    ///
+    /// # Errors
+    /// As [`Store::renew_leases`].
+    async fn renew_leases(&self, node: &str, ttl_ms: i64, held: &[Fence]) -> Result<Vec<Fence>>;
+
+    /// As [`Store::heartbeat_node`].
+    ///
+    /// # Errors
+    /// As [`Store::heartbeat_node`].
+    async fn heartbeat_node(&self, node: &NodeRecord) -> Result<()>;
+}
+
+/// A store's own [`Store::renew_leases`] and [`Store::heartbeat_node`] as a
+/// [`LeaseKeeper`]: for a backend without connections to bind (the memory store), and the
+/// fallback when a keeper's connections cannot be opened.
+pub struct ViaStore(pub std::sync::Arc<dyn Store>);
+
+#[async_trait]
+impl LeaseKeeper for ViaStore {
+    async fn renew_leases(&self, node: &str, ttl_ms: i64, held: &[Fence]) -> Result<Vec<Fence>> {
+        self.0.renew_leases(node, ttl_ms, held).await
+    }
+
+    async fn heartbeat_node(&self, node: &NodeRecord) -> Result<()> {
+        self.0.heartbeat_node(node).await
+    }
+}
+
 /// Durable storage of rooms, seats, games and game events.
 ///
 /// Object-safe: the server holds an `Arc<dyn Store>` (see [`open_store`](crate::open_store)).
@@ -242,6 +278,17 @@ pub trait Store: Send + Sync {
     async fn renew_leases(&self, node: &str, ttl_ms: i64, held: &[Fence]) -> Result<Vec<Fence>> {
         let _ = (node, ttl_ms, held);
         Err(StoreError::Unsupported(NEEDS_POSTGRES))
+    }
+
+    /// Opens a [`LeaseKeeper`] of connections of its own, bound to the tokio runtime this
+    /// is awaited on (the server's lease thread). `None`: this backend has no connections
+    /// to bind (the memory store), and [`renew_leases`](Store::renew_leases) and
+    /// [`heartbeat_node`](Store::heartbeat_node) serve from any runtime.
+    ///
+    /// # Errors
+    /// The connections could not be opened.
+    async fn open_lease_keeper(&self) -> Result<Option<Box<dyn LeaseKeeper>>> {
+        Ok(None)
     }
 
     /// Drain hand-off: if `fence` is still the lease, makes it expired at once (`expires_at

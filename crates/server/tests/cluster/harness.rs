@@ -24,6 +24,9 @@ use std::time::{Duration, Instant};
 /// One cluster test at a time in this process.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// The admin token of every node (`PARCHIS_ADMIN_TOKEN`).
+pub const ADMIN_TOKEN: &str = "test-admin-token";
+
 /// Settings of the nodes of one test cluster.
 #[derive(Clone, Debug)]
 pub struct Opts {
@@ -341,6 +344,9 @@ impl Cluster {
             .env("PARCHIS_MAX_CONNECTIONS_PER_ADDRESS", "100000")
             .env("PARCHIS_LOOKUPS_PER_MINUTE", "1000000")
             .env("PARCHIS_WATCHES_PER_MINUTE", "1000000")
+            // The stall hook (`POST /admin/debug/stall`), for tests that starve a node.
+            .env("PARCHIS_ADMIN_TOKEN", ADMIN_TOKEN)
+            .env("PARCHIS_DEBUG_STALL_HOOK", "true")
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log fd"))
             .stderr(log)

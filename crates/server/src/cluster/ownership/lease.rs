@@ -8,7 +8,7 @@ use super::{observe, ownership, ttl_ms, Ownership};
 use crate::cluster::routing::{self, Rehomed};
 use crate::room::RoomCmd;
 use crate::state::AppState;
-use parchis_store::Fence;
+use parchis_store::{Fence, LeaseKeeper};
 use std::collections::HashSet;
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -92,13 +92,14 @@ pub fn renewal_budget(
 }
 
 /// The renewer task: every `lease-renew-ms` one `renew_leases` for every fence held (on
-/// the store's lease connections, so game writes never make it wait for a connection;
+/// `keeper`'s connections, on the lease thread ([`super::lease_thread`]): neither game
+/// writes nor work on the main runtime make it wait;
 /// bounded by [`renewal_budget`], a statement that hangs counts as failed); the rooms
 /// whose lease is lost are stopped; if nothing was renewed for a whole TTL (the database
 /// is unreachable), every room is. Each renewal's time goes to the load monitor
 /// ([`super::shedding`]) and to `parchis_cluster_lease_renewal_seconds`. Ends at
 /// shutdown.
-pub async fn renewer(state: AppState) {
+pub async fn renewer(state: AppState, keeper: &dyn LeaseKeeper) {
     let (Some(cluster), Some(own)) = (state.cluster().cloned(), ownership(&state)) else {
         return;
     };
@@ -108,13 +109,17 @@ pub async fn renewer(state: AppState) {
     let mut every = tokio::time::interval(period);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_success = Instant::now();
+    let mut last_end = last_success;
     loop {
-        tokio::select! {
+        let tick = tokio::select! {
             _ = shutdown.cancelled() => break,
-            _ = every.tick() => {}
-        }
+            tick = every.tick() => tick,
+        };
         let sent = own.fences();
         let sent_at = Instant::now();
+        // Late against its tick, or against the end of the previous renewal when that one
+        // ran past the tick (a slow statement is not a scheduling delay).
+        observe::renewal_started(&node, tick.max(last_end), sent_at, period / 4);
         if sent.is_empty() {
             last_success = sent_at;
             own.load.renewal_done(sent_at, sent_at, true);
@@ -124,7 +129,7 @@ pub async fn renewer(state: AppState) {
         let budget = renewal_budget(sent_at, last_success, ttl, period);
         let answer = {
             let _gate = own.gate.lock().await;
-            let renew = state.store().renew_leases(&node, ttl_ms(&cluster), &sent);
+            let renew = keeper.renew_leases(&node, ttl_ms(&cluster), &sent);
             match tokio::time::timeout(budget, renew).await {
                 Ok(Ok(kept)) => Some(kept),
                 Ok(Err(e)) => {
@@ -138,6 +143,7 @@ pub async fn renewer(state: AppState) {
             }
         };
         let now = Instant::now();
+        last_end = now;
         own.load.renewal_done(sent_at, now, answer.is_some());
         observe::renewal_took(now.saturating_duration_since(sent_at));
         let verdict = judge(&sent, answer.as_deref(), sent_at, last_success, ttl, now);

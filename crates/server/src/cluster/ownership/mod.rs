@@ -7,6 +7,8 @@
 //!   sweeper's wake-up.
 //! * [`lease`]: the renewer (one statement per node per `lease-renew-ms`), and what
 //!   becomes of a lease when its room ends here ([`lease::room_ended`]).
+//! * [`lease_thread`]: the OS thread, runtime and connections the renewer and the
+//!   heartbeat run on, apart from the main runtime.
 //! * [`sweeper`]: claims expired or unowned rooms every `sweep-ms` (failover).
 //! * [`takeover`]: brings a room whose lease this node just acquired into service through
 //!   the restart's restore.
@@ -22,6 +24,7 @@
 
 pub mod drain;
 pub mod lease;
+pub mod lease_thread;
 pub mod node;
 pub mod observe;
 pub mod placement;
@@ -130,17 +133,17 @@ pub(crate) fn ttl_ms(cluster: &crate::cluster::Cluster) -> i64 {
     i64::try_from(cluster.config.lease_ttl.as_millis()).unwrap_or(i64::MAX)
 }
 
-/// Starts cluster mode's background tasks on the server's tracker: the lease renewer,
-/// the load monitor, the node heartbeat, the sweeper and the `P.node.<NODE>` service.
-/// They end when the server shuts down. Does nothing on a single node.
+/// Starts cluster mode's background tasks on the server's tracker: the lease renewer and
+/// the node heartbeat on the lease thread ([`lease_thread`]), the load monitor, the
+/// sweeper and the `P.node.<NODE>` service on the main runtime. They end when the server
+/// shuts down. Does nothing on a single node.
 pub fn start(state: &AppState) {
     if state.cluster().is_none() {
         return;
     }
     let tracker = state.tracker();
-    tracker.spawn(lease::renewer(state.clone()));
+    lease_thread::start(state);
     tracker.spawn(shedding::monitor(state.clone()));
-    tracker.spawn(node::heartbeat(state.clone()));
     tracker.spawn(sweeper::sweeper(state.clone()));
     tracker.spawn(node::serve(state.clone()));
 }

@@ -11,7 +11,7 @@ use crate::room::{self, Refusal};
 use crate::state::AppState;
 use futures_util::StreamExt;
 use parchis_protocol::{ErrorCode, RoomSettings};
-use parchis_store::NodeRecord;
+use parchis_store::{LeaseKeeper, NodeRecord};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -98,6 +98,11 @@ pub async fn ask(
 /// drains or sheds load: the row's `draining`, which placement and the sweeper's spread
 /// read as "not a candidate").
 pub async fn beat(state: &AppState) {
+    beat_on(state, &parchis_store::ViaStore(state.store().clone())).await;
+}
+
+/// [`beat`] on `keeper`'s connections.
+async fn beat_on(state: &AppState, keeper: &dyn LeaseKeeper) {
     let (Some(cluster), Some(own)) = (state.cluster(), ownership(state)) else {
         return;
     };
@@ -106,13 +111,14 @@ pub async fn beat(state: &AppState) {
         rooms: u32::try_from(state.room_count()).unwrap_or(u32::MAX),
         draining: own.refuses_new_rooms(),
     };
-    if let Err(e) = state.store().heartbeat_node(&record).await {
+    if let Err(e) = keeper.heartbeat_node(&record).await {
         tracing::warn!(node = %cluster.node(), error = %e, "heartbeat failed");
     }
 }
 
-/// The heartbeat task: [`beat`] at once, then every `lease-renew-ms`; ends at shutdown.
-pub async fn heartbeat(state: AppState) {
+/// The heartbeat task: [`beat`] at once, then every `lease-renew-ms`, on `keeper`'s
+/// connections (the lease thread's, [`super::lease_thread`]); ends at shutdown.
+pub async fn heartbeat(state: AppState, keeper: &dyn LeaseKeeper) {
     let Some(cluster) = state.cluster().cloned() else {
         return;
     };
@@ -122,7 +128,7 @@ pub async fn heartbeat(state: AppState) {
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
-            _ = every.tick() => beat(&state).await,
+            _ = every.tick() => beat_on(&state, keeper).await,
         }
     }
 }

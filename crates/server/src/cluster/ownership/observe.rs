@@ -21,6 +21,25 @@ pub fn renewal_took(took: std::time::Duration) {
     metrics::histogram!(m::RENEWAL_DURATION).record(took.as_secs_f64());
 }
 
+/// A renewal scheduled for `tick` started at `now`: the renewer's scheduling delay.
+/// Logged (WARN) when beyond `warn_after`.
+pub fn renewal_started(
+    node: &str,
+    tick: tokio::time::Instant,
+    now: tokio::time::Instant,
+    warn_after: std::time::Duration,
+) {
+    let late = now.saturating_duration_since(tick);
+    metrics::histogram!(m::RENEWAL_DELAY).record(late.as_secs_f64());
+    if late > warn_after {
+        warn!(
+            node,
+            late_ms = late.as_millis() as u64,
+            "lease renewal started late"
+        );
+    }
+}
+
 /// A lease was lost: `why` is `lease lost` (missing from a renewal's answer) or no
 /// renewal for a whole TTL.
 pub fn lease_lost(fence: &Fence, why: &'static str) {

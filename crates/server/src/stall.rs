@@ -1,0 +1,69 @@
+//! Fault injection for tests (`--debug-stall-hook`, off by default): `POST
+//! /admin/debug/stall` with `{"ms": N}` blocks every worker thread of the server's main
+//! tokio runtime for `N` milliseconds (at most 30 s), as a burst of work that never
+//! yields would (a mass disconnect, a flood of fan-out). Nothing scheduled on the main
+//! runtime (sockets, room actors, timers, its I/O driver) runs meanwhile; the lease thread
+//! (docs/CLUSTER.md, "Lease thread") is not on it. Needs the admin token too; without the
+//! setting the route answers 404 `admin_disabled`.
+
+use crate::http::ApiError;
+use crate::state::AppState;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::Json;
+use parchis_protocol::ErrorCode;
+use serde::Deserialize;
+use std::time::{Duration, Instant};
+
+/// The longest stall one request may ask for.
+const LONGEST: Duration = Duration::from_secs(30);
+/// The stall starts this long after the request, so that its answer is sent first.
+const HEAD_START: Duration = Duration::from_millis(100);
+
+/// The body of `POST /admin/debug/stall`.
+#[derive(Debug, Deserialize)]
+pub struct StallRequest {
+    /// Milliseconds every worker thread stays blocked.
+    pub ms: u64,
+}
+
+/// `POST /admin/debug/stall`: answers at once (202), then, 100 ms later, blocks every
+/// worker thread of the main runtime for `ms`.
+///
+/// # Errors
+/// `404 admin_disabled` unless `--debug-stall-hook` is set; the admin API's `401`/`404` for
+/// the token.
+pub async fn stall(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Json(req): Json<StallRequest>,
+) -> Result<StatusCode, ApiError> {
+    if !state.config().debug_stall_hook {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::AdminDisabled,
+            "the stall hook is off (--debug-stall-hook)",
+        ));
+    }
+    crate::admin::authorize(&state, &headers, "stall")?;
+    let runtime = tokio::runtime::Handle::current();
+    let workers = runtime.metrics().num_workers();
+    let from = Instant::now() + HEAD_START;
+    let until = from + Duration::from_millis(req.ms).min(LONGEST);
+    tracing::warn!(
+        workers,
+        ms = req.ms,
+        "debug hook: stalling every worker thread"
+    );
+    // Spawned from a thread outside the runtime, the blockers go to its shared queue, so
+    // each idle worker takes one; each blocks its worker until the same instant.
+    std::thread::spawn(move || {
+        std::thread::sleep(from.saturating_duration_since(Instant::now()));
+        for _ in 0..workers {
+            runtime.spawn(async move {
+                std::thread::sleep(until.saturating_duration_since(Instant::now()));
+            });
+        }
+    });
+    Ok(StatusCode::ACCEPTED)
+}
