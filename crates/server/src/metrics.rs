@@ -84,7 +84,7 @@ pub const DRAIN_DURATION: &str = "parchis_cluster_drain_duration_seconds";
 /// Histogram: one lease renewal statement, from sending it to its answer (or failure,
 /// or giving up), seconds.
 pub const RENEWAL_DURATION: &str = "parchis_cluster_lease_renewal_seconds";
-/// Histogram: how late each lease renewal (and heartbeat) started after its scheduled
+/// Histogram: how late each lease renewal started after its scheduled
 /// tick, seconds: the renewer's scheduling delay (docs/CLUSTER.md, "Lease thread").
 pub const RENEWAL_DELAY: &str = "parchis_cluster_lease_renewal_delay_seconds";
 /// Gauge: 1 while this node sheds load (takes no new rooms, not ready), else 0.
