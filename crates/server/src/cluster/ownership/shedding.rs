@@ -6,7 +6,8 @@
 //!
 //! * [`decide`]: the pure decision, from a [`Sample`] of the load and the time as a
 //!   value, with hysteresis (shedding ends only after the load stayed under half of
-//!   every limit for [`Limits::calm_for`]).
+//!   every limit for [`Limits::calm_for`]; for the renewal's age, half of what the limit
+//!   allows beyond one renewal period, which the age reaches before every renewal).
 //! * [`Load`]: this node's renewal clock (written by the renewer) and shedding state.
 //! * [`monitor`]: the task that samples the load every quarter renewal period and
 //!   applies [`decide`] (the I/O edge: the store's write pressure, logs, metrics).
@@ -51,6 +52,9 @@ pub struct Limits {
     /// How long every value must stay under half its limit before shedding ends: two
     /// TTLs (6 s).
     pub calm_for: Duration,
+    /// The renewal period: [`Sample::renewal_age`] reaches it before every renewal of a
+    /// node whose renewals are on time, so only the lateness beyond it is halved.
+    pub renew: Duration,
 }
 
 impl Limits {
@@ -62,16 +66,23 @@ impl Limits {
             commit: ttl / 6,
             queued: QUEUED_LIMIT,
             calm_for: ttl * 2,
+            renew,
         }
     }
 
+    /// The calm bounds: half of each limit, but for the renewal's age one period plus
+    /// half its allowance beyond it (1.375 s at the defaults). Half of the whole age
+    /// limit (875 ms) is less than a period: a node renewing on time would pass it before
+    /// each renewal and, sampled then, never stop shedding.
     fn halved(&self) -> Limits {
+        let late = self.renewal_age.saturating_sub(self.renew);
         Limits {
-            renewal_age: self.renewal_age / 2,
+            renewal_age: self.renew.min(self.renewal_age) + late / 2,
             renewal_latency: self.renewal_latency / 2,
             commit: self.commit / 2,
             queued: self.queued / 2,
             calm_for: self.calm_for,
+            renew: self.renew,
         }
     }
 }
@@ -485,6 +496,48 @@ mod tests {
                 calm_since: None
             }
         );
+    }
+
+    #[test]
+    fn renewals_on_time_end_the_shedding() {
+        let l = Limits::for_leases(TTL, RENEW);
+        let t0 = Instant::now();
+        let at = |n| t0 + ms(n);
+        let late = Sample {
+            renewal_age: ms(1800),
+            ..calm()
+        };
+        let mut s = decide(Shed::Accepting, &late, &l, at(0));
+        assert!(s.is_shedding());
+        // Renewed on time again from 1 s on, sampled every quarter period: just before
+        // each renewal the age is a whole period (and a little).
+        for k in 0..=28 {
+            let sample = Sample {
+                renewal_age: ms(250 * (k % 4) + 260),
+                ..calm()
+            };
+            s = decide(s, &sample, &l, at(1000 + 250 * k));
+        }
+        assert_eq!(s, Shed::Accepting, "calm for two TTLs from 1 s on");
+        // An age more than half the allowance beyond a period restarts the calm.
+        let mut s = decide(Shed::Accepting, &late, &l, at(0));
+        s = decide(s, &calm(), &l, at(100));
+        s = decide(
+            s,
+            &Sample {
+                renewal_age: ms(1400),
+                ..calm()
+            },
+            &l,
+            at(200),
+        );
+        assert!(matches!(
+            s,
+            Shed::Shedding {
+                calm_since: None,
+                ..
+            }
+        ));
     }
 
     #[test]
