@@ -66,6 +66,11 @@ pub struct Player {
     pub reprompts: u32,
     /// Every `error` frame received.
     pub errors: Vec<Value>,
+    /// Rolls and plays sent on the current socket whose reply has not come (yet), with
+    /// when each was sent: a re-prompted command stays here until its late reply comes.
+    pub unreplied: BTreeMap<u64, Instant>,
+    /// The longest a roll or play waited for its reply.
+    pub longest_reply: Duration,
     /// Welcomes with a snapshot after the first (the client then skipped events).
     pub snapshots: u32,
     /// Events received again (identical) after they had been seen.
@@ -122,6 +127,8 @@ impl Player {
             resume_refusals: 0,
             reprompts: 0,
             errors: Vec::new(),
+            unreplied: BTreeMap::new(),
+            longest_reply: Duration::ZERO,
             snapshots: 0,
             repeats: 0,
             sessions: vec![Session {
@@ -343,6 +350,11 @@ impl Player {
     fn on_frame(&mut self, v: Value) {
         self.observe(&v);
         let req = v["req"].as_u64();
+        if matches!(v["type"].as_str(), Some("ok" | "error")) {
+            if let Some(sent) = req.and_then(|r| self.unreplied.remove(&r)) {
+                self.longest_reply = self.longest_reply.max(sent.elapsed());
+            }
+        }
         if let Some((r, at)) = self.inflight.filter(|f| Some(f.0) == req) {
             if at.elapsed() > SLOW && matches!(v["type"].as_str(), Some("ok" | "error")) {
                 let what = v["code"]
@@ -436,6 +448,7 @@ impl Player {
         };
         self.sent += 1;
         self.inflight = Some((req, Instant::now()));
+        self.unreplied.insert(req, Instant::now());
         self.acted_on = Some(seq);
         self.retry_at = None;
     }
@@ -448,6 +461,8 @@ impl Player {
             s.closed.get_or_insert(Instant::now());
         }
         self.inflight = None;
+        // The closed socket's replies are gone with it.
+        self.unreplied.clear();
         self.turn = None;
         self.acted_on = None;
         let room = self.room();

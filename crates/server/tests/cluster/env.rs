@@ -94,6 +94,32 @@ pub fn url_port(url: &str) -> u16 {
         .unwrap_or(5432)
 }
 
+/// `host:port` of a PostgreSQL URL (`postgres://user@host:port/db?…`; 5432 when it names
+/// no port).
+pub fn pg_hostport(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let hostport = rest.split(['/', '?']).next().unwrap_or(rest);
+    let hostport = hostport.rsplit_once('@').map_or(hostport, |(_, h)| h);
+    if hostport.contains(':') {
+        hostport.to_owned()
+    } else {
+        format!("{hostport}:5432")
+    }
+}
+
+/// The PostgreSQL URL `url` with its `host:port` replaced by `addr` (user, database and
+/// query kept).
+pub fn with_hostport(url: &str, addr: std::net::SocketAddr) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("postgres", url));
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let user = authority.rsplit_once('@').map(|(u, _)| u);
+    match user {
+        Some(user) => format!("{scheme}://{user}@{addr}{tail}"),
+        None => format!("{scheme}://{addr}{tail}"),
+    }
+}
+
 pub fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     l.local_addr().expect("addr").port()

@@ -7,7 +7,11 @@
 
 use crate::audit;
 use crate::common::http_at;
-use crate::env::{database_name, free_port, random_hex, services, url_port, with_database};
+use crate::env::{
+    database_name, free_port, pg_hostport, random_hex, services, url_port, with_database,
+    with_hostport,
+};
+use crate::proxy::Proxy;
 use serde_json::Value;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::Connection;
@@ -47,6 +51,9 @@ pub struct Opts {
     /// `(node, delay)`: that node reaches NATS through a proxy that holds everything it
     /// sends for `delay` ([`crate::proxy::delaying`]).
     pub slow_nats: Option<(usize, Duration)>,
+    /// Every node reaches PostgreSQL through one [`Proxy`] ([`Cluster::db_proxy`]) that
+    /// the test can cut and restore; the test's own pool ([`Cluster::db`]) does not.
+    pub db_proxy: bool,
 }
 
 impl Default for Opts {
@@ -61,6 +68,7 @@ impl Default for Opts {
             dice_seed: 7,
             max_rooms: None,
             slow_nats: None,
+            db_proxy: false,
         }
     }
 }
@@ -144,8 +152,10 @@ pub struct Cluster {
     pub prefix: String,
     pub opts: Opts,
     pub roster: Arc<Roster>,
-    /// A pool on the test's database.
+    /// A pool on the test's database (never through [`Cluster::db_proxy`]).
     pub db: PgPool,
+    /// The proxy between the nodes and PostgreSQL, with [`Opts::db_proxy`].
+    pub db_proxy: Option<Proxy>,
     /// Whether the database audits who writes events ([`audit`]).
     pub audited: bool,
     /// Client port of every database connection seen → the nodes that held it, when.
@@ -195,6 +205,11 @@ impl Cluster {
             }
             None => None,
         };
+        let db_proxy = if opts.db_proxy {
+            Some(Proxy::start(pg_hostport(&db_url), Duration::ZERO).await)
+        } else {
+            None
+        };
         let roster = Arc::new(Roster {
             nodes: Mutex::new(Vec::new()),
         });
@@ -204,6 +219,7 @@ impl Cluster {
             opts: opts.clone(),
             roster,
             db,
+            db_proxy,
             audited: false,
             ports: Arc::new(Mutex::new(HashMap::new())),
             db_port: url_port(&url),
@@ -333,7 +349,7 @@ impl Cluster {
             .arg(o.sweep_ms.to_string())
             .arg("--drain-timeout-secs")
             .arg(o.drain_timeout_secs.to_string())
-            .env("DATABASE_URL", &self.db_url)
+            .env("DATABASE_URL", self.node_db_url())
             .env("PARCHIS_LOG", "info,tower_http=warn")
             .env_remove("PARCHIS_LOG_FORMAT")
             .env("NO_COLOR", "1")
@@ -354,6 +370,14 @@ impl Cluster {
             .expect("spawn the server binary");
         self.roster.lock()[i].pid = Some(child.id());
         self.nodes[i].child = Some(child);
+    }
+
+    /// The `DATABASE_URL` of the nodes: through [`Cluster::db_proxy`] when there is one.
+    fn node_db_url(&self) -> String {
+        match &self.db_proxy {
+            Some(proxy) => with_hostport(&self.db_url, proxy.addr),
+            None => self.db_url.clone(),
+        }
     }
 
     /// Waits until node `i` answers `/readyz` with 200 (30 s at most).

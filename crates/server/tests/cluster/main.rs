@@ -20,6 +20,7 @@ mod harness;
 mod proxy;
 mod setup;
 
+mod db_outage;
 mod drain;
 mod edge_faults;
 mod failover;

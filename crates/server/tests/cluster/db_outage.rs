@@ -1,0 +1,254 @@
+//! The database taken away under a running cluster, then given back (docs/CLUSTER.md,
+//! "Ownership": a node that could not renew for a whole TTL stops all its rooms; the
+//! sweeper claims expired leases). PostgreSQL itself is shared by other tests and keeps
+//! running: every node reaches it through a proxy ([`crate::proxy::Proxy`]) that the test
+//! cuts (every connection closed, new ones closed at once) and restores.
+
+use crate::checks::{check_game, clients_summary};
+use crate::common::{get_raw, Client};
+use crate::driver::{play_all, Player};
+use crate::harness::{Cluster, Opts};
+use crate::setup::two_player_game;
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// Longest a probe (HTTP request, WebSocket reply) may take before it counts as a hang.
+const PROBE: Duration = Duration::from_secs(12);
+
+/// `(status, body)` of `GET path` on `addr`, or a failure after [`PROBE`].
+async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    tokio::time::timeout(PROBE, get_raw(addr, path, &[]))
+        .await
+        .unwrap_or_else(|_| panic!("GET {path} on {addr}: no answer within {PROBE:?}"))
+}
+
+/// The value of gauge `name` in `addr`'s `/metrics` (0 when absent).
+async fn gauge(addr: SocketAddr, name: &str) -> f64 {
+    let (status, text) = get(addr, "/metrics").await;
+    assert_eq!(status, 200, "/metrics on {addr}");
+    text.lines()
+        .filter(|l| l.starts_with(name) && l[name.len()..].starts_with([' ', '{']))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// A new socket on `addr` that sends `watch` for `room`: its reply (within [`PROBE`]).
+async fn watch_reply(addr: SocketAddr, room: &str) -> Value {
+    let (ws, _) = tokio::time::timeout(
+        PROBE,
+        tokio_tungstenite::connect_async(format!("ws://{addr}/ws")),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("connect to {addr}: no answer within {PROBE:?}"))
+    .expect("ws connect");
+    let mut c = Client::new(ws);
+    let req = c.cmd(json!({"type": "watch", "room": room})).await;
+    let until = Instant::now() + PROBE;
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        let v = tokio::time::timeout(left, c.next())
+            .await
+            .unwrap_or_else(|_| panic!("watch {room} on {addr}: no reply within {PROBE:?}"))
+            .unwrap_or_else(|| panic!("watch {room} on {addr}: socket closed without a reply"));
+        if v["req"].as_u64() == Some(req) {
+            return v;
+        }
+    }
+}
+
+/// Every node runs and answers `/healthz`.
+async fn alive(cluster: &mut Cluster, what: &str) {
+    for i in 0..cluster.opts.nodes {
+        let exited = cluster.wait_exit(i, Duration::ZERO).await;
+        assert!(
+            exited.is_none(),
+            "{what}: node {} exited ({exited:?}):\n{}",
+            cluster.id(i),
+            cluster.log_tail(i, 30)
+        );
+        let (status, body) = get(cluster.addr(i), "/healthz").await;
+        assert_eq!(
+            status,
+            200,
+            "{what}: /healthz of node {}: {body}",
+            cluster.id(i)
+        );
+    }
+}
+
+/// A game on node a with players on a and b and a spectator on c. With the database
+/// gone for twice the lease TTL: no node exits and each answers `/healthz`; after a TTL
+/// every node answers `/readyz` 503 and owns no room, the room's lease has expired, a
+/// `watch` of the room through each node is answered with an error (not silence), and
+/// nothing is stored. With the database back: another epoch of the lease is taken by a
+/// node of the cluster, every node is ready again (once it stops shedding load), and the
+/// game is played to its end.
+/// The stored log is sound (gap-free, replays, throws once each: nothing doubled), what
+/// was stored before the cut is unchanged, every acknowledged action is in it, every
+/// client saw exactly the stored stream, and no command went unanswered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cluster_stops_its_rooms_without_the_database_and_resumes_after() {
+    let test = "the_cluster_stops_its_rooms_without_the_database_and_resumes_after";
+    let opts = Opts {
+        db_proxy: true,
+        ..Opts::default()
+    };
+    let Some(mut cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let ttl = Duration::from_millis(cluster.opts.lease_ttl_ms);
+    let (code, mut players) = two_player_game(&cluster, 0, "o", 60).await;
+    let mut spectator = Player::watch(&cluster.roster, 2, &code, "spectator").await;
+    spectator.wait_seq(3).await;
+    assert_eq!((players[0].node(), players[1].node()), (0, 1));
+    for (j, p) in players.iter_mut().enumerate() {
+        p.think = Duration::from_millis(10);
+        p.seed(j as u64 + 11);
+    }
+    let first = cluster.lease(&code).await.expect("lease");
+    assert_eq!((first.owner.as_str(), first.epoch), ("a", 1), "{first:?}");
+    players.push(spectator);
+    let game = tokio::spawn(play_all(players, Instant::now() + Duration::from_secs(240)));
+    let id = cluster.games_of(&code).await.pop().expect("game");
+    let until = Instant::now() + Duration::from_secs(30);
+    while cluster.stored_events(&id).await.len() < 30 {
+        assert!(Instant::now() < until, "the game did not get going");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // The database goes away.
+    let proxy = cluster
+        .db_proxy
+        .as_ref()
+        .expect("the nodes' database proxy");
+    proxy.cut();
+    let cut_at = Instant::now();
+    // A write in flight at the cut may still commit; after that nothing more can.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let at_cut = cluster.stored_events(&id).await;
+    alive(&mut cluster, "just after the cut").await;
+    // Longer than a TTL: every node has stopped its rooms.
+    let lease = cluster
+        .wait_lease(&code, ttl * 3, "expired", |l| l.ms_left < 0)
+        .await;
+    assert_eq!(lease.epoch, first.epoch, "nobody took the room: {lease:?}");
+    tokio::time::sleep(ttl / 2).await;
+    for i in 0..cluster.opts.nodes {
+        let addr = cluster.addr(i);
+        let (status, body) = get(addr, "/readyz").await;
+        assert_eq!(status, 503, "node {} is not ready: {body}", cluster.id(i));
+        let owned = gauge(addr, "parchis_cluster_rooms_owned").await;
+        assert_eq!(owned, 0.0, "node {} stopped its rooms", cluster.id(i));
+        let w = watch_reply(addr, &code).await;
+        assert_eq!(
+            w["type"],
+            "error",
+            "watch through node {}: {w}",
+            cluster.id(i)
+        );
+        eprintln!(
+            "{test}: watch through {} during the outage: {w}",
+            cluster.id(i)
+        );
+    }
+    // The outage lasts at least two TTLs.
+    tokio::time::sleep((cut_at + ttl * 2).saturating_duration_since(Instant::now())).await;
+    alive(&mut cluster, "during the outage").await;
+    let during = cluster.stored_events(&id).await;
+    assert_eq!(
+        during, at_cut,
+        "nothing is stored while the database is gone"
+    );
+    let lease = cluster.lease(&code).await.expect("lease");
+    assert_eq!(lease.epoch, first.epoch, "nobody took the room: {lease:?}");
+
+    // The database comes back.
+    cluster.db_proxy.as_ref().expect("proxy").restore();
+    let restored_at = Instant::now();
+    let taken = cluster
+        .wait_lease(&code, Duration::from_secs(20), "taken again", |l| {
+            l.epoch > first.epoch && l.ms_left > 0
+        })
+        .await;
+    eprintln!(
+        "{test}: outage {:?}; {taken:?} {:?} after the restore",
+        restored_at - cut_at,
+        restored_at.elapsed()
+    );
+    assert!(
+        cluster.index_of(&taken.owner).is_some(),
+        "a node of the cluster took the room: {taken:?}"
+    );
+    // Ready again once the node stops shedding load: two TTLs after its renewals are on
+    // time again (docs/CLUSTER.md, "Load shedding"). While the game goes on: a node that
+    // stops writing after a slow group commit keeps that commit's time as its load
+    // (crates/store/src/writer/mod.rs, Gauge::commit) and may shed until it writes again.
+    for i in 0..cluster.opts.nodes {
+        let until = restored_at + ttl * 4 + Duration::from_secs(10);
+        loop {
+            let (status, body) = get(cluster.addr(i), "/readyz").await;
+            if status == 200 {
+                break;
+            }
+            assert!(
+                Instant::now() < until,
+                "node {} is ready again: {body}",
+                cluster.id(i)
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let players = game
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    alive(&mut cluster, "after the game").await;
+    let refs: Vec<&Player> = players.iter().collect();
+    let stored = check_game(&cluster, &code, &refs, true).await;
+    assert!(stored.finished(), "the game went on to its end");
+    assert!(
+        stored.events.len() > at_cut.len() + 10,
+        "the game went on after the outage"
+    );
+    assert_eq!(
+        &stored.events[..at_cut.len()],
+        &at_cut[..],
+        "what was stored before the outage is unchanged"
+    );
+    for p in &players {
+        eprintln!(
+            "{test}: {}: {} sent, {} acknowledged, longest reply {:?}, errors {:?}",
+            p.name,
+            p.sent,
+            p.acks.len(),
+            p.longest_reply,
+            p.errors
+        );
+    }
+    for p in &players {
+        assert_eq!(p.unanswered, 0, "{}: every command was answered", p.name);
+        assert!(
+            p.unreplied.is_empty(),
+            "{}: commands never answered (req → sent): {:?}",
+            p.name,
+            p.unreplied
+        );
+        assert_eq!(p.snapshots, 0, "{}: no events skipped", p.name);
+    }
+    // The commands sent while the database was gone were refused with an error: a write
+    // that failed (`internal`, "the command was not applied"), a room that stopped
+    // (`room_unavailable`), or an action on a turn already gone (`stale_seq`).
+    let codes: Vec<&str> = players
+        .iter()
+        .flat_map(|p| &p.errors)
+        .map(|e| e["code"].as_str().unwrap_or("?"))
+        .collect();
+    assert!(!codes.is_empty(), "the outage was answered with errors");
+    assert!(
+        codes
+            .iter()
+            .all(|c| matches!(*c, "internal" | "room_unavailable" | "stale_seq")),
+        "errors while the database was gone: {codes:?}"
+    );
+    eprintln!("{test}: clients: {}", clients_summary(&players));
+}
