@@ -138,7 +138,8 @@ pub struct WritePressure {
     /// Write requests waiting for the writer (not yet in a group).
     pub queued: usize,
     /// How long the group being committed has taken so far, or, when the writer is
-    /// idle, how long the last group took.
+    /// idle, how long the last group took if it ended less than [`COMMIT_REMEMBERED`]
+    /// ago (zero after that: an idle writer is under no pressure).
     pub commit: Duration,
 }
 
@@ -149,7 +150,14 @@ struct Gauge {
     started: AtomicU64,
     /// How long the last finished group took, µs.
     last: AtomicU64,
+    /// When the last finished group ended (µs since `base`).
+    ended: AtomicU64,
 }
+
+/// How long an idle writer's last commit time still counts as its pressure: a slow
+/// commit followed by no writes at all must not leave the store looking loaded for good
+/// (a node would shed load forever, `docs/CLUSTER.md`, "Load shedding").
+pub const COMMIT_REMEMBERED: Duration = Duration::from_secs(1);
 
 impl Gauge {
     fn micros(&self, at: Instant) -> u64 {
@@ -161,16 +169,27 @@ impl Gauge {
             .store(self.micros(at).saturating_add(1), Ordering::Relaxed);
     }
 
-    fn end(&self, took: Duration) {
+    fn end(&self, at: Instant, took: Duration) {
         let took = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
         self.last.store(took, Ordering::Relaxed);
+        self.ended.store(self.micros(at), Ordering::Relaxed);
         self.started.store(0, Ordering::Relaxed);
     }
 
-    /// The in-flight group's age, else the last group's duration.
+    /// The in-flight group's age, else the last group's duration while it is recent
+    /// ([`COMMIT_REMEMBERED`]), else zero.
     fn commit(&self, now: Instant) -> Duration {
         match self.started.load(Ordering::Relaxed) {
-            0 => Duration::from_micros(self.last.load(Ordering::Relaxed)),
+            0 => {
+                let since = self
+                    .micros(now)
+                    .saturating_sub(self.ended.load(Ordering::Relaxed));
+                if Duration::from_micros(since) < COMMIT_REMEMBERED {
+                    Duration::from_micros(self.last.load(Ordering::Relaxed))
+                } else {
+                    Duration::ZERO
+                }
+            }
             started => {
                 Duration::from_micros(self.micros(now).saturating_sub(started.saturating_sub(1)))
             }
@@ -222,6 +241,7 @@ impl Writer {
             base: Instant::now(),
             started: AtomicU64::new(0),
             last: AtomicU64::new(0),
+            ended: AtomicU64::new(0),
         });
         let task = tokio::spawn(run::<B>(pool, receiver, pause_requests, Arc::clone(&gauge)));
         Writer {
@@ -417,7 +437,7 @@ async fn run<B: Backend>(
         let (ops, replies): (Vec<Vec<WriteOp>>, Vec<_>) =
             group.into_iter().map(|r| (r.ops, r.reply)).unzip();
         let results = commit_group::<B>(&pool, &ops).await;
-        gauge.end(started.elapsed());
+        gauge.end(Instant::now(), started.elapsed());
         // Names as in parchis-server's `metrics` module (`/metrics`).
         metrics::histogram!("parchis_store_commit_duration_seconds")
             .record(started.elapsed().as_secs_f64());
@@ -594,4 +614,38 @@ async fn apply_checked<B: Backend>(
         }
     }
     B::apply(conn, op).await
+}
+
+#[cfg(test)]
+mod gauge_tests {
+    use super::*;
+
+    fn gauge(base: Instant) -> Gauge {
+        Gauge {
+            base,
+            started: AtomicU64::new(0),
+            last: AtomicU64::new(0),
+            ended: AtomicU64::new(0),
+        }
+    }
+
+    #[test]
+    fn an_idle_writers_slow_commit_stops_counting_after_a_while() {
+        let base = Instant::now();
+        let g = gauge(base);
+        let t = |ms: u64| base + Duration::from_millis(ms);
+        g.begin(t(100));
+        assert_eq!(g.commit(t(250)), Duration::from_millis(150), "in flight");
+        g.end(t(400), Duration::from_millis(300));
+        assert_eq!(g.commit(t(500)), Duration::from_millis(300), "just ended");
+        assert_eq!(
+            g.commit(t(400) + COMMIT_REMEMBERED - Duration::from_millis(1)),
+            Duration::from_millis(300)
+        );
+        assert_eq!(
+            g.commit(t(400) + COMMIT_REMEMBERED),
+            Duration::ZERO,
+            "an idle writer is under no pressure"
+        );
+    }
 }
