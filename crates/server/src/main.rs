@@ -300,6 +300,10 @@ async fn serve(args: Args) -> Result<(), MainError> {
             0
         },
         lease_statement_timeout: Duration::from_millis(args.pg_lease_statement_timeout_ms.max(100)),
+        // A node stopped inside a room write must not block the room's takeover for good.
+        idle_in_transaction_timeout: cluster
+            .is_some()
+            .then(|| Duration::from_millis(args.lease_ttl_ms.max(100))),
     };
     let store = parchis_store::open_store_tuned(
         args.database_url.as_deref(),

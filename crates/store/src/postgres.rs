@@ -38,6 +38,13 @@ pub struct PostgresOptions {
     /// `statement_timeout` of the lease connections (a renewal that hangs is cancelled by
     /// the database instead of holding its connection and row locks). Default 2 s.
     pub lease_statement_timeout: Duration,
+    /// `idle_in_transaction_session_timeout` of the main pool's connections (cluster mode:
+    /// the lease TTL). A node stopped (`kill -STOP`, a stall) in the middle of a room
+    /// write keeps its transaction open, and with it the lease row's `FOR KEY SHARE`
+    /// lock that every takeover waits for (the sweepers' claims skip a locked row): the
+    /// database ends such a session after this long, so the room can be claimed.
+    /// `None`: no limit (a single node). Default `None`.
+    pub idle_in_transaction_timeout: Option<Duration>,
 }
 
 impl Default for PostgresOptions {
@@ -46,6 +53,7 @@ impl Default for PostgresOptions {
             pool_connections: 8,
             lease_connections: 2,
             lease_statement_timeout: Duration::from_secs(2),
+            idle_in_transaction_timeout: None,
         }
     }
 }
@@ -106,10 +114,15 @@ impl PostgresStore {
         options: PgConnectOptions,
         pools: PostgresOptions,
     ) -> Result<Self> {
+        let mut main = options.clone().application_name("parchis-store");
+        if let Some(idle) = pools.idle_in_transaction_timeout {
+            let ms = idle.as_millis().max(1).to_string();
+            main = main.options([("idle_in_transaction_session_timeout", ms.as_str())]);
+        }
         let pool = PgPoolOptions::new()
             .max_connections(pools.pool_connections.max(2))
             .acquire_timeout(Duration::from_secs(10))
-            .connect_with(options.clone().application_name("parchis-store"))
+            .connect_with(main)
             .await?;
         sqlx::migrate!("../../migrations/postgres")
             .run(&pool)
