@@ -581,6 +581,10 @@ pub async fn perform(
 mod moving;
 
 #[cfg(test)]
+#[path = "actor_test_room.rs"]
+pub(crate) mod test_room;
+
+#[cfg(test)]
 #[path = "actor_fanout_tests.rs"]
 mod fanout_tests;
 

@@ -4,12 +4,8 @@
 //! real [`Actor`] with real [`ConnLink`] queues: two players and two spectators that
 //! joined and watched through the actor itself.
 
+use super::test_room::{link, lobby_actor};
 use super::*;
-use crate::room::create::room_init;
-use crate::room::{persist, Kick, Unwritten};
-use crate::ServerConfig;
-use parchis_protocol::RoomSettings;
-use parchis_store::MemoryStore;
 
 const PLAYERS: [ConnId; 2] = [1, 2];
 const SPECTATORS: [ConnId; 2] = [3, 4];
@@ -17,31 +13,10 @@ const SPECTATORS: [ConnId; 2] = [3, 4];
 /// One connection's outbound queue: the actor's end and the test's.
 type Queue = (mpsc::Sender<Arc<str>>, mpsc::Receiver<Arc<str>>);
 
-fn link(id: ConnId, tx: &mpsc::Sender<Arc<str>>) -> ConnLink {
-    ConnLink {
-        id,
-        tx: tx.clone(),
-        kick: Kick::default(),
-        unwritten: Unwritten::default(),
-        max_unwritten: 1 << 20,
-    }
-}
-
 /// An actor (not running: the test drives it) of a lobby where conns 1 and 2 hold seats
 /// and 3 and 4 watch; each link queues into `queue(conn)`.
 async fn room_with(queue: impl Fn(ConnId) -> mpsc::Sender<Arc<str>>) -> Actor {
-    let store: Arc<dyn parchis_store::Store> = Arc::new(MemoryStore::new());
-    let state = AppState::new(ServerConfig::default(), store.clone());
-    let settings = RoomSettings::default();
-    let rules = settings.rules().expect("rules");
-    let code = "PRIORITY1";
-    store
-        .create_room(&persist::room_record(code, &settings, now_ms()))
-        .await
-        .expect("room record");
-    let dice = crate::dice::DiceSource::draw(state.config(), 1).expect("dice");
-    let init = room_init(&state, code, settings, rules, now_ms(), dice);
-    let mut actor = Actor::new(&state, Core::new(init));
+    let mut actor = lobby_actor("PRIORITY1").await;
     for conn in PLAYERS {
         let (reply, answer) = oneshot::channel();
         actor

@@ -3,35 +3,15 @@
 //! them unanswered (`docs/CLUSTER.md`, "Every relayed command gets exactly one reply";
 //! local sockets' commands and the owner's remote links' alike).
 
+use super::test_room::{link, lobby_actor};
 use super::*;
-use crate::room::create::room_init;
-use crate::room::{persist, Kick, SeatCmd, Unwritten};
-use crate::ServerConfig;
-use parchis_protocol::RoomSettings;
-use parchis_store::MemoryStore;
+use crate::room::SeatCmd;
 
 #[tokio::test]
 async fn the_commands_queued_when_the_room_moves_are_answered_room_unavailable() {
-    let store: Arc<dyn parchis_store::Store> = Arc::new(MemoryStore::new());
-    let state = AppState::new(ServerConfig::default(), store.clone());
-    let settings = RoomSettings::default();
-    let rules = settings.rules().expect("rules");
-    let code = "MOVING1";
-    store
-        .create_room(&persist::room_record(code, &settings, now_ms()))
-        .await
-        .expect("room record");
-    let dice = crate::dice::DiceSource::draw(state.config(), 1).expect("dice");
-    let init = room_init(&state, code, settings, rules, now_ms(), dice);
-    let mut actor = Actor::new(&state, Core::new(init));
+    let mut actor = lobby_actor("MOVING1").await;
     let (tx, mut out) = mpsc::channel::<Arc<str>>(64);
-    let link = ConnLink {
-        id: 1,
-        tx,
-        kick: Kick::default(),
-        unwritten: Unwritten::default(),
-        max_unwritten: 1 << 20,
-    };
+    let link = link(1, &tx);
     let (reply, answer) = oneshot::channel();
     actor
         .on_cmd(RoomCmd::Join {

@@ -2,7 +2,8 @@
 //! PostgreSQL): a write refused because another node acquired the lease stops the room
 //! at once, and nothing of the refused step is stored or answered as done.
 
-use crate::room::{self, persist, ConnLink, Kick, RoomCmd, Unwritten};
+use crate::room::actor::test_room::link;
+use crate::room::{self, persist, RoomCmd};
 use crate::state::AppState;
 use parchis_protocol::RoomSettings;
 use parchis_store::{MemoryStore, Store};
@@ -35,13 +36,7 @@ async fn a_fenced_join_stops_the_room_and_stores_nothing() {
     assert_eq!(thief.epoch, fence.epoch + 1);
 
     let (tx, _frames) = tokio::sync::mpsc::channel(16);
-    let link = ConnLink {
-        id: 1,
-        tx,
-        kick: Kick::default(),
-        unwritten: Unwritten::default(),
-        max_unwritten: 1 << 20,
-    };
+    let link = link(1, &tx);
     let (reply, answer) = tokio::sync::oneshot::channel();
     let handle = state.room(code).expect("registered");
     handle
@@ -89,13 +84,7 @@ async fn a_command_whose_write_is_fenced_gets_room_unavailable_once() {
         .expect("the lobby runs");
     let handle = state.room(code).expect("registered");
     let (tx, mut frames) = tokio::sync::mpsc::channel(64);
-    let link = ConnLink {
-        id: 1,
-        tx,
-        kick: Kick::default(),
-        unwritten: Unwritten::default(),
-        max_unwritten: 1 << 20,
-    };
+    let link = link(1, &tx);
     let (reply, answer) = tokio::sync::oneshot::channel();
     handle
         .sender()
