@@ -34,6 +34,7 @@ pub fn router() -> Router<AppState> {
         .route("/admin/rooms/{code}/close", post(close_room))
         .route("/admin/connections/{id}/disconnect", post(disconnect))
         .route("/admin/debug/stall", post(crate::stall::stall))
+        .route("/admin/debug/shed", post(crate::stall::shed))
 }
 
 /// Equal-time comparison of two secrets (through their SHA-256 digests, so neither the

@@ -43,7 +43,8 @@ pub struct ServerConfig {
     /// Bearer token of the admin API (`/admin/…`); `None` disables it.
     pub admin_token: Option<String>,
     /// Tests only: `POST /admin/debug/stall` may block every worker thread of the main
-    /// runtime ([`crate::stall`]). Default off.
+    /// runtime, `POST /admin/debug/shed` make a cluster node shed load ([`crate::stall`]).
+    /// Default off.
     pub debug_stall_hook: bool,
     /// The outbound bytes queued for one connection and not yet written to its socket;
     /// a frame that would go beyond drops the connection as a slow consumer (4001). A

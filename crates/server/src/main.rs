@@ -78,7 +78,8 @@ struct Args {
     /// Bearer token of the admin API (`/admin/…`); unset: the admin API is disabled.
     #[arg(long, env = "PARCHIS_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
-    /// Tests only: `POST /admin/debug/stall` (admin token) blocks every worker thread.
+    /// Tests only: `POST /admin/debug/stall` (admin token) blocks every worker thread;
+    /// `POST /admin/debug/shed` makes a cluster node shed load.
     #[arg(long, env = "PARCHIS_DEBUG_STALL_HOOK", hide = true)]
     debug_stall_hook: bool,
     /// Kernel send buffer per connection, bytes (0: the OS default, which grows to MBs).

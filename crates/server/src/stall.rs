@@ -3,8 +3,12 @@
 //! tokio runtime for `N` milliseconds (at most 30 s), as a burst of work that never
 //! yields would (a mass disconnect, a flood of fan-out). Nothing scheduled on the main
 //! runtime (sockets, room actors, timers, its I/O driver) runs meanwhile; the lease thread
-//! (docs/CLUSTER.md, "Lease thread") is not on it. Needs the admin token too; without the
-//! setting the route answers 404 `admin_disabled`.
+//! (docs/CLUSTER.md, "Lease thread") is not on it. `POST /admin/debug/shed` with
+//! `{"ms": N}` (cluster mode) makes the load monitor see a group commit in flight beyond
+//! its limit for `N` milliseconds (at most 30 s), so the node sheds load
+//! (docs/CLUSTER.md, "Load shedding"; `commit_slow`) as if its writer were stuck, and
+//! stops shedding by the usual rule once the time is up. Both need the admin token too;
+//! without the setting the routes answer 404 `admin_disabled`.
 
 use crate::http::ApiError;
 use crate::state::AppState;
@@ -65,5 +69,38 @@ pub async fn stall(
             });
         }
     });
+    Ok(StatusCode::ACCEPTED)
+}
+
+/// `POST /admin/debug/shed`: answers 202 at once; the node sheds load from its load
+/// monitor's next sample (within a quarter `lease-renew-ms`) until `ms` from now, and
+/// then until its load has been calm for two TTLs.
+///
+/// # Errors
+/// `404 admin_disabled` unless `--debug-stall-hook` is set, `400 bad_request` on a
+/// single node; the admin API's `401`/`404` for the token.
+pub async fn shed(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Json(req): Json<StallRequest>,
+) -> Result<StatusCode, ApiError> {
+    if !state.config().debug_stall_hook {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::AdminDisabled,
+            "the shedding hook is off (--debug-stall-hook)",
+        ));
+    }
+    crate::admin::authorize(&state, &headers, "shed")?;
+    let Some(own) = crate::cluster::ownership::ownership(&state) else {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::BadRequest,
+            "load shedding needs cluster mode",
+        ));
+    };
+    let ms = Duration::from_millis(req.ms).min(LONGEST);
+    tracing::warn!(ms = req.ms, "debug hook: shedding load");
+    own.load.force_until(tokio::time::Instant::now() + ms);
     Ok(StatusCode::ACCEPTED)
 }

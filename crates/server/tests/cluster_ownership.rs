@@ -15,7 +15,9 @@
 //! * a node whose main runtime does nothing for two whole TTLs (every worker thread
 //!   blocked) keeps its leases: the renewer runs on the lease thread (issue #13);
 //! * a node whose writer is stuck sheds load: `/readyz` says so (503) and a new room is
-//!   refused with 503 `server_full` and `Retry-After` when no other node takes it.
+//!   refused with 503 `server_full` and `Retry-After` when no other node takes it;
+//! * a node that sheds load leaves a killed node's rooms to a node that does not, and
+//!   still takes them over (a few per sweep) when it is the only live node.
 //!
 //! Without NATS or PostgreSQL each test prints `SKIPPED <test>: …`; with `CI` set it fails.
 //! Clients connect to the node that runs the room (the relaying of other nodes is the
@@ -594,12 +596,17 @@ async fn cluster_ownership_a_stuck_writer_sheds_new_rooms() {
 /// `POST /admin/debug/stall` on node `i` (the harness's admin token): every worker thread
 /// of its main runtime is blocked for `ms`, from 100 ms after the answer.
 async fn stall(cluster: &Cluster, i: usize, ms: u64) {
+    debug_hook(cluster, i, "/admin/debug/stall", ms).await;
+}
+
+/// `POST path` with `{"ms": ms}` and the harness's admin token on node `i`; asserts 202.
+async fn debug_hook(cluster: &Cluster, i: usize, path: &str, ms: u64) {
     let mut s = tokio::net::TcpStream::connect(cluster.addr(i))
         .await
         .expect("connect");
     let body = json!({ "ms": ms }).to_string();
     let req = format!(
-        "POST /admin/debug/stall HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\
+        "POST {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\
          Authorization: Bearer {}\r\nContent-Type: application/json\r\n\
          Content-Length: {}\r\n\r\n{body}",
         harness::ADMIN_TOKEN,
@@ -685,4 +692,129 @@ async fn cluster_ownership_a_stalled_main_runtime_keeps_its_leases() {
     let now = stored(&cluster, &code).await;
     assert_eq!(now[..before.len()], before[..]);
     assert!(now.len() > before.len(), "the roll is stored");
+}
+
+/// Waits until node `id`'s heartbeat row says it sheds load (`cluster_nodes.shedding`).
+async fn wait_heartbeat_shedding(cluster: &Cluster, id: &str) {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let row: Option<(bool,)> =
+            sqlx::query_as("SELECT shedding FROM cluster_nodes WHERE node_id = $1")
+                .bind(id)
+                .fetch_optional(&cluster.db)
+                .await
+                .expect("read cluster_nodes");
+        if row == Some((true,)) {
+            return;
+        }
+        assert!(
+            Instant::now() < until,
+            "{id} never reported shedding: {row:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Load shedding and failover (docs/CLUSTER.md, "Load shedding"): a runs three games; b
+/// is made to shed load (the shedding hook, `POST /admin/debug/shed`), c is not. After
+/// `kill -9` of a, c takes over every room at epoch + 1 and b none (its sweeper leaves
+/// them to the node that does not shed). Then c is killed too: b, the only live node and
+/// still shedding, takes every room over all the same (a few per sweep), and a game goes
+/// on there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_ownership_a_shedding_node_leaves_a_dead_nodes_rooms_to_the_others() {
+    let test = "cluster_ownership_a_shedding_node_leaves_a_dead_nodes_rooms_to_the_others";
+    let opts = Opts {
+        nodes: 3,
+        lease_ttl_ms: 1500,
+        lease_renew_ms: 500,
+        sweep_ms: 250,
+        ..Opts::default()
+    };
+    let Some(mut cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let mut rooms = Vec::new();
+    for _ in 0..3 {
+        let (code, clients, first) =
+            two_player_game(&cluster, 0, json!({"seats": 2, "turn_clock_secs": 60})).await;
+        let epoch = cluster.lease(&code).await.expect("lease").epoch;
+        rooms.push((code, clients, first, epoch));
+    }
+    debug_hook(&cluster, 1, "/admin/debug/shed", 30_000).await;
+    wait_heartbeat_shedding(&cluster, "b").await;
+    let (status, ready) = cluster.http(1, "GET", "/readyz", None).await;
+    assert_eq!(status, 503, "b sheds load: {ready}");
+    let (status, ready) = cluster.http(2, "GET", "/readyz", None).await;
+    assert_eq!(status, 200, "c does not: {ready}");
+
+    cluster.kill(0);
+    for (code, _, _, epoch) in &rooms {
+        let lease = cluster
+            .wait_lease(code, Duration::from_secs(6), "taken over", |l| {
+                l.epoch == epoch + 1
+            })
+            .await;
+        assert_eq!(lease.owner, "c", "the node that does not shed: {lease:?}");
+    }
+    // Two more sweeps of b's: still nothing taken.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        metric(&cluster, 1, "parchis_cluster_takeovers_total").await,
+        0.0
+    );
+    assert_eq!(
+        metric(&cluster, 2, "parchis_cluster_takeovers_total").await,
+        3.0
+    );
+
+    // Every live node sheds (b is the only one): the rooms still come back.
+    let (status, ready) = cluster.http(1, "GET", "/readyz", None).await;
+    assert_eq!(status, 503, "b still sheds load: {ready}");
+    cluster.kill(2);
+    for (code, _, _, epoch) in &rooms {
+        let lease = cluster
+            .wait_lease(code, Duration::from_secs(8), "taken over again", |l| {
+                l.epoch == epoch + 2
+            })
+            .await;
+        assert_eq!(lease.owner, "b", "the only live node: {lease:?}");
+    }
+    // Claimed, then restored: counted once each is up.
+    let until = Instant::now() + Duration::from_secs(5);
+    while metric(&cluster, 1, "parchis_cluster_takeovers_total").await < 3.0 {
+        assert!(Instant::now() < until, "b brought the three rooms up");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        metric(&cluster, 1, "parchis_cluster_takeovers_total").await,
+        3.0
+    );
+    assert_eq!(
+        metric(&cluster, 1, "parchis_cluster_shedding").await,
+        1.0,
+        "b shed load all along"
+    );
+
+    // A game goes on on b: the first player resumes there and rolls.
+    let (code, clients, first, _) = &rooms[0];
+    let before = stored(&cluster, code).await;
+    let old = clients
+        .iter()
+        .find(|c| c.colour.as_deref() == Some(first.as_str()))
+        .expect("the first player");
+    let mut actor = resume_at(&cluster, 1, code, old).await;
+    let last = before.last().and_then(|e| e["seq"].as_u64()).expect("seq");
+    if actor.seq < last {
+        actor
+            .until("the events of the takeovers", |v| {
+                v["seq"].as_u64() == Some(last)
+            })
+            .await;
+    }
+    let req = actor.cmd(json!({"type": "roll"})).await;
+    let ok = actor.reply(req).await;
+    assert_eq!(ok["type"], "ok", "{ok}");
+    let after = stored(&cluster, code).await;
+    assert!(after.len() > before.len(), "the roll is stored on b");
 }

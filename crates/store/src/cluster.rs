@@ -48,8 +48,12 @@ pub struct NodeRecord {
     pub node_id: String,
     /// How many rooms it owns now.
     pub rooms: u32,
-    /// Whether it is draining (takes no new rooms).
+    /// Whether it is draining (takes no new rooms, claims none; it is leaving).
     pub draining: bool,
+    /// Whether it sheds load (takes no new rooms; claims rooms of dead nodes only when
+    /// every live node sheds). Independent of `draining`.
+    #[serde(default)]
+    pub shedding: bool,
 }
 
 /// A live node, as listed by [`Store::live_nodes`](crate::Store::live_nodes).
@@ -61,6 +65,9 @@ pub struct NodeInfo {
     pub rooms: u32,
     /// Whether it was draining at its last heartbeat.
     pub draining: bool,
+    /// Whether it shed load at its last heartbeat (`false` for a row written without it).
+    #[serde(default)]
+    pub shedding: bool,
     /// Milliseconds since its last heartbeat, by the database's clock (≥ 0).
     pub seen_ms_ago: i64,
 }

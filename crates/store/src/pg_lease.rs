@@ -367,13 +367,15 @@ pub(crate) async fn lease(pool: &PgPool, room_code: &str) -> Result<Option<Lease
 pub(crate) async fn heartbeat(pool: &PgPool, node: &NodeRecord) -> Result<()> {
     let mut tx = begin_async_commit(pool).await?;
     sqlx::query(
-        "INSERT INTO cluster_nodes (node_id, rooms, draining, started_at, seen_at) \
-         VALUES ($1, $2, $3, now(), now()) ON CONFLICT (node_id) DO UPDATE SET \
-         rooms = excluded.rooms, draining = excluded.draining, seen_at = excluded.seen_at",
+        "INSERT INTO cluster_nodes (node_id, rooms, draining, shedding, started_at, seen_at) \
+         VALUES ($1, $2, $3, $4, now(), now()) ON CONFLICT (node_id) DO UPDATE SET \
+         rooms = excluded.rooms, draining = excluded.draining, shedding = excluded.shedding, \
+         seen_at = excluded.seen_at",
     )
     .bind(&node.node_id)
     .bind(i32::try_from(node.rooms).unwrap_or(i32::MAX))
     .bind(node.draining)
+    .bind(node.shedding)
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -381,8 +383,8 @@ pub(crate) async fn heartbeat(pool: &PgPool, node: &NodeRecord) -> Result<()> {
 }
 
 pub(crate) async fn live_nodes(pool: &PgPool, max_age_ms: i64) -> Result<Vec<NodeInfo>> {
-    let rows: Vec<(String, i32, bool, i64)> = sqlx::query_as(concat!(
-        "SELECT node_id, rooms, draining, ",
+    let rows: Vec<(String, i32, bool, bool, i64)> = sqlx::query_as(concat!(
+        "SELECT node_id, rooms, draining, shedding, ",
         ms_between!("now()", "seen_at"),
         " FROM cluster_nodes WHERE seen_at >= now() - $1::bigint * interval '1 millisecond' \
          ORDER BY rooms, node_id COLLATE \"C\""
@@ -392,12 +394,15 @@ pub(crate) async fn live_nodes(pool: &PgPool, max_age_ms: i64) -> Result<Vec<Nod
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(node_id, rooms, draining, seen_ms_ago)| NodeInfo {
-            node_id,
-            rooms: u32::try_from(rooms).unwrap_or(0),
-            draining,
-            seen_ms_ago: seen_ms_ago.max(0),
-        })
+        .map(
+            |(node_id, rooms, draining, shedding, seen_ms_ago)| NodeInfo {
+                node_id,
+                rooms: u32::try_from(rooms).unwrap_or(0),
+                draining,
+                shedding,
+                seen_ms_ago: seen_ms_ago.max(0),
+            },
+        )
         .collect())
 }
 

@@ -669,17 +669,25 @@ mod cases {
             node_id: id.to_owned(),
             rooms,
             draining,
+            shedding: false,
         };
         s.heartbeat_node(&beat("a", 3, false)).await.unwrap();
         s.heartbeat_node(&beat("c", 1, true)).await.unwrap();
-        s.heartbeat_node(&beat("b", 1, false)).await.unwrap();
+        s.heartbeat_node(&NodeRecord {
+            shedding: true,
+            ..beat("b", 1, false)
+        })
+        .await
+        .unwrap();
         let ids = |nodes: &[parchis_store::NodeInfo]| {
             nodes.iter().map(|n| n.node_id.clone()).collect::<Vec<_>>()
         };
+        let flags = |n: &parchis_store::NodeInfo| (n.rooms, n.draining, n.shedding);
         let live = s.live_nodes(10_000).await.unwrap();
         assert_eq!(ids(&live), ["b", "c", "a"], "by rooms, then id");
-        assert_eq!((live[1].rooms, live[1].draining), (1, true));
-        assert_eq!((live[2].rooms, live[2].draining), (3, false));
+        assert_eq!(flags(&live[0]), (1, false, true), "b sheds, not draining");
+        assert_eq!(flags(&live[1]), (1, true, false));
+        assert_eq!(flags(&live[2]), (3, false, false));
         assert!(live.iter().all(|n| (0..10_000).contains(&n.seen_ms_ago)));
 
         s.heartbeat_node(&beat("a", 0, false)).await.unwrap();
@@ -689,7 +697,7 @@ mod cases {
         s.heartbeat_node(&beat("b", 2, true)).await.unwrap();
         let live = s.live_nodes(SHORT_TTL).await.unwrap();
         assert_eq!(ids(&live), ["b"], "only the nodes seen within max age");
-        assert_eq!((live[0].rooms, live[0].draining), (2, true));
+        assert_eq!(flags(&live[0]), (2, true, false), "b stopped shedding");
         let old = s.live_nodes(10_000).await.unwrap();
         let a = old.iter().find(|n| n.node_id == "a").expect("a is listed");
         assert!(a.seen_ms_ago >= PAST_SHORT_TTL.as_millis() as i64, "{a:?}");
@@ -825,6 +833,7 @@ mod sqlite {
             node_id: "a".into(),
             rooms: 0,
             draining: false,
+            shedding: false,
         };
         let unsupported = |r: Result<(), StoreError>, what: &str| match r {
             Err(StoreError::Unsupported(msg)) => {

@@ -136,6 +136,7 @@ async fn renewals_do_not_wait_for_an_exhausted_pool() {
         node_id: "a".into(),
         rooms: 20,
         draining: false,
+        shedding: false,
     };
     tokio::time::timeout(HANG_GUARD, store.heartbeat_node(&me))
         .await

@@ -204,6 +204,7 @@ impl Inner {
                 node_id: n.record.node_id.clone(),
                 rooms: n.record.rooms,
                 draining: n.record.draining,
+                shedding: n.record.shedding,
                 seen_ms_ago: (now - n.seen_at).max(0),
             })
             .collect();

@@ -1,20 +1,20 @@
 //! The SIGTERM hand-off (`docs/CLUSTER.md`, "Drain"): the node marks itself draining (new
 //! rooms go elsewhere, its sweeper claims nothing); each room, between two inputs,
 //! writes nothing more, deregisters and releases its lease ([`RoomCmd::Handoff`]); the
-//! live non-draining node with the fewest rooms is asked to `adopt` it (acquire at once,
-//! restore, serve); the room's local connections are then moved there
+//! live non-draining node with the fewest rooms, among those that do not shed load if
+//! any ([`Targets`]), is asked to `adopt` it (acquire at once, restore, serve); the room's local connections are then moved there
 //! ([`routing::rehome`]). A room nobody adopts keeps its lease released: a sweeper takes
 //! it at its next tick. Nobody waits for a lease to expire; no game waits longer than
 //! one throw.
 
 use super::node::{self, NodeReply, NodeRequest};
-use super::placement::candidates;
 use super::{observe, ownership, ttl_ms};
 use crate::cluster::routing;
 use crate::cluster::NodeId;
 use crate::room::RoomCmd;
 use crate::state::AppState;
 use futures_util::StreamExt;
+use parchis_store::NodeInfo;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use tokio::sync::oneshot;
@@ -33,19 +33,40 @@ pub struct Drained {
     pub left: usize,
 }
 
-/// The adoption targets: node → rooms, kept up to date as rooms are handed off, so that
-/// the hand-offs spread (fewest rooms first).
+/// A node that may adopt a room: its id, its rooms and whether it sheds load.
+pub type Target = (String, u32, bool);
+
+/// The nodes a drain may hand rooms to: the others seen within `max_age_ms` (the lease
+/// TTL) and not draining, with their rooms and whether they shed load. A node that sheds
+/// is a target too (a room nobody adopts waits for a sweeper), but the last choice
+/// ([`Targets::pick`]).
+pub fn targets(nodes: &[NodeInfo], me: &str, max_age_ms: i64) -> Vec<Target> {
+    nodes
+        .iter()
+        .filter(|n| n.node_id != me && !n.draining && n.seen_ms_ago <= max_age_ms)
+        .map(|n| (n.node_id.clone(), n.rooms, n.shedding))
+        .collect()
+}
+
+/// The adoption targets: node → (sheds load, rooms), kept up to date as rooms are
+/// handed off, so that the hand-offs spread (nodes that do not shed first, then fewest
+/// rooms first).
 #[derive(Debug, Default)]
-pub struct Targets(Mutex<HashMap<String, u32>>);
+pub struct Targets(Mutex<HashMap<String, (bool, u32)>>);
 
 impl Targets {
-    /// Targets with these room counts.
-    pub fn new(counts: impl IntoIterator<Item = (String, u32)>) -> Targets {
-        Targets(Mutex::new(counts.into_iter().collect()))
+    /// Targets with these room counts and shedding flags.
+    pub fn new(targets: impl IntoIterator<Item = Target>) -> Targets {
+        Targets(Mutex::new(
+            targets
+                .into_iter()
+                .map(|(id, rooms, shedding)| (id, (shedding, rooms)))
+                .collect(),
+        ))
     }
 
-    /// The node with the fewest rooms (then by id) not in `tried`, counted as one room
-    /// more from now on.
+    /// The node not in `tried` that does not shed load, else one that does, with the
+    /// fewest rooms (then by id); counted as one room more from now on.
     pub fn pick(&self, tried: &[String]) -> Option<String> {
         let mut counts = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let best = counts
@@ -53,7 +74,7 @@ impl Targets {
             .filter(|(n, _)| !tried.contains(n))
             .min_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(b.0)))
             .map(|(n, _)| n.clone())?;
-        if let Some(c) = counts.get_mut(&best) {
+        if let Some((_, c)) = counts.get_mut(&best) {
             *c += 1;
         }
         Some(best)
@@ -78,17 +99,7 @@ pub async fn drain(state: &AppState) -> Drained {
             Vec::new()
         }
     };
-    let targets = Targets::new(
-        candidates(&nodes, me, ttl_ms(cluster))
-            .into_iter()
-            .map(|id| {
-                let rooms = nodes
-                    .iter()
-                    .find(|n| n.node_id == id)
-                    .map_or(0, |n| n.rooms);
-                (id, rooms)
-            }),
-    );
+    let targets = Targets::new(targets(&nodes, me, ttl_ms(cluster)));
     let done = Mutex::new(Drained::default());
     let work =
         futures_util::stream::iter(state.all_rooms()).for_each_concurrent(AT_ONCE, |handle| {
@@ -168,14 +179,44 @@ mod tests {
     #[test]
     fn hand_offs_spread_over_the_least_loaded() {
         let t = Targets::new([
-            ("b".to_owned(), 2),
-            ("c".to_owned(), 0),
-            ("d".to_owned(), 1),
+            ("b".to_owned(), 2, false),
+            ("c".to_owned(), 0, false),
+            ("d".to_owned(), 1, false),
         ]);
         let picks: Vec<String> = (0..5).filter_map(|_| t.pick(&[])).collect();
         // c (0), c again (ties d at 1, first by id), d (1), b (all at 2), c.
         assert_eq!(picks, vec!["c", "c", "d", "b", "c"]);
         assert_eq!(t.pick(&["b".into(), "c".into(), "d".into()]), None);
         assert_eq!(Targets::default().pick(&[]), None);
+    }
+
+    #[test]
+    fn hand_offs_go_to_nodes_that_do_not_shed_first() {
+        let node = |id: &str, rooms, draining, shedding, seen_ms_ago| NodeInfo {
+            node_id: id.into(),
+            rooms,
+            draining,
+            shedding,
+            seen_ms_ago,
+        };
+        let nodes = [
+            node("a", 0, false, false, 100),  // me
+            node("b", 0, false, true, 100),   // sheds, fewest rooms
+            node("c", 5, false, false, 100),  //
+            node("d", 0, true, false, 100),   // draining
+            node("e", 0, false, false, 9000), // not seen for too long
+            node("f", 1, false, true, 100),   // sheds
+        ];
+        let t = Targets::new(targets(&nodes, "a", 3000));
+        // c takes every room while it is there; the shedding ones only when it refused.
+        assert_eq!(t.pick(&[]).as_deref(), Some("c"));
+        assert_eq!(t.pick(&[]).as_deref(), Some("c"));
+        assert_eq!(t.pick(&["c".into()]).as_deref(), Some("b"));
+        assert_eq!(t.pick(&["c".into(), "b".into()]).as_deref(), Some("f"));
+        // Among those that shed: fewest rooms (b 1, f 2), then by id (both at 2).
+        assert_eq!(t.pick(&["c".into()]).as_deref(), Some("b"));
+        assert_eq!(t.pick(&["c".into()]).as_deref(), Some("b"));
+        assert_eq!(t.pick(&["c".into()]).as_deref(), Some("f"));
+        assert!(targets(&nodes[..1], "a", 3000).is_empty());
     }
 }

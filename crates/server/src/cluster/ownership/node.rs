@@ -1,6 +1,6 @@
 //! This node towards the others: its heartbeat in `cluster_nodes` (every
-//! `lease-renew-ms`: its room count and whether it drains, read by placement and the
-//! sweeper's spread) and its `P.node.<NODE>` request service (`docs/CLUSTER.md`, "NATS
+//! `lease-renew-ms`: its room count, whether it drains and whether it sheds load, read
+//! by placement, the drain and the sweepers) and its `P.node.<NODE>` request service (`docs/CLUSTER.md`, "NATS
 //! subjects"): `create` (placement) and `adopt` (drain hand-off). Requests and replies
 //! are JSON ([`NodeRequest`], [`NodeReply`]).
 
@@ -94,9 +94,9 @@ pub async fn ask(
     serde_json::from_slice(&msg.payload).map_err(|e| format!("node {to} answered: {e}"))
 }
 
-/// This node's heartbeat now: its room count and whether it takes no new rooms (it
-/// drains or sheds load: the row's `draining`, which placement and the sweeper's spread
-/// read as "not a candidate").
+/// This node's heartbeat now: its room count, whether it drains and whether it sheds
+/// load (the row's `draining` and `shedding`: placement and a drain's hand-offs skip a
+/// node that does either, the sweepers' [`super::sweeper::plan`] reads both).
 pub async fn beat(state: &AppState) {
     beat_on(state, &parchis_store::ViaStore(state.store().clone())).await;
 }
@@ -109,7 +109,8 @@ async fn beat_on(state: &AppState, keeper: &dyn LeaseKeeper) {
     let record = NodeRecord {
         node_id: cluster.node().as_str().to_owned(),
         rooms: u32::try_from(state.room_count()).unwrap_or(u32::MAX),
-        draining: own.refuses_new_rooms(),
+        draining: own.is_draining(),
+        shedding: own.load.is_shedding(),
     };
     if let Err(e) = keeper.heartbeat_node(&record).await {
         tracing::warn!(node = %cluster.node(), error = %e, "heartbeat failed");

@@ -1,8 +1,9 @@
 //! Where a new room goes (`docs/CLUSTER.md`, "Placement"): on the node that got
-//! `POST /api/rooms` unless it is draining, sheds load or holds `--max-rooms`; then on the live,
-//! non-draining node with the fewest rooms (from the `cluster_nodes` heartbeats), asked
-//! over NATS (`P.node.<NODE>` `create`). The choice is a pure function of the
-//! heartbeats ([`candidates`]); the asking is at the edge ([`create`]).
+//! `POST /api/rooms` unless it is draining, sheds load or holds `--max-rooms`; then on
+//! the live node neither draining nor shedding with the fewest rooms (from the
+//! `cluster_nodes` heartbeats), asked over NATS (`P.node.<NODE>` `create`). The choice is
+//! a pure function of the heartbeats ([`candidates`]); the asking is at the edge
+//! ([`create`]).
 
 use super::node::{self, NodeReply, NodeRequest};
 use super::{ownership, ttl_ms};
@@ -22,11 +23,12 @@ pub fn create_here(refusing: bool, rooms: usize, max_rooms: usize) -> bool {
 }
 
 /// The other nodes that may take a new room, best first: seen within `max_age_ms` (the
-/// lease TTL), not draining, not `me`; fewest rooms first, then by id.
+/// lease TTL), neither draining nor shedding load, not `me`; fewest rooms first, then by
+/// id.
 pub fn candidates(nodes: &[NodeInfo], me: &str, max_age_ms: i64) -> Vec<String> {
     let mut fit: Vec<&NodeInfo> = nodes
         .iter()
-        .filter(|n| n.node_id != me && !n.draining && n.seen_ms_ago <= max_age_ms)
+        .filter(|n| n.node_id != me && !n.draining && !n.shedding && n.seen_ms_ago <= max_age_ms)
         .collect();
     fit.sort_by(|a, b| a.rooms.cmp(&b.rooms).then(a.node_id.cmp(&b.node_id)));
     fit.into_iter().map(|n| n.node_id.clone()).collect()
@@ -95,6 +97,7 @@ mod tests {
             node_id: id.into(),
             rooms,
             draining,
+            shedding: false,
             seen_ms_ago,
         }
     }
@@ -117,6 +120,10 @@ mod tests {
             node("e", 1, 9000, false),  // not seen for too long
             node("f", 3, 2999, false),  // ties with d: by id
             node("g", 12, 3000, false), // just within the age
+            NodeInfo {
+                shedding: true,
+                ..node("h", 0, 100, false) // sheds load
+            },
         ];
         assert_eq!(candidates(&nodes, "a", 3000), vec!["d", "f", "b", "g"]);
         assert!(candidates(&nodes[..1], "a", 3000).is_empty());

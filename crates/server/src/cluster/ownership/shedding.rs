@@ -215,6 +215,8 @@ pub struct Load {
     clock: Mutex<RenewalClock>,
     state: Mutex<Option<Shed>>,
     shedding: AtomicBool,
+    /// Tests only (`POST /admin/debug/shed`): until when the samples count a stuck commit.
+    forced: Mutex<Option<Instant>>,
 }
 
 fn guard<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -252,6 +254,24 @@ impl Load {
             renewal_latency: clock.last_latency.max(in_flight),
             commit: Duration::ZERO,
             queued: 0,
+        }
+    }
+
+    /// Tests only (`crate::stall::shed`): until `until`, every sample counts a group
+    /// commit in flight beyond its limit, so the node sheds (`commit_slow`).
+    pub fn force_until(&self, until: Instant) {
+        *guard(&self.forced) = Some(until);
+    }
+
+    /// `sample` as the monitor decides on it at `now`: with a commit beyond `limits`
+    /// while [`Load::force_until`] holds.
+    fn as_seen(&self, sample: Sample, limits: &Limits, now: Instant) -> Sample {
+        match *guard(&self.forced) {
+            Some(until) if now < until => Sample {
+                commit: sample.commit.max(limits.commit + Duration::from_millis(1)),
+                ..sample
+            },
+            _ => sample,
         }
     }
 
@@ -297,6 +317,7 @@ pub async fn monitor(state: AppState) {
             queued: pressure.queued,
             ..own.load.renewal_sample(now)
         };
+        let sample = own.load.as_seen(sample, &limits, now);
         match own.load.step(&sample, &limits, now) {
             (Shed::Accepting, Shed::Shedding { why, .. }) => {
                 tracing::warn!(

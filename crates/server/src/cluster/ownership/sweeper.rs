@@ -4,9 +4,15 @@
 //! one up through the restart's restore ([`super::takeover`]).
 //!
 //! Spread: one tick claims at most this node's share of the rooms the dead nodes held
-//! ([`claim_limit`]), so several live nodes share a dead node's rooms instead of the first
+//! ([`plan`]), so several live nodes share a dead node's rooms instead of the first
 //! sweeper taking them all. Failover bound with the defaults: TTL 3 s + one sweep 0.5 s +
 //! the restore.
+//!
+//! Load shedding (`docs/CLUSTER.md`, "Load shedding"): a node that sheds load claims
+//! nothing while another live node does not shed (the dead nodes' rooms go to the nodes
+//! able to carry them), unless those rooms have waited [`DEFER_TTLS`] TTLs beyond their
+//! expiry; when every live node sheds, each claims at most [`SHEDDING_CLAIM`] rooms per
+//! `sweep-ms`, so the rooms still come back, slowly.
 
 use super::observe::How;
 use super::{ownership, takeover, ttl_ms};
@@ -20,6 +26,15 @@ use std::time::Duration;
 pub const MIN_CLAIM: u32 = 8;
 /// The most rooms one tick claims.
 pub const MAX_CLAIM: u32 = 1024;
+/// The most rooms one tick of a node that sheds load claims (and it sweeps again no
+/// sooner than `sweep-ms` later, however often it is woken): 16 rooms a second per node
+/// at the default 500 ms.
+pub const SHEDDING_CLAIM: u32 = 8;
+/// A shedding node leaves a dead node's rooms to the nodes that do not shed until the
+/// dead node has been silent for this many TTLs beyond the one its leases lasted (6 s at
+/// the defaults, past the normal failover bound): then the others did not take them
+/// (full, or stuck), and it claims them at [`SHEDDING_CLAIM`] a tick.
+pub const DEFER_TTLS: i64 = 2;
 /// A node whose last heartbeat is older than this is long gone: its rooms were claimed
 /// already and no longer count for the spread.
 pub const ORPHAN_WINDOW_MS: i64 = 60_000;
@@ -28,30 +43,71 @@ const RESTORES_AT_ONCE: usize = 16;
 /// Sweeps are at least this far apart, however often the sweeper is woken.
 const MIN_GAP: Duration = Duration::from_millis(50);
 
-/// How many rooms one tick of node `me` may claim: its share of the rooms the dead nodes
-/// held at their last heartbeat, `ceil(orphans / live nodes)`, at least [`MIN_CLAIM`], at
+/// What one sweep of a node may claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Claim {
+    /// The most rooms it claims (0: it does not ask).
+    pub limit: u32,
+    /// Whether a sweep that claimed a full batch runs again at once (more may wait);
+    /// `false` for a node that sheds load: its next sweep is a whole `sweep-ms` later.
+    pub burst: bool,
+}
+
+/// What one sweep of node `me` may claim: its share of the rooms the dead nodes held at
+/// their last heartbeat, `ceil(orphans / claiming nodes)`, at least [`MIN_CLAIM`], at
 /// most [`MAX_CLAIM`] and never more than `free` (the rooms it may still hold).
 ///
 /// `nodes` are the heartbeats of the last [`ORPHAN_WINDOW_MS`]; a node is live when seen
-/// within `ttl_ms` (the lease TTL: a node silent that long has lost its leases) and not
-/// draining; `me` always counts as live.
-pub fn claim_limit(nodes: &[NodeInfo], me: &str, ttl_ms: i64, free: usize) -> u32 {
+/// within `ttl_ms` (the lease TTL: a node silent that long has lost its leases) and
+/// claims when live and not draining; `me` always counts as live. `shedding`: whether
+/// `me` sheds load now (its heartbeat may be behind).
+///
+/// * `me` does not shed: the claiming nodes are `me` and the others that do not shed
+///   (those that shed leave the rooms to them); a full batch is swept again at once.
+/// * `me` sheds and another claiming node does not: nothing, unless a dead node with
+///   rooms has been silent longer than `ttl_ms * (1 + DEFER_TTLS)`; then
+///   [`SHEDDING_CLAIM`].
+/// * every claiming node sheds: [`SHEDDING_CLAIM`] (no share: it is no more than
+///   [`MIN_CLAIM`]).
+///
+/// Never more than `free`. A shedding node's full batch is not swept again at once.
+pub fn plan(nodes: &[NodeInfo], me: &str, shedding: bool, ttl_ms: i64, free: usize) -> Claim {
     let dead = |n: &NodeInfo| n.seen_ms_ago > ttl_ms && n.node_id != me;
     let orphans: u64 = nodes
         .iter()
         .filter(|n| dead(n))
         .map(|n| u64::from(n.rooms))
         .sum();
-    let live = nodes
+    let accepting = nodes
         .iter()
-        .filter(|n| !dead(n) && !n.draining && n.node_id != me)
-        .count() as u64
-        + 1;
-    let share = orphans
-        .div_ceil(live)
-        .clamp(u64::from(MIN_CLAIM), u64::from(MAX_CLAIM));
+        .filter(|n| !dead(n) && !n.draining && !n.shedding && n.node_id != me)
+        .count() as u64;
     let free = u64::try_from(free).unwrap_or(u64::MAX);
-    u32::try_from(share.min(free)).unwrap_or(MAX_CLAIM)
+    let at_most = |n: u64| u32::try_from(n.min(free)).unwrap_or(MAX_CLAIM);
+    if !shedding {
+        let share = orphans
+            .div_ceil(accepting + 1)
+            .clamp(u64::from(MIN_CLAIM), u64::from(MAX_CLAIM));
+        return Claim {
+            limit: at_most(share),
+            burst: true,
+        };
+    }
+    let waited = || {
+        let defer = ttl_ms.saturating_mul(1 + DEFER_TTLS);
+        nodes
+            .iter()
+            .any(|n| dead(n) && n.rooms > 0 && n.seen_ms_ago > defer)
+    };
+    let limit = if accepting == 0 || waited() {
+        at_most(u64::from(SHEDDING_CLAIM))
+    } else {
+        0
+    };
+    Claim {
+        limit,
+        burst: false,
+    }
 }
 
 /// The sweeper task; ends at shutdown. A draining node claims nothing.
@@ -60,36 +116,62 @@ pub async fn sweeper(state: AppState) {
         return;
     };
     let shutdown = state.shutdown_token();
+    // After a shedding node's sweep: no other before this (a wake-up waits for it).
+    let mut not_before: Option<tokio::time::Instant> = None;
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
             _ = tokio::time::sleep(cluster.config.sweep) => {}
             _ = own.wake.notified() => {}
         }
+        if let Some(at) = not_before.take() {
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                _ = tokio::time::sleep_until(at) => {}
+            }
+        }
         if own.is_draining() {
             continue;
         }
         // A full batch: more may be waiting (rooms without a lease are not in the
-        // heartbeats' count), so sweep again at once.
+        // heartbeats' count), so sweep again at once, unless this node sheds load.
         loop {
-            let (claimed, limit) = sweep(&state).await;
+            let (claimed, claim) = sweep(&state).await;
             if claimed > 0 {
-                tracing::info!(node = %cluster.node(), claimed, "sweeper took rooms over");
+                tracing::info!(
+                    node = %cluster.node(),
+                    claimed,
+                    shedding = !claim.burst,
+                    "sweeper took rooms over"
+                );
+            }
+            if !claim.burst {
+                not_before = Some(tokio::time::Instant::now() + cluster.config.sweep);
+                break;
             }
             tokio::time::sleep(MIN_GAP).await;
-            if claimed < limit || own.is_draining() || shutdown.is_cancelled() {
+            if claimed < claim.limit as usize || own.is_draining() || shutdown.is_cancelled() {
                 break;
             }
         }
     }
 }
 
-/// One sweep: claims this node's share of the expired or unowned rooms and brings them
-/// up. Returns how many it claimed and how many it could have (0, 0 when it could not
-/// ask).
-pub async fn sweep(state: &AppState) -> (usize, usize) {
+/// One sweep: claims this node's share of the expired or unowned rooms ([`plan`]) and
+/// brings them up. Returns how many it claimed and the plan (a zero limit when it could
+/// not ask).
+pub async fn sweep(state: &AppState) -> (usize, Claim) {
+    let nothing = Claim {
+        limit: 0,
+        burst: false,
+    };
     let Some(cluster) = state.cluster() else {
-        return (0, 0);
+        return (0, nothing);
+    };
+    let shedding = ownership(state).is_some_and(|o| o.load.is_shedding());
+    let nothing = Claim {
+        burst: !shedding,
+        ..nothing
     };
     let node = cluster.node().as_str();
     let ttl = ttl_ms(cluster);
@@ -98,18 +180,18 @@ pub async fn sweep(state: &AppState) -> (usize, usize) {
         Ok(nodes) => nodes,
         Err(e) => {
             tracing::warn!(node, error = %e, "sweeper could not read the nodes");
-            return (0, 0);
+            return (0, nothing);
         }
     };
-    let limit = claim_limit(&nodes, node, ttl, free);
-    if limit == 0 {
-        return (0, 0);
+    let claim = plan(&nodes, node, shedding, ttl, free);
+    if claim.limit == 0 {
+        return (0, claim);
     }
-    let fences = match state.store().claim_expired(node, ttl, limit).await {
+    let fences = match state.store().claim_expired(node, ttl, claim.limit).await {
         Ok(fences) => fences,
         Err(e) => {
             tracing::warn!(node, error = %e, "sweeper could not claim rooms");
-            return (0, 0);
+            return (0, nothing);
         }
     };
     if let Some(own) = ownership(state) {
@@ -124,7 +206,7 @@ pub async fn sweep(state: &AppState) -> (usize, usize) {
             takeover::bring_up(state, fence, How::Claimed).await;
         })
         .await;
-    (claimed, limit as usize)
+    (claimed, claim)
 }
 
 #[cfg(test)]
@@ -136,8 +218,30 @@ mod tests {
             node_id: id.into(),
             rooms,
             draining,
+            shedding: false,
             seen_ms_ago,
         }
+    }
+
+    fn shedding(n: NodeInfo) -> NodeInfo {
+        NodeInfo {
+            shedding: true,
+            ..n
+        }
+    }
+
+    /// The limit of a node that does not shed (its batches are swept again at once).
+    fn claim_limit(nodes: &[NodeInfo], me: &str, ttl_ms: i64, free: usize) -> u32 {
+        let claim = plan(nodes, me, false, ttl_ms, free);
+        assert!(claim.burst, "{claim:?}");
+        claim.limit
+    }
+
+    /// The limit of a node that sheds (never swept again at once).
+    fn shedding_limit(nodes: &[NodeInfo], me: &str, ttl_ms: i64, free: usize) -> u32 {
+        let claim = plan(nodes, me, true, ttl_ms, free);
+        assert!(!claim.burst, "{claim:?}");
+        claim.limit
     }
 
     #[test]
@@ -176,5 +280,88 @@ mod tests {
         let nodes = [node("a", 40, 5000, false), node("c", 30, 5000, false)];
         assert_eq!(claim_limit(&nodes, "a", 3000, 10_000), 30);
         assert_eq!(claim_limit(&[], "a", 3000, 10_000), MIN_CLAIM);
+    }
+
+    #[test]
+    fn a_shedding_node_leaves_the_rooms_to_a_node_that_does_not_shed() {
+        // c died with 300 rooms; b sheds, a does not: a takes them all, b none.
+        let nodes = [
+            node("a", 10, 200, false),
+            shedding(node("b", 12, 900, false)),
+            node("c", 300, 4000, false),
+        ];
+        assert_eq!(claim_limit(&nodes, "a", 3000, 10_000), 300);
+        assert_eq!(shedding_limit(&nodes, "b", 3000, 10_000), 0);
+        // Nor rooms without a lease or of nodes never seen (no dead node at all).
+        let quiet = [node("a", 10, 200, false), node("b", 12, 900, false)];
+        assert_eq!(shedding_limit(&quiet, "b", 3000, 10_000), 0);
+        // b's own row may be behind (not shedding yet): it still defers to a.
+        let behind = [
+            node("a", 10, 200, false),
+            node("b", 12, 900, false),
+            node("c", 300, 4000, false),
+        ];
+        assert_eq!(shedding_limit(&behind, "b", 3000, 10_000), 0);
+        // a draining node claims nothing: it is no reason to defer.
+        let draining = [
+            node("a", 10, 200, true),
+            shedding(node("b", 12, 900, false)),
+            node("c", 300, 4000, false),
+        ];
+        assert_eq!(shedding_limit(&draining, "b", 3000, 10_000), SHEDDING_CLAIM);
+        // Nor is a node silent for longer than the TTL (dead itself).
+        let silent = [
+            node("a", 10, 3001, false),
+            shedding(node("b", 12, 900, false)),
+        ];
+        assert_eq!(shedding_limit(&silent, "b", 3000, 10_000), SHEDDING_CLAIM);
+    }
+
+    #[test]
+    fn when_every_live_node_sheds_each_claims_a_few_rooms_per_sweep() {
+        let nodes = [
+            shedding(node("a", 10, 200, false)),
+            shedding(node("b", 12, 900, false)),
+            node("c", 300, 4000, false),
+        ];
+        assert_eq!(shedding_limit(&nodes, "a", 3000, 10_000), SHEDDING_CLAIM);
+        assert_eq!(shedding_limit(&nodes, "b", 3000, 10_000), SHEDDING_CLAIM);
+        // Also with nothing known dead (rooms without a lease), and alone.
+        assert_eq!(
+            shedding_limit(&nodes[..2], "a", 3000, 10_000),
+            SHEDDING_CLAIM
+        );
+        assert_eq!(shedding_limit(&[], "a", 3000, 10_000), SHEDDING_CLAIM);
+        // Still within the rooms it may hold.
+        assert_eq!(shedding_limit(&nodes, "a", 3000, 3), 3);
+        assert_eq!(shedding_limit(&nodes, "a", 3000, 0), 0);
+        // A node that does not shed still takes its share at once: b's and c's sheds
+        // leave the whole 300 to it.
+        assert_eq!(claim_limit(&nodes, "a", 3000, 10_000), 300);
+    }
+
+    #[test]
+    fn a_shedding_node_takes_rooms_the_others_left_waiting() {
+        // c died 3 TTLs ago (its leases expired 2 TTLs ago): a does not shed but has not
+        // taken them (full, or stuck). b helps, at the shedding rate.
+        let waiting = |seen: i64| {
+            [
+                node("a", 10, 200, false),
+                shedding(node("b", 12, 900, false)),
+                node("c", 300, seen, false),
+            ]
+        };
+        assert_eq!(shedding_limit(&waiting(9000), "b", 3000, 10_000), 0);
+        assert_eq!(
+            shedding_limit(&waiting(9001), "b", 3000, 10_000),
+            SHEDDING_CLAIM
+        );
+        // A dead node that held no room is no reason.
+        let empty = [
+            node("a", 10, 200, false),
+            shedding(node("b", 12, 900, false)),
+            node("c", 0, 50_000, false),
+        ];
+        assert_eq!(shedding_limit(&empty, "b", 3000, 10_000), 0);
     }
 }
