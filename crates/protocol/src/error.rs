@@ -74,8 +74,10 @@ pub enum ErrorCode {
     BadToken,
     /// The server is shutting down.
     ShuttingDown,
+    /// The room cannot take the command now; nothing was applied. Retry in a moment.
     /// Cluster mode: the room's owner is being replaced (a node died or handed the room
-    /// over); nothing was applied. Retry in a moment (`docs/CLUSTER.md`).
+    /// over, `docs/CLUSTER.md`). Any mode: the server could not reach its database to
+    /// store the command.
     RoomUnavailable,
     /// Admin API: the `Authorization: Bearer …` token is missing or wrong (401).
     Unauthorized,
@@ -83,7 +85,9 @@ pub enum ErrorCode {
     AdminDisabled,
     /// Admin API: no open connection has this id (404).
     UnknownConnection,
-    /// An internal failure (storage); the command was not applied.
+    /// An internal failure (a bug, corrupt stored data, a store that closed) that a retry
+    /// would not mend; the command was not applied. A database out of reach is
+    /// `room_unavailable`.
     Internal,
 }
 

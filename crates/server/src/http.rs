@@ -138,8 +138,12 @@ pub async fn create_room(
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             _ => StatusCode::SERVICE_UNAVAILABLE,
         };
-        // No node took it (full, draining, overloaded): worth trying again shortly.
-        let retry = matches!(r.code, ErrorCode::ServerFull | ErrorCode::ShuttingDown);
+        // No node took it (full, draining, overloaded) or the database is out of reach:
+        // worth trying again shortly.
+        let retry = matches!(
+            r.code,
+            ErrorCode::ServerFull | ErrorCode::ShuttingDown | ErrorCode::RoomUnavailable
+        );
         ApiError {
             retry_after_secs: retry.then_some(PLACEMENT_RETRY_SECS),
             ..ApiError::new(status, r.code, r.message)

@@ -97,6 +97,35 @@ pub enum StoreError {
     Io(#[source] Arc<std::io::Error>),
 }
 
+impl StoreError {
+    /// Whether the database could not be reached: the connection was refused, lost or
+    /// timed out, no connection came free in time, or the server refused connections
+    /// (shutting down, starting up, too many clients: SQLSTATE class `08`, `57P01`–`57P03`,
+    /// `53300`). Such a failure is the network's or the database server's, not the data's
+    /// or the code's: nothing of a write that failed so is visible to this store's
+    /// readers, and the same call may succeed once the database is back. (A commit whose
+    /// connection broke at the very moment may have been applied all the same: callers
+    /// that retry rely on their own checks, e.g. the event log's `seq`.) Every other
+    /// error, including [`StoreError::Closed`] and [`StoreError::Unavailable`], is not.
+    pub fn is_unreachable(&self) -> bool {
+        match self {
+            StoreError::Database(e) => sqlx_unreachable(e),
+            _ => false,
+        }
+    }
+}
+
+/// [`StoreError::is_unreachable`] for a sqlx error.
+fn sqlx_unreachable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut => true,
+        sqlx::Error::Database(d) => d.code().is_some_and(|c| {
+            c.starts_with("08") || matches!(c.as_ref(), "57P01" | "57P02" | "57P03" | "53300")
+        }),
+        _ => false,
+    }
+}
+
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
         match e {
@@ -132,4 +161,42 @@ pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
 pub(crate) fn is_foreign_key_violation(e: &sqlx::Error) -> bool {
     e.as_database_error()
         .is_some_and(|d| d.is_foreign_key_violation())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db(e: sqlx::Error) -> StoreError {
+        StoreError::from(e)
+    }
+
+    #[test]
+    fn connection_failures_are_unreachable_and_nothing_else_is() {
+        let io = |kind| db(sqlx::Error::Io(std::io::Error::new(kind, "proxy cut")));
+        assert!(io(std::io::ErrorKind::ConnectionRefused).is_unreachable());
+        assert!(io(std::io::ErrorKind::ConnectionReset).is_unreachable());
+        assert!(io(std::io::ErrorKind::UnexpectedEof).is_unreachable());
+        assert!(db(sqlx::Error::PoolTimedOut).is_unreachable());
+        assert!(db(sqlx::Error::Tls("handshake".into())).is_unreachable());
+
+        assert!(
+            !db(sqlx::Error::PoolClosed).is_unreachable(),
+            "closed store"
+        );
+        assert!(!db(sqlx::Error::RowNotFound).is_unreachable());
+        assert!(!db(sqlx::Error::Protocol("unexpected message".into())).is_unreachable());
+        assert!(!db(sqlx::Error::ColumnNotFound("x".into())).is_unreachable());
+        assert!(!StoreError::Closed.is_unreachable());
+        assert!(!StoreError::Unavailable("file deleted".into()).is_unreachable());
+        assert!(!StoreError::Corrupt("bad json".into()).is_unreachable());
+        assert!(!StoreError::RoomNotFound("ABCD".into()).is_unreachable());
+        assert!(!StoreError::Io(Arc::new(std::io::Error::other("mkdir"))).is_unreachable());
+        assert!(!StoreError::Fenced {
+            room: "ABCD".into(),
+            epoch: 1,
+            current: None
+        }
+        .is_unreachable());
+    }
 }

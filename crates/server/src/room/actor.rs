@@ -10,7 +10,7 @@
 //! deregisters and its connections move to the new owner
 //! ([`crate::cluster::ownership::lease::room_ended`]).
 
-use super::core::{BotJob, Core, Effect, Input};
+use super::core::{BotJob, Core, Effect, Input, WriteFailed};
 use super::persist::Write;
 use super::{
     now_ms, BotChoice, ConnId, ConnLink, Listing, Member, Ms, Refusal, RoomCmd, RoomHandle,
@@ -366,7 +366,7 @@ impl Actor {
         if let Some(reply) = self.reply.take() {
             let refusal = if self.is_stopping() {
                 Refusal::new(
-                    ErrorCode::Internal,
+                    ErrorCode::RoomUnavailable,
                     "the room moved to another server: try again",
                 )
             } else {
@@ -396,7 +396,7 @@ impl Actor {
                 break;
             }
             if let Err(e) = &result {
-                self.persist_error = Some(e.clone());
+                self.persist_error = Some(e.message.clone());
             }
             effects = self.core.persisted(result, now_ms());
         }
@@ -533,11 +533,12 @@ impl Actor {
         });
     }
 
-    /// Performs one write, through the room's fence in cluster mode; the error text is
-    /// for logs. A fenced write stops the room; once it stops, nothing more is written.
-    async fn write(&mut self, write: Write) -> Result<(), String> {
+    /// Performs one write, through the room's fence in cluster mode; the error says
+    /// whether the database was unreachable. A fenced write stops the room; once it
+    /// stops, nothing more is written.
+    async fn write(&mut self, write: Write) -> Result<(), WriteFailed> {
         if self.is_stopping() {
-            return Err("the room stopped on this node".to_owned());
+            return Err(WriteFailed::other("the room stopped on this node"));
         }
         // Owned copies: nothing of the actor is borrowed across the await (its bots'
         // brains are `Send`, not `Sync`).
@@ -555,11 +556,18 @@ impl Actor {
                     node, &code, game, epoch, kind, &current,
                 );
                 self.ending = Some(RoomEnd::Fenced);
-                Err("fenced".to_owned())
+                Err(WriteFailed::other("fenced"))
             }
             Err(e) => {
-                warn!(room = %code, game = ?game, error = %e, "store write failed");
-                Err(e.to_string())
+                let failed = WriteFailed::from(&e);
+                warn!(
+                    room = %code,
+                    game = ?game,
+                    error = %e,
+                    unreachable = failed.unreachable,
+                    "store write failed"
+                );
+                Err(failed)
             }
         }
     }

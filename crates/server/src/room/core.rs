@@ -17,11 +17,11 @@
 //! step's effects can be read in one place; the parts that decide lobby, play, bots,
 //! fan-out, rematch and views live in their own files.
 
-pub use super::effect::{BotJob, Effect, Input};
+pub use super::effect::{BotJob, Effect, Input, WriteFailed};
 
 use super::bots::SeatBot;
 use super::persist::Write;
-use super::{ConnId, Ms, Refusal, SeatCmd};
+use super::{ConnId, Ms, SeatCmd};
 use crate::dice::DiceSource;
 use parchis_engine::{Action, Colour, Game, RuleSet};
 use parchis_protocol::{AbandonReason, RoomEvent, RoomSettings, RoomStatus};
@@ -323,9 +323,9 @@ impl Core {
         self.run(now)
     }
 
-    /// The outcome of the pending [`Effect::Persist`]: `Ok` once durable, `Err` with the
-    /// store's message if nothing was written.
-    pub fn persisted(&mut self, result: Result<(), String>, now: Ms) -> Vec<Effect> {
+    /// The outcome of the pending [`Effect::Persist`]: `Ok` once durable, `Err` if
+    /// nothing was written (a command it carried is refused as [`WriteFailed::refusal`]).
+    pub fn persisted(&mut self, result: Result<(), WriteFailed>, now: Ms) -> Vec<Effect> {
         if let Some(staged) = self.staged.take() {
             match result {
                 Ok(()) => self.commit_staged(staged, now),
@@ -480,14 +480,19 @@ impl Core {
         }
     }
 
-    fn fail_staged(&mut self, staged: Staged, error: &str, now: Ms) {
-        tracing::warn!(room = %self.code, error, "store write failed; step not applied");
-        let internal = || Refusal::code(parchis_protocol::ErrorCode::Internal);
+    fn fail_staged(&mut self, staged: Staged, error: &WriteFailed, now: Ms) {
+        tracing::warn!(
+            room = %self.code,
+            error = %error,
+            unreachable = error.unreachable,
+            "store write failed; step not applied"
+        );
+        let refusal = error.refusal();
         match staged {
-            Staged::Join { .. } => self.emit(Effect::Reply(Err(internal()))),
-            Staged::Colour { conn, req, .. } => self.reply_err(conn, req, &internal()),
-            Staged::Start(plan) => self.reply_err(plan.conn, plan.req, &internal()),
-            Staged::Events(commit) => self.then_failed(commit.then, now),
+            Staged::Join { .. } => self.emit(Effect::Reply(Err(refusal))),
+            Staged::Colour { conn, req, .. } => self.reply_err(conn, req, &refusal),
+            Staged::Start(plan) => self.reply_err(plan.conn, plan.req, &refusal),
+            Staged::Events(commit) => self.then_failed(commit.then, &refusal, now),
             Staged::TakeOver {
                 seat_id, reason, ..
             } => {

@@ -91,8 +91,14 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
             Ok(fence) => fence,
             Err(StoreError::RoomExists(_)) => continue,
             Err(e) => {
-                warn!(room = %code, error = %e, "store failed creating a room");
-                return Err(Refusal::code(ErrorCode::Internal));
+                warn!(
+                    room = %code,
+                    error = %e,
+                    unreachable = e.is_unreachable(),
+                    "store failed creating a room"
+                );
+                // The database out of reach: `room_unavailable`, try again in a moment.
+                return Err(super::effect::WriteFailed::from(&e).refusal());
             }
         };
         // The server seed comes from the OS here, at the edge; the core gets it as a value.

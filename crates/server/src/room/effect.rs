@@ -4,6 +4,7 @@
 use super::persist::Write;
 use super::{BotChoice, ConnId, Member, Ms, Refusal, SeatCmd};
 use parchis_engine::{Action, Colour, Game};
+use parchis_protocol::ErrorCode;
 use std::sync::Arc;
 
 /// Something that happened to the room.
@@ -161,4 +162,55 @@ pub enum Effect {
     },
     /// Call [`Core::handle`] with [`Input::Timers`] at this time (unix ms), or never.
     Wake(Option<Ms>),
+}
+
+/// Why the durable write of an [`Effect::Persist`] failed, as the driver reports it to
+/// [`super::Core::persisted`]. Nothing of the write was stored; the step is not applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteFailed {
+    /// The store's message, for logs.
+    pub message: String,
+    /// The database could not be reached
+    /// ([`parchis_store::StoreError::is_unreachable`]): the command that waited for the
+    /// write is answered `room_unavailable` (retry in a moment) rather than `internal`.
+    pub unreachable: bool,
+}
+
+/// The text of the refusal of a command whose write found the database unreachable.
+pub const STORE_UNREACHABLE: &str =
+    "the server cannot reach its database right now: nothing was applied; send it again in a moment";
+
+impl WriteFailed {
+    /// A failure with `message` that is not the database being unreachable.
+    pub fn other(message: impl Into<String>) -> WriteFailed {
+        WriteFailed {
+            message: message.into(),
+            unreachable: false,
+        }
+    }
+
+    /// What the command that waited for the write is answered: `room_unavailable` with
+    /// [`STORE_UNREACHABLE`] when the database could not be reached, else `internal`.
+    pub fn refusal(&self) -> Refusal {
+        if self.unreachable {
+            Refusal::new(ErrorCode::RoomUnavailable, STORE_UNREACHABLE)
+        } else {
+            Refusal::code(ErrorCode::Internal)
+        }
+    }
+}
+
+impl From<&parchis_store::StoreError> for WriteFailed {
+    fn from(e: &parchis_store::StoreError) -> WriteFailed {
+        WriteFailed {
+            message: e.to_string(),
+            unreachable: e.is_unreachable(),
+        }
+    }
+}
+
+impl std::fmt::Display for WriteFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
 }

@@ -287,11 +287,12 @@ impl Core {
         }
     }
 
-    /// What a step whose write failed does instead (the room is as it was).
-    pub(super) fn then_failed(&mut self, then: Then, now: Ms) {
+    /// What a step whose write failed does instead (the room is as it was); a command
+    /// it carried is answered `refusal`.
+    pub(super) fn then_failed(&mut self, then: Then, refusal: &Refusal, now: Ms) {
         match then {
             Then::Reply { conn, req } => {
-                self.reply_err(conn, req, &Refusal::code(ErrorCode::Internal));
+                self.reply_err(conn, req, refusal);
             }
             Then::Timeout { .. } => {
                 tracing::warn!(room = %self.code, "timeout not applied; retrying in 1 s");

@@ -2,7 +2,9 @@
 //! "Ownership": a node that could not renew for a whole TTL stops all its rooms; the
 //! sweeper claims expired leases). PostgreSQL itself is shared by other tests and keeps
 //! running: every node reaches it through a proxy ([`crate::proxy::Proxy`]) that the test
-//! cuts (every connection closed, new ones closed at once) and restores.
+//! cuts (every connection closed, new ones closed at once) and restores. Also a single
+//! node on PostgreSQL through the same proxy: a command whose write finds the database
+//! gone is answered `room_unavailable`, and goes through once it is back.
 
 use crate::checks::{check_game, clients_summary};
 use crate::common::{get_raw, Client};
@@ -12,6 +14,11 @@ use crate::setup::two_player_game;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
+
+/// The text of a command refused because its write found the database out of reach
+/// (`room::effect::STORE_UNREACHABLE`).
+const STORE_UNREACHABLE: &str =
+    "the server cannot reach its database right now: nothing was applied; send it again in a moment";
 
 /// Longest a probe (HTTP request, WebSocket reply) may take before it counts as a hang.
 const PROBE: Duration = Duration::from_secs(12);
@@ -80,8 +87,9 @@ async fn alive(cluster: &mut Cluster, what: &str) {
 /// A game on node a with players on a and b and a spectator on c. With the database
 /// gone for twice the lease TTL: no node exits and each answers `/healthz`; after a TTL
 /// every node answers `/readyz` 503 and owns no room, the room's lease has expired, a
-/// `watch` of the room through each node is answered with an error (not silence), and
-/// nothing is stored. With the database back: another epoch of the lease is taken by a
+/// `watch` of the room through each node is answered `room_unavailable` (not silence),
+/// and nothing is stored; the commands sent meanwhile are answered `room_unavailable`
+/// (some with "the server cannot reach its database"), never `internal`. With the database back: another epoch of the lease is taken by a
 /// node of the cluster, every node is ready again (once it stops shedding load), and the
 /// game is played to its end.
 /// The stored log is sound (gap-free, replays, throws once each: nothing doubled), what
@@ -142,9 +150,9 @@ async fn the_cluster_stops_its_rooms_without_the_database_and_resumes_after() {
         assert_eq!(owned, 0.0, "node {} stopped its rooms", cluster.id(i));
         let w = watch_reply(addr, &code).await;
         assert_eq!(
-            w["type"],
-            "error",
-            "watch through node {}: {w}",
+            (w["type"].as_str(), w["code"].as_str()),
+            (Some("error"), Some("room_unavailable")),
+            "watch through node {}: retry in a moment: {w}",
             cluster.id(i)
         );
         eprintln!(
@@ -235,20 +243,146 @@ async fn the_cluster_stops_its_rooms_without_the_database_and_resumes_after() {
         );
         assert_eq!(p.snapshots, 0, "{}: no events skipped", p.name);
     }
-    // The commands sent while the database was gone were refused with an error: a write
-    // that failed (`internal`, "the command was not applied"), a room that stopped
-    // (`room_unavailable`), or an action on a turn already gone (`stale_seq`).
+    // The commands sent while the database was gone were refused with a retryable error,
+    // never `internal`: a write that found the database out of reach or a room that
+    // stopped (`room_unavailable`: nothing applied, send it again), or an action on a turn
+    // already gone (`stale_seq`).
     let codes: Vec<&str> = players
         .iter()
         .flat_map(|p| &p.errors)
         .map(|e| e["code"].as_str().unwrap_or("?"))
         .collect();
-    assert!(!codes.is_empty(), "the outage was answered with errors");
+    let messages: std::collections::BTreeSet<&str> = players
+        .iter()
+        .flat_map(|p| &p.errors)
+        .filter_map(|e| e["message"].as_str())
+        .collect();
+    eprintln!("{test}: errors {codes:?}, messages {messages:?}");
+    assert!(
+        codes.contains(&"room_unavailable"),
+        "the outage was answered room_unavailable: {codes:?}"
+    );
+    // The room runs on for a TTL after the cut: the player on its node acts every 10 ms,
+    // and its commands' writes find the database out of reach.
+    assert!(
+        messages.contains(STORE_UNREACHABLE),
+        "a write that found the database out of reach says so: {messages:?}"
+    );
     assert!(
         codes
             .iter()
-            .all(|c| matches!(*c, "internal" | "room_unavailable" | "stale_seq")),
-        "errors while the database was gone: {codes:?}"
+            .all(|c| matches!(*c, "room_unavailable" | "stale_seq")),
+        "errors while the database was gone: {codes:?} ({messages:?})"
     );
     eprintln!("{test}: clients: {}", clients_summary(&players));
+}
+
+/// A single node (no cluster mode) on PostgreSQL, through the cuttable proxy: a game
+/// runs; with the database gone, the roll of the player to act is answered
+/// `room_unavailable` ("the server cannot reach its database right now: nothing was
+/// applied; send it again in a moment"), not `internal`, the socket stays open and
+/// nothing is stored; with the database back, the same roll sent again is applied and
+/// stored at the next seq. A single node keeps its rooms through an outage (no leases),
+/// so the failed write is what answers the command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_node_answers_room_unavailable_while_its_database_is_gone() {
+    let test = "a_single_node_answers_room_unavailable_while_its_database_is_gone";
+    let Some(url) = crate::common::database_url(test) else {
+        return;
+    };
+    let db_name = format!(
+        "{}_{}",
+        crate::env::database_name(&url),
+        crate::env::random_hex(10)
+    );
+    let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&url)
+        .await
+        .expect("connect to DATABASE_URL");
+    sqlx::query(&format!("CREATE DATABASE {db_name}"))
+        .execute(&mut admin)
+        .await
+        .expect("create the test database");
+    let db_url = crate::env::with_database(&url, &db_name);
+    let proxy = crate::proxy::Proxy::start(crate::env::pg_hostport(&db_url), Duration::ZERO).await;
+    let store =
+        parchis_store::PostgresStore::connect(&crate::env::with_hostport(&db_url, proxy.addr))
+            .await
+            .expect("connect through the proxy");
+    let store: std::sync::Arc<dyn parchis_store::Store> = std::sync::Arc::new(store);
+    let server = crate::common::start_on(crate::common::test_config(), store).await;
+    let (code, mut clients) = crate::common::seated_game(
+        &server,
+        json!({"seats": 2, "turn_clock_secs": 120}),
+        &["yellow", "red"],
+    )
+    .await;
+    let direct = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .connect(&db_url)
+        .await
+        .expect("connect to the test database");
+    let events = || async {
+        let (n,): (i64,) = sqlx::query_as("SELECT count(*) FROM game_events")
+            .fetch_one(&direct)
+            .await
+            .expect("count events");
+        n
+    };
+    let view = server.room(&code).await;
+    let turn = view["game"]["position"]["turn"]
+        .as_str()
+        .expect("turn")
+        .to_owned();
+    let actor = clients
+        .iter_mut()
+        .find(|c| c.colour.as_deref() == Some(turn.as_str()))
+        .expect("the player to act");
+    let seq = view["seq"].as_u64().expect("seq");
+    if actor.seq < seq {
+        actor
+            .until("the first turn", |v| v["seq"].as_u64() == Some(seq))
+            .await;
+    }
+    let before = events().await;
+
+    proxy.cut();
+    let req = actor.cmd(json!({"type": "roll"})).await;
+    let answer = tokio::time::timeout(Duration::from_secs(30), actor.reply(req))
+        .await
+        .expect("the roll is answered during the outage");
+    eprintln!("{test}: roll during the outage: {answer}");
+    assert_eq!(answer["type"], "error", "{answer}");
+    assert_eq!(answer["code"], "room_unavailable", "{answer}");
+    assert_eq!(answer["message"], STORE_UNREACHABLE, "{answer}");
+    assert_eq!(events().await, before, "nothing stored during the outage");
+    let view = server.room(&code).await;
+    assert_eq!(view["seq"].as_u64(), Some(seq), "nothing applied: {view}");
+
+    proxy.restore();
+    // The pool may still hold a connection the cut closed: retry until the roll is
+    // applied, as a client would.
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let req = actor.cmd(json!({"type": "roll"})).await;
+        let answer = actor.reply(req).await;
+        if answer["type"] == "ok" {
+            break;
+        }
+        assert_eq!(answer["code"], "room_unavailable", "{answer}");
+        assert!(
+            Instant::now() < until,
+            "the roll never went through: {answer}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        events().await > before,
+        "the roll is stored after the outage"
+    );
+    server.shutdown.cancel();
+    let _ = server.task.await;
+    direct.close().await;
+    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {db_name} WITH (FORCE)"))
+        .execute(&mut admin)
+        .await;
 }

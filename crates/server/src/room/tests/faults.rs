@@ -1,7 +1,8 @@
 //! Fault injection: a store that fails its N-th write, for every N across a whole game
 //! (room creation, joins, the start, actions, timeouts, the end). Each step is either
-//! applied or refused with a clear error (`internal`), the room's memory and the store
-//! agree afterwards, and a restart from the store restores the room as it was.
+//! applied or refused with a clear error (`internal`; `room_unavailable` when the fault
+//! is a database that cannot be reached), the room's memory and the store agree
+//! afterwards, and a restart from the store restores the room as it was.
 
 use super::{first_command, settings, Driver, FaultyStore};
 use crate::room::{persist, replay, Member, RoomCmd, SeatCmd};
@@ -107,7 +108,7 @@ async fn step(d: &mut Driver, k: usize, req: u64) -> Option<Step> {
         .await;
         return Some(match d.replies.pop() {
             Some(Ok(_)) => Step::Applied,
-            Some(Err(r)) if r.code == ErrorCode::Internal && refused(d) => Step::Refused,
+            Some(Err(r)) if r.code == expected(d) && refused(d) => Step::Refused,
             other => panic!("join: {other:?}"),
         });
     }
@@ -183,15 +184,29 @@ async fn leave(d: &mut Driver, req: u64, seq_before: u64, _: bool) -> Step {
     }
 }
 
+/// The code of a step refused because its write failed: `room_unavailable` (try again)
+/// when the database could not be reached, else `internal`.
+fn expected(d: &Driver) -> ErrorCode {
+    match &d.store {
+        Some(store) if store.unreachable.load(std::sync::atomic::Ordering::SeqCst) => {
+            ErrorCode::RoomUnavailable
+        }
+        _ => ErrorCode::Internal,
+    }
+}
+
 fn judge(d: &Driver, answer: ServerMessage, seq_before: u64, refused: bool) -> Step {
     match answer {
         ServerMessage::Ok { .. } if !refused => Step::Applied,
-        ServerMessage::Error { code, .. } if refused => {
+        ServerMessage::Error { code, message, .. } if refused => {
             assert_eq!(
                 code,
-                ErrorCode::Internal,
-                "a store failure is an internal error"
+                expected(d),
+                "a store failure is internal, a database out of reach room_unavailable"
             );
+            if code == ErrorCode::RoomUnavailable {
+                assert_eq!(message, crate::room::effect::STORE_UNREACHABLE);
+            }
             assert_eq!(d.core.seq(), seq_before, "a refused step changes nothing");
             Step::Refused
         }
@@ -267,8 +282,29 @@ async fn every_failed_write_of_a_whole_game_is_refused_cleanly_and_restart_resto
         "the game ended with its end transaction"
     );
 
-    for n in 1..=total {
+    each_write_fails_once(total, 1, false).await;
+}
+
+/// The same with the database out of reach at every 3rd write of the game: each refused
+/// step is answered `room_unavailable` with "nothing was applied; send it again".
+#[tokio::test]
+async fn a_write_that_finds_the_database_out_of_reach_is_refused_as_room_unavailable() {
+    let store = Arc::new(FaultyStore::new());
+    let mut d = room(0).with_store(store.clone()).await.expect("room");
+    let mut k = 0;
+    while step(&mut d, k, k as u64 + 100).await.is_some() {
+        k += 1;
+    }
+    each_write_fails_once(store.writes(), 3, true).await;
+}
+
+/// For every `every`-th write `n` of a whole game (of `total` writes): a fresh room whose
+/// store fails write `n` (`unreachable`: as a database out of reach) plays on; the
+/// refused step is refused cleanly, memory and store agree, and a restart restores it.
+async fn each_write_fails_once(total: usize, every: usize, unreachable: bool) {
+    for n in (1..=total).step_by(every) {
         let store = Arc::new(FaultyStore::new());
+        store.faults_unreachable(unreachable);
         store.fail_write(Some(n));
         let Some(mut d) = room(n).with_store(store.clone()).await else {
             assert_eq!(n, 1, "only the first write creates the room");

@@ -50,6 +50,9 @@ pub struct FaultyStore {
     failed: AtomicUsize,
     /// Random faults spare best-effort writes (see [`Driver`]): set while one runs.
     sparing: std::sync::atomic::AtomicBool,
+    /// Faults are a database that cannot be reached (a connection refused), not a
+    /// failure of the store itself.
+    unreachable: std::sync::atomic::AtomicBool,
 }
 
 impl FaultyStore {
@@ -62,7 +65,15 @@ impl FaultyStore {
             random: Mutex::new(None),
             failed: AtomicUsize::new(0),
             sparing: std::sync::atomic::AtomicBool::new(false),
+            unreachable: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// From now on the faults are a database that cannot be reached (`true`: a refused
+    /// connection, `StoreError::is_unreachable`) or a failure of the store (`false`, the
+    /// default: an I/O error of the store itself).
+    pub fn faults_unreachable(&self, yes: bool) {
+        self.unreachable.store(yes, Ordering::SeqCst);
     }
 
     /// Fails the `n`-th write from now on counted from the store's creation.
@@ -98,6 +109,12 @@ impl FaultyStore {
             && !self.sparing.load(Ordering::SeqCst);
         if at == Some(n) || random {
             self.failed.fetch_add(1, Ordering::SeqCst);
+            if self.unreachable.load(Ordering::SeqCst) {
+                return Err(StoreError::from(sqlx::Error::Io(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionRefused,
+                    format!("injected: database unreachable on write {n}"),
+                ))));
+            }
             return Err(StoreError::Io(Arc::new(std::io::Error::other(format!(
                 "injected fault on write {n}"
             )))));
@@ -303,13 +320,13 @@ impl Driver {
         self.pending = None;
     }
 
-    async fn perform(&self, w: &Write) -> Result<(), String> {
+    async fn perform(&self, w: &Write) -> Result<(), crate::room::core::WriteFailed> {
         match &self.store {
             Some(store) => {
                 let store: Arc<dyn Store> = store.clone();
                 actor::perform(&store, self.core.code(), w.clone())
                     .await
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| (&e).into())
             }
             None => Ok(()),
         }
