@@ -54,6 +54,11 @@ pub struct Opts {
     /// Every node reaches PostgreSQL through one [`Proxy`] ([`Cluster::db_proxy`]) that
     /// the test can cut and restore; the test's own pool ([`Cluster::db`]) does not.
     pub db_proxy: bool,
+    /// `--commands-per-second` of every node (2000 unless a test measures the limit).
+    pub commands_per_second: u32,
+    /// Environment variables of every node set after the harness's own (so they replace
+    /// them), e.g. a per-address limit a test exercises.
+    pub env: Vec<(&'static str, String)>,
 }
 
 impl Default for Opts {
@@ -69,6 +74,8 @@ impl Default for Opts {
             max_rooms: None,
             slow_nats: None,
             db_proxy: false,
+            commands_per_second: 2000,
+            env: Vec::new(),
         }
     }
 }
@@ -334,7 +341,7 @@ impl Cluster {
             .arg("--dice-seed")
             .arg(o.dice_seed.to_string())
             .arg("--commands-per-second")
-            .arg("2000")
+            .arg(o.commands_per_second.to_string())
             .arg("--nats-url")
             .arg(nats_url)
             .arg("--node-id")
@@ -363,6 +370,7 @@ impl Cluster {
             // The stall hook (`POST /admin/debug/stall`), for tests that starve a node.
             .env("PARCHIS_ADMIN_TOKEN", ADMIN_TOKEN)
             .env("PARCHIS_DEBUG_STALL_HOOK", "true")
+            .envs(o.env.iter().map(|(k, v)| (*k, v.as_str())))
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log fd"))
             .stderr(log)

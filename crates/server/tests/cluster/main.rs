@@ -26,6 +26,7 @@ mod edge_faults;
 mod failover;
 mod first_join;
 mod game;
+mod hostile;
 mod lobby;
 mod pause;
 mod routing;

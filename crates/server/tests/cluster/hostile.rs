@@ -1,0 +1,616 @@
+//! Hostile clients against a cluster (docs/CLUSTER.md, "Hostile clients"): the attacks of
+//! `tests/hostile.rs` aimed at the path a single node does not have, a socket on an edge
+//! node whose room runs on another node (commands forwarded over NATS, frames relayed
+//! back), and at the limits a client meets on every node. Each test asserts the defence
+//! and that honest clients of the same room, on other nodes, are served in full.
+//!
+//! Why one file of ~600 lines: a list of independent attacks sharing the helpers at its
+//! top, as `tests/hostile.rs`.
+
+use crate::common::{get_raw, Client};
+use crate::harness::{Cluster, Opts};
+use futures_util::SinkExt;
+use serde_json::{json, Value};
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+use tokio::net::TcpSocket;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::MaybeTlsStream;
+
+async fn client(addr: SocketAddr) -> Client {
+    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        .await
+        .expect("ws connect");
+    Client::new(ws)
+}
+
+/// A client whose connection comes from source address `from` (127.0.0.x), optionally
+/// with a tiny receive buffer (a reader that stalls fills it at once).
+async fn client_from(addr: SocketAddr, from: IpAddr, small_buffer: bool) -> Client {
+    let socket = TcpSocket::new_v4().expect("socket");
+    socket.bind(SocketAddr::new(from, 0)).expect("bind source");
+    if small_buffer {
+        socket.set_recv_buffer_size(2048).expect("rcvbuf");
+    }
+    let tcp = socket.connect(addr).await.expect("connect");
+    let (ws, _) =
+        tokio_tungstenite::client_async(format!("ws://{addr}/ws"), MaybeTlsStream::Plain(tcp))
+            .await
+            .expect("ws handshake");
+    Client::new(ws)
+}
+
+fn ip(n: u8) -> IpAddr {
+    IpAddr::from([127, 0, 0, n])
+}
+
+/// The sum of the samples of metric `name` on the node at `addr` whose labels contain
+/// every one of `labels` (e.g. `op="command"`).
+async fn metric(addr: SocketAddr, name: &str, labels: &[&str]) -> f64 {
+    let (status, text) = get_raw(addr, "/metrics", &[]).await;
+    assert_eq!(status, 200, "{text}");
+    text.lines()
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
+        })
+        .filter(|l| labels.iter().all(|lab| l.contains(lab)))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// Reads until the socket's close frame or its end: the close code (`None`: no close
+/// frame, e.g. a reset after the server closed).
+async fn close_code(c: &mut Client) -> Option<u64> {
+    loop {
+        match c.next().await {
+            Some(v) if v["type"] == "ws_close" => return v["code"].as_u64(),
+            Some(_) => continue,
+            None => return None,
+        }
+    }
+}
+
+/// The connection still works: a `ping` gets its `pong`.
+async fn answers_ping(c: &mut Client) {
+    let req = c.next_req + 10_000;
+    c.next_req += 1;
+    c.send_text(&json!({"type": "ping", "req": req}).to_string())
+        .await;
+    let pong = c
+        .until("pong", |v| v["type"] == "pong" || v["type"] == "ws_close")
+        .await;
+    assert_eq!(pong, json!({"type": "pong", "req": req}));
+}
+
+/// Plays the game of `players` (each rolls or plays its first legal action on its
+/// `your_turn`) until every one has seen event `until`. Every command must be answered
+/// `ok` and every player's events must be gap-free. Returns the players and how many
+/// commands they sent.
+async fn play_until(players: Vec<Client>, until: u64) -> (Vec<Client>, u64) {
+    let tasks: Vec<_> = players
+        .into_iter()
+        .map(|mut c| {
+            tokio::spawn(async move {
+                let mut sent = 0u64;
+                let mut waiting: Option<u64> = None;
+                while c.seq < until || waiting.is_some() {
+                    let v = c.next().await.expect("socket closed mid-game");
+                    match v["type"].as_str() {
+                        Some("your_turn") if v["seq"].as_u64() == Some(c.seq) => {
+                            let cmd = if v["must_roll"] == true {
+                                json!({"type": "roll"})
+                            } else {
+                                json!({"type": "play", "action": v["legal"][0]})
+                            };
+                            waiting = Some(c.cmd(cmd).await);
+                            sent += 1;
+                        }
+                        Some("ok") if v["req"].as_u64() == waiting => waiting = None,
+                        Some("error" | "closing" | "ws_close") => {
+                            panic!("honest player refused or dropped: {v}")
+                        }
+                        _ => {}
+                    }
+                    assert!(
+                        !Client::is_game_event(&v, "game_won"),
+                        "the game ended before seq {until}"
+                    );
+                }
+                (c, sent)
+            })
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut sent = 0;
+    for t in tasks {
+        let (c, n) = tokio::time::timeout(Duration::from_secs(60), t)
+            .await
+            .expect("play_until: 60 s")
+            .expect("player task");
+        gap_free(&c);
+        out.push(c);
+        sent += n;
+    }
+    (out, sent)
+}
+
+/// `c`'s event seqs are consecutive.
+fn gap_free(c: &Client) {
+    let seqs: Vec<u64> = c.events.iter().filter_map(|e| e["seq"].as_u64()).collect();
+    for w in seqs.windows(2) {
+        assert_eq!(
+            w[1],
+            w[0] + 1,
+            "{:?}: seq {} follows {}",
+            c.colour,
+            w[1],
+            w[0]
+        );
+    }
+}
+
+/// A two-seat game on node 0 (the owner), Ana on node 2 and Bruno on node 1 (both
+/// relayed), started. Every client has read up to the start.
+async fn relayed_game(cluster: &Cluster) -> (String, Client, Client) {
+    let code = cluster
+        .create_room(
+            0,
+            &json!({"seats": 2, "turn_clock_secs": 600, "disconnect_grace_secs": 600}),
+        )
+        .await;
+    let mut ana = client(cluster.addr(2)).await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    let mut bruno = client(cluster.addr(1)).await;
+    bruno.join(&code, "Bruno", Some("blue")).await;
+    while ana.seq < bruno.seq {
+        ana.next().await;
+    }
+    ana.ok(json!({"type": "start"})).await;
+    (code, ana, bruno)
+}
+
+/// A spectator on edge node b floods its room (owned by a) with commands, at the
+/// production rate limit (10 a second, burst 20). The edge limits it before anything is
+/// forwarded: it gets `rate_limited` and is closed with 1008 after too many errors; the
+/// owner receives at most its burst and refill of commands (all refused as a spectator's).
+/// The honest players, one on b (the flooder's edge) and one on c, play on meanwhile:
+/// every command `ok`, every event seen in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_over_a_relayed_socket_is_limited_at_the_edge() {
+    let test = "a_flood_over_a_relayed_socket_is_limited_at_the_edge";
+    let opts = Opts {
+        commands_per_second: 10,
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let owner = cluster.addr(0);
+    let (code, ana, bruno) = relayed_game(&cluster).await;
+    let mut flooder = client(cluster.addr(1)).await;
+    flooder.watch(&code).await;
+    let commands_before = metric(
+        owner,
+        "parchis_cluster_room_requests_total",
+        &[r#"op="command""#],
+    )
+    .await;
+    let started = Instant::now();
+    let flood = tokio::spawn(async move {
+        let mut sent = 0u32;
+        for _ in 0..400 {
+            if flooder.try_cmd(json!({"type": "roll"})).await.is_err() {
+                break;
+            }
+            sent += 1;
+        }
+        let (mut limited, mut by_owner, mut close) = (0u32, 0u32, None);
+        while let Some(v) = flooder.next().await {
+            match (v["type"].as_str(), v["code"].as_str()) {
+                (Some("error"), Some("rate_limited")) => limited += 1,
+                (Some("error"), Some("spectator_cannot_act")) => by_owner += 1,
+                (Some("ws_close"), _) => {
+                    close = v["code"].as_u64();
+                    break;
+                }
+                _ => {}
+            }
+        }
+        (sent, limited, by_owner, close)
+    });
+    let target = ana.seq.max(bruno.seq) + 30;
+    let (players, honest) = play_until(vec![ana, bruno], target).await;
+    let (sent, limited, by_owner, close) = flood.await.expect("flooder");
+    let elapsed = started.elapsed().as_secs_f64();
+    let commands = metric(
+        owner,
+        "parchis_cluster_room_requests_total",
+        &[r#"op="command""#],
+    )
+    .await
+        - commands_before;
+    eprintln!("{test}: flooder sent {sent}, {limited} rate_limited, {by_owner} refused by the owner, close {close:?}; owner took {commands} commands ({honest} honest) in {elapsed:.1} s");
+    assert!(limited >= 1, "the edge limited the flood: {limited}");
+    assert!(
+        close.is_none_or(|c| c == 1008),
+        "closed as abuse: {close:?}"
+    );
+    // What reached the owner: the burst (20) and the refill (10 a second) at most.
+    let allowed = 20.0 + 10.0 * elapsed.ceil() + 2.0;
+    assert!(
+        f64::from(by_owner) <= allowed,
+        "{by_owner} flood commands reached the owner"
+    );
+    assert!(
+        commands <= honest as f64 + allowed,
+        "the owner took {commands} commands, {honest} of them honest"
+    );
+    assert!(commands >= honest as f64, "{commands} < {honest}");
+    for mut p in players {
+        answers_ping(&mut p).await;
+    }
+    drop(code);
+}
+
+/// Malformed input on a relayed socket is answered by the edge as a single node answers
+/// it (binary frame, frame over the soft limit, not JSON, another room's command), and the
+/// socket stays usable; a frame over the hard limit closes it with 1009. Session tokens
+/// through a node that does not own the room: a forged one and one of another room are
+/// `bad_token`; a negative or overflowing `last_seq` is refused before anything is
+/// forwarded; a resume claiming a `last_seq` far in the future gets a snapshot and then
+/// every new event (the edge does not drop them as already seen).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_frames_and_forged_tokens_through_a_node_that_is_not_the_owner() {
+    let test = "malformed_frames_and_forged_tokens_through_a_node_that_is_not_the_owner";
+    let Some(cluster) = Cluster::start(test, Opts::default()).await else {
+        return;
+    };
+    let code = cluster
+        .create_room(0, &json!({"seats": 4, "turn_clock_secs": 600}))
+        .await;
+    let other = cluster.create_room(0, &json!({"seats": 2})).await;
+    let mut ana = client(cluster.addr(0)).await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    let mut bruno = client(cluster.addr(1)).await;
+    bruno.join(&code, "Bruno", Some("blue")).await;
+    let token = bruno.token.clone().expect("token");
+    while ana.seq < bruno.seq {
+        ana.next().await;
+    }
+
+    bruno
+        .ws
+        .send(Message::Binary(vec![1u8, 2, 3].into()))
+        .await
+        .expect("send");
+    assert_eq!(bruno.error("binary_frame").await["code"], "binary_frame");
+    bruno.send_text(&"x".repeat(20 * 1024)).await;
+    bruno.error("frame_too_large").await;
+    bruno.send_text("{\"type\": \"roll\", \"req\": 9").await;
+    bruno.error("bad_json").await;
+    bruno
+        .refused(json!({"type": "roll", "room": other}), "wrong_room")
+        .await;
+    answers_ping(&mut bruno).await;
+
+    // Tokens and last_seq through c, which owns neither room.
+    let mut c = client(cluster.addr(2)).await;
+    let forged = "0".repeat(64);
+    c.refused(
+        json!({"type": "resume", "room": code, "token": forged, "last_seq": 0}),
+        "bad_token",
+    )
+    .await;
+    c.refused(
+        json!({"type": "resume", "room": other, "token": token, "last_seq": 0}),
+        "bad_token",
+    )
+    .await;
+    for bad in ["-1", "18446744073709551616", "\"7\"", "1e3"] {
+        let req = c.next_req;
+        c.next_req += 1;
+        c.send_text(&format!(
+            r#"{{"type":"resume","req":{req},"room":"{code}","token":"{token}","last_seq":{bad}}}"#
+        ))
+        .await;
+        let r = c.reply(req).await;
+        assert_eq!(r["type"], "error", "last_seq {bad}: {r}");
+        assert_eq!(r["code"], "bad_request", "last_seq {bad}: {r}");
+    }
+    // Far in the future: a snapshot at the room's seq, then the new events.
+    let room_seq = ana.seq.max(bruno.seq);
+    let req = c
+        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": u64::MAX}))
+        .await;
+    let w = c.reply(req).await;
+    assert_eq!(w["type"], "welcome", "{w}");
+    assert_eq!(w["colour"], "blue", "{w}");
+    assert!(w["snapshot"].is_object(), "a snapshot: {w}");
+    assert!(w["seq"].as_u64() >= Some(room_seq), "{w}");
+    // The socket on b that held the seat is closed (4000).
+    assert_eq!(close_code(&mut bruno).await, Some(4000));
+    let before = c.seq;
+    ana.ok(json!({"type": "choose_colour", "colour": "red"}))
+        .await;
+    let e = c.until("the colour change", |v| v["type"] == "event").await;
+    assert_eq!(e["seq"].as_u64(), Some(before + 1), "{e}");
+    c.ok(json!({"type": "choose_colour", "colour": "green"}))
+        .await;
+
+    // Beyond the hard limit (64 KiB): closed with 1009; the room and Ana are fine.
+    let _ = c.ws.send(Message::Text("y".repeat(70 * 1024).into())).await;
+    assert_eq!(close_code(&mut c).await, Some(1009));
+    answers_ping(&mut ana).await;
+    let (status, view) = cluster
+        .http(1, "GET", &format!("/api/rooms/{code}"), None)
+        .await;
+    assert_eq!(status, 200, "{view}");
+    let colours: Vec<&str> = view["seats"]
+        .as_array()
+        .expect("seats")
+        .iter()
+        .filter_map(|s| s["colour"].as_str())
+        .collect();
+    assert_eq!(colours, vec!["red", "green"], "{view}");
+}
+
+/// Joins racing from three nodes for one colour, and for the last seat: exactly one wins
+/// each race (the owner decides in order); the others get `colour_taken` / `room_full`.
+/// Then rapid join/leave from two edge nodes on one room leaves nothing behind: the seats
+/// and the spectator count are back to the creator alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn joins_racing_across_nodes_have_one_winner_and_join_leave_churn_leaks_nothing() {
+    let test = "joins_racing_across_nodes_have_one_winner_and_join_leave_churn_leaks_nothing";
+    let Some(cluster) = Cluster::start(test, Opts::default()).await else {
+        return;
+    };
+    for round in 0..4 {
+        let seats = if round % 2 == 0 { 4 } else { 2 };
+        let code = cluster.create_room(0, &json!({"seats": seats})).await;
+        let mut ana = client(cluster.addr(0)).await;
+        ana.join(&code, "Ana", Some("yellow")).await;
+        let mut racers = Vec::new();
+        for node in 0..3 {
+            racers.push(client(cluster.addr(node)).await);
+        }
+        // Four seats: all want red. Two seats: one seat left, any colour.
+        let colour = (seats == 4).then_some("red");
+        let room = &code;
+        let answers = futures_util::future::join_all(racers.iter_mut().enumerate().map(
+            |(i, c)| async move {
+                let req = c
+                    .cmd(json!({"type": "join", "room": room, "name": format!("R{i}"), "colour": colour}))
+                    .await;
+                c.reply(req).await
+            },
+        ))
+        .await;
+        let won: Vec<&Value> = answers.iter().filter(|a| a["type"] == "welcome").collect();
+        assert_eq!(won.len(), 1, "round {round}: {answers:?}");
+        let lost = if seats == 4 {
+            "colour_taken"
+        } else {
+            "room_full"
+        };
+        for a in answers.iter().filter(|a| a["type"] != "welcome") {
+            assert_eq!(a["code"], lost, "round {round}: {answers:?}");
+        }
+        let (_, view) = cluster
+            .http(2, "GET", &format!("/api/rooms/{code}"), None)
+            .await;
+        assert_eq!(view["seats"].as_array().map(Vec::len), Some(2), "{view}");
+    }
+
+    let code = cluster.create_room(0, &json!({"seats": 4})).await;
+    let mut ana = client(cluster.addr(0)).await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    let churn = (1..3).map(|node| {
+        let code = code.clone();
+        let addr = cluster.addr(node);
+        async move {
+            let mut c = client(addr).await;
+            for k in 0..15 {
+                if k % 3 == 2 {
+                    c.watch(&code).await;
+                } else {
+                    c.join(&code, &format!("C{node}"), None).await;
+                }
+                c.ok(json!({"type": "leave"})).await;
+            }
+            // And once more, closed without `leave`.
+            c.join(&code, &format!("C{node}"), None).await;
+            drop(c);
+        }
+    });
+    futures_util::future::join_all(churn).await;
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_, view) = cluster
+            .http(1, "GET", &format!("/api/rooms/{code}"), None)
+            .await;
+        let seats = view["seats"].as_array().map(Vec::len);
+        let connected = view["seats"]
+            .as_array()
+            .map(|s| s.iter().filter(|s| s["connected"] == true).count());
+        if (seats, connected, view["spectators"].as_u64()) == (Some(3), Some(1), Some(0))
+            || Instant::now() > until
+        {
+            // The two last joins keep their seats (a lobby seat waits out its grace),
+            // disconnected; nobody watches.
+            assert_eq!(
+                (seats, connected, view["spectators"].as_u64()),
+                (Some(3), Some(1), Some(0)),
+                "{view}"
+            );
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    answers_ping(&mut ana).await;
+}
+
+/// Spectators of one room spread over the three nodes: the room's cap counts every node's
+/// spectators (the owner admits them all), a spectator over it is refused on any node,
+/// a place freed on one node is taken from another, and every spectator sees each event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_spectator_cap_of_a_room_holds_across_nodes() {
+    let test = "the_spectator_cap_of_a_room_holds_across_nodes";
+    let Some(cluster) = Cluster::start(test, Opts::default()).await else {
+        return;
+    };
+    const PER_NODE: usize = 100;
+    let code = cluster
+        .create_room(
+            0,
+            &json!({"seats": 2, "turn_clock_secs": 600, "max_spectators": 3 * PER_NODE}),
+        )
+        .await;
+    let mut ana = client(cluster.addr(0)).await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    let mut crowd: Vec<Client> = Vec::new();
+    for batch in 0..PER_NODE / 25 {
+        let joins = (0..75).map(|k| {
+            let code = code.clone();
+            let addr = cluster.addr(k % 3);
+            async move {
+                let mut c = client(addr).await;
+                c.watch(&code).await;
+                (k % 3, c)
+            }
+        });
+        let joined = futures_util::future::join_all(joins).await;
+        crowd.extend(joined.into_iter().map(|(_, c)| c));
+        eprintln!("{test}: batch {batch}: {} spectators", crowd.len());
+    }
+    assert_eq!(crowd.len(), 3 * PER_NODE);
+    for node in 0..3 {
+        let mut late = client(cluster.addr(node)).await;
+        late.refused(
+            json!({"type": "watch", "room": code}),
+            "too_many_spectators",
+        )
+        .await;
+    }
+    // One on b goes; one on c takes its place (once the owner heard of the detach).
+    let gone = crowd.remove(1);
+    drop(gone);
+    let until = Instant::now() + Duration::from_secs(5);
+    let newcomer = loop {
+        let mut c = client(cluster.addr(2)).await;
+        let req = c.cmd(json!({"type": "watch", "room": code})).await;
+        let r = c.reply(req).await;
+        if r["type"] == "welcome" {
+            break c;
+        }
+        assert_eq!(r["code"], "too_many_spectators", "{r}");
+        assert!(Instant::now() < until, "the freed place was not given back");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    crowd.push(newcomer);
+    let (_, view) = cluster
+        .http(1, "GET", &format!("/api/rooms/{code}"), None)
+        .await;
+    assert_eq!(
+        view["spectators"].as_u64(),
+        Some(3 * PER_NODE as u64),
+        "{view}"
+    );
+    // One event reaches every spectator, wherever its socket is.
+    ana.ok(json!({"type": "choose_colour", "colour": "red"}))
+        .await;
+    let seq = ana.seq;
+    let reads = crowd.into_iter().map(|mut c| async move {
+        c.until("the colour change", |v| {
+            v["type"] == "event" && v["event"]["type"] == "colour_changed"
+        })
+        .await["seq"]
+            .as_u64()
+    });
+    let seen = futures_util::future::join_all(reads).await;
+    assert!(seen.iter().all(|s| *s == Some(seq)), "{seen:?}");
+}
+
+/// A spectator on edge node b that never reads: the edge drops it as a slow consumer
+/// (within the write timeout, 1 s here) without holding back the relay of anyone else:
+/// a spectator on the same edge node reads every event of a fast bot game in order to
+/// its end, as does one on c.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_reader_on_an_edge_node_does_not_hold_back_the_relay() {
+    let test = "a_stalled_reader_on_an_edge_node_does_not_hold_back_the_relay";
+    let opts = Opts {
+        env: vec![
+            ("PARCHIS_WRITE_TIMEOUT_SECS", "1".into()),
+            ("PARCHIS_SEND_BUFFER_BYTES", "4096".into()),
+        ],
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let code = cluster
+        .create_room(
+            0,
+            &json!({"seats": 4, "bots": "greedy", "bot_think_ms": 0, "turn_clock_secs": 600}),
+        )
+        .await;
+    let mut me = client(cluster.addr(0)).await;
+    me.join(&code, "Ana", Some("yellow")).await;
+    let mut stalled = client_from(cluster.addr(1), ip(20), true).await;
+    stalled.watch(&code).await;
+    let mut readers = Vec::new();
+    for node in [1, 2] {
+        let mut c = client(cluster.addr(node)).await;
+        c.watch(&code).await;
+        readers.push(c);
+    }
+    me.ok(json!({"type": "start"})).await;
+    me.ok(json!({"type": "leave"})).await;
+    drop(me);
+    let started = Instant::now();
+    let reading = readers.into_iter().map(|mut c| {
+        tokio::spawn(async move {
+            let mut seqs = Vec::new();
+            loop {
+                let v = c.next().await.expect("reader disconnected");
+                assert!(
+                    v["type"] != "ws_close" && v["type"] != "closing",
+                    "reader dropped: {v}"
+                );
+                if v["type"] == "event" {
+                    seqs.push(v["seq"].as_u64().expect("seq"));
+                    if v["event"]["type"] == "dice_revealed" {
+                        return (seqs, c);
+                    }
+                }
+            }
+        })
+    });
+    let reading: Vec<_> = reading.collect();
+    // The stalled spectator goes (the view counts the two readers only).
+    let mut dropped = None;
+    while started.elapsed() < Duration::from_secs(20) {
+        let (_, view) = cluster
+            .http(0, "GET", &format!("/api/rooms/{code}"), None)
+            .await;
+        if view["spectators"] == 2 {
+            dropped = Some(started.elapsed());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let dropped = dropped.expect("the stalled spectator on b was still attached after 20 s");
+    eprintln!("{test}: stalled spectator dropped after {dropped:?}");
+    let end = close_code(&mut stalled).await;
+    assert!(end.is_none() || end == Some(4001), "{end:?}");
+    for r in reading {
+        let (seqs, mut c) = tokio::time::timeout(Duration::from_secs(120), r)
+            .await
+            .expect("the bot game did not end within 120 s")
+            .expect("reader");
+        assert!(seqs.len() > 100, "only {} events", seqs.len());
+        let first = seqs[0];
+        assert_eq!(seqs, (first..first + seqs.len() as u64).collect::<Vec<_>>());
+        answers_ping(&mut c).await;
+    }
+}
