@@ -173,7 +173,24 @@ impl GameRecord {
     }
 
     /// Replays every action from the start; returns the final game and all events.
+    ///
+    /// # Errors
+    /// [`RecordError`]: the header is no playable game, or an action is illegal (or not
+    /// the turn of the colour recorded with it) at its point.
     pub fn replay(&self) -> Result<(Game, Vec<Event>), RecordError> {
+        self.replay_with(|_, _| {})
+    }
+
+    /// [`GameRecord::replay`], calling `each(game, events)` after every action with the
+    /// game after it and the events it produced (a server rebuilds the position each of
+    /// its stored frames carried this way).
+    ///
+    /// # Errors
+    /// As [`GameRecord::replay`]; `each` has seen the actions before the failing one.
+    pub fn replay_with(
+        &self,
+        mut each: impl FnMut(&Game, &[Event]),
+    ) -> Result<(Game, Vec<Event>), RecordError> {
         let mut g = self.start()?;
         let mut all = Vec::new();
         for (index, (colour, action)) in self.actions.iter().enumerate() {
@@ -186,7 +203,9 @@ impl GameRecord {
             if !matches!(action, Action::Abandon { .. }) && g.turn() != *colour {
                 return Err(illegal(format!("it is {}'s turn", g.turn())));
             }
-            all.extend(g.play(action).map_err(|e| illegal(e.to_string()))?);
+            let produced = g.play(action).map_err(|e| illegal(e.to_string()))?;
+            each(&g, &produced);
+            all.extend(produced);
         }
         Ok((g, all))
     }

@@ -518,12 +518,14 @@ impl Core {
             self.events_stored(commit, now);
             return;
         };
-        let records: Vec<_> = commit
-            .events
-            .iter()
-            .enumerate()
-            .map(|(i, e)| super::persist::event_record(self.seq + 1 + i as u64, commit.at_ms, e))
-            .collect();
+        // With a game the last frame carries the position (`events_stored`): marked so a
+        // rebuilt history carries it too.
+        let records = super::persist::event_records(
+            self.seq + 1,
+            commit.at_ms,
+            &commit.events,
+            commit.game.is_some(),
+        );
         let write = match commit.game.and_then(|g| g.outcome()) {
             Some(outcome) => Write::End(Box::new(super::persist::game_end(
                 game_id,

@@ -490,12 +490,8 @@ impl Core {
     fn start_write(&self, plan: &StartPlan) -> Write {
         // The bots' `player_joined` events come first (lobby events: not stored).
         let first_seq = self.seq + plan.bot_events.len() as u64 + 1;
-        let events = plan
-            .events
-            .iter()
-            .enumerate()
-            .map(|(n, e)| persist::event_record(first_seq + n as u64, plan.at_ms, e))
-            .collect();
+        // Their last frame carries the game's first position (`start_stored`): marked.
+        let events = persist::event_records(first_seq, plan.at_ms, &plan.events, true);
         Write::Start(Box::new(GameStart {
             game: persist::game_record(
                 plan.game_id,

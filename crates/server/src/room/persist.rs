@@ -6,6 +6,14 @@
 //! more key, [`FORMAT_KEY`]`: 1`. A record without it is a game written before the version
 //! existed (format 0: the same shape); both read back as today's [`RoomEvent`]. A future
 //! wire change bumps [`EVENT_FORMAT`] and adds a reader for the old format here.
+//!
+//! The last event of a batch whose frame carried the position after it (a batch that
+//! moved the game: its start, an action) has one more key, [`POSITION_KEY`]`: true`; on a
+//! restore [`replay`](super::replay()) rebuilds that position, so a frame sent again from
+//! the rebuilt history equals the live one. Absent means no position: every event of a log
+//! written before the key existed reads so (its frames are sent again without position).
+//! The key is optional within format 1 (a reader that does not know it ignores it, as
+//! serde does unknown keys), so it needs no format bump.
 
 use super::core::Seat;
 use super::replay::LoggedEvent;
@@ -25,6 +33,11 @@ pub const EVENT_FORMAT: u64 = 1;
 /// The key of the format version in a stored event's JSON object (no room event has a
 /// field of this name).
 pub const FORMAT_KEY: &str = "_v";
+
+/// The key marking, in a stored event's JSON object, the last event of a batch whose
+/// frame carried `position` (value `true`; absent: no position). No room event has a field
+/// of this name.
+pub const POSITION_KEY: &str = "_position";
 
 /// A stored value that does not read back: what it was and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -227,6 +240,28 @@ pub fn event_record(seq: u64, at_ms: Ms, event: &RoomEvent) -> EventRecord {
     }
 }
 
+/// The records of one batch of `events`, seqs `first_seq, first_seq + 1, …`, all at
+/// `at_ms`; with `positioned` (its frames carry the game after it on the last event: the
+/// live room's `broadcast_events` with a game) the last record gets [`POSITION_KEY`].
+pub fn event_records(
+    first_seq: u64,
+    at_ms: Ms,
+    events: &[RoomEvent],
+    positioned: bool,
+) -> Vec<EventRecord> {
+    let mut records: Vec<EventRecord> = events
+        .iter()
+        .enumerate()
+        .map(|(n, e)| event_record(first_seq + n as u64, at_ms, e))
+        .collect();
+    if positioned {
+        if let Some(Value::Object(map)) = records.last_mut().map(|r| &mut r.event) {
+            map.insert(POSITION_KEY.to_owned(), Value::Bool(true));
+        }
+    }
+    records
+}
+
 /// Reads an event record of any known format.
 ///
 /// # Errors
@@ -243,11 +278,20 @@ pub fn event_from(record: &EventRecord) -> Result<LoggedEvent, Unreadable> {
             Some(v) => return Err(unreadable(what(), format!("unknown event format {v}"))),
         }
     }
+    let positioned = match &mut payload {
+        Value::Object(map) => match map.remove(POSITION_KEY) {
+            None => false,
+            Some(Value::Bool(b)) => b,
+            Some(v) => return Err(unreadable(what(), format!("{POSITION_KEY} is {v}"))),
+        },
+        _ => false,
+    };
     let event: RoomEvent = serde_json::from_value(payload).map_err(|e| unreadable(what(), e))?;
     Ok(LoggedEvent {
         seq,
         at_ms: record.created_at_ms,
         event,
+        positioned,
     })
 }
 
@@ -358,5 +402,64 @@ pub fn game_closed(
         reason: "closed_by_admin".to_owned(),
         finished_at_ms: at,
         room: status_finished(at),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parchis_engine::Colour;
+
+    fn turn(deadline_ms: Ms) -> RoomEvent {
+        RoomEvent::Turn {
+            colour: Colour::Red,
+            deadline_ms,
+        }
+    }
+
+    #[test]
+    fn a_positioned_batch_marks_its_last_record_only_and_the_mark_reads_back() {
+        let events = [turn(1), turn(2), turn(3)];
+        let records = event_records(7, 100, &events, true);
+        let marks: Vec<Option<&Value>> =
+            records.iter().map(|r| r.event.get(POSITION_KEY)).collect();
+        assert_eq!(marks, [None, None, Some(&Value::Bool(true))]);
+        let seqs: Vec<i64> = records.iter().map(|r| r.seq).collect();
+        assert_eq!(seqs, [7, 8, 9]);
+        let read = events_from(&records).expect("reads");
+        let positioned: Vec<bool> = read.iter().map(|e| e.positioned).collect();
+        assert_eq!(positioned, [false, false, true]);
+        assert_eq!(read[2].event, turn(3));
+        assert_eq!(read[2].at_ms, 100);
+        // Unpositioned: no mark at all.
+        let plain = event_records(1, 100, &events, false);
+        assert!(plain.iter().all(|r| r.event.get(POSITION_KEY).is_none()));
+        assert!(event_records(1, 100, &[], true).is_empty());
+    }
+
+    #[test]
+    fn a_reader_that_does_not_know_the_mark_still_reads_the_event() {
+        // As a node of the previous version does (serde ignores the unknown key).
+        let records = event_records(1, 5, &[turn(9)], true);
+        let mut value = records[0].event.clone();
+        if let Value::Object(map) = &mut value {
+            map.remove(FORMAT_KEY);
+        }
+        let event: RoomEvent = serde_json::from_value(value).expect("still a room event");
+        assert_eq!(event, turn(9));
+    }
+
+    #[test]
+    fn an_old_record_has_no_position_and_a_bad_mark_is_unreadable() {
+        let mut record = event_record(3, 5, &turn(9));
+        if let Value::Object(map) = &mut record.event {
+            map.remove(FORMAT_KEY);
+        }
+        assert!(!event_from(&record).expect("format 0 reads").positioned);
+        if let Value::Object(map) = &mut record.event {
+            map.insert(POSITION_KEY.to_owned(), json!("yes"));
+        }
+        let err = event_from(&record).expect_err("a mark that is no bool");
+        assert_eq!(err.what, "event seq 3");
     }
 }

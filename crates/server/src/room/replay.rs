@@ -15,6 +15,11 @@ pub struct LoggedEvent {
     pub at_ms: Ms,
     /// The event as sent on the WebSocket.
     pub event: RoomEvent,
+    /// Its live frame carried `position` (the game after its batch): the last event of a
+    /// batch that moved the game, marked in the stored form
+    /// ([`POSITION_KEY`](super::persist::POSITION_KEY)). `false` for every event of a log
+    /// written before the mark existed.
+    pub positioned: bool,
 }
 
 /// Why a stored log does not replay.
@@ -62,11 +67,20 @@ pub struct Replayed {
     pub last_turn_deadline: Option<Ms>,
     /// The engine events, as stored (and as replayed).
     pub engine_events: Vec<Event>,
+    /// For each [positioned](LoggedEvent::positioned) event, ascending by seq: its seq and
+    /// the game its live frame's `position` showed (the game after every action whose
+    /// stored events come at or before it).
+    pub positions: Vec<(u64, Game)>,
 }
 
 /// Replays a game's stored log (ascending seq, gap-free) through the engine and checks the
 /// replay produced the stored engine events (R-* rules live in the engine), allowing only
 /// the `bonus_forfeited` reports a newer engine adds (`GameRecord::replay_matches`, D-31).
+///
+/// The game after each positioned event is tracked along ([`Replayed::positions`]): a
+/// positioned event ends a batch, and a batch holds whole actions (at most one: a start or
+/// an action), so its game is the one after the actions whose stored engine events all
+/// come before it.
 ///
 /// # Errors
 /// [`ReplayError`]: a seq gap, no `game_started`, an action the engine refuses, or a
@@ -74,6 +88,8 @@ pub struct Replayed {
 pub fn replay(events: &[LoggedEvent]) -> Result<Replayed, ReplayError> {
     let mut start = None;
     let mut stored = Vec::new();
+    // Each positioned event: its seq and how many stored engine events come up to it.
+    let mut marks = Vec::new();
     let mut last_turn_deadline = None;
     let mut seq = 0u64;
     for (i, e) in events.iter().enumerate() {
@@ -102,12 +118,35 @@ pub fn replay(events: &[LoggedEvent]) -> Result<Replayed, ReplayError> {
             RoomEvent::Game { event, .. } => stored.push(*event),
             _ => {}
         }
+        if e.positioned {
+            marks.push((e.seq, stored.len()));
+        }
     }
     let (rules, seats, first) = start.ok_or(ReplayError::NoStart)?;
     let record = GameRecord::from_events(rules, seats.clone(), first, &stored);
+    let engine = |e: parchis_engine::RecordError| ReplayError::Engine(e.to_string());
+    let mut positions = Vec::with_capacity(marks.len());
+    let mut pending = marks.into_iter().peekable();
+    let mut before = record.start().map_err(engine)?;
+    // Stored engine events the actions so far account for (matched as
+    // `GameRecord::replay_matches` does: a newer engine's extra `bonus_forfeited` reports
+    // are not in the log).
+    let mut matched = 0;
     let (game, replayed) = record
-        .replay()
-        .map_err(|e| ReplayError::Engine(e.to_string()))?;
+        .replay_with(|after, produced| {
+            for e in produced {
+                if stored.get(matched) == Some(e) {
+                    matched += 1;
+                }
+            }
+            // A mark before this action's last stored event shows the game before it.
+            while let Some((seq, _)) = pending.next_if(|(_, at)| *at < matched) {
+                positions.push((seq, before));
+            }
+            before = *after;
+        })
+        .map_err(engine)?;
+    positions.extend(pending.map(|(seq, _)| (seq, game)));
     // Equal, except for `bonus_forfeited` reports a newer engine adds to an older log
     // (D-31): they change no state.
     if !GameRecord::replay_matches(&replayed, &stored) {
@@ -129,5 +168,6 @@ pub fn replay(events: &[LoggedEvent]) -> Result<Replayed, ReplayError> {
         seq,
         last_turn_deadline,
         engine_events: stored,
+        positions,
     })
 }

@@ -114,7 +114,7 @@ impl Core {
             }
         }
         self.seq = replayed.seq;
-        self.history = self.frames(log);
+        self.history = self.frames(log, &replayed.positions);
         self.game_id = Some(id);
         self.game = Some(game);
         if let Some(outcome) = game.outcome() {
@@ -170,18 +170,28 @@ impl Core {
         }
     }
 
-    /// The last `history_len` events of `log` as the frames sent for them.
-    fn frames(&self, log: &[LoggedEvent]) -> VecDeque<(u64, std::sync::Arc<str>)> {
+    /// The last `history_len` events of `log` as the frames sent for them: a positioned
+    /// event's frame carries the game `positions` (from [`replay`]) has for its seq, as the
+    /// live frame did; a log written before positioned events were marked has none.
+    fn frames(
+        &self,
+        log: &[LoggedEvent],
+        positions: &[(u64, parchis_engine::Game)],
+    ) -> VecDeque<(u64, std::sync::Arc<str>)> {
         let skip = log.len().saturating_sub(self.history_len);
         log[skip..]
             .iter()
             .map(|e| {
+                let after = positions
+                    .binary_search_by_key(&e.seq, |(seq, _)| *seq)
+                    .ok()
+                    .map(|i| &positions[i].1);
                 let frame = encode(&crate::frames::event_message(
                     &self.code,
                     e.seq,
                     e.at_ms,
                     e.event.clone(),
-                    None,
+                    after,
                 ));
                 (e.seq, frame)
             })

@@ -73,6 +73,17 @@ pub async fn stored_game(cluster: &Cluster, id: &str) -> Stored {
             at_ms: e["at_ms"].as_i64().expect("at_ms"),
             event: serde_json::from_value::<RoomEvent>(e["event"].clone())
                 .unwrap_or_else(|err| panic!("game {id}: stored event {e} is no RoomEvent: {err}")),
+            positioned: e["positioned"] == true,
+        })
+        .collect();
+    // As on the wire from here on: `{"seq","at_ms","event"}` (the mark is in `log`).
+    let events: Vec<Value> = events
+        .into_iter()
+        .map(|mut e| {
+            if let Some(o) = e.as_object_mut() {
+                o.remove("positioned");
+            }
+            e
         })
         .collect();
     let first = log[0].seq;

@@ -70,7 +70,9 @@ impl Cluster {
         .collect()
     }
 
-    /// The stored events of game `id` in seq order, each as `{"seq","at_ms","event"}`.
+    /// The stored events of game `id` in seq order, each as
+    /// `{"seq","at_ms","event","positioned"}` (`positioned`: the stored mark that the live
+    /// frame carried the position, room/persist.rs POSITION_KEY, taken out of `event`).
     pub async fn stored_events(&self, id: &str) -> Vec<Value> {
         sqlx::query(
             "SELECT seq, created_at_ms, event FROM game_events WHERE game_id = $1::UUID ORDER BY seq",
@@ -83,14 +85,19 @@ impl Cluster {
         .map(|r| {
             let text: String = r.get("event");
             let mut event: Value = serde_json::from_str(&text).expect("stored event is JSON");
-            // The stored format version (room/persist.rs, FORMAT_KEY) is not on the wire.
+            // The stored format version and position mark (room/persist.rs, FORMAT_KEY,
+            // POSITION_KEY) are not on the wire.
+            let mut positioned = false;
             if let Some(obj) = event.as_object_mut() {
                 obj.remove(parchis_server::room::persist::FORMAT_KEY);
+                positioned = obj.remove(parchis_server::room::persist::POSITION_KEY)
+                    == Some(serde_json::Value::Bool(true));
             }
             serde_json::json!({
                 "seq": r.get::<i64, _>("seq"),
                 "at_ms": r.get::<i64, _>("created_at_ms"),
                 "event": event,
+                "positioned": positioned,
             })
         })
         .collect()

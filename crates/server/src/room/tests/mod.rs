@@ -8,9 +8,12 @@
 //!   only the missed events, refused when too far behind.
 //! * `faults` — a store that fails its N-th write, for every N across a whole game.
 //! * `sim` — a seed-driven simulation of many rooms with invariants after every step.
+//! * `history` — whole seeded games rebuilt from their log at random points: the rebuilt
+//!   history sends the live frames again, byte for byte (positions included).
 
 mod clock;
 mod faults;
+mod history;
 mod reattach;
 mod sim;
 
@@ -210,6 +213,42 @@ impl Store for FaultyStore {
     }
 }
 
+/// What a test room is built from: `code`, `settings`, the bots' RNG and the dice seeded
+/// with `seed`, `history` events kept, created at [`T0`], built at `now`.
+pub fn room_init(
+    code: &str,
+    settings: RoomSettings,
+    seed: u64,
+    history: usize,
+    now: Ms,
+) -> RoomInit {
+    let rules = settings.rules().expect("rule set");
+    RoomInit {
+        code: code.to_owned(),
+        settings,
+        rules,
+        created_at_ms: T0,
+        rng: ChaCha20Rng::seed_from_u64(seed),
+        dice: crate::dice::DiceSource::draw(
+            &crate::config::ServerConfig {
+                dice_seed: Some(seed),
+                ..crate::config::ServerConfig::default()
+            },
+            0,
+        )
+        .expect("test dice"),
+        seed_rng: ChaCha20Rng::seed_from_u64(seed ^ 0xd1ce),
+        id_rng: ChaCha20Rng::seed_from_u64(seed ^ 0x5eed),
+        history_len: history,
+        now,
+        limits: super::core::RoomLimits {
+            lobby_idle_ms: 30 * 60 * 1000,
+            presence_interval_ms: 0,
+            min_unwatched_bot_think_ms: 0,
+        },
+    }
+}
+
 /// Drives one [`Core`] like its actor: effects in order, durable writes awaited (on a
 /// store, or accepted without one) and reported back, bot searches run inline.
 pub struct Driver {
@@ -237,31 +276,7 @@ pub struct Driver {
 impl Driver {
     /// A new lobby `code` with `settings`, dice seeded with `seed`, at [`T0`].
     pub fn new(code: &str, settings: RoomSettings, seed: u64, history: usize) -> Driver {
-        let rules = settings.rules().expect("rule set");
-        let core = Core::new(RoomInit {
-            code: code.to_owned(),
-            settings,
-            rules,
-            created_at_ms: T0,
-            rng: ChaCha20Rng::seed_from_u64(seed),
-            dice: crate::dice::DiceSource::draw(
-                &crate::config::ServerConfig {
-                    dice_seed: Some(seed),
-                    ..crate::config::ServerConfig::default()
-                },
-                0,
-            )
-            .expect("test dice"),
-            seed_rng: ChaCha20Rng::seed_from_u64(seed ^ 0xd1ce),
-            id_rng: ChaCha20Rng::seed_from_u64(seed ^ 0x5eed),
-            history_len: history,
-            now: T0,
-            limits: super::core::RoomLimits {
-                lobby_idle_ms: 30 * 60 * 1000,
-                presence_interval_ms: 0,
-                min_unwatched_bot_think_ms: 0,
-            },
-        });
+        let core = Core::new(room_init(code, settings, seed, history, T0));
         Driver {
             core,
             now: T0,
@@ -295,7 +310,14 @@ impl Driver {
         {
             self.pending = Some(*conn);
         }
-        let mut effects = self.core.handle(input, self.now);
+        let effects = self.core.handle(input, self.now);
+        self.carry_out(effects).await;
+        self.pending = None;
+    }
+
+    /// Carries out `effects` of the core like the actor: in order, each durable write
+    /// performed and reported back, until a batch needs none.
+    pub async fn carry_out(&mut self, mut effects: Vec<Effect>) {
         loop {
             let mut write = None;
             let mut before = Vec::new();
@@ -317,7 +339,6 @@ impl Driver {
             }
             effects = self.core.persisted(result, self.now);
         }
-        self.pending = None;
     }
 
     async fn perform(&self, w: &Write) -> Result<(), crate::room::core::WriteFailed> {

@@ -8,7 +8,9 @@
 //! * replaying the stored log gives the live game and seq, and room and store agree;
 //! * no action is applied twice: the stored log records exactly one action per durable
 //!   action write;
-//! * every game event a client received is stored, with the same seq, time and content.
+//! * every game event a client received is stored, with the same seq, time and content;
+//! * the room rebuilt from its stored log (as a restart or a takeover does) has the live
+//!   frames in its history, byte for byte, `position` included.
 //!
 //! A failing seed is printed; `SIM_SEED=<seed>` runs just that one, `SIM_ROOMS=<n>` more
 //! rooms. Everything random comes from the seed, so a seed reproduces its run exactly.
@@ -290,6 +292,21 @@ impl Sim {
                 Some((a, e)) if a == at && *e == event => {}
                 other => return Err(format!("event {seq} was received but stored as {other:?}")),
             }
+        }
+        // A rebuilt room sends again the frames the live one sent.
+        let (rebuilt, _) = super::history::rebuilt(&self.d, &self.store, 32, self.d.now).await;
+        let live: Vec<_> = self
+            .d
+            .core
+            .history
+            .iter()
+            .filter(|(seq, _)| *seq >= first && *seq <= replayed.seq)
+            .collect();
+        if rebuilt.history.iter().collect::<Vec<_>>() != live {
+            return Err(format!(
+                "the rebuilt history differs from the live one: {:?} vs {live:?}",
+                rebuilt.history
+            ));
         }
         Ok(())
     }
