@@ -216,6 +216,19 @@ async fn room_code_guessing_is_rate_limited_per_address() {
             .contains("lookups"),
         "{e}"
     );
+    // And for a command sent before joining (its `not_joined` tells the code exists).
+    ws.refused(
+        json!({"type": "roll", "room": code, "seq": 0}),
+        "rate_limited",
+    )
+    .await;
+    let mut other = client_from(&server, ip(5)).await;
+    other
+        .refused(
+            json!({"type": "roll", "room": code, "seq": 0}),
+            "not_joined",
+        )
+        .await;
     // Another address is not affected.
     let a = http_from(&server, ip(5), "GET", &format!("/api/rooms/{code}"), "", "").await;
     assert_eq!(a.status, 200, "{}", a.body);

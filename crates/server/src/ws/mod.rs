@@ -407,6 +407,11 @@ impl Session {
             };
         }
         let Some(joined) = &self.joined else {
+            // `not_joined` or `unknown_room` tells whether the code exists: a lookup by
+            // code like a `join`, limited alike (and in cluster mode it asks NATS).
+            if let Err(denied) = self.state.admission().lookup(self.ip) {
+                return self.error(Some(req), denied.code(), denied.to_string());
+            }
             let code = if self.state.room(&room).is_some()
                 || routing::edge::served(&self.state, &room).await
             {

@@ -614,3 +614,69 @@ async fn a_stalled_reader_on_an_edge_node_does_not_hold_back_the_relay() {
         answers_ping(&mut c).await;
     }
 }
+
+/// A command sent before joining tells `not_joined` (the code exists) from
+/// `unknown_room`: it answers what a lookup by code answers, and on a node that does not
+/// run the room it costs a request on NATS. It counts as a lookup by code
+/// (`--lookups-per-minute`, per address and node), like `join`, `watch`, `resume` and
+/// `GET /api/rooms/{code}`: past the limit it is refused `rate_limited` and nothing is
+/// asked. The limit is each node's own: the same address on another node has its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_before_joining_count_as_lookups_by_code() {
+    let test = "commands_before_joining_count_as_lookups_by_code";
+    let opts = Opts {
+        env: vec![("PARCHIS_LOOKUPS_PER_MINUTE", "5".into())],
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let code = cluster.create_room(0, &json!({"seats": 2})).await;
+    let mut guesser = client_from(cluster.addr(1), ip(30), false).await;
+    let mut answers = Vec::new();
+    for k in 0..8 {
+        let room = if k % 2 == 0 {
+            code.clone()
+        } else {
+            format!("GUESS{k:05}")
+        };
+        let req = guesser
+            .cmd(json!({"type": "roll", "room": room, "seq": 0}))
+            .await;
+        let r = guesser.reply(req).await;
+        answers.push(r["code"].as_str().unwrap_or("?").to_owned());
+    }
+    assert_eq!(
+        answers,
+        [
+            "not_joined",
+            "unknown_room",
+            "not_joined",
+            "unknown_room",
+            "not_joined"
+        ]
+        .iter()
+        .chain(&["rate_limited"; 3])
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+    );
+    // The same budget as a lookup: the address cannot watch through b either.
+    guesser
+        .refused(json!({"type": "watch", "room": code}), "rate_limited")
+        .await;
+    // Another address on b, and the same address on c, are not limited.
+    let mut other = client_from(cluster.addr(1), ip(31), false).await;
+    other
+        .refused(
+            json!({"type": "roll", "room": code, "seq": 0}),
+            "not_joined",
+        )
+        .await;
+    let mut elsewhere = client_from(cluster.addr(2), ip(30), false).await;
+    elsewhere
+        .refused(
+            json!({"type": "roll", "room": code, "seq": 0}),
+            "not_joined",
+        )
+        .await;
+}
