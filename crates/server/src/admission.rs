@@ -194,10 +194,25 @@ impl Admission {
     }
 
     /// May `ip` create a room (`bots`: with bots)? Checks, in order: its lobbies and bot
-    /// rooms open now, the server's bot rooms, then its creation rate (so a refusal for
-    /// too many open rooms does not use up the rate). `status` tells a registered room's
-    /// status (`None`: gone); finished and gone rooms no longer count.
+    /// rooms open now, the server's bot rooms ([`Admission::may_hold`]), then its creation
+    /// rate (so a refusal for too many open rooms does not use up the rate). `status`
+    /// tells a registered room's status (`None`: gone); finished and gone rooms no longer
+    /// count.
     pub fn may_create(
+        &self,
+        ip: IpAddr,
+        bots: bool,
+        status: impl Fn(&str) -> Option<RoomStatus>,
+    ) -> Result<(), Denied> {
+        self.may_hold(ip, bots, status)?;
+        self.creations.check(ip)
+    }
+
+    /// May this node run one more room of `ip` (`bots`: with bots)? Its lobbies and bot
+    /// rooms open here, and the node's bot rooms, as [`Admission::may_create`] checks
+    /// them, without its creation rate: for a room another node placed here (cluster
+    /// mode), whose creation that node already counted.
+    pub fn may_hold(
         &self,
         ip: IpAddr,
         bots: bool,
@@ -245,7 +260,7 @@ impl Admission {
                 });
             }
         }
-        self.creations.check(ip)
+        Ok(())
     }
 
     /// Remembers that `ip` (if known: `None` for rooms restored after a restart) created
@@ -358,6 +373,27 @@ mod tests {
         assert_eq!(denied.code(), ErrorCode::RateLimited);
         assert!((1..=30).contains(&denied.retry_after_secs()), "{denied:?}");
         assert!(a.may_create(ip(2), false, lobby).is_ok());
+    }
+
+    #[test]
+    fn holding_a_placed_room_checks_the_open_rooms_not_the_creation_rate() {
+        let a = Admission::new(Limits {
+            max_lobbies_per_address: 3,
+            ..limits()
+        });
+        let lobby = |_: &str| Some(RoomStatus::Lobby);
+        for n in 0..3 {
+            a.may_hold(ip(1), false, lobby).expect("a lobby fits");
+            a.created(Some(ip(1)), &format!("P{n}"), false);
+        }
+        // Three lobbies held here: a fourth is refused, and the rate (2) was not used.
+        let denied = a.may_hold(ip(1), false, lobby).unwrap_err();
+        assert_eq!(denied.code(), ErrorCode::RateLimited);
+        assert!(denied.to_string().contains("unstarted rooms"), "{denied}");
+        let gone = |_: &str| None;
+        a.may_create(ip(1), false, gone).expect("rate unused");
+        a.may_create(ip(1), false, gone).expect("rate unused");
+        assert!(a.may_create(ip(1), false, gone).is_err());
     }
 
     #[test]

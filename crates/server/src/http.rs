@@ -86,9 +86,10 @@ fn require_object(body: &[u8]) -> Result<(), ApiError> {
 ///
 /// Strict: the body must be one JSON object without unknown fields (400 `bad_request`).
 /// Limits ([`crate::admission`]): 429 `rate_limited` (creations per minute, open lobbies
-/// or rooms with bots of this address) or 503 `server_full` (rooms, rooms with bots; in
-/// cluster mode also when no node takes the room: every node is full, draining or sheds
-/// load), with `Retry-After`.
+/// or rooms with bots of this address; in cluster mode, of this address on the node the
+/// room would be placed on) or 503 `server_full` (rooms, rooms with bots; in cluster
+/// mode also when no node takes the room: every node is full, draining or sheds load),
+/// with `Retry-After`.
 pub async fn create_room(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
@@ -127,25 +128,27 @@ pub async fn create_room(
     })?;
     // Cluster mode: here unless draining or full, else on another node (placement).
     let created = if state.cluster().is_some() {
-        crate::cluster::ownership::placement::create(&state, settings.clone()).await
+        crate::cluster::ownership::placement::create(&state, settings.clone(), Some(client)).await
     } else if state.is_full() {
         return Err(Denied::ServerFull { what: "rooms" }.into());
     } else {
         room::create(&state, settings.clone()).await
     };
     let code = created.map_err(|r| {
-        let status = match r.code {
-            ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-            _ => StatusCode::SERVICE_UNAVAILABLE,
+        let (status, retry) = match r.code {
+            ErrorCode::Internal => (StatusCode::INTERNAL_SERVER_ERROR, None),
+            // Another node holds this address's open rooms (cluster placement): as for
+            // the open rooms here, they must close first.
+            ErrorCode::RateLimited => (StatusCode::TOO_MANY_REQUESTS, Some(60)),
+            // No node took it (full, draining, overloaded) or the database is out of
+            // reach: worth trying again shortly.
+            ErrorCode::ServerFull | ErrorCode::ShuttingDown | ErrorCode::RoomUnavailable => {
+                (StatusCode::SERVICE_UNAVAILABLE, Some(PLACEMENT_RETRY_SECS))
+            }
+            _ => (StatusCode::SERVICE_UNAVAILABLE, None),
         };
-        // No node took it (full, draining, overloaded) or the database is out of reach:
-        // worth trying again shortly.
-        let retry = matches!(
-            r.code,
-            ErrorCode::ServerFull | ErrorCode::ShuttingDown | ErrorCode::RoomUnavailable
-        );
         ApiError {
-            retry_after_secs: retry.then_some(PLACEMENT_RETRY_SECS),
+            retry_after_secs: retry,
             ..ApiError::new(status, r.code, r.message)
         }
     })?;

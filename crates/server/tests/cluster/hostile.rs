@@ -4,7 +4,7 @@
 //! back), and at the limits a client meets on every node. Each test asserts the defence
 //! and that honest clients of the same room, on other nodes, are served in full.
 //!
-//! Why one file of ~600 lines: a list of independent attacks sharing the helpers at its
+//! Why one file of ~760 lines: a list of independent attacks sharing the helpers at its
 //! top, as `tests/hostile.rs`.
 
 use crate::common::{get_raw, Client};
@@ -679,4 +679,82 @@ async fn commands_before_joining_count_as_lookups_by_code() {
             "not_joined",
         )
         .await;
+}
+/// `(status, JSON body)` of an HTTP request to `addr` from source address `from`.
+async fn http_from(
+    addr: SocketAddr,
+    from: IpAddr,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (u16, Value) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let socket = TcpSocket::new_v4().expect("socket");
+    socket.bind(SocketAddr::new(from, 0)).expect("bind source");
+    let mut s = socket.connect(addr).await.expect("connect");
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.expect("write");
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).await.expect("read");
+    let text = String::from_utf8_lossy(&buf).to_string();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (
+        status,
+        serde_json::from_str(body).unwrap_or(Value::String(body.to_owned())),
+    )
+}
+
+/// An address's open lobbies (`--max-lobbies-per-address`) are counted by the node that
+/// runs them. A node that is full (or draining, or shedding load) places a new room on
+/// another node; that node counts it for the address too (the placement names the
+/// client), so the address cannot open lobbies without limit through a full node. Here
+/// every node holds three rooms at most and an address two lobbies: node a is full, an
+/// address's creations through a go to b and c, two each, and its fifth is refused
+/// `rate_limited` (b and c have room, but not for its lobbies).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lobbies_placed_on_other_nodes_count_for_their_creator() {
+    let test = "lobbies_placed_on_other_nodes_count_for_their_creator";
+    let opts = Opts {
+        max_rooms: Some(3),
+        env: vec![("PARCHIS_MAX_LOBBIES_PER_ADDRESS", "2".into())],
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let a = cluster.addr(0);
+    // Node a is full with rooms of other addresses.
+    for n in 0..3 {
+        let (status, body) = http_from(a, ip(41 + n), "POST", "/api/rooms", "{}").await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let mut owners = Vec::new();
+    for _ in 0..4 {
+        let (status, body) = http_from(a, ip(40), "POST", "/api/rooms", "{}").await;
+        assert_eq!(status, 201, "{body}");
+        let code = body["code"].as_str().expect("code");
+        owners.push(cluster.lease(code).await.expect("lease").owner);
+    }
+    owners.sort();
+    assert_eq!(
+        owners,
+        vec![cluster.id(1), cluster.id(1), cluster.id(2), cluster.id(2)]
+    );
+    let (status, body) = http_from(a, ip(40), "POST", "/api/rooms", "{}").await;
+    assert_eq!(
+        (status, body["code"].clone()),
+        (429, json!("rate_limited")),
+        "{body}"
+    );
+    // Another address still creates (on b or c).
+    let (status, body) = http_from(a, ip(44), "POST", "/api/rooms", "{}").await;
+    assert_eq!(status, 201, "{body}");
 }

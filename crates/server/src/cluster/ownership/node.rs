@@ -30,6 +30,11 @@ pub enum NodeRequest {
     Create {
         /// The room's settings.
         settings: RoomSettings,
+        /// The address of the client that asked for it: the room counts among that
+        /// address's open rooms on the node that runs it (`--max-lobbies-per-address`,
+        /// `--max-bot-rooms-per-address`); absent from older nodes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client: Option<std::net::IpAddr>,
     },
     /// Acquire this room's lease at once (its owner drains and released it), restore it
     /// and serve it.
@@ -183,9 +188,19 @@ async fn handle(state: &AppState, request: NodeRequest) -> NodeReply {
         return NodeReply::refused(ErrorCode::ShuttingDown, "this node is draining");
     }
     match request {
-        NodeRequest::Create { settings } => {
+        NodeRequest::Create { settings, client } => {
             if state.is_full() {
                 return NodeReply::refused(ErrorCode::ServerFull, "too many rooms");
+            }
+            let bots = settings.bots.is_some();
+            if let Some(ip) = client {
+                // The rooms this address holds here (the asking node checked its own).
+                let held = state.admission().may_hold(ip, bots, |code| {
+                    state.room(code).map(|h| h.listing().status)
+                });
+                if let Err(denied) = held {
+                    return NodeReply::refused(denied.code(), denied.to_string());
+                }
             }
             if let Some(why) = super::shedding::shedding_reason(state) {
                 metrics::counter!(crate::metrics::CREATIONS_SHED).increment(1);
@@ -195,7 +210,10 @@ async fn handle(state: &AppState, request: NodeRequest) -> NodeReply {
                 );
             }
             match room::create(state, settings).await {
-                Ok(code) => NodeReply::Created { code },
+                Ok(code) => {
+                    state.admission().created(client, &code, bots);
+                    NodeReply::Created { code }
+                }
                 Err(Refusal { code, message, .. }) => NodeReply::Refused { code, message },
             }
         }

@@ -35,12 +35,18 @@ pub fn candidates(nodes: &[NodeInfo], me: &str, max_age_ms: i64) -> Vec<String> 
 }
 
 /// Creates a room in cluster mode: here when [`create_here`], else on the best of
-/// [`candidates`] (at most [`MAX_ASKED`] asked in turn). Returns its code.
+/// [`candidates`] (at most [`MAX_ASKED`] asked in turn; each counts the room among
+/// `client`'s open rooms and may refuse it for them). Returns its code.
 ///
 /// # Errors
-/// Those of [`room::create`] for a room created here; `server_full` when this node may
-/// not take it and no other node did.
-pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, Refusal> {
+/// Those of [`room::create`] for a room created here; `rate_limited` when this node may
+/// not take it and another node refused it for `client`'s open rooms there (and none
+/// took it); `server_full` when no other node took it otherwise.
+pub async fn create(
+    state: &AppState,
+    settings: RoomSettings,
+    client: Option<std::net::IpAddr>,
+) -> Result<String, Refusal> {
     let Some(cluster) = state.cluster() else {
         return room::create(state, settings).await;
     };
@@ -60,7 +66,8 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
             tracing::warn!(node = me, error = %e, "placement: nodes not read");
             Refusal::code(ErrorCode::Internal)
         })?;
-    let request = NodeRequest::Create { settings };
+    let request = NodeRequest::Create { settings, client };
+    let mut limited = None;
     for other in candidates(&nodes, me, ttl_ms(cluster))
         .into_iter()
         .take(MAX_ASKED)
@@ -75,12 +82,19 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
             }
             Ok(NodeReply::Refused { code, message }) => {
                 tracing::info!(node = me, on = %to, code = code.as_str(), message, "placement refused");
+                if code == ErrorCode::RateLimited {
+                    limited = Some(message);
+                }
             }
             Ok(other) => {
                 tracing::warn!(node = me, on = %to, answer = ?other, "placement: unexpected answer");
             }
             Err(e) => tracing::warn!(node = me, on = %to, error = e, "placement: no answer"),
         }
+    }
+    // The client's own rooms were the obstacle somewhere: that is what it can change.
+    if let Some(message) = limited {
+        return Err(Refusal::new(ErrorCode::RateLimited, message));
     }
     Err(Refusal::new(
         ErrorCode::ServerFull,
