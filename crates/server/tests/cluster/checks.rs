@@ -100,6 +100,13 @@ pub async fn stored_game(cluster: &Cluster, id: &str) -> Stored {
         again, replayed.engine_events,
         "game {id}: replaying gives the stored engine events"
     );
+    // The start and every action end a batch whose frame carried the position: each is
+    // marked in PostgreSQL, so a takeover's history carries the positions again.
+    assert_eq!(
+        replayed.positions.len(),
+        replayed.record.actions.len() + 1,
+        "game {id}: the start and each action are marked as positioned"
+    );
     let throws: Vec<u64> = events
         .iter()
         .filter(|e| e["event"]["type"] == "game" && e["event"]["event"]["type"] == "dice_rolled")

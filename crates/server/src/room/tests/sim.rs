@@ -280,6 +280,14 @@ impl Sim {
                 replayed.record.actions.len()
             ));
         }
+        // The start and every stored action end a positioned batch, each marked once.
+        if replayed.positions.len() != replayed.record.actions.len() + 1 {
+            return Err(format!(
+                "{} positioned events stored for {} actions",
+                replayed.positions.len(),
+                replayed.record.actions.len()
+            ));
+        }
         // Every event a client received (from the game's start on) is stored as sent.
         let first = log.first().map_or(u64::MAX, |e| e.seq);
         let stored: HashMap<u64, (i64, &RoomEvent)> =
