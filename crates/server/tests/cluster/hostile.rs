@@ -4,7 +4,7 @@
 //! back), and at the limits a client meets on every node. Each test asserts the defence
 //! and that honest clients of the same room, on other nodes, are served in full.
 //!
-//! Why one file of ~760 lines: a list of independent attacks sharing the helpers at its
+//! Why one file of ~850 lines: a list of independent attacks sharing the helpers at its
 //! top, as `tests/hostile.rs`.
 
 use crate::common::{get_raw, Client};
@@ -757,4 +757,90 @@ async fn lobbies_placed_on_other_nodes_count_for_their_creator() {
     // Another address still creates (on b or c).
     let (status, body) = http_from(a, ip(44), "POST", "/api/rooms", "{}").await;
     assert_eq!(status, 201, "{body}");
+}
+
+/// `GET /api/rooms` in cluster mode asks every other node for its public rooms
+/// (`P.lobby`) and the store for the live nodes. A flood of listings on one node costs
+/// every node (and the database) a bounded amount: concurrent and back-to-back requests
+/// within half a second share one gather of the other nodes' rooms, so 300 listings on b
+/// send a few asks, not 300. The node's own rooms are always fresh, the others' at most
+/// half a second old.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_lobby_listings_costs_the_other_nodes_a_bounded_number_of_asks() {
+    use futures_util::StreamExt;
+    let test = "a_flood_of_lobby_listings_costs_the_other_nodes_a_bounded_number_of_asks";
+    let Some(cluster) = Cluster::start(test, Opts::default()).await else {
+        return;
+    };
+    let on_a = cluster
+        .create_room(0, &json!({"seats": 2, "public": true}))
+        .await;
+    let nats_url = std::env::var("PARCHIS_NATS_URL").expect("NATS (checked by the harness)");
+    let nats = async_nats::connect(nats_url)
+        .await
+        .expect("connect to NATS");
+    let mut asks = nats
+        .subscribe(format!("{}.lobby", cluster.prefix))
+        .await
+        .expect("subscribe");
+    nats.flush().await.expect("flush");
+    let b = cluster.addr(1);
+    let started = Instant::now();
+    for _ in 0..15 {
+        let listings = (0..20).map(|_| crate::common::http_at(b, "GET", "/api/rooms", None));
+        for (status, body) in futures_util::future::join_all(listings).await {
+            assert_eq!(status, 200, "{body}");
+            assert_eq!(body["rooms"][0]["code"], on_a.as_str(), "{body}");
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    // b's own new room is listed at once; c's within the window.
+    let on_b = cluster
+        .create_room(1, &json!({"seats": 2, "public": true}))
+        .await;
+    let listed = |body: &Value| -> Vec<String> {
+        let mut codes: Vec<String> = body["rooms"]
+            .as_array()
+            .map(|r| {
+                r.iter()
+                    .filter_map(|r| r["code"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        codes.sort();
+        codes
+    };
+    let (_, body) = cluster.http(1, "GET", "/api/rooms", None).await;
+    let mut expected = vec![on_a.clone(), on_b];
+    expected.sort();
+    assert_eq!(listed(&body), expected, "{body}");
+    let on_c = cluster
+        .create_room(2, &json!({"seats": 2, "public": true}))
+        .await;
+    let until = Instant::now() + Duration::from_secs(2);
+    loop {
+        let (_, body) = cluster.http(1, "GET", "/api/rooms", None).await;
+        if body["rooms"].as_array().map(Vec::len) == Some(3) {
+            expected.push(on_c.clone());
+            expected.sort();
+            assert_eq!(listed(&body), expected, "{body}");
+            break;
+        }
+        assert!(Instant::now() < until, "c's room not listed by b: {body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut sent = 0u32;
+    while let Ok(Some(m)) = tokio::time::timeout(Duration::from_millis(300), asks.next()).await {
+        let ask: Value = serde_json::from_slice(&m.payload).unwrap_or_default();
+        if ask["from"] == cluster.id(1) && ask["playing"] == false {
+            sent += 1;
+        }
+    }
+    eprintln!("{test}: 300 listings in {elapsed:.2} s, b sent {sent} asks");
+    // One gather per half second (and the few listings after the flood).
+    let bound = (elapsed / 0.5).ceil() as u32 + 1 + 8;
+    assert!(
+        sent <= bound,
+        "b asked the other nodes {sent} times (bound {bound})"
+    );
 }

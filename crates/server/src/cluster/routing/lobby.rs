@@ -2,17 +2,39 @@
 //! [`LobbyAsk`] with its local public rooms; the asker adds its own, waits for as many
 //! answers as there are other live nodes or [`GATHER_WINDOW`], merges them (a room seen on
 //! two nodes while it moves is listed once) and orders them as a single node does.
+//!
+//! The other nodes' answers are shared for [`SHARE_FOR`] by every listing of this node
+//! ([`Shared`]; one gather at a time, the listings meanwhile wait for it), so a flood of
+//! `GET /api/rooms` costs the other nodes and the store a bounded number of asks, not
+//! one per request. The node's own rooms are read afresh for every listing.
 
 use super::wire::{self, LobbyAnswer, LobbyAsk, WIRE_VERSION};
 use crate::state::AppState;
 use futures_util::StreamExt;
 use parchis_protocol::RoomSummary;
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Mutex;
+use tokio::time::Instant;
 use tracing::debug;
 
 /// The longest wait for the other nodes' answers.
 pub const GATHER_WINDOW: Duration = Duration::from_millis(300);
+/// How long the other nodes' answers serve this node's listings.
+pub const SHARE_FOR: Duration = Duration::from_millis(500);
+
+/// The other nodes' public rooms as last gathered, per kind of listing (lobbies, games
+/// in progress), with when the gather started.
+type Gathered = Option<(Instant, Arc<Vec<Vec<RoomSummary>>>)>;
+
+/// The last gather of each kind of listing, shared by this node's listings for
+/// [`SHARE_FOR`] (part of [`super::Routing`]).
+#[derive(Default)]
+pub struct Shared {
+    lobbies: Mutex<Gathered>,
+    playing: Mutex<Gathered>,
+}
 /// A node whose heartbeat is older than this is not waited for (ms; the store's clock).
 const LIVE_NODE_AGE_MS: i64 = 10_000;
 
@@ -96,17 +118,45 @@ async fn others_expected(state: &AppState) -> Option<usize> {
     }
 }
 
-/// Every node's public rooms (see the module docs). Without cluster mode: this node's.
+/// Every node's public rooms (see the module docs): this node's now, the others' as
+/// gathered at most [`SHARE_FOR`] ago. Without cluster mode: this node's.
 pub async fn gather(state: &AppState, playing: bool) -> Vec<RoomSummary> {
-    let own = local_rooms(state, playing);
     let Some(cluster) = state.cluster() else {
-        return merge(own, Vec::new());
+        return merge(local_rooms(state, playing), Vec::new());
+    };
+    let shared = &cluster.routing.lobby;
+    let slot = if playing {
+        &shared.playing
+    } else {
+        &shared.lobbies
+    };
+    let others = {
+        // Held across the gather: the listings that come meanwhile wait for its answers.
+        let mut last = slot.lock().await;
+        match &*last {
+            Some((at, rooms)) if at.elapsed() < SHARE_FOR => rooms.clone(),
+            _ => {
+                let at = Instant::now();
+                let rooms = Arc::new(ask_others(state, playing).await);
+                *last = Some((at, rooms.clone()));
+                rooms
+            }
+        }
+    };
+    merge(local_rooms(state, playing), others.to_vec())
+}
+
+/// The other nodes' public rooms: one ask on `P.lobby`, answers for at most
+/// [`GATHER_WINDOW`] or until every other live node answered.
+async fn ask_others(state: &AppState, playing: bool) -> Vec<Vec<RoomSummary>> {
+    let Some(cluster) = state.cluster() else {
+        return Vec::new();
     };
     let expected = others_expected(state).await;
     let client = cluster.bus.client();
     let inbox = client.new_inbox();
     let Ok(mut answers) = client.subscribe(inbox.clone()).await else {
-        return merge(own, Vec::new());
+        return Vec::new();
     };
     let ask = LobbyAsk {
         v: WIRE_VERSION,
@@ -118,7 +168,7 @@ pub async fn gather(state: &AppState, playing: bool) -> Vec<RoomSummary> {
         .await
         .is_err()
     {
-        return merge(own, Vec::new());
+        return Vec::new();
     }
     let mut others = Vec::new();
     let mut nodes = HashSet::new();
@@ -136,7 +186,7 @@ pub async fn gather(state: &AppState, playing: bool) -> Vec<RoomSummary> {
     })
     .await;
     let _ = answers.unsubscribe().await;
-    merge(own, others)
+    others
 }
 
 #[cfg(test)]

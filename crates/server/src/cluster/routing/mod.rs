@@ -82,6 +82,8 @@ pub struct Routing {
     cells: Mutex<HashMap<ConnId, RouteCell>>,
     /// Rooms whose subject this node serves, with the serving task's token.
     served: Mutex<HashMap<String, u64>>,
+    /// The other nodes' public rooms, shared by this node's listings.
+    pub lobby: lobby::Shared,
 }
 
 impl std::fmt::Debug for Routing {
