@@ -350,6 +350,8 @@ fn game_records_rebuilt_from_events_replay_to_the_same_game() {
         let seats = vec![Colour::Yellow, Colour::Red, Colour::Green];
         let mut g = Game::new(RuleSet::online(), &seats, Colour::Red).unwrap();
         let mut events = Vec::new();
+        // The game after each action, as `replay_with` must show it.
+        let mut games = Vec::new();
         while g.outcome().is_none() {
             let action = match g.expect() {
                 Expect::Roll { .. } => {
@@ -366,14 +368,17 @@ fn game_records_rebuilt_from_events_replay_to_the_same_game() {
                     l[rng.gen_range(0..l.len())]
                 }
             };
-            events.extend(g.play(&action).unwrap());
+            let produced = g.play(&action).unwrap();
+            games.push((g, produced.clone()));
+            events.extend(produced);
             if seed == 5 && events.len() > 200 && g.active_colours().len() == 3 {
-                events.extend(
-                    g.play(&Action::Abandon {
+                let produced = g
+                    .play(&Action::Abandon {
                         colour: Colour::Green,
                     })
-                    .unwrap(),
-                );
+                    .unwrap();
+                games.push((g, produced.clone()));
+                events.extend(produced);
             }
         }
         let mut record =
@@ -382,6 +387,14 @@ fn game_records_rebuilt_from_events_replay_to_the_same_game() {
         let (replayed, replay_events) = record.replay().unwrap();
         assert_eq!(replayed, g);
         assert_eq!(replay_events, events);
+        // Step by step: the game after each action and the events it produced.
+        let mut seen = Vec::new();
+        let (last, _) = record
+            .replay_with(|game, produced| seen.push((*game, produced.to_vec())))
+            .unwrap();
+        assert_eq!(last, g);
+        assert_eq!(seen.len(), record.actions.len());
+        assert_eq!(seen, games);
         // The text export parses back to the same record.
         let text = record.to_string();
         let back: GameRecord = text.parse().unwrap_or_else(|e| panic!("{e}\n{text}"));
