@@ -406,6 +406,20 @@ pub(crate) async fn live_nodes(pool: &PgPool, max_age_ms: i64) -> Result<Vec<Nod
         .collect())
 }
 
+pub(crate) async fn longest_expired_ms(pool: &PgPool) -> Result<Option<i64>> {
+    // As `claim_expired` picks (the partial index on live leases' expiry, oldest first).
+    let row: Option<(i64,)> = sqlx::query_as(concat!(
+        "SELECT ",
+        ms_between!("now()", "l.expires_at"),
+        " FROM room_leases l JOIN rooms r ON r.code = l.room_code \
+         WHERE l.expires_at < now() AND NOT l.retired AND r.status <> 'finished' \
+         ORDER BY l.expires_at LIMIT 1"
+    ))
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|(ms,)| ms.max(0)))
+}
+
 pub(crate) async fn forget_node(pool: &PgPool, node_id: &str) -> Result<()> {
     sqlx::query("DELETE FROM cluster_nodes WHERE node_id = $1")
         .bind(node_id)

@@ -254,6 +254,10 @@ impl Store for PostgresStore {
         pg_lease::claim_expired(&self.leases, node, ttl_ms, limit).await
     }
 
+    async fn longest_expired_ms(&self) -> Result<Option<i64>> {
+        pg_lease::longest_expired_ms(&self.leases).await
+    }
+
     async fn renew_leases(&self, node: &str, ttl_ms: i64, held: &[Fence]) -> Result<Vec<Fence>> {
         pg_lease::renew(&self.leases, node, ttl_ms, held).await
     }

@@ -268,6 +268,18 @@ pub trait Store: Send + Sync {
         Err(StoreError::Unsupported(NEEDS_POSTGRES))
     }
 
+    /// How long, in ms (database clock), the lease that expired longest ago among those
+    /// [`claim_expired`](Store::claim_expired) would take has been expired: not retired,
+    /// its room not `finished`. `None` when no lease is expired. (Rooms without any lease
+    /// are not counted.) A shedding node's sweeper reads it to see rooms the other nodes
+    /// left waiting (`docs/CLUSTER.md`, "Load shedding").
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] without cluster support.
+    async fn longest_expired_ms(&self) -> Result<Option<i64>> {
+        Err(StoreError::Unsupported(NEEDS_POSTGRES))
+    }
+
     /// Renews, in one statement, every lease in `held` still owned by `node` at the held
     /// epoch (even one already expired that nobody took since: still `node`'s) and not
     /// retired: `expires_at = now() + ttl`. Returns the fences kept, in `room_code` order;

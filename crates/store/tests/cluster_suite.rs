@@ -209,6 +209,54 @@ mod cases {
         assert_eq!(s.get_room(&d.code).await.unwrap().unwrap().room, d);
     }
 
+    /// `longest_expired_ms` sees the leases `claim_expired` would take, and only those.
+    pub async fn longest_expired_lease(h: &Harness) {
+        let s = &h.store;
+        assert_eq!(s.longest_expired_ms().await.unwrap(), None, "no lease yet");
+        let held = new_room(s.as_ref(), RoomStatus::Open).await;
+        let held = s
+            .acquire_lease(&held, "a", LONG_TTL)
+            .await
+            .unwrap()
+            .unwrap();
+        let open = new_room(s.as_ref(), RoomStatus::Open).await;
+        s.acquire_lease(&open, "a", SHORT_TTL)
+            .await
+            .unwrap()
+            .unwrap();
+        // An expired lease of a finished room and a retired one are not claimable.
+        let finished = new_room(s.as_ref(), RoomStatus::Finished).await;
+        s.acquire_lease(&finished, "a", SHORT_TTL)
+            .await
+            .unwrap()
+            .unwrap();
+        let retired = new_room(s.as_ref(), RoomStatus::Open).await;
+        let retired = s
+            .acquire_lease(&retired, "a", SHORT_TTL)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(s.retire_lease(&retired).await.unwrap());
+        assert_eq!(s.longest_expired_ms().await.unwrap(), None, "none expired");
+
+        tokio::time::sleep(PAST_SHORT_TTL).await;
+        // `open` expired at least PAST_SHORT_TTL - SHORT_TTL ago (200 ms; 100 of slack for
+        // the clocks' granularity).
+        let waited = s.longest_expired_ms().await.unwrap().expect("open expired");
+        assert!(waited >= 100, "expired {waited} ms ago");
+        let claimed = s.claim_expired("b", LONG_TTL, 100).await.unwrap();
+        let claimed: Vec<&str> = claimed.iter().map(|f| f.room_code.as_str()).collect();
+        assert_eq!(claimed, [open.as_str()]);
+        assert_eq!(s.longest_expired_ms().await.unwrap(), None, "claimed");
+
+        // A released lease is expired at once.
+        assert!(s.release_lease(&held).await.unwrap());
+        let waited = s.longest_expired_ms().await.unwrap().expect("released");
+        assert!(waited >= 0, "{waited}");
+        s.claim_expired("b", LONG_TTL, 100).await.unwrap();
+        assert_eq!(s.longest_expired_ms().await.unwrap(), None, "claimed again");
+    }
+
     pub async fn renew_keeps_own_and_release_hands_off(h: &Harness) {
         let s = &h.store;
         let (c1, c2, c3) = (
@@ -798,6 +846,7 @@ backend_tests!(
     [postgres, memory]
     [
         acquire_expire_and_retire,
+        longest_expired_lease,
         renew_keeps_own_and_release_hands_off,
         fenced_writes_refused_after_takeover,
         grouped_fenced_appends_fail_alone,
@@ -843,6 +892,7 @@ mod sqlite {
         };
         unsupported(s.acquire_lease(&c, "a", 1).await.map(drop), "acquire");
         unsupported(s.claim_expired("a", 1, 1).await.map(drop), "claim");
+        unsupported(s.longest_expired_ms().await.map(drop), "longest expired");
         unsupported(
             s.renew_leases("a", 1, std::slice::from_ref(&fence))
                 .await

@@ -89,6 +89,22 @@ impl Inner {
         fences
     }
 
+    /// How long the longest expired lease `claim_expired` would take has been expired.
+    pub(super) fn longest_expired_ms(&self, now: i64) -> Option<i64> {
+        self.leases
+            .iter()
+            .filter(|(code, l)| {
+                l.expires_at < now
+                    && !l.retired
+                    && self
+                        .rooms
+                        .get(*code)
+                        .is_some_and(|r| r.status != RoomStatus::Finished)
+            })
+            .map(|(_, l)| now.saturating_sub(l.expires_at))
+            .max()
+    }
+
     /// The lease if `fence` (owner and epoch) still matches it.
     fn own_lease(&mut self, fence: &Fence) -> Option<&mut MemLease> {
         self.leases

@@ -375,6 +375,10 @@ impl Store for MemoryStore {
         self.with(|inner, now| Ok(inner.claim_expired(node, ttl_ms, limit, now)))
     }
 
+    async fn longest_expired_ms(&self) -> Result<Option<i64>> {
+        self.with(|inner, now| Ok(inner.longest_expired_ms(now)))
+    }
+
     async fn renew_leases(&self, node: &str, ttl_ms: i64, held: &[Fence]) -> Result<Vec<Fence>> {
         self.with(|inner, now| Ok(inner.renew(node, ttl_ms, held, now)))
     }

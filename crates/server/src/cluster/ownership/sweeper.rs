@@ -10,8 +10,10 @@
 //!
 //! Load shedding (`docs/CLUSTER.md`, "Load shedding"): a node that sheds load claims
 //! nothing while another live node does not shed (the dead nodes' rooms go to the nodes
-//! able to carry them), unless those rooms have waited [`DEFER_TTLS`] TTLs beyond their
-//! expiry; when every live node sheds, each claims at most [`SHEDDING_CLAIM`] rooms per
+//! able to carry them), unless rooms have waited [`DEFER_TTLS`] TTLs beyond their
+//! expiry (seen from a dead node's heartbeat, or from the lease that expired longest ago:
+//! a node dead for longer than [`ORPHAN_WINDOW_MS`] is no longer in the heartbeats read);
+//! when every live node sheds, each claims at most [`SHEDDING_CLAIM`] rooms per
 //! `sweep-ms`, so the rooms still come back, slowly.
 
 use super::observe::How;
@@ -60,18 +62,28 @@ pub struct Claim {
 /// `nodes` are the heartbeats of the last [`ORPHAN_WINDOW_MS`]; a node is live when seen
 /// within `ttl_ms` (the lease TTL: a node silent that long has lost its leases) and
 /// claims when live and not draining; `me` always counts as live. `shedding`: whether
-/// `me` sheds load now (its heartbeat may be behind).
+/// `me` sheds load now (its heartbeat may be behind). `expired_ms`: how long the
+/// claimable lease that expired longest ago has been expired (0: none, or not read; only
+/// a shedding node reads it, [`parchis_store::Store::longest_expired_ms`]).
 ///
 /// * `me` does not shed: the claiming nodes are `me` and the others that do not shed
 ///   (those that shed leave the rooms to them); a full batch is swept again at once.
 /// * `me` sheds and another claiming node does not: nothing, unless a dead node with
-///   rooms has been silent longer than `ttl_ms * (1 + DEFER_TTLS)`; then
-///   [`SHEDDING_CLAIM`].
+///   rooms has been silent longer than `ttl_ms * (1 + DEFER_TTLS)` or a lease has been
+///   expired longer than `ttl_ms * DEFER_TTLS` (the others left it: full, stuck, or its
+///   node is dead for longer than the heartbeats read); then [`SHEDDING_CLAIM`].
 /// * every claiming node sheds: [`SHEDDING_CLAIM`] (no share: it is no more than
 ///   [`MIN_CLAIM`]).
 ///
 /// Never more than `free`. A shedding node's full batch is not swept again at once.
-pub fn plan(nodes: &[NodeInfo], me: &str, shedding: bool, ttl_ms: i64, free: usize) -> Claim {
+pub fn plan(
+    nodes: &[NodeInfo],
+    me: &str,
+    shedding: bool,
+    expired_ms: i64,
+    ttl_ms: i64,
+    free: usize,
+) -> Claim {
     let dead = |n: &NodeInfo| n.seen_ms_ago > ttl_ms && n.node_id != me;
     let orphans: u64 = nodes
         .iter()
@@ -95,9 +107,10 @@ pub fn plan(nodes: &[NodeInfo], me: &str, shedding: bool, ttl_ms: i64, free: usi
     }
     let waited = || {
         let defer = ttl_ms.saturating_mul(1 + DEFER_TTLS);
-        nodes
-            .iter()
-            .any(|n| dead(n) && n.rooms > 0 && n.seen_ms_ago > defer)
+        expired_ms > ttl_ms.saturating_mul(DEFER_TTLS)
+            || nodes
+                .iter()
+                .any(|n| dead(n) && n.rooms > 0 && n.seen_ms_ago > defer)
     };
     let limit = if accepting == 0 || waited() {
         at_most(u64::from(SHEDDING_CLAIM))
@@ -183,7 +196,20 @@ pub async fn sweep(state: &AppState) -> (usize, Claim) {
             return (0, nothing);
         }
     };
-    let claim = plan(&nodes, node, shedding, ttl, free);
+    // A shedding node also looks at the leases: rooms of a node dead for longer than the
+    // heartbeats read wait there (one indexed read per sweep, only while it sheds).
+    let expired_ms = if shedding {
+        match state.store().longest_expired_ms().await {
+            Ok(ms) => ms.unwrap_or(0),
+            Err(e) => {
+                tracing::warn!(node, error = %e, "sweeper could not read the expired leases");
+                0
+            }
+        }
+    } else {
+        0
+    };
+    let claim = plan(&nodes, node, shedding, expired_ms, ttl, free);
     if claim.limit == 0 {
         return (0, claim);
     }
@@ -232,14 +258,14 @@ mod tests {
 
     /// The limit of a node that does not shed (its batches are swept again at once).
     fn claim_limit(nodes: &[NodeInfo], me: &str, ttl_ms: i64, free: usize) -> u32 {
-        let claim = plan(nodes, me, false, ttl_ms, free);
+        let claim = plan(nodes, me, false, 0, ttl_ms, free);
         assert!(claim.burst, "{claim:?}");
         claim.limit
     }
 
     /// The limit of a node that sheds (never swept again at once).
     fn shedding_limit(nodes: &[NodeInfo], me: &str, ttl_ms: i64, free: usize) -> u32 {
-        let claim = plan(nodes, me, true, ttl_ms, free);
+        let claim = plan(nodes, me, true, 0, ttl_ms, free);
         assert!(!claim.burst, "{claim:?}");
         claim.limit
     }
@@ -363,5 +389,32 @@ mod tests {
             node("c", 0, 50_000, false),
         ];
         assert_eq!(shedding_limit(&empty, "b", 3000, 10_000), 0);
+    }
+
+    #[test]
+    fn a_shedding_node_takes_leases_left_expired_after_their_node_left_the_heartbeats() {
+        // a does not shed (but is full, or stuck); the node that held the rooms died more
+        // than ORPHAN_WINDOW_MS ago, so it is not among the heartbeats read. Its leases
+        // have been expired for a minute: b claims them at the shedding rate.
+        let nodes = [
+            node("a", 10, 200, false),
+            shedding(node("b", 12, 900, false)),
+        ];
+        let with = |expired_ms, free| plan(&nodes, "b", true, expired_ms, 3000, free);
+        let expect = |limit| Claim {
+            limit,
+            burst: false,
+        };
+        assert_eq!(with(60_000, 10_000), expect(SHEDDING_CLAIM));
+        assert_eq!(with(6001, 10_000), expect(SHEDDING_CLAIM));
+        assert_eq!(with(60_000, 2), expect(2));
+        // Expired for no more than DEFER_TTLS TTLs: a still has the time to take them.
+        assert_eq!(with(6000, 10_000), expect(0));
+        assert_eq!(with(0, 10_000), expect(0));
+        // A node that does not shed ignores it (it claims its share anyway).
+        assert_eq!(
+            plan(&nodes, "a", false, 60_000, 3000, 10_000),
+            plan(&nodes, "a", false, 0, 3000, 10_000)
+        );
     }
 }
