@@ -123,6 +123,13 @@ pub fn plan(
     }
 }
 
+/// Whether a sweep that claimed `claimed` rooms with `claim` runs again at once: it
+/// claimed a full batch (more may wait) and bursts. A sweep that could not ask (limit 0:
+/// the store failed, or the node may hold no more rooms) waits for the next `sweep-ms`.
+pub fn again(claimed: usize, claim: Claim) -> bool {
+    claim.burst && claim.limit > 0 && claimed >= claim.limit as usize
+}
+
 /// The sweeper task; ends at shutdown. A draining node claims nothing.
 pub async fn sweeper(state: AppState) {
     let (Some(cluster), Some(own)) = (state.cluster().cloned(), ownership(&state)) else {
@@ -163,7 +170,7 @@ pub async fn sweeper(state: AppState) {
                 break;
             }
             tokio::time::sleep(MIN_GAP).await;
-            if claimed < claim.limit as usize || own.is_draining() || shutdown.is_cancelled() {
+            if !again(claimed, claim) || own.is_draining() || shutdown.is_cancelled() {
                 break;
             }
         }
@@ -389,6 +396,22 @@ mod tests {
             node("c", 0, 50_000, false),
         ];
         assert_eq!(shedding_limit(&empty, "b", 3000, 10_000), 0);
+    }
+
+    #[test]
+    fn only_a_full_batch_is_swept_again_at_once() {
+        let claim = |limit, burst| Claim { limit, burst };
+        assert!(again(8, claim(8, true)));
+        assert!(!again(7, claim(8, true)));
+        // A shedding node's full batch waits too.
+        assert!(!again(8, claim(8, false)));
+        // Nothing asked (the store failed, or no room free): it waits for the next
+        // sweep-ms instead of asking again every 50 ms.
+        assert!(!again(0, claim(0, true)));
+        // A full node's plan: nothing to ask until a room is free.
+        let full = plan(&[node("c", 300, 4000, false)], "a", false, 0, 3000, 0);
+        assert_eq!(full.limit, 0);
+        assert!(!again(0, full));
     }
 
     #[test]
