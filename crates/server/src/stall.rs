@@ -31,6 +31,19 @@ pub struct StallRequest {
     pub ms: u64,
 }
 
+/// The gate of both hooks: `--debug-stall-hook` set (else `404 admin_disabled`) and the
+/// admin token (`crate::admin::authorize`, as action `what`).
+fn allowed(state: &AppState, headers: &HeaderMap, what: &str) -> Result<(), ApiError> {
+    if !state.config().debug_stall_hook {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::AdminDisabled,
+            format!("the {what} hook is off (--debug-stall-hook)"),
+        ));
+    }
+    crate::admin::authorize(state, headers, what)
+}
+
 /// `POST /admin/debug/stall`: answers at once (202), then, 100 ms later, blocks every
 /// worker thread of the main runtime for `ms`.
 ///
@@ -42,14 +55,7 @@ pub async fn stall(
     headers: HeaderMap,
     Json(req): Json<StallRequest>,
 ) -> Result<StatusCode, ApiError> {
-    if !state.config().debug_stall_hook {
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            ErrorCode::AdminDisabled,
-            "the stall hook is off (--debug-stall-hook)",
-        ));
-    }
-    crate::admin::authorize(&state, &headers, "stall")?;
+    allowed(&state, &headers, "stall")?;
     let runtime = tokio::runtime::Handle::current();
     let workers = runtime.metrics().num_workers();
     let from = Instant::now() + HEAD_START;
@@ -84,14 +90,7 @@ pub async fn shed(
     headers: HeaderMap,
     Json(req): Json<StallRequest>,
 ) -> Result<StatusCode, ApiError> {
-    if !state.config().debug_stall_hook {
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            ErrorCode::AdminDisabled,
-            "the shedding hook is off (--debug-stall-hook)",
-        ));
-    }
-    crate::admin::authorize(&state, &headers, "shed")?;
+    allowed(&state, &headers, "shed")?;
     let Some(own) = crate::cluster::ownership::ownership(&state) else {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,

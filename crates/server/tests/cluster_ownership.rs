@@ -22,6 +22,9 @@
 //! Without NATS or PostgreSQL each test prints `SKIPPED <test>: …`; with `CI` set it fails.
 //! Clients connect to the node that runs the room (the relaying of other nodes is the
 //! routing's, tested in `tests/cluster/`).
+//!
+//! Why one file over 600 lines: a list of independent ownership scenarios, one test each,
+//! sharing the helpers here and one test binary (each cluster test binary is a long build).
 
 // The shared fixture has more than these tests use.
 #![allow(dead_code)]

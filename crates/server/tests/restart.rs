@@ -1,6 +1,10 @@
 //! End-to-end restart test: the real `parchis-server` binary on a SQLite database (and on
 //! Postgres when `DATABASE_URL` is set) is killed with SIGKILL mid-game and started again
 //! on the same database; the clients resume with their tokens and finish the game.
+//!
+//! Why one file over 600 lines: its restart scenarios (SQLite and PostgreSQL, a deadline
+//! missed while down, a bot that replaced a person) share the checks here (the stored
+//! log, the fair dice, the replay, the games API, the frames sent again on resume).
 
 mod binary;
 mod common;
