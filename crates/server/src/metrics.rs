@@ -169,6 +169,42 @@ pub fn install() -> Option<&'static PrometheusHandle> {
         .as_ref()
 }
 
+/// A metric handle registered on its first use and kept: the hot paths (every action,
+/// every relayed frame and command) record through these instead of `metrics::counter!`
+/// and `metrics::histogram!`, which build the key (a label vector when labelled) and
+/// look it up in the recorder's registry on every call (about 1.3 k instructions each,
+/// several times per relayed action: docs/BENCHMARKS.md, "CPU per action"). The first use
+/// installs the recorder ([`install`]) before registering, so a handle never binds to the
+/// no-op recorder; until that use the metric is not exported, as with the macros.
+///
+/// ```ignore
+/// static ROLLS: Cached<metrics::Counter> = Cached::new(|| metrics::counter!(ACTIONS, "kind" => "roll"));
+/// ROLLS.get().increment(1);
+/// ```
+pub struct Cached<T: 'static> {
+    cell: OnceLock<T>,
+    register: fn() -> T,
+}
+
+impl<T> Cached<T> {
+    /// A handle that `register` (a `metrics::counter!`/`histogram!` call) creates on its
+    /// first use.
+    pub const fn new(register: fn() -> T) -> Cached<T> {
+        Cached {
+            cell: OnceLock::new(),
+            register,
+        }
+    }
+
+    /// The handle, registered now if this is its first use.
+    pub fn get(&self) -> &T {
+        self.cell.get_or_init(|| {
+            install();
+            (self.register)()
+        })
+    }
+}
+
 fn describe() {
     use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
     describe_gauge!(ROOMS, "Live rooms by status");

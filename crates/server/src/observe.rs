@@ -6,7 +6,8 @@
 //! Label values are closed sets (rule-set presets, reasons, error and close codes); room
 //! codes, game ids and connection ids appear in logs only, never as labels.
 
-use crate::metrics as m;
+use crate::metrics::{self as m, Cached};
+use metrics::{Counter, Histogram};
 use parchis_engine::{Action, Colour};
 use parchis_protocol::{AbandonReason, BotLevel, ErrorCode};
 use tracing::info;
@@ -90,19 +91,26 @@ pub fn game_finished(
 
 /// An action was applied and its events are durable.
 pub fn action_applied(action: &Action) {
-    let kind = match action {
-        Action::Roll { .. } => "roll",
-        Action::Exit | Action::Move { .. } | Action::Bonus { .. } => "move",
-        Action::Timeout => "timeout",
-        Action::Abandon { .. } => "abandon",
+    static ROLL: Cached<Counter> = Cached::new(|| metrics::counter!(m::ACTIONS, "kind" => "roll"));
+    static MOVE: Cached<Counter> = Cached::new(|| metrics::counter!(m::ACTIONS, "kind" => "move"));
+    static TIMEOUT: Cached<Counter> =
+        Cached::new(|| metrics::counter!(m::ACTIONS, "kind" => "timeout"));
+    static ABANDON: Cached<Counter> =
+        Cached::new(|| metrics::counter!(m::ACTIONS, "kind" => "abandon"));
+    let counter = match action {
+        Action::Roll { .. } => &ROLL,
+        Action::Exit | Action::Move { .. } | Action::Bonus { .. } => &MOVE,
+        Action::Timeout => &TIMEOUT,
+        Action::Abandon { .. } => &ABANDON,
     };
-    metrics::counter!(m::ACTIONS, "kind" => kind).increment(1);
+    counter.get().increment(1);
 }
 
 /// A player's command went from the socket read to durable events and queued frames in
 /// `seconds`.
 pub fn action_latency(seconds: f64) {
-    metrics::histogram!(m::ACTION_LATENCY).record(seconds);
+    static LATENCY: Cached<Histogram> = Cached::new(|| metrics::histogram!(m::ACTION_LATENCY));
+    LATENCY.get().record(seconds);
 }
 
 /// A throw's clock ran out (R-CLOCK); `consecutive` timeouts of this seat in a row.
@@ -190,5 +198,6 @@ pub fn socket_closed(conn: Conn) {
 
 /// Frames waiting in a connection's outbound queue when its writer woke up.
 pub fn outbound_depth(frames: usize) {
-    metrics::histogram!(m::OUTBOUND_DEPTH).record(frames as f64);
+    static DEPTH: Cached<Histogram> = Cached::new(|| metrics::histogram!(m::OUTBOUND_DEPTH));
+    DEPTH.get().record(frames as f64);
 }

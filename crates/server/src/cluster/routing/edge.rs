@@ -11,7 +11,7 @@
 //! up, the forwarding fails, or no reply came within [`REPLY_WINDOW`].
 
 use super::edge_msg::{self, EdgeLine};
-use super::metrics as m;
+use super::metrics::{self as m, Relayed};
 use super::relay::{welcome_info, Relay, Verdict};
 use super::wire::{self, KickBody, Kind, Tag};
 use crate::room::{now_ms, ConnId, ConnLink, Reattach, Refusal};
@@ -162,7 +162,7 @@ impl Edge {
                 conn = link.id,
                 req, why, "relayed command answered by the edge"
             );
-            metrics::counter!(m::COMMANDS_FORWARDED, "outcome" => why).increment(1);
+            m::forwarded(why);
             crate::observe::refused(ErrorCode::RoomUnavailable);
             let refusal = Refusal::code(ErrorCode::RoomUnavailable);
             link.send(crate::room::encode(&refusal.to_message(Some(req))));
@@ -220,8 +220,7 @@ pub(super) fn on_edge_message(state: &AppState, msg: async_nats::Message) {
         return;
     };
     let verdict = e.relay.on_message(gen, n, kind, tag);
-    let relayed =
-        |v: &'static str| metrics::counter!(m::FRAMES_RELAYED, "verdict" => v).increment(1);
+    let relayed = m::relayed;
     match verdict {
         Verdict::Deliver => {
             if let Some(w) = welcome_info(text) {
@@ -238,12 +237,12 @@ pub(super) fn on_edge_message(state: &AppState, msg: async_nats::Message) {
                     e.wake.notify_one();
                 }
             }
-            relayed("delivered");
+            relayed(Relayed::Delivered);
             e.link.send(Arc::from(text));
         }
-        Verdict::Duplicate => relayed("duplicate"),
-        Verdict::Stale => relayed("stale"),
-        Verdict::Unsolicited => relayed("unsolicited"),
+        Verdict::Duplicate => relayed(Relayed::Duplicate),
+        Verdict::Stale => relayed(Relayed::Stale),
+        Verdict::Unsolicited => relayed(Relayed::Unsolicited),
         Verdict::Kick => {
             let kick: KickBody = serde_json::from_slice(body).unwrap_or(KickBody {
                 code: close_code::SERVICE_RESTART,

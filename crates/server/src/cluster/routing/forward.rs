@@ -142,7 +142,7 @@ pub async fn command(
         (None, _) => "reattaching",
         _ => "unreachable",
     };
-    metrics::counter!(m::COMMANDS_FORWARDED, "outcome" => outcome).increment(1);
+    m::forwarded(outcome);
     if taken == Some(CommandAnswer::Taken) {
         if leave {
             detach(state, code, conn).await;

@@ -121,7 +121,7 @@ impl Egress {
         let msg = axum::body::Bytes::from(edge_msg::encode(&line, body));
         let subject = self.edge.subject.clone();
         match self.client.publish(subject, msg).await {
-            Ok(()) => metrics::counter!(m::FRAMES_PUBLISHED, "kind" => kind.as_str()).increment(1),
+            Ok(()) => m::published(kind),
             // The edge sees the gap in the link's counter and reattaches.
             Err(e) => {
                 metrics::counter!(m::PUBLISH_FAILED).increment(1);

@@ -143,7 +143,7 @@ async fn on_request(
             seq,
             cmd,
         } => {
-            metrics::counter!(m::ROOM_REQUESTS, "op" => "command").increment(1);
+            m::room_command();
             // Only on the link the edge waits for the reply on (not one a reattach
             // replaced or is replacing: the edge answered the command itself).
             let remote = lock(remotes)
