@@ -91,6 +91,17 @@ async fn two_player_game(
     (code, clients, first)
 }
 
+/// Starts a game on node a ([`two_player_game`] with a 60 s turn clock: no turn times
+/// out during a test). Returns the code, the clients, the colour to act first, the events
+/// stored by then and the room's lease epoch.
+async fn game_on_a(cluster: &Cluster) -> (String, Vec<Client>, String, Vec<Value>, i64) {
+    let (code, clients, first) =
+        two_player_game(cluster, 0, json!({"seats": 2, "turn_clock_secs": 60})).await;
+    let before = stored(cluster, &code).await;
+    let epoch = cluster.lease(&code).await.expect("lease").epoch;
+    (code, clients, first, before, epoch)
+}
+
 /// The stored events of the room's (only) game.
 async fn stored(cluster: &Cluster, code: &str) -> Vec<Value> {
     let games = cluster.games_of(code).await;
@@ -124,6 +135,40 @@ async fn resume_at(cluster: &Cluster, i: usize, code: &str, old: &Client) -> Cli
     c
 }
 
+/// The index in `clients` of the player seated as `colour` (the one to act first).
+fn seat_of(clients: &[Client], colour: &str) -> usize {
+    clients
+        .iter()
+        .position(|c| c.colour.as_deref() == Some(colour))
+        .expect("the first player")
+}
+
+/// Asserts that node `i`'s `/metrics` shows `value` for the unlabelled `name`.
+async fn assert_metric(cluster: &Cluster, i: usize, name: &str, value: f64) {
+    let got = metric(cluster, i, name).await;
+    assert_eq!(got, value, "{name} on node {}", cluster.id(i));
+}
+
+/// The game goes on on its owner: `actor` rolls, the roll is answered `ok` and stored
+/// after the events `before`, which the log still starts with.
+async fn roll_is_stored_after(cluster: &Cluster, code: &str, actor: &mut Client, before: &[Value]) {
+    actor.ok(json!({"type": "roll"})).await;
+    let after = stored(cluster, code).await;
+    assert_eq!(after[..before.len()], before[..]);
+    assert!(after.len() > before.len(), "the roll is stored");
+}
+
+/// Begins a transaction on the test's pool that holds `table` in ACCESS EXCLUSIVE mode
+/// (every node's reads and writes of it wait) until it is rolled back.
+async fn lock_table(cluster: &Cluster, table: &str) -> sqlx::Transaction<'static, sqlx::Postgres> {
+    let mut lock = cluster.db.begin().await.expect("begin");
+    sqlx::query(&format!("LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"))
+        .execute(&mut *lock)
+        .await
+        .unwrap_or_else(|e| panic!("lock {table}: {e}"));
+    lock
+}
+
 /// A write refused by the fence stops the room on its old owner: node a runs a game; the
 /// lease is moved to another owner at epoch + 1 in the database (right after one of a's
 /// renewals, so that its next renewal is 10 s away and the refused write is what stops
@@ -142,9 +187,7 @@ async fn cluster_ownership_fenced_write_stops_the_room() {
     let Some(cluster) = Cluster::start(test, opts).await else {
         return;
     };
-    let (code, mut clients, first) =
-        two_player_game(&cluster, 0, json!({"seats": 2, "turn_clock_secs": 60})).await;
-    let before = stored(&cluster, &code).await;
+    let (code, mut clients, first, before, _) = game_on_a(&cluster).await;
     let last = before.last().expect("events")["seq"].as_u64().expect("seq");
     let lease = cluster
         .wait_lease(&code, Duration::from_secs(15), "just renewed by a", |l| {
@@ -159,10 +202,7 @@ async fn cluster_ownership_fenced_write_stops_the_room() {
     .execute(&cluster.db)
     .await
     .expect("steal the lease");
-    let actor = clients
-        .iter()
-        .position(|c| c.colour.as_deref() == Some(first.as_str()))
-        .expect("the first player");
+    let actor = seat_of(&clients, &first);
     clients[actor].cmd(json!({"type": "roll"})).await;
 
     // Nothing of the roll reaches anyone: each socket closes (the room moved) or stays
@@ -189,14 +229,8 @@ async fn cluster_ownership_fenced_write_stops_the_room() {
         Some(last),
         "nothing after seq {last}"
     );
-    assert_eq!(
-        metric(&cluster, 0, "parchis_cluster_fenced_writes_total").await,
-        1.0
-    );
-    assert_eq!(
-        metric(&cluster, 0, "parchis_cluster_rooms_owned").await,
-        0.0
-    );
+    assert_metric(&cluster, 0, "parchis_cluster_fenced_writes_total", 1.0).await;
+    assert_metric(&cluster, 0, "parchis_cluster_rooms_owned", 0.0).await;
     let now = cluster.lease(&code).await.expect("lease");
     assert_eq!((now.owner.as_str(), now.epoch), ("thief", lease.epoch + 1));
     assert!(
@@ -303,10 +337,7 @@ async fn cluster_ownership_sweeper_takes_over_a_killed_nodes_room() {
         timed_out["at_ms"].as_i64().expect("at") >= fresh,
         "the clock fired at its new deadline"
     );
-    assert_eq!(
-        metric(&cluster, 1, "parchis_cluster_takeovers_total").await,
-        1.0
-    );
+    assert_metric(&cluster, 1, "parchis_cluster_takeovers_total", 1.0).await;
     let lease = cluster.lease(&code).await.expect("lease");
     assert_eq!((lease.owner.as_str(), lease.epoch), ("b", epoch + 1));
 }
@@ -326,11 +357,8 @@ async fn cluster_ownership_sigterm_hands_rooms_over_without_a_lease_wait() {
     let Some(mut cluster) = Cluster::start(test, opts).await else {
         return;
     };
-    let (code, clients, first) =
-        two_player_game(&cluster, 0, json!({"seats": 2, "turn_clock_secs": 60})).await;
-    let before = stored(&cluster, &code).await;
+    let (code, clients, first, before, epoch) = game_on_a(&cluster).await;
     let last = before.last().expect("events")["seq"].as_u64().expect("seq");
-    let epoch = cluster.lease(&code).await.expect("lease").epoch;
 
     let sent = Instant::now();
     cluster.signal(0, "TERM");
@@ -357,14 +385,9 @@ async fn cluster_ownership_sigterm_hands_rooms_over_without_a_lease_wait() {
     );
 
     // The first player resumes on b and throws: stored at the next seq, by b.
-    let old = clients
-        .iter()
-        .find(|c| c.colour.as_deref() == Some(first.as_str()))
-        .expect("the first player");
+    let old = &clients[seat_of(&clients, &first)];
     let mut c = resume_at(&cluster, 1, &code, old).await;
-    let req = c.cmd(json!({"type": "roll"})).await;
-    let ok = c.reply(req).await;
-    assert_eq!(ok["type"], "ok", "{ok}");
+    c.ok(json!({"type": "roll"})).await;
     let events = stored(&cluster, &code).await;
     assert_eq!(
         events[..before.len()],
@@ -472,16 +495,9 @@ async fn cluster_ownership_renewals_outlast_an_exhausted_pool() {
     let Some(cluster) = Cluster::start(test, opts.clone()).await else {
         return;
     };
-    let (code, mut clients, first) =
-        two_player_game(&cluster, 0, json!({"seats": 2, "turn_clock_secs": 60})).await;
-    let before = stored(&cluster, &code).await;
-    let epoch = cluster.lease(&code).await.expect("lease").epoch;
+    let (code, mut clients, first, before, epoch) = game_on_a(&cluster).await;
 
-    let mut lock = cluster.db.begin().await.expect("begin");
-    sqlx::query("LOCK TABLE games IN ACCESS EXCLUSIVE MODE")
-        .execute(&mut *lock)
-        .await
-        .expect("lock games");
+    let mut lock = lock_table(&cluster, "games").await;
     let holder: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
         .fetch_one(&mut *lock)
         .await
@@ -515,24 +531,13 @@ async fn cluster_ownership_renewals_outlast_an_exhausted_pool() {
         lease.ms_left > 0,
         "renewed while the pool was exhausted: {lease:?}"
     );
-    assert_eq!(
-        metric(&cluster, 0, "parchis_cluster_rooms_owned").await,
-        1.0
-    );
+    assert_metric(&cluster, 0, "parchis_cluster_rooms_owned", 1.0).await;
     let log = cluster.log_tail(0, 400);
     assert!(!log.contains("lease lost"), "{log}");
 
     // The game goes on: the first player's roll is stored at the next seq.
-    let actor = clients
-        .iter_mut()
-        .find(|c| c.colour.as_deref() == Some(first.as_str()))
-        .expect("the first player");
-    let req = actor.cmd(json!({"type": "roll"})).await;
-    let ok = actor.reply(req).await;
-    assert_eq!(ok["type"], "ok", "{ok}");
-    let after = stored(&cluster, &code).await;
-    assert_eq!(after[..before.len()], before[..]);
-    assert!(after.len() > before.len(), "the roll is stored");
+    let actor = seat_of(&clients, &first);
+    roll_is_stored_after(&cluster, &code, &mut clients[actor], &before).await;
 }
 
 /// Load shedding: node a (the only node) runs a game; a lock on `game_events` holds a's
@@ -552,21 +557,13 @@ async fn cluster_ownership_a_stuck_writer_sheds_new_rooms() {
     let Some(cluster) = Cluster::start(test, opts).await else {
         return;
     };
-    let (code, mut clients, first) =
-        two_player_game(&cluster, 0, json!({"seats": 2, "turn_clock_secs": 60})).await;
-    let before = stored(&cluster, &code).await;
+    let (code, mut clients, first, before, _) = game_on_a(&cluster).await;
     let (status, ready) = cluster.http(0, "GET", "/readyz", None).await;
     assert_eq!(status, 200, "{ready}");
 
-    let mut lock = cluster.db.begin().await.expect("begin");
-    sqlx::query("LOCK TABLE game_events IN ACCESS EXCLUSIVE MODE")
-        .execute(&mut *lock)
-        .await
-        .expect("lock game_events");
-    let actor = clients
-        .iter_mut()
-        .find(|c| c.colour.as_deref() == Some(first.as_str()))
-        .expect("the first player");
+    let lock = lock_table(&cluster, "game_events").await;
+    let actor = seat_of(&clients, &first);
+    let actor = &mut clients[actor];
     let req = actor.cmd(json!({"type": "roll"})).await;
     let until = Instant::now() + Duration::from_secs(10);
     let reason = loop {
@@ -583,17 +580,14 @@ async fn cluster_ownership_a_stuck_writer_sheds_new_rooms() {
     assert!(head.starts_with("http/1.1 503"), "{answer}");
     assert!(head.contains("retry-after: 2"), "{answer}");
     assert!(answer.contains(r#""code":"server_full""#), "{answer}");
-    assert_eq!(metric(&cluster, 0, "parchis_cluster_shedding").await, 1.0);
+    assert_metric(&cluster, 0, "parchis_cluster_shedding", 1.0).await;
 
     lock.rollback().await.expect("unlock");
     let ok = actor.reply(req).await;
     assert_eq!(ok["type"], "ok", "{ok}");
     let after = stored(&cluster, &code).await;
     assert!(after.len() > before.len(), "the roll is stored");
-    assert_eq!(
-        metric(&cluster, 0, "parchis_cluster_rooms_owned").await,
-        1.0
-    );
+    assert_metric(&cluster, 0, "parchis_cluster_rooms_owned", 1.0).await;
 }
 
 /// `POST /admin/debug/stall` on node `i` (the harness's admin token): every worker thread
@@ -643,10 +637,7 @@ async fn cluster_ownership_a_stalled_main_runtime_keeps_its_leases() {
     let Some(cluster) = Cluster::start(test, opts.clone()).await else {
         return;
     };
-    let (code, mut clients, first) =
-        two_player_game(&cluster, 0, json!({"seats": 2, "turn_clock_secs": 60})).await;
-    let before = stored(&cluster, &code).await;
-    let epoch = cluster.lease(&code).await.expect("lease").epoch;
+    let (code, mut clients, first, before, epoch) = game_on_a(&cluster).await;
 
     let ttl = Duration::from_millis(opts.lease_ttl_ms);
     stall(&cluster, 0, 2 * opts.lease_ttl_ms).await;
@@ -673,28 +664,14 @@ async fn cluster_ownership_a_stalled_main_runtime_keeps_its_leases() {
         );
         assert!(lease.ms_left > 0, "renewed during the stall: {lease:?}");
     }
-    assert_eq!(
-        metric(&cluster, 1, "parchis_cluster_takeovers_total").await,
-        0.0
-    );
-    assert_eq!(
-        metric(&cluster, 0, "parchis_cluster_rooms_owned").await,
-        1.0
-    );
+    assert_metric(&cluster, 1, "parchis_cluster_takeovers_total", 0.0).await;
+    assert_metric(&cluster, 0, "parchis_cluster_rooms_owned", 1.0).await;
     let log = cluster.log_tail(0, 400);
     assert!(!log.contains("lease lost"), "{log}");
 
     // The game goes on: the first player's roll is stored at the next seq.
-    let actor = clients
-        .iter_mut()
-        .find(|c| c.colour.as_deref() == Some(first.as_str()))
-        .expect("the first player");
-    let req = actor.cmd(json!({"type": "roll"})).await;
-    let ok = actor.reply(req).await;
-    assert_eq!(ok["type"], "ok", "{ok}");
-    let now = stored(&cluster, &code).await;
-    assert_eq!(now[..before.len()], before[..]);
-    assert!(now.len() > before.len(), "the roll is stored");
+    let actor = seat_of(&clients, &first);
+    roll_is_stored_after(&cluster, &code, &mut clients[actor], &before).await;
 }
 
 /// Waits until node `id`'s heartbeat row says it sheds load (`cluster_nodes.shedding`).
@@ -762,14 +739,8 @@ async fn cluster_ownership_a_shedding_node_leaves_a_dead_nodes_rooms_to_the_othe
     }
     // Two more sweeps of b's: still nothing taken.
     tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(
-        metric(&cluster, 1, "parchis_cluster_takeovers_total").await,
-        0.0
-    );
-    assert_eq!(
-        metric(&cluster, 2, "parchis_cluster_takeovers_total").await,
-        3.0
-    );
+    assert_metric(&cluster, 1, "parchis_cluster_takeovers_total", 0.0).await;
+    assert_metric(&cluster, 2, "parchis_cluster_takeovers_total", 3.0).await;
 
     // Every live node sheds (b is the only one): the rooms still come back.
     let (status, ready) = cluster.http(1, "GET", "/readyz", None).await;
@@ -789,10 +760,7 @@ async fn cluster_ownership_a_shedding_node_leaves_a_dead_nodes_rooms_to_the_othe
         assert!(Instant::now() < until, "b brought the three rooms up");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(
-        metric(&cluster, 1, "parchis_cluster_takeovers_total").await,
-        3.0
-    );
+    assert_metric(&cluster, 1, "parchis_cluster_takeovers_total", 3.0).await;
     assert_eq!(
         metric(&cluster, 1, "parchis_cluster_shedding").await,
         1.0,
@@ -802,10 +770,7 @@ async fn cluster_ownership_a_shedding_node_leaves_a_dead_nodes_rooms_to_the_othe
     // A game goes on on b: the first player resumes there and rolls.
     let (code, clients, first, _) = &rooms[0];
     let before = stored(&cluster, code).await;
-    let old = clients
-        .iter()
-        .find(|c| c.colour.as_deref() == Some(first.as_str()))
-        .expect("the first player");
+    let old = &clients[seat_of(clients, first)];
     let mut actor = resume_at(&cluster, 1, code, old).await;
     let last = before.last().and_then(|e| e["seq"].as_u64()).expect("seq");
     if actor.seq < last {
@@ -815,9 +780,7 @@ async fn cluster_ownership_a_shedding_node_leaves_a_dead_nodes_rooms_to_the_othe
             })
             .await;
     }
-    let req = actor.cmd(json!({"type": "roll"})).await;
-    let ok = actor.reply(req).await;
-    assert_eq!(ok["type"], "ok", "{ok}");
+    actor.ok(json!({"type": "roll"})).await;
     let after = stored(&cluster, code).await;
     assert!(after.len() > before.len(), "the roll is stored on b");
 }
