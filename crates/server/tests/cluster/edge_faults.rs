@@ -7,19 +7,60 @@
 //! of a connection the client has replaced loses to the client's newer connection.
 
 use crate::common::Client;
-use crate::fake_owner::{joined, until_event, until_pong, FakeOwner};
+use crate::fake_owner::{joined, until_event, until_pong, Asked, FakeOwner};
 use crate::harness::{Cluster, Opts};
 use serde_json::{json, Value};
 use std::time::Duration;
 
 const ROOM: &str = "FAKE234567";
 
-async fn one_node(test: &str) -> Option<Cluster> {
+/// One real node and a [`FakeOwner`] of [`ROOM`] on its NATS prefix; the node's id.
+/// `None` when the services are absent (see [`Cluster::start`]).
+async fn one_node_and_a_fake_owner(test: &str) -> Option<(Cluster, String, FakeOwner)> {
     let opts = Opts {
         nodes: 1,
         ..Opts::default()
     };
-    Cluster::start(test, opts).await
+    let cluster = Cluster::start(test, opts).await?;
+    let node = cluster.id(0).to_owned();
+    let fake = FakeOwner::serve(&cluster.prefix, ROOM).await;
+    Some((cluster, node, fake))
+}
+
+/// A client of node `node` (at `addr`) [`joined`] to the fake owner's room sends a
+/// `roll`; returns the client, its attach, the roll's `req` and the relayed command as
+/// the fake owner got it (not answered yet).
+async fn a_relayed_roll(
+    addr: std::net::SocketAddr,
+    fake: &mut FakeOwner,
+    node: &str,
+) -> (Client, Asked, u64, Asked) {
+    let (mut c, attach) = joined(addr, fake, node).await;
+    let req = c.cmd(json!({"type": "roll"})).await;
+    let cmd = fake.next_op("command").await;
+    (c, attach, req, cmd)
+}
+
+/// The old owner's late `ok` to `req` (seq `late_seq`) on the link `old`, then an event
+/// (seq `late_seq + 1`) on the link `new`: `c` reads up to that event and gets no second
+/// reply to `req` (it had its one reply already).
+async fn no_second_reply_after_a_late_ok(
+    fake: &mut FakeOwner,
+    node: &str,
+    (old, new): (&Asked, &Asked),
+    c: &mut Client,
+    req: u64,
+    late_seq: u64,
+) {
+    let late = FakeOwner::ok(req, late_seq);
+    fake.send(node, old, "frame", &late).await;
+    let event = fake.event(late_seq + 1);
+    fake.send(node, new, "frame", &event).await;
+    let seen = until_event(c, late_seq + 1).await;
+    assert!(
+        !seen.iter().any(|v| v["req"].as_u64() == Some(req)),
+        "a second reply to {req}: {seen:?}"
+    );
 }
 
 fn attached(role: &str) -> Value {
@@ -32,14 +73,10 @@ fn attached(role: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_taken_by_an_owner_that_hands_off_gets_room_unavailable_once() {
     let test = "a_command_taken_by_an_owner_that_hands_off_gets_room_unavailable_once";
-    let Some(cluster) = one_node(test).await else {
+    let Some((cluster, node, mut fake)) = one_node_and_a_fake_owner(test).await else {
         return;
     };
-    let node = cluster.id(0).to_owned();
-    let mut fake = FakeOwner::serve(&cluster.prefix, ROOM).await;
-    let (mut c, attach) = joined(cluster.addr(0), &mut fake, &node).await;
-    let req = c.cmd(json!({"type": "roll"})).await;
-    let cmd = fake.next_op("command").await;
+    let (mut c, attach, req, cmd) = a_relayed_roll(cluster.addr(0), &mut fake, &node).await;
     assert_eq!(cmd.body["req"].as_u64(), Some(req), "{:?}", cmd.body);
     fake.answer(&cmd, json!({"answer": "taken"})).await;
     fake.send(&node, &attach, "end", "").await;
@@ -53,14 +90,7 @@ async fn a_command_taken_by_an_owner_that_hands_off_gets_room_unavailable_once()
     let re = fake.next_op("attach").await;
     assert_eq!(re.body["how"]["kind"], "reattach", "{:?}", re.body);
     fake.answer(&re, attached("player")).await;
-    let late = FakeOwner::ok(req, 1);
-    fake.send(&node, &attach, "frame", &late).await;
-    fake.send(&node, &re, "frame", &fake.event(2)).await;
-    let seen = until_event(&mut c, 2).await;
-    assert!(
-        !seen.iter().any(|v| v["req"].as_u64() == Some(req)),
-        "a second reply to {req}: {seen:?}"
-    );
+    no_second_reply_after_a_late_ok(&mut fake, &node, (&attach, &re), &mut c, req, 1).await;
 }
 
 /// The owner takes a relayed `roll`, then dies without a word; another node takes the
@@ -69,14 +99,10 @@ async fn a_command_taken_by_an_owner_that_hands_off_gets_room_unavailable_once()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_taken_by_an_owner_that_dies_gets_room_unavailable_once() {
     let test = "a_command_taken_by_an_owner_that_dies_gets_room_unavailable_once";
-    let Some(cluster) = one_node(test).await else {
+    let Some((cluster, node, mut fake)) = one_node_and_a_fake_owner(test).await else {
         return;
     };
-    let node = cluster.id(0).to_owned();
-    let mut fake = FakeOwner::serve(&cluster.prefix, ROOM).await;
-    let (mut c, attach) = joined(cluster.addr(0), &mut fake, &node).await;
-    let req = c.cmd(json!({"type": "roll"})).await;
-    let cmd = fake.next_op("command").await;
+    let (mut c, attach, req, cmd) = a_relayed_roll(cluster.addr(0), &mut fake, &node).await;
     fake.answer(&cmd, json!({"answer": "taken"})).await;
     // The fake now plays the new owner, "n2".
     fake.moved("n2").await;
@@ -91,14 +117,7 @@ async fn a_command_taken_by_an_owner_that_dies_gets_room_unavailable_once() {
     );
     assert_eq!(re.body["how"]["last_seq"], 1, "{:?}", re.body);
     fake.answer(&re, attached("player")).await;
-    let late = FakeOwner::ok(req, 1);
-    fake.send(&node, &attach, "frame", &late).await;
-    fake.send(&node, &re, "frame", &fake.event(2)).await;
-    let seen = until_event(&mut c, 2).await;
-    assert!(
-        !seen.iter().any(|v| v["req"].as_u64() == Some(req)),
-        "a second reply to {req}: {seen:?}"
-    );
+    no_second_reply_after_a_late_ok(&mut fake, &node, (&attach, &re), &mut c, req, 1).await;
 }
 
 /// An owner that still holds the room's subject but answers nothing (paused, `kill
@@ -108,14 +127,10 @@ async fn a_command_taken_by_an_owner_that_dies_gets_room_unavailable_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_to_an_owner_that_answers_nothing_is_refused_quickly() {
     let test = "a_command_to_an_owner_that_answers_nothing_is_refused_quickly";
-    let Some(cluster) = one_node(test).await else {
+    let Some((cluster, node, mut fake)) = one_node_and_a_fake_owner(test).await else {
         return;
     };
-    let node = cluster.id(0).to_owned();
-    let mut fake = FakeOwner::serve(&cluster.prefix, ROOM).await;
-    let (mut c, attach) = joined(cluster.addr(0), &mut fake, &node).await;
-    let req = c.cmd(json!({"type": "roll"})).await;
-    let cmd = fake.next_op("command").await;
+    let (mut c, attach, req, cmd) = a_relayed_roll(cluster.addr(0), &mut fake, &node).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     fake.send(&node, &attach, "frame", &fake.event(2)).await;
     let first = c
@@ -128,14 +143,7 @@ async fn a_command_to_an_owner_that_answers_nothing_is_refused_quickly() {
         "the reply came before the owner's frame sent 3 s later: {first}"
     );
     fake.answer(&cmd, json!({"answer": "taken"})).await;
-    let late = FakeOwner::ok(req, 2);
-    fake.send(&node, &attach, "frame", &late).await;
-    fake.send(&node, &attach, "frame", &fake.event(3)).await;
-    let seen = until_event(&mut c, 3).await;
-    assert!(
-        !seen.iter().any(|v| v["req"].as_u64() == Some(req)),
-        "a second reply to {req}: {seen:?}"
-    );
+    no_second_reply_after_a_late_ok(&mut fake, &node, (&attach, &attach), &mut c, req, 2).await;
 }
 
 /// A `moved` notice arrives while the relayed join is still being attached, before its
@@ -145,11 +153,9 @@ async fn a_command_to_an_owner_that_answers_nothing_is_refused_quickly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_moved_notice_before_the_welcome_is_followed() {
     let test = "a_moved_notice_before_the_welcome_is_followed";
-    let Some(cluster) = one_node(test).await else {
+    let Some((cluster, node, mut fake)) = one_node_and_a_fake_owner(test).await else {
         return;
     };
-    let node = cluster.id(0).to_owned();
-    let mut fake = FakeOwner::serve(&cluster.prefix, ROOM).await;
     let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/ws", cluster.addr(0)))
         .await
         .expect("ws connect");
