@@ -77,6 +77,44 @@ async fn client(addr: SocketAddr) -> Client {
     Client::new(ws)
 }
 
+/// Two nodes and a room created on a (two seats, a 120 s turn clock: no turn times out);
+/// the room's code. `None` when the services are absent (see [`Cluster::start`]).
+async fn two_nodes_and_a_room(test: &str) -> Option<(Cluster, String)> {
+    let opts = Opts {
+        nodes: 2,
+        ..Opts::default()
+    };
+    let cluster = Cluster::start(test, opts).await?;
+    let code = cluster
+        .create_room(0, &json!({"seats": 2, "turn_clock_secs": 120}))
+        .await;
+    Some((cluster, code))
+}
+
+/// Ana (yellow) joins `code` on node `ana_at`, Bruno (blue) and the spectator Eve on node
+/// `others_at`; once each has read both joins (seq 2), Ana starts the game. The clients
+/// in that order.
+async fn a_started_game_with_a_spectator(
+    cluster: &Cluster,
+    code: &str,
+    ana_at: usize,
+    others_at: usize,
+) -> Vec<Client> {
+    let mut ana = client(cluster.addr(ana_at)).await;
+    ana.join(code, "Ana", Some("yellow")).await;
+    let mut bruno = client(cluster.addr(others_at)).await;
+    bruno.join(code, "Bruno", Some("blue")).await;
+    let mut eve = client(cluster.addr(others_at)).await;
+    eve.watch(code).await;
+    for c in [&mut ana, &mut bruno, &mut eve] {
+        while c.seq < 2 {
+            c.next().await;
+        }
+    }
+    ana.ok(json!({"type": "start"})).await;
+    vec![ana, bruno, eve]
+}
+
 /// The seqs of `c`'s event frames must be consecutive (no gap, no repeat).
 fn gap_free(name: &str, c: &Client) -> (u64, u64) {
     let seqs: Vec<u64> = c
@@ -102,17 +140,10 @@ fn frames(c: &Client, from: u64, to: u64) -> Vec<&Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn players_and_a_spectator_on_two_nodes_see_one_stream() {
     let test = "players_and_a_spectator_on_two_nodes_see_one_stream";
-    let opts = Opts {
-        nodes: 2,
-        ..Opts::default()
-    };
-    let Some(cluster) = Cluster::start(test, opts).await else {
+    let Some((cluster, code)) = two_nodes_and_a_room(test).await else {
         return;
     };
     let (a, b) = (cluster.addr(0), cluster.addr(1));
-    let code = cluster
-        .create_room(0, &json!({"seats": 2, "turn_clock_secs": 120}))
-        .await;
 
     // b's lobby lists a's room; b's room view answers for it; an unknown code is 404.
     let (status, list) = cluster.http(1, "GET", "/api/rooms", None).await;
@@ -217,29 +248,11 @@ fn same_stream(clients: &[Client]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relayed_connections_reattach_on_moved_without_gap_or_duplicate() {
     let test = "relayed_connections_reattach_on_moved_without_gap_or_duplicate";
-    let opts = Opts {
-        nodes: 2,
-        ..Opts::default()
-    };
-    let Some(cluster) = Cluster::start(test, opts).await else {
+    let Some((cluster, code)) = two_nodes_and_a_room(test).await else {
         return;
     };
-    let (a, b) = (cluster.addr(0), cluster.addr(1));
-    let code = cluster
-        .create_room(0, &json!({"seats": 2, "turn_clock_secs": 120}))
-        .await;
-    let mut ana = client(a).await;
-    ana.join(&code, "Ana", Some("yellow")).await;
-    let mut bruno = client(b).await;
-    bruno.join(&code, "Bruno", Some("blue")).await;
-    let mut eve = client(b).await;
-    eve.watch(&code).await;
-    for c in [&mut ana, &mut bruno, &mut eve] {
-        while c.seq < 2 {
-            c.next().await;
-        }
-    }
-    ana.ok(json!({"type": "start"})).await;
+    let b = cluster.addr(1);
+    let players = a_started_game_with_a_spectator(&cluster, &code, 0, 1).await;
 
     let nats_url = std::env::var("PARCHIS_NATS_URL").expect("NATS (checked by the harness)");
     let nats = async_nats::connect(nats_url)
@@ -262,7 +275,7 @@ async fn relayed_connections_reattach_on_moved_without_gap_or_duplicate() {
             sent += 1;
         }
     });
-    let clients = play_through(vec![ana, bruno, eve], Arc::default()).await;
+    let clients = play_through(players, Arc::default()).await;
     mover.abort();
     same_stream(&clients);
 
@@ -289,17 +302,10 @@ async fn relayed_connections_reattach_on_moved_without_gap_or_duplicate() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_relayed_player_leaves_rejoins_and_is_replaced_from_another_node() {
     let test = "a_relayed_player_leaves_rejoins_and_is_replaced_from_another_node";
-    let opts = Opts {
-        nodes: 2,
-        ..Opts::default()
-    };
-    let Some(cluster) = Cluster::start(test, opts).await else {
+    let Some((cluster, code)) = two_nodes_and_a_room(test).await else {
         return;
     };
     let (a, b) = (cluster.addr(0), cluster.addr(1));
-    let code = cluster
-        .create_room(0, &json!({"seats": 2, "turn_clock_secs": 120}))
-        .await;
     let mut ana = client(a).await;
     ana.join(&code, "Ana", Some("yellow")).await;
     let mut bruno = client(b).await;
@@ -411,20 +417,9 @@ async fn relayed_clients_play_on_when_the_owner_is_killed() {
         .await;
     let first = cluster.lease(&code).await.expect("a lease");
     assert_eq!(first.owner, cluster.id(0), "created on a");
-    let mut ana = client(cluster.addr(1)).await;
-    ana.join(&code, "Ana", Some("yellow")).await;
-    let mut bruno = client(cluster.addr(2)).await;
-    bruno.join(&code, "Bruno", Some("blue")).await;
-    let mut eve = client(cluster.addr(2)).await;
-    eve.watch(&code).await;
-    for c in [&mut ana, &mut bruno, &mut eve] {
-        while c.seq < 2 {
-            c.next().await;
-        }
-    }
-    ana.ok(json!({"type": "start"})).await;
+    let players = a_started_game_with_a_spectator(&cluster, &code, 1, 2).await;
     let progress = Arc::new(AtomicU64::new(0));
-    let game = tokio::spawn(play_through(vec![ana, bruno, eve], progress.clone()));
+    let game = tokio::spawn(play_through(players, progress.clone()));
     while progress.load(Ordering::Relaxed) < 20 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
