@@ -47,6 +47,27 @@ impl Answer {
                 .then(|| v.trim().to_owned())
         })
     }
+
+    /// Asserts the answer is the error `code` with HTTP `status`.
+    fn assert_refused(&self, status: u16, code: &str) {
+        assert_eq!(
+            (self.status, self.body["code"].clone()),
+            (status, json!(code)),
+            "{}",
+            self.body
+        );
+    }
+}
+
+/// `POST /api/rooms` with `settings` (JSON text) from `from`.
+async fn create_from(server: &Server, from: IpAddr, settings: &str) -> Answer {
+    http_from(server, from, "POST", "/api/rooms", "", settings).await
+}
+
+/// `POST /api/rooms` with `settings` from `from` must create the room (201).
+async fn assert_creates(server: &Server, from: IpAddr, settings: &str) {
+    let a = create_from(server, from, settings).await;
+    assert_eq!(a.status, 201, "{}", a.body);
 }
 
 /// One HTTP request from `from` (`Connection: close`).
@@ -143,7 +164,7 @@ async fn room_creation_keeps_working_for_a_second_address_while_one_floods() {
     let mut created = 0;
     let mut limited = 0;
     for _ in 0..150 {
-        let a = http_from(&server, flooder, "POST", "/api/rooms", "", "{}").await;
+        let a = create_from(&server, flooder, "{}").await;
         match a.status {
             201 => created += 1,
             429 => {
@@ -164,8 +185,7 @@ async fn room_creation_keeps_working_for_a_second_address_while_one_floods() {
     assert_eq!(limited, 142);
     // Meanwhile another address creates rooms as usual.
     for _ in 0..3 {
-        let a = http_from(&server, ip(3), "POST", "/api/rooms", "", "{}").await;
-        assert_eq!(a.status, 201, "{}", a.body);
+        assert_creates(&server, ip(3), "{}").await;
     }
     // The lobby list holds the flooder's 8 and the other address's 3.
     let listed = server.http("GET", "/api/rooms", None).await.1;
@@ -178,10 +198,9 @@ async fn a_full_server_answers_server_full_not_internal() {
     config.max_rooms = 3;
     let server = start(config).await;
     for n in 0..3 {
-        let a = http_from(&server, ip(10 + n), "POST", "/api/rooms", "", "{}").await;
-        assert_eq!(a.status, 201, "{}", a.body);
+        assert_creates(&server, ip(10 + n), "{}").await;
     }
-    let a = http_from(&server, ip(20), "POST", "/api/rooms", "", "{}").await;
+    let a = create_from(&server, ip(20), "{}").await;
     assert_eq!(a.status, 503);
     assert_eq!(a.body["code"], "server_full", "{}", a.body);
     assert!(a.header("retry-after").is_some());
@@ -894,20 +913,10 @@ async fn bot_rooms_are_limited_per_address_and_for_the_server() {
     let server = start(config).await;
     let bots = r#"{"seats": 2, "bots": "random"}"#;
     for _ in 0..2 {
-        assert_eq!(
-            http_from(&server, ip(60), "POST", "/api/rooms", "", bots)
-                .await
-                .status,
-            201
-        );
+        assert_creates(&server, ip(60), bots).await;
     }
-    let a = http_from(&server, ip(60), "POST", "/api/rooms", "", bots).await;
-    assert_eq!(
-        (a.status, a.body["code"].clone()),
-        (429, json!("rate_limited")),
-        "{}",
-        a.body
-    );
+    let a = create_from(&server, ip(60), bots).await;
+    a.assert_refused(429, "rate_limited");
     assert!(
         a.body["message"]
             .as_str()
@@ -917,26 +926,12 @@ async fn bot_rooms_are_limited_per_address_and_for_the_server() {
         a.body
     );
     // Rooms without bots are still fine for that address.
-    assert_eq!(
-        http_from(&server, ip(60), "POST", "/api/rooms", "", "{}")
-            .await
-            .status,
-        201
-    );
-    assert_eq!(
-        http_from(&server, ip(61), "POST", "/api/rooms", "", bots)
-            .await
-            .status,
-        201
-    );
+    assert_creates(&server, ip(60), "{}").await;
+    assert_creates(&server, ip(61), bots).await;
     // Three bot rooms are open: the server takes no fourth, from anyone.
-    let a = http_from(&server, ip(62), "POST", "/api/rooms", "", bots).await;
-    assert_eq!(
-        (a.status, a.body["code"].clone()),
-        (503, json!("server_full")),
-        "{}",
-        a.body
-    );
+    create_from(&server, ip(62), bots)
+        .await
+        .assert_refused(503, "server_full");
 }
 
 #[tokio::test]
