@@ -43,32 +43,35 @@ async fn loadgen(args: Vec<String>) -> Output {
     .expect("join")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn plays_its_rooms_against_a_real_server_and_reports_json() {
+/// Runs `parchis-loadgen` with `args` against a fresh [`server`] (100 ms think time, a
+/// 1 s warm-up, a 2 s window, `--server-pid` this process), which is stopped after it;
+/// asserts the run succeeded and returns its JSON report.
+async fn report_against_a_server(args: &[&str]) -> Value {
     let (addr, shutdown) = server().await;
-    let args = [
-        "--url",
-        &format!("http://{addr}"),
-        "--rooms",
-        "3",
-        "--think-ms",
-        "100",
-        "--warmup-secs",
-        "1",
-        "--duration-secs",
-        "2",
-        "--source-addrs",
-        "127.0.0.1,127.0.0.2",
-        "--server-pid",
-        &std::process::id().to_string(),
-    ]
-    .map(String::from)
-    .to_vec();
-    let out = loadgen(args).await;
+    let mut all = vec![
+        "--url".to_owned(),
+        format!("http://{addr}"),
+        "--think-ms".to_owned(),
+        "100".to_owned(),
+        "--warmup-secs".to_owned(),
+        "1".to_owned(),
+        "--duration-secs".to_owned(),
+        "2".to_owned(),
+        "--server-pid".to_owned(),
+        std::process::id().to_string(),
+    ];
+    all.extend(args.iter().map(|a| a.to_string()));
+    let out = loadgen(all).await;
     shutdown.cancel();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "exit {:?}: {stderr}", out.status);
-    let report: Value = serde_json::from_slice(&out.stdout).expect("the report is JSON");
+    serde_json::from_slice(&out.stdout).expect("the report is JSON")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plays_its_rooms_against_a_real_server_and_reports_json() {
+    let report =
+        report_against_a_server(&["--rooms", "3", "--source-addrs", "127.0.0.1,127.0.0.2"]).await;
 
     assert_eq!(report["rooms"], 3);
     assert_eq!(report["rooms_ready"], 3, "every room was set up: {report}");
@@ -154,30 +157,8 @@ async fn fails_when_no_room_can_be_set_up() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_share_the_rooms_and_merge_their_histograms() {
-    let (addr, shutdown) = server().await;
-    let args = [
-        "--url",
-        &format!("http://{addr}"),
-        "--rooms",
-        "5",
-        "--processes",
-        "2",
-        "--think-ms",
-        "100",
-        "--warmup-secs",
-        "1",
-        "--duration-secs",
-        "2",
-        "--server-pid",
-        &std::process::id().to_string(),
-    ]
-    .map(String::from)
-    .to_vec();
-    let out = loadgen(args).await;
-    shutdown.cancel();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "exit {:?}: {stderr}", out.status);
-    let report: Value = serde_json::from_slice(&out.stdout).expect("one merged JSON report");
+    // One merged report.
+    let report = report_against_a_server(&["--rooms", "5", "--processes", "2"]).await;
     assert_eq!(report["processes"], 2);
     assert_eq!(report["rooms"], 5);
     // Rooms 0, 2, 4 in one child and 1, 3 in the other: all five, none twice.
