@@ -3,21 +3,23 @@
 //! at once, and nothing of the refused step is stored or answered as done.
 
 use crate::room::actor::test_room::link;
-use crate::room::{self, persist, RoomCmd};
+use crate::room::{self, persist, ConnLink, Member, Refusal, RoomCmd, RoomHandle};
 use crate::state::AppState;
+use parchis_engine::Colour;
 use parchis_protocol::RoomSettings;
-use parchis_store::{MemoryStore, Store};
+use parchis_store::{Fence, MemoryStore, Store};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::oneshot;
 
-#[tokio::test]
-async fn a_fenced_join_stops_the_room_and_stores_nothing() {
+/// The lobby `code`, created under node a's lease of 1 ms (expired, so claimable by
+/// another node, as soon as the test sleeps) and running on a fresh state over a memory
+/// store. Returns the store, the state and a's fence.
+async fn a_lobby_under_an_expiring_lease(code: &str) -> (Arc<MemoryStore>, AppState, Fence) {
     let store = Arc::new(MemoryStore::new());
     let dyn_store: Arc<dyn Store> = store.clone();
     let state = AppState::new(crate::ServerConfig::default(), dyn_store);
-    let code = "FENCED01";
     let record = persist::room_record(code, &RoomSettings::default(), room::now_ms());
-    // A 1 ms lease: expired (claimable by another node) as soon as the test sleeps.
     let fence = store
         .create_room_leased(&record, "a", 1)
         .await
@@ -27,30 +29,51 @@ async fn a_fenced_join_stops_the_room_and_stores_nothing() {
         .await
         .expect("the lobby runs");
     assert_eq!(restored, room::Restored::Running);
+    (store, state, fence)
+}
+
+/// Node b acquires the room's lease once a's has expired (20 ms on); b's fence.
+async fn b_takes_the_lease(store: &MemoryStore, code: &str) -> Fence {
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let thief = store
+    store
         .acquire_lease(code, "b", 60_000)
         .await
         .expect("acquire")
-        .expect("the expired lease is taken");
-    assert_eq!(thief.epoch, fence.epoch + 1);
+        .expect("the expired lease is taken")
+}
 
-    let (tx, _frames) = tokio::sync::mpsc::channel(16);
-    let link = link(1, &tx);
-    let (reply, answer) = tokio::sync::oneshot::channel();
-    let handle = state.room(code).expect("registered");
+/// Sends the room a join of "ann" (request 1) for `colour` on `link`; the join's answer.
+async fn join(
+    handle: &RoomHandle,
+    link: ConnLink,
+    colour: Option<Colour>,
+) -> oneshot::Receiver<Result<Member, Refusal>> {
+    let (reply, answer) = oneshot::channel();
     handle
         .sender()
         .send(RoomCmd::Join {
             link,
             req: 1,
             name: "ann".into(),
-            colour: None,
+            colour,
             client_seed: None,
             reply,
         })
         .await
         .expect("the room reads");
+    answer
+}
+
+#[tokio::test]
+async fn a_fenced_join_stops_the_room_and_stores_nothing() {
+    let code = "FENCED01";
+    let (store, state, fence) = a_lobby_under_an_expiring_lease(code).await;
+    let thief = b_takes_the_lease(&store, code).await;
+    assert_eq!(thief.epoch, fence.epoch + 1);
+
+    let (tx, _frames) = tokio::sync::mpsc::channel(16);
+    let handle = state.room(code).expect("registered");
+    let answer = join(&handle, link(1, &tx), None).await;
     drop(handle);
     let refused = answer.await.expect("answered").expect_err("not seated");
     assert!(refused.message.contains("moved"), "{refused:?}");
@@ -69,35 +92,11 @@ async fn a_fenced_join_stops_the_room_and_stores_nothing() {
 
 #[tokio::test]
 async fn a_command_whose_write_is_fenced_gets_room_unavailable_once() {
-    let store = Arc::new(MemoryStore::new());
-    let dyn_store: Arc<dyn Store> = store.clone();
-    let state = AppState::new(crate::ServerConfig::default(), dyn_store);
     let code = "FENCED02";
-    let record = persist::room_record(code, &RoomSettings::default(), room::now_ms());
-    let fence = store
-        .create_room_leased(&record, "a", 1)
-        .await
-        .expect("room and lease");
-    let snapshot = store.get_room(code).await.expect("read").expect("stored");
-    room::restore(&state, &snapshot, Some(fence.clone()))
-        .await
-        .expect("the lobby runs");
+    let (store, state, _) = a_lobby_under_an_expiring_lease(code).await;
     let handle = state.room(code).expect("registered");
     let (tx, mut frames) = tokio::sync::mpsc::channel(64);
-    let link = link(1, &tx);
-    let (reply, answer) = tokio::sync::oneshot::channel();
-    handle
-        .sender()
-        .send(RoomCmd::Join {
-            link,
-            req: 1,
-            name: "ann".into(),
-            colour: Some(parchis_engine::Colour::Red),
-            client_seed: None,
-            reply,
-        })
-        .await
-        .expect("the room reads");
+    let answer = join(&handle, link(1, &tx), Some(Colour::Red)).await;
     // The lease is not taken yet: the join is stored under the first fence.
     let member = answer.await.expect("answered").expect("seated");
     let mut seq = 0;
@@ -105,12 +104,7 @@ async fn a_command_whose_write_is_fenced_gets_room_unavailable_once() {
         let v: serde_json::Value = serde_json::from_str(&frame).expect("JSON frame");
         seq = seq.max(v["seq"].as_u64().unwrap_or(0));
     }
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    store
-        .acquire_lease(code, "b", 60_000)
-        .await
-        .expect("acquire")
-        .expect("the expired lease is taken");
+    b_takes_the_lease(&store, code).await;
 
     handle
         .sender()
@@ -119,7 +113,7 @@ async fn a_command_whose_write_is_fenced_gets_room_unavailable_once() {
             member,
             req: 2,
             seq,
-            cmd: room::SeatCmd::ChooseColour(parchis_engine::Colour::Yellow),
+            cmd: room::SeatCmd::ChooseColour(Colour::Yellow),
             received: tokio::time::Instant::now(),
         })
         .await
