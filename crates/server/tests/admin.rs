@@ -145,10 +145,7 @@ async fn disconnect_and_resume(
     // The player comes back with its token.
     let token = red.token.clone().expect("red's token");
     let mut red2 = server.client().await;
-    let req = red2
-        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": red.seq}))
-        .await;
-    assert_eq!(red2.reply(req).await["type"], "welcome");
+    red2.resume(code, &token, red.seq).await;
 
     red2
 }

@@ -244,11 +244,7 @@ async fn a_bot_seat_comes_back_as_a_bot_after_a_restart() {
     assert_eq!(bot["name"], "Greedy bot 1");
 
     let mut me = second.client().await;
-    let req = me
-        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": last_seq}))
-        .await;
-    let w = me.reply(req).await;
-    assert_eq!(w["type"], "welcome", "{w}");
+    me.resume(&code, &token, last_seq).await;
     let (won, clients) = play_to_end(vec![me]).await;
     assert_eq!(won["reason"], "goal", "{won}");
     // The restored bot threw blue's dice on the second server.

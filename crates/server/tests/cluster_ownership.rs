@@ -127,11 +127,7 @@ async fn resume_at(cluster: &Cluster, i: usize, code: &str, old: &Client) -> Cli
     c.seq = old.seq;
     c.colour = old.colour.clone();
     let token = old.token.clone().expect("token");
-    let req = c
-        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": old.seq}))
-        .await;
-    let w = c.reply(req).await;
-    assert_eq!(w["type"], "welcome", "{w}");
+    c.resume(code, &token, old.seq).await;
     c
 }
 

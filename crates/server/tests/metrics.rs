@@ -252,11 +252,7 @@ async fn clock_bots_and_resume() {
     let last_seq = human.seq;
     drop(human);
     let mut back = server.client().await;
-    let req = back
-        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": last_seq}))
-        .await;
-    let welcome = back.reply(req).await;
-    assert_eq!(welcome["type"], "welcome", "{welcome}");
+    let welcome = back.resume(&code, &token, last_seq).await;
     assert!(
         welcome["snapshot"].is_null(),
         "missed events replayed: {welcome}"

@@ -303,10 +303,7 @@ async fn a_logged_room(addr: SocketAddr) -> (String, String) {
     // Bea's seat is taken over by a second connection: the first is kicked (4000).
     let token = b.token.clone().expect("token");
     let mut b2 = client(addr).await;
-    let req = b2
-        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": 0}))
-        .await;
-    assert_eq!(b2.reply(req).await["type"], "welcome");
+    b2.resume(&code, &token, 0).await;
     b.until("close 4000", |v| v["type"] == "ws_close").await;
 
     a.seq = s.seq;

@@ -367,11 +367,7 @@ async fn a_restart_recovers_a_classic_game_with_its_rule_set_and_first_player() 
         c.events = old.events;
         c.seq = old.seq;
         let token = old.token.clone().expect("token");
-        let req = c
-            .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": old.seq}))
-            .await;
-        let w = c.reply(req).await;
-        assert_eq!(w["type"], "welcome", "{w}");
+        c.resume(&code, &token, old.seq).await;
         c.room = code.clone();
         c.colour = old.colour.clone();
         c.token = old.token;

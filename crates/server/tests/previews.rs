@@ -192,11 +192,7 @@ async fn resuming_from_the_start_of_a_long_game_gets_a_snapshot() {
         "a whole game has more events than the queue: {seq}"
     );
     let mut again = server.client().await;
-    let req = again
-        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": 0}))
-        .await;
-    let w = again.reply(req).await;
-    assert_eq!(w["type"], "welcome", "{w}");
+    let w = again.resume(&code, &token, 0).await;
     assert!(
         w["snapshot"].is_object(),
         "a snapshot instead of {seq} events"

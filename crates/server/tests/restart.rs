@@ -206,11 +206,7 @@ async fn resume_all(addr: SocketAddr, code: &str, clients: Vec<Client>) -> Vec<C
         let mut c = client(addr).await;
         let token = old.token.expect("token");
         let last_seq = old.seq - RESENT;
-        let req = c
-            .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": last_seq}))
-            .await;
-        let w = c.reply(req).await;
-        assert_eq!(w["type"], "welcome", "{w}");
+        let w = c.resume(code, &token, last_seq).await;
         assert_eq!(w["colour"], old.colour.clone().expect("colour").as_str());
         assert!(
             w["seq"].as_u64() >= Some(old.seq),

@@ -564,11 +564,7 @@ async fn reconnect_mid_turn_restores_seat_dice_and_deadline() {
     let last_seq = p[who].seq;
     let old = std::mem::replace(&mut p[who], server.client().await);
     drop(old);
-    let req = p[who]
-        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": last_seq}))
-        .await;
-    let w = p[who].reply(req).await;
-    assert_eq!(w["type"], "welcome", "{w}");
+    let w = p[who].resume(&code, &token, last_seq).await;
     assert_eq!(w["colour"], turn["colour"]);
     assert_eq!(w["snapshot"], Value::Null, "nothing missed: no snapshot");
     let again = p[who].my_turn().await;

@@ -233,11 +233,7 @@ async fn a_late_reattach_loses_to_the_clients_newer_connection() {
     old.join(&code, "Bruno", Some("blue")).await;
     let token = old.token.clone().expect("token");
     let mut bruno = connect(1).await;
-    let req = bruno
-        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": 0}))
-        .await;
-    let w = bruno.reply(req).await;
-    assert_eq!(w["type"], "welcome", "{w}");
+    bruno.resume(&code, &token, 0).await;
     let seq = bruno.seq;
 
     let url = std::env::var("PARCHIS_NATS_URL").expect("NATS (checked by the harness)");

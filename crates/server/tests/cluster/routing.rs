@@ -337,11 +337,7 @@ async fn a_relayed_player_leaves_rejoins_and_is_replaced_from_another_node() {
     // Bruno's token resumed on a: his socket on b is told and closed.
     let token = bruno.token.clone().expect("token");
     let mut tab = client(a).await;
-    let req = tab
-        .cmd(json!({"type": "resume", "room": code, "token": token, "last_seq": 0}))
-        .await;
-    let w = tab.reply(req).await;
-    assert_eq!(w["type"], "welcome", "{w}");
+    tab.resume(&code, &token, 0).await;
     let closing = bruno.until("closing", |v| v["type"] == "closing").await;
     assert_eq!(closing["code"], 4000, "{closing}");
     let closed = bruno.until("close", |v| v["type"] == "ws_close").await;

@@ -326,6 +326,16 @@ impl Client {
         w
     }
 
+    /// Resumes the seat of `token` in `room`, from after `last_seq`; returns the welcome.
+    pub async fn resume(&mut self, room: &str, token: &str, last_seq: u64) -> Value {
+        let req = self
+            .cmd(json!({"type": "resume", "room": room, "token": token, "last_seq": last_seq}))
+            .await;
+        let w = self.reply(req).await;
+        assert_eq!(w["type"], "welcome", "{w}");
+        w
+    }
+
     /// Watches `room`, returns the welcome.
     pub async fn watch(&mut self, room: &str) -> Value {
         let req = self.cmd(json!({"type": "watch", "room": room})).await;
