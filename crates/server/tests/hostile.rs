@@ -10,7 +10,7 @@ mod common;
 #[path = "common/gated_store.rs"]
 mod gated_store;
 
-use common::{start, test_config, Client, Server};
+use common::{assert_answers_ping, close_code, start, test_config, Client, Server};
 use parchis_server::ServerConfig;
 use serde_json::{json, Value};
 use std::net::{IpAddr, SocketAddr};
@@ -127,29 +127,6 @@ async fn client_from(server: &Server, from: IpAddr) -> Client {
 
 fn long_clock() -> Value {
     json!({"turn_clock_secs": 600, "disconnect_grace_secs": 3600})
-}
-
-/// Reads until the socket's close frame (or its end) and returns the close code.
-async fn close_code(c: &mut Client) -> Option<u64> {
-    loop {
-        match c.next().await {
-            Some(v) if v["type"] == "ws_close" => return v["code"].as_u64(),
-            Some(_) => continue,
-            None => return None,
-        }
-    }
-}
-
-/// The connection still works: a `ping` gets its `pong`.
-async fn assert_answers_ping(c: &mut Client) {
-    let req = c.next_req + 10_000;
-    c.next_req += 1;
-    c.send_text(&json!({"type": "ping", "req": req}).to_string())
-        .await;
-    let pong = c
-        .until("pong", |v| v["type"] == "pong" || v["type"] == "ws_close")
-        .await;
-    assert_eq!(pong, json!({"type": "pong", "req": req}));
 }
 
 // ----- admission: room creation, code lookups, connections ---------------------------

@@ -7,7 +7,7 @@
 //! Why one file of ~850 lines: a list of independent attacks sharing the helpers at its
 //! top, as `tests/hostile.rs`.
 
-use crate::common::{get_raw, Client};
+use crate::common::{assert_answers_ping, close_code, get_raw, Client};
 use crate::harness::{Cluster, Opts};
 use futures_util::SinkExt;
 use serde_json::{json, Value};
@@ -57,30 +57,6 @@ async fn metric(addr: SocketAddr, name: &str, labels: &[&str]) -> f64 {
         .filter(|l| labels.iter().all(|lab| l.contains(lab)))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
-}
-
-/// Reads until the socket's close frame or its end: the close code (`None`: no close
-/// frame, e.g. a reset after the server closed).
-async fn close_code(c: &mut Client) -> Option<u64> {
-    loop {
-        match c.next().await {
-            Some(v) if v["type"] == "ws_close" => return v["code"].as_u64(),
-            Some(_) => continue,
-            None => return None,
-        }
-    }
-}
-
-/// The connection still works: a `ping` gets its `pong`.
-async fn answers_ping(c: &mut Client) {
-    let req = c.next_req + 10_000;
-    c.next_req += 1;
-    c.send_text(&json!({"type": "ping", "req": req}).to_string())
-        .await;
-    let pong = c
-        .until("pong", |v| v["type"] == "pong" || v["type"] == "ws_close")
-        .await;
-    assert_eq!(pong, json!({"type": "pong", "req": req}));
 }
 
 /// Plays the game of `players` (each rolls or plays its first legal action on its
@@ -248,7 +224,7 @@ async fn a_flood_over_a_relayed_socket_is_limited_at_the_edge() {
     );
     assert!(commands >= honest as f64, "{commands} < {honest}");
     for mut p in players {
-        answers_ping(&mut p).await;
+        assert_answers_ping(&mut p).await;
     }
     drop(code);
 }
@@ -292,7 +268,7 @@ async fn malformed_frames_and_forged_tokens_through_a_node_that_is_not_the_owner
     bruno
         .refused(json!({"type": "roll", "room": other}), "wrong_room")
         .await;
-    answers_ping(&mut bruno).await;
+    assert_answers_ping(&mut bruno).await;
 
     // Tokens and last_seq through c, which owns neither room.
     let mut c = client(cluster.addr(2)).await;
@@ -341,7 +317,7 @@ async fn malformed_frames_and_forged_tokens_through_a_node_that_is_not_the_owner
     // Beyond the hard limit (64 KiB): closed with 1009; the room and Ana are fine.
     let _ = c.ws.send(Message::Text("y".repeat(70 * 1024).into())).await;
     assert_eq!(close_code(&mut c).await, Some(1009));
-    answers_ping(&mut ana).await;
+    assert_answers_ping(&mut ana).await;
     let (status, view) = cluster
         .http(1, "GET", &format!("/api/rooms/{code}"), None)
         .await;
@@ -447,7 +423,7 @@ async fn joins_racing_across_nodes_have_one_winner_and_join_leave_churn_leaks_no
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    answers_ping(&mut ana).await;
+    assert_answers_ping(&mut ana).await;
 }
 
 /// Spectators of one room spread over the three nodes: the room's cap counts every node's
@@ -611,7 +587,7 @@ async fn a_stalled_reader_on_an_edge_node_does_not_hold_back_the_relay() {
         assert!(seqs.len() > 100, "only {} events", seqs.len());
         let first = seqs[0];
         assert_eq!(seqs, (first..first + seqs.len() as u64).collect::<Vec<_>>());
-        answers_ping(&mut c).await;
+        assert_answers_ping(&mut c).await;
     }
 }
 

@@ -355,6 +355,31 @@ impl Client {
     }
 }
 
+/// Reads until the socket's close frame or its end: the close code (`None`: no close
+/// frame, e.g. a reset after the server closed).
+pub async fn close_code(c: &mut Client) -> Option<u64> {
+    loop {
+        match c.next().await {
+            Some(v) if v["type"] == "ws_close" => return v["code"].as_u64(),
+            Some(_) => continue,
+            None => return None,
+        }
+    }
+}
+
+/// The connection still works: a `ping` (with a request id of its own, past the
+/// client's) gets its `pong`.
+pub async fn assert_answers_ping(c: &mut Client) {
+    let req = c.next_req + 10_000;
+    c.next_req += 1;
+    c.send_text(&json!({"type": "ping", "req": req}).to_string())
+        .await;
+    let pong = c
+        .until("pong", |v| v["type"] == "pong" || v["type"] == "ws_close")
+        .await;
+    assert_eq!(pong, json!({"type": "pong", "req": req}));
+}
+
 /// Drives every client until the game is won: each player rolls or plays the first legal
 /// action whenever it gets `your_turn`. Returns the `game_won` engine event, once each
 /// client has also read the game's last event, `dice_revealed`.
