@@ -4,7 +4,7 @@
 //! back), and at the limits a client meets on every node. Each test asserts the defence
 //! and that honest clients of the same room, on other nodes, are served in full.
 //!
-//! Why one file of ~850 lines: a list of independent attacks sharing the helpers at its
+//! Why one file of ~890 lines: a list of independent attacks sharing the helpers at its
 //! top, as `tests/hostile.rs`.
 
 use crate::common::{assert_answers_ping, close_code, get_raw, Client};
@@ -819,4 +819,53 @@ async fn a_flood_of_lobby_listings_costs_the_other_nodes_a_bounded_number_of_ask
         sent <= bound,
         "b asked the other nodes {sent} times (bound {bound})"
     );
+}
+
+/// An edge node that dies (`kill -9`) cannot detach its relayed connections: the owner
+/// forgets them once the node's heartbeat is older than a TTL. Its spectator stops
+/// counting (the room's place is free again) and its player's seat shows disconnected,
+/// its grace period running, as if the socket had closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_relayed_connections_of_a_dead_edge_node_are_forgotten_by_the_owner() {
+    let test = "the_relayed_connections_of_a_dead_edge_node_are_forgotten_by_the_owner";
+    let Some(mut cluster) = Cluster::start(test, Opts::default()).await else {
+        return;
+    };
+    let code = cluster
+        .create_room(
+            0,
+            &json!({"seats": 2, "max_spectators": 1, "disconnect_grace_secs": 600}),
+        )
+        .await;
+    let mut ana = client(cluster.addr(0)).await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    let mut bruno = client(cluster.addr(1)).await;
+    bruno.join(&code, "Bruno", Some("blue")).await;
+    let mut eve = client(cluster.addr(1)).await;
+    eve.watch(&code).await;
+    cluster.kill(1);
+    let killed = Instant::now();
+    let until = killed + Duration::from_secs(10);
+    let view = loop {
+        let (_, view) = cluster
+            .http(0, "GET", &format!("/api/rooms/{code}"), None)
+            .await;
+        let connected: Vec<bool> = view["seats"]
+            .as_array()
+            .map(|s| s.iter().map(|s| s["connected"] == true).collect())
+            .unwrap_or_default();
+        if view["spectators"] == 0 && connected == vec![true, false] {
+            break view;
+        }
+        assert!(
+            Instant::now() < until,
+            "the dead node's connections still count: {view}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    eprintln!("{test}: forgotten after {:?}: {view}", killed.elapsed());
+    // Its place is free: a spectator on c gets it.
+    let mut zoe = client(cluster.addr(2)).await;
+    zoe.watch(&code).await;
+    answers_ping(&mut ana).await;
 }

@@ -203,6 +203,8 @@ pub async fn sweep(state: &AppState) -> (usize, Claim) {
             return (0, nothing);
         }
     };
+    // The nodes whose edge subscriptions are probed (routing::GoneEdges).
+    cluster.routing.gone_edges.note(&nodes, node);
     // A shedding node also looks at the leases: rooms of a node dead for longer than the
     // heartbeats read wait there (one indexed read per sweep, only while it sheds).
     let expired_ms = if shedding {

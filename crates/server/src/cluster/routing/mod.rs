@@ -33,7 +33,7 @@ pub mod wire;
 use crate::room::{ConnId, ConnLink, Member, RoomHandle};
 use crate::state::AppState;
 use futures_util::StreamExt;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tracing::{info, warn, Instrument};
 
@@ -84,6 +84,107 @@ pub struct Routing {
     served: Mutex<HashMap<String, u64>>,
     /// The other nodes' public rooms, shared by this node's listings.
     pub lobby: lobby::Shared,
+    /// Edge nodes whose edge subscription is gone from NATS.
+    pub gone_edges: GoneEdges,
+}
+
+/// The other nodes whose edge subscription (`P.edge.<NODE>`) is gone from NATS: a node
+/// that died (`kill -9`) or lost NATS, whose sockets can no longer be reached, and which
+/// never detached its relayed connections. Each room served here detaches them
+/// ([`service`]) as if their sockets had closed. The nodes looked at are those of the
+/// heartbeats the sweeper read; [`probe_edges`] asks each every [`PROBE_EVERY`] (NATS
+/// answers at once that nobody subscribes; a live edge, which does not answer, is not
+/// waited for beyond [`PROBE_WAIT`]).
+pub struct GoneEdges {
+    gone: tokio::sync::watch::Sender<Arc<HashSet<String>>>,
+    others: Mutex<Vec<String>>,
+}
+
+/// How often the other nodes' edge subscriptions are probed.
+pub const PROBE_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+/// How long a probe waits: a subject nobody subscribes is answered at once.
+pub const PROBE_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
+
+impl Default for GoneEdges {
+    fn default() -> GoneEdges {
+        GoneEdges {
+            gone: tokio::sync::watch::Sender::new(Arc::default()),
+            others: Mutex::default(),
+        }
+    }
+}
+
+impl GoneEdges {
+    /// The nodes of the heartbeats the sweeper read (`me` left out) are the ones probed.
+    pub fn note(&self, nodes: &[parchis_store::NodeInfo], me: &str) {
+        let ids = nodes
+            .iter()
+            .filter(|n| n.node_id != me)
+            .map(|n| n.node_id.clone())
+            .collect();
+        *self.others.lock().unwrap_or_else(|e| e.into_inner()) = ids;
+    }
+
+    fn others(&self) -> Vec<String> {
+        self.others
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The nodes found gone now; the rooms are told when the set changes.
+    fn set(&self, now: HashSet<String>) {
+        self.gone.send_if_modified(|known| {
+            let changed = **known != now;
+            if changed {
+                *known = Arc::new(now);
+            }
+            changed
+        });
+    }
+
+    fn subscribe(&self) -> tokio::sync::watch::Receiver<Arc<HashSet<String>>> {
+        self.gone.subscribe()
+    }
+}
+
+/// Probes the other nodes' edge subjects every [`PROBE_EVERY`] until shutdown
+/// ([`GoneEdges`]).
+async fn probe_edges(state: AppState) {
+    let mut tick = tokio::time::interval(PROBE_EVERY);
+    let shutdown = state.shutdown_token();
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            () = shutdown.cancelled() => return,
+        }
+        let Some(cluster) = state.cluster() else {
+            return;
+        };
+        let client = cluster.bus.client();
+        let probes = cluster
+            .routing
+            .gone_edges
+            .others()
+            .into_iter()
+            .map(|id| async move {
+                let node = crate::cluster::NodeId::new(&id).ok()?;
+                let request = async_nats::Request::new().timeout(Some(PROBE_WAIT));
+                match client
+                    .send_request(cluster.bus.edge_subject(&node), request)
+                    .await
+                {
+                    Err(e) if e.kind() == async_nats::RequestErrorKind::NoResponders => Some(id),
+                    _ => None,
+                }
+            });
+        let gone: HashSet<String> = futures_util::future::join_all(probes)
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
+        cluster.routing.gone_edges.set(gone);
+    }
 }
 
 impl std::fmt::Debug for Routing {
@@ -194,6 +295,7 @@ pub async fn start(state: &AppState) -> Result<(), async_nats::SubscribeError> {
         }
         .instrument(span.clone()),
     );
+    tokio::spawn(probe_edges(state.clone()).instrument(span.clone()));
     tokio::spawn(lobby::respond(state.clone(), lobby_sub).instrument(span));
     info!(node = %node, "routing started");
     Ok(())
@@ -279,4 +381,40 @@ pub fn rehome(state: &AppState, code: &str, conns: Vec<Rehomed>) {
 pub async fn view(state: &AppState, code: &str) -> Option<parchis_protocol::RoomView> {
     let body = ask::ask(state, code, None, wire::RoomOp::View).await.ok()?;
     serde_json::from_slice(&body).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parchis_store::NodeInfo;
+
+    fn node(id: &str) -> NodeInfo {
+        NodeInfo {
+            node_id: id.into(),
+            rooms: 1,
+            draining: false,
+            shedding: false,
+            seen_ms_ago: 0,
+        }
+    }
+
+    #[test]
+    fn the_other_nodes_are_probed_and_the_rooms_hear_of_changes_only() {
+        let edges = GoneEdges::default();
+        edges.note(&[node("a"), node("b"), node("c")], "a");
+        assert_eq!(edges.others(), vec!["b", "c"]);
+        let mut rx = edges.subscribe();
+        let gone = HashSet::from(["b".to_owned()]);
+        edges.set(gone.clone());
+        assert!(rx.has_changed().unwrap_or(false));
+        assert_eq!(**rx.borrow_and_update(), gone);
+        edges.set(gone);
+        assert!(
+            !rx.has_changed().unwrap_or(true),
+            "the same set again: no news"
+        );
+        edges.set(HashSet::new());
+        assert!(rx.has_changed().unwrap_or(false));
+        assert!(rx.borrow_and_update().is_empty());
+    }
 }

@@ -47,10 +47,15 @@ pub(super) async fn serve(
     };
     let code = handle.code().to_owned();
     let remotes: Remotes = Arc::default();
+    let mut gone = cluster.routing.gone_edges.subscribe();
     loop {
         tokio::select! {
             biased;
             () = handle.sender().closed() => break,
+            Ok(()) = gone.changed() => {
+                let nodes = gone.borrow_and_update().clone();
+                forget_edges(&handle, &remotes, &nodes).await;
+            }
             msg = sub.next() => match msg {
                 Some(msg) => on_request(&state, &cluster, &handle, &remotes, msg).await,
                 None => break,
@@ -60,6 +65,35 @@ pub(super) async fn serve(
     let _ = sub.unsubscribe().await;
     cluster.routing.end_serving(&code, token);
     info!(room = %code, node = %cluster.node(), "stopped serving the room's subject");
+}
+
+/// Detaches the remote links of the edge connections on `nodes` (edge nodes gone from
+/// NATS without detaching them, [`super::GoneEdges`]), as if their sockets had closed:
+/// a spectator stops counting, a seat shows disconnected and its grace period runs.
+async fn forget_edges(
+    handle: &RoomHandle,
+    remotes: &Remotes,
+    nodes: &std::collections::HashSet<String>,
+) {
+    let links: Vec<ConnId> = {
+        let mut remotes = lock(remotes);
+        let keys: Vec<(String, u64)> = remotes
+            .keys()
+            .filter(|(edge, _)| nodes.contains(edge))
+            .cloned()
+            .collect();
+        keys.iter()
+            .filter_map(|k| remotes.remove(k))
+            .map(|r| r.id)
+            .collect()
+    };
+    if links.is_empty() {
+        return;
+    }
+    info!(room = %handle.code(), links = links.len(), edges = ?nodes, "edge nodes gone: their relayed connections detached");
+    for conn in links {
+        let _ = handle.sender().send(RoomCmd::Detach { conn }).await;
+    }
 }
 
 /// Publishes `P.moved` for room `code`, now served here at lease `epoch`.
