@@ -867,5 +867,5 @@ async fn the_relayed_connections_of_a_dead_edge_node_are_forgotten_by_the_owner(
     // Its place is free: a spectator on c gets it.
     let mut zoe = client(cluster.addr(2)).await;
     zoe.watch(&code).await;
-    answers_ping(&mut ana).await;
+    assert_answers_ping(&mut ana).await;
 }
