@@ -98,20 +98,10 @@ async fn http_from(
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        body.lines()
-            .filter(|l| l.starts_with('{') || l.starts_with('['))
-            .collect::<String>()
-    } else {
-        body.to_owned()
-    };
     Answer {
         status,
         head: head.to_owned(),
-        body: serde_json::from_str(&body).unwrap_or(Value::String(body)),
+        body: common::json_body(head, body),
     }
 }
 

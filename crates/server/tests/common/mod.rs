@@ -121,8 +121,13 @@ pub async fn try_http_at(
         .nth(1)
         .and_then(|s| s.parse().ok())?;
     let (head, body) = text.split_once("\r\n\r\n")?;
-    // Chunked bodies: keep only the JSON part.
-    let json_text = if head
+    Some((status, json_body(head, body)))
+}
+
+/// The body of an HTTP answer whose head is `head`, as JSON (a JSON string holding the
+/// text when it is not JSON). Of a chunked body only the JSON lines are kept.
+pub fn json_body(head: &str, body: &str) -> Value {
+    let text = if head
         .to_ascii_lowercase()
         .contains("transfer-encoding: chunked")
     {
@@ -132,8 +137,7 @@ pub async fn try_http_at(
     } else {
         body.to_owned()
     };
-    let value = serde_json::from_str(&json_text).unwrap_or(Value::String(json_text));
-    Some((status, value))
+    serde_json::from_str(&text).unwrap_or(Value::String(text))
 }
 
 impl Server {
