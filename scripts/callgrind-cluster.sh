@@ -8,8 +8,11 @@
 # room and socket on a node drawn at random, seed 7). Two windows of SECS seconds, each
 # dumped per node to OUTDIR/cg.MODE.NODE.PID.N: .1 idle (no rooms yet), .2 playing (from
 # 5 s after every game started). Instructions per action = the .2 files' totals summed
-# over the nodes / the actions the nodes counted in the window (OUTDIR/actions-MODE.txt,
-# from /metrics). Build first: `cargo build --profile profiling -p parchis-server -p
+# over the nodes / the actions applied inside the windows: the calls of Game::apply in
+# the .2 files ("applied" in OUTDIR/actions-MODE.txt; the actions the nodes counted in
+# /metrics around the window are there too, but on a loaded machine the callgrind_control
+# calls take seconds and that count covers more than the windows: docs/BENCHMARKS.md,
+# "CPU per action"). Build first: `cargo build --profile profiling -p parchis-server -p
 # parchis-loadgen`. Environment: BIN [target/profiling], DB [wt5_prof, dropped and
 # created], PG [postgres://postgres@127.0.0.1:5432], NATS [nats://127.0.0.1:4222],
 # PREFIX [wt5cg$$] (NATS subject prefix), BASE [18551] (node i on BASE + i). Leases
@@ -63,4 +66,19 @@ a1=$(metric parchis_actions_total); ctl -i on; t1=$(date +%s.%N)
 sleep "$secs"
 ctl -d; t2=$(date +%s.%N); a2=$(metric parchis_actions_total); ctl -i off
 echo "actions $a1 -> $a2 = $((a2 - a1)) in $(echo "$t2 - $t1" | bc) s" | tee "$out/actions-$mode.txt"
+files=(); for ((i = 0; i < n; i++)); do files+=("$out/cg.$mode.$i.${pids[i]}.2"); done
+# Callgrind compresses names: "cfn=(id) name" the first time in a file, "cfn=(id)" after.
+applied=$(awk '
+  FNR == 1 { delete names }
+  /^c?fn=/ {
+    id = $1; sub(/^c?fn=/, "", id)
+    name = $0; sub(/^c?fn=\([0-9]+\) ?/, "", name)
+    if (name != "") names[id] = name
+    want = ($0 ~ /^cfn=/) && index(names[id], "parchis_engine::game::Game>::apply") > 0
+    next
+  }
+  /^calls=/ { if (want) { split($0, a, /[= ]/); c += a[2] } want = 0; next }
+  END { print c + 0 }' "${files[@]}")
+ir=$(for f in "${files[@]}"; do awk '/^summary:/ {print $2; exit}' "$f"; done | paste -sd+ | bc)
+echo "applied $applied, instructions $ir, per action $((ir / (applied > 0 ? applied : 1)))" | tee -a "$out/actions-$mode.txt"
 wait $lg || true
