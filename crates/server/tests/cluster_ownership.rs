@@ -41,19 +41,12 @@ mod harness;
 #[path = "cluster/proxy.rs"]
 mod proxy;
 
-use common::Client;
+use common::{client, Client};
 use harness::{Cluster, Opts};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-async fn client_at(addr: SocketAddr) -> Client {
-    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
-        .await
-        .expect("ws connect");
-    Client::new(ws)
-}
 
 /// Creates a room on node `i` with `settings`, seats red (the creator) and yellow on
 /// the same node and starts the game. Returns the code, the two clients, and the colour
@@ -66,7 +59,7 @@ async fn two_player_game(
     let code = cluster.create_room(i, &settings).await;
     let mut clients = Vec::new();
     for (n, colour) in ["red", "yellow"].into_iter().enumerate() {
-        let mut c = client_at(cluster.addr(i)).await;
+        let mut c = client(cluster.addr(i)).await;
         c.join(&code, &format!("p{n}"), Some(colour)).await;
         clients.push(c);
     }
@@ -123,7 +116,7 @@ async fn metric(cluster: &Cluster, i: usize, name: &str) -> f64 {
 
 /// Resumes `old`'s seat on node `i` after its socket was lost; the new client.
 async fn resume_at(cluster: &Cluster, i: usize, code: &str, old: &Client) -> Client {
-    let mut c = client_at(cluster.addr(i)).await;
+    let mut c = client(cluster.addr(i)).await;
     c.seq = old.seq;
     c.colour = old.colour.clone();
     let token = old.token.clone().expect("token");

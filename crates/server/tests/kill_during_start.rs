@@ -8,8 +8,8 @@
 mod binary;
 mod common;
 
-use binary::{client, Proc};
-use common::{http_at, Client};
+use binary::Proc;
+use common::{client, http_at, Client};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::path::Path;

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{get_raw, http_at, Client};
+use common::{client, get_raw, http_at, Client};
 use parchis_store::Store;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
@@ -225,13 +225,6 @@ fn stop(mut p: Proc) -> String {
         .status();
     let out = child.wait_with_output().expect("server output");
     String::from_utf8(out.stdout).expect("UTF-8 logs")
-}
-
-async fn client(addr: SocketAddr) -> Client {
-    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
-        .await
-        .expect("ws connect");
-    Client::new(ws)
 }
 
 /// The log lines whose message is `message`.

@@ -9,8 +9,8 @@
 mod binary;
 mod common;
 
-use binary::{client, Proc};
-use common::{http_at, play_to_end, Client};
+use binary::Proc;
+use common::{client, http_at, play_to_end, Client};
 use parchis_engine::{fair_dice, Colour, Game, GameRecord, RuleSet};
 use parchis_protocol::RoomEvent;
 use parchis_server::room::{replay, LoggedEvent};

@@ -2,7 +2,7 @@
 //! (tests/restart.rs, tests/kill_during_start.rs): a free loopback port, a single node
 //! whatever the environment says, and a WebSocket client to it.
 
-use crate::common::{http_at, Client};
+use crate::common::http_at;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -75,12 +75,4 @@ pub async fn spawn(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("server did not come up on {addr}");
-}
-
-/// A WebSocket client connected to the server at `addr`.
-pub async fn client(addr: SocketAddr) -> Client {
-    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
-        .await
-        .expect("ws connect");
-    Client::new(ws)
 }

@@ -6,7 +6,7 @@
 //! the attach's `welcome` is followed (no 1012); and, with a real owner, a late reattach
 //! of a connection the client has replaced loses to the client's newer connection.
 
-use crate::common::Client;
+use crate::common::{client, Client};
 use crate::fake_owner::{joined, until_event, until_pong, Asked, FakeOwner};
 use crate::harness::{Cluster, Opts};
 use serde_json::{json, Value};
@@ -156,10 +156,7 @@ async fn a_moved_notice_before_the_welcome_is_followed() {
     let Some((cluster, node, mut fake)) = one_node_and_a_fake_owner(test).await else {
         return;
     };
-    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/ws", cluster.addr(0)))
-        .await
-        .expect("ws connect");
-    let mut c = Client::new(ws);
+    let mut c = client(cluster.addr(0)).await;
     let req = c
         .cmd(json!({"type": "join", "room": ROOM, "name": "Bruno", "colour": "blue"}))
         .await;
@@ -218,15 +215,7 @@ async fn a_late_reattach_loses_to_the_clients_newer_connection() {
     let code = cluster
         .create_room(0, &json!({"seats": 2, "turn_clock_secs": 120}))
         .await;
-    let connect = |i: usize| {
-        let addr = cluster.addr(i);
-        async move {
-            let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
-                .await
-                .expect("ws connect");
-            Client::new(ws)
-        }
-    };
+    let connect = |i: usize| client(cluster.addr(i));
     let mut ana = connect(0).await;
     ana.join(&code, "Ana", Some("yellow")).await;
     let mut old = connect(0).await;

@@ -167,10 +167,7 @@ impl FakeOwner {
 /// A client on `addr` that joins the fake owner's room as blue: the attach is answered,
 /// the welcome (seq 1) relayed. Returns the client and the attach request.
 pub async fn joined(addr: SocketAddr, fake: &mut FakeOwner, node: &str) -> (Client, Asked) {
-    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
-        .await
-        .expect("ws connect");
-    let mut c = Client::new(ws);
+    let mut c = crate::common::client(addr).await;
     let req = c
         .cmd(json!({"type": "join", "room": fake.code, "name": "Bruno", "colour": "blue"}))
         .await;

@@ -5,18 +5,10 @@
 //! b right after `POST /api/rooms` on a is answered by the room (never
 //! `room_unavailable`, and nothing is sent twice).
 
-use crate::common::Client;
+use crate::common::client;
 use crate::harness::{Cluster, Opts};
 use serde_json::json;
-use std::net::SocketAddr;
 use std::time::Duration;
-
-async fn client(addr: SocketAddr) -> Client {
-    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
-        .await
-        .expect("ws connect");
-    Client::new(ws)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_join_through_another_node_finds_a_new_room() {

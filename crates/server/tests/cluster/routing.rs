@@ -3,10 +3,9 @@
 //! NATS to a, the owner): everyone sees the same gap-free `seq` stream; b's lobby lists
 //! a's room and b's room view answers for it; replies reach only the sender.
 
-use crate::common::{play_to_end, Client};
+use crate::common::{client, play_to_end, Client};
 use crate::harness::{Cluster, Opts};
 use serde_json::{json, Value};
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -68,13 +67,6 @@ async fn play_through(clients: Vec<Client>, progress: Arc<AtomicU64>) -> Vec<Cli
         out.push(c);
     }
     out
-}
-
-async fn client(addr: SocketAddr) -> Client {
-    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
-        .await
-        .expect("ws connect");
-    Client::new(ws)
 }
 
 /// Two nodes and a room created on a (two seats, a 120 s turn clock: no turn times out);

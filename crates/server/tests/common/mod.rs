@@ -179,6 +179,14 @@ impl Server {
     }
 }
 
+/// A WebSocket client connected to the server at `addr` (`ws://{addr}/ws`).
+pub async fn client(addr: SocketAddr) -> Client {
+    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        .await
+        .expect("ws connect");
+    Client::new(ws)
+}
+
 /// A WebSocket client that remembers the latest room seq and its own token.
 pub struct Client {
     pub ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
