@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{play_to_end, start, test_config, Client};
+use common::{play_to_end, room_events, start, test_config, Client};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
@@ -14,15 +14,6 @@ fn rollers(c: &Client, from: usize) -> BTreeSet<String> {
         .iter()
         .filter(|e| Client::is_game_event(e, "dice_rolled"))
         .filter_map(|e| e["event"]["event"]["colour"].as_str().map(str::to_owned))
-        .collect()
-}
-
-/// The room events of kind `kind` a client saw.
-fn room_events(c: &Client, kind: &str) -> Vec<Value> {
-    c.events
-        .iter()
-        .filter(|e| e["type"] == "event" && e["event"]["type"] == kind)
-        .map(|e| e["event"].clone())
         .collect()
 }
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{play_to_end, play_to_end_by, seated_game, start, test_config, Client};
+use common::{play_to_end, play_to_end_by, room_events, seated_game, start, test_config, Client};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -14,15 +14,6 @@ fn settings(preset: &str, seats: u8) -> Value {
         "turn_clock_secs": 600,
         "disconnect_grace_secs": 600,
     })
-}
-
-/// The room events of kind `kind` (`opening_roll`, `game_started`…) a client saw.
-fn room_events(c: &Client, kind: &str) -> Vec<Value> {
-    c.events
-        .iter()
-        .filter(|e| e["type"] == "event" && e["event"]["type"] == kind)
-        .map(|e| e["event"].clone())
-        .collect()
 }
 
 /// The engine events of kind `kind` a client saw.
@@ -116,18 +107,8 @@ async fn classic_two_player_game_with_one_die_and_an_opening_roll() {
     assert_eq!(room["rules"]["first_player"], "highest_roll");
     assert_eq!(room["game"]["position"]["rules"]["preset"], "classic");
     // The whole rule set is stored with the game, and the opening roll is in its log.
-    let id = room["game"]["game_id"]
-        .as_str()
-        .unwrap_or_default()
-        .parse()
-        .expect("uuid");
-    let (record, events) = server
-        .store
-        .get_game(id)
-        .await
-        .ok()
-        .flatten()
-        .expect("game stored");
+    let game_id = room["game"]["game_id"].as_str().unwrap_or_default();
+    let (record, events) = server.stored_game(game_id).await;
     assert_eq!(record.preset, "classic");
     assert_eq!(record.rules["dice"], 1);
     assert_eq!(record.rules["roll_again_on"], "six");

@@ -152,14 +152,7 @@ async fn two_player_game_is_played_to_the_end() {
     assert_eq!(room["game"]["outcome"]["winner"], winner.as_str());
     // Write-ahead: every game event is in the store, in order.
     let game_id = room["game"]["game_id"].as_str().unwrap_or_default();
-    let id = game_id.parse().expect("uuid");
-    let (record, events) = server
-        .store
-        .get_game(id)
-        .await
-        .ok()
-        .flatten()
-        .expect("game stored");
+    let (record, events) = server.stored_game(game_id).await;
     assert!(record.is_finished());
     assert_eq!(record.reason.as_deref(), Some("completed"));
     let last_seq = clients[0].seq as i64;

@@ -4,7 +4,7 @@
 
 use futures_util::{SinkExt, StreamExt};
 use parchis_server::{AppState, ServerConfig};
-use parchis_store::{MemoryStore, Store};
+use parchis_store::{EventRecord, GameRecord, MemoryStore, Store};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -155,6 +155,18 @@ impl Server {
         let (status, body) = self.http("GET", &format!("/api/rooms/{code}"), None).await;
         assert_eq!(status, 200, "{body}");
         body
+    }
+
+    /// The stored record and events of the game whose id (a UUID) is `game_id`; panics
+    /// when the id is no UUID or the game is not stored.
+    pub async fn stored_game(&self, game_id: &str) -> (GameRecord, Vec<EventRecord>) {
+        let id = game_id.parse().expect("uuid");
+        self.store
+            .get_game(id)
+            .await
+            .ok()
+            .flatten()
+            .expect("game stored")
     }
 
     /// A connected WebSocket client.
@@ -390,6 +402,15 @@ pub async fn assert_answers_ping(c: &mut Client) {
         .until("pong", |v| v["type"] == "pong" || v["type"] == "ws_close")
         .await;
     assert_eq!(pong, json!({"type": "pong", "req": req}));
+}
+
+/// The room events of kind `kind` (`opening_roll`, `game_started`…) a client saw.
+pub fn room_events(c: &Client, kind: &str) -> Vec<Value> {
+    c.events
+        .iter()
+        .filter(|e| e["type"] == "event" && e["event"]["type"] == kind)
+        .map(|e| e["event"].clone())
+        .collect()
 }
 
 /// Drives every client until the game is won: each player rolls or plays the first legal
