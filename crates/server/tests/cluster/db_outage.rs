@@ -293,19 +293,7 @@ async fn a_single_node_answers_room_unavailable_while_its_database_is_gone() {
     let Some(url) = crate::common::database_url(test) else {
         return;
     };
-    let db_name = format!(
-        "{}_{}",
-        crate::env::database_name(&url),
-        crate::env::random_hex(10)
-    );
-    let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&url)
-        .await
-        .expect("connect to DATABASE_URL");
-    sqlx::query(&format!("CREATE DATABASE {db_name}"))
-        .execute(&mut admin)
-        .await
-        .expect("create the test database");
-    let db_url = crate::env::with_database(&url, &db_name);
+    let (mut admin, db_name, db_url) = crate::env::create_database(&url).await;
     let proxy = crate::proxy::Proxy::start(crate::env::pg_hostport(&db_url), Duration::ZERO).await;
     let store =
         parchis_store::PostgresStore::connect(&crate::env::with_hostport(&db_url, proxy.addr))

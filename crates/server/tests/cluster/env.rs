@@ -4,6 +4,22 @@
 use std::io::Write;
 use std::time::Duration;
 
+/// Creates a fresh database on the server of `url` (the `DATABASE_URL`), named after
+/// `url`'s database and a random suffix. Returns the admin connection it used (for the
+/// test to drop the database with), the new database's name and its URL.
+pub async fn create_database(url: &str) -> (sqlx::PgConnection, String, String) {
+    let db_name = format!("{}_{}", database_name(url), random_hex(10));
+    let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(url)
+        .await
+        .expect("connect to DATABASE_URL");
+    sqlx::query(&format!("CREATE DATABASE {db_name}"))
+        .execute(&mut admin)
+        .await
+        .expect("create the test database");
+    let db_url = with_database(url, &db_name);
+    (admin, db_name, db_url)
+}
+
 /// `(DATABASE_URL, PARCHIS_NATS_URL)`, or `None` after printing why the test is skipped.
 /// With `CI` set a missing or unreachable service fails the test instead.
 pub async fn services(test: &str) -> Option<(String, String)> {

@@ -8,8 +8,7 @@
 use crate::audit;
 use crate::common::http_at;
 use crate::env::{
-    database_name, free_port, pg_hostport, random_hex, services, url_port, with_database,
-    with_hostport,
+    create_database, free_port, pg_hostport, random_hex, services, url_port, with_hostport,
 };
 use crate::proxy::Proxy;
 use serde_json::Value;
@@ -188,16 +187,8 @@ impl Cluster {
     pub async fn start(test: &str, opts: Opts) -> Option<Cluster> {
         let (url, nats_url) = services(test).await?;
         let serial = SERIAL.lock().await;
-        let db_name = format!("{}_{}", database_name(&url), random_hex(10));
-        let mut admin = sqlx::PgConnection::connect(&url)
-            .await
-            .expect("connect to DATABASE_URL");
-        sqlx::query(&format!("CREATE DATABASE {db_name}"))
-            .execute(&mut admin)
-            .await
-            .expect("create the test database");
+        let (admin, db_name, db_url) = create_database(&url).await;
         drop(admin);
-        let db_url = with_database(&url, &db_name);
         let db = PgPoolOptions::new()
             .max_connections(4)
             .connect(&db_url)
