@@ -93,9 +93,11 @@ impl Core {
     }
 
     /// Puts back a replayed game (`log` is the stored log it was replayed from;
-    /// `stored_deadline` the games table's copy). A deadline still ahead is kept; one that
-    /// passed while the server was down gives the player to act a fresh full clock,
-    /// announced by a new `turn` event (the returned effects store it first).
+    /// `stored_deadline` the games table's copy). The player to act gets a fresh full
+    /// clock from `now` (R-CLOCK: nobody loses a throw because a server died or a room
+    /// moved, however little of the old clock was left, and every seat comes back
+    /// disconnected), announced by a new `turn` event (the returned effects store it
+    /// first); a stored deadline at least that far ahead is kept as it is.
     pub fn restore_game(
         &mut self,
         id: Uuid,
@@ -135,14 +137,17 @@ impl Core {
         self.status = RoomStatus::Playing;
         // The last `turn` event is authoritative (it is written with the action); the
         // games table's column is a convenience copy that may lag behind it.
+        let fresh = self.fresh_deadline(now);
         match replayed.last_turn_deadline.or(stored_deadline) {
-            Some(ms) if ms > now => {
+            Some(ms) if ms >= fresh => {
                 self.deadline = Some(ms);
                 (Restored::Running, Vec::new())
             }
             _ => {
-                // The deadline passed while the server was down: a fresh full clock.
-                let d = self.fresh_deadline(now);
+                // Time the server was down (or the room had no owner) is not held against
+                // the player to act, nor is the time it takes them to reconnect: a fresh
+                // full clock, however much of the old one was left.
+                let d = fresh;
                 let turn = RoomEvent::Turn {
                     colour: game.turn(),
                     deadline_ms: d,
@@ -203,9 +208,9 @@ impl Core {
 /// session tokens `resume`), the game rebuilt by replaying its events through the engine,
 /// the event seq counter and the turn clock, then spawns and registers its actor.
 ///
-/// Every seat starts disconnected with a fresh grace period. A stored deadline still in
-/// the future is kept as it was; one that passed while the server was down gives the
-/// current player a fresh full clock, announced by a new `turn` event.
+/// Every seat starts disconnected with a fresh grace period, and the current player gets
+/// a fresh full clock from the restore, announced by a new `turn` event (the old clock,
+/// passed or not, is not held against them: they may first have to reconnect).
 ///
 /// In cluster mode `fence` is the lease this node acquired for the room (a claim or an
 /// adoption): the restored actor writes through it, like every owner

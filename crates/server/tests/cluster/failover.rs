@@ -178,7 +178,8 @@ impl Run {
         tokio::time::sleep(Duration::from_millis(self.rng.gen_range(200..1500))).await;
         let before = self.cluster.stored_events(&id).await.len();
         let (old, hit) = self.kill_owner_of(&code, false).await;
-        let until = Instant::now() + Duration::from_secs(3) + FAILOVER_BOUND;
+        // The takeover (within the bound) gives a fresh full 3 s clock, which then fires.
+        let until = Instant::now() + FAILOVER_BOUND + Duration::from_secs(3 + 2);
         loop {
             let events = self.cluster.stored_events(&id).await;
             let fired = events[before..]

@@ -302,6 +302,14 @@ impl Game {
         self.d.wake = None;
         let before = self.d.core.seq();
         self.d.carry_out(effects).await;
+        // R-CLOCK: the restore gives the player to act a fresh full clock from `now`,
+        // whether the old one ran out meanwhile or not (`late`).
+        let clock = i64::from(self.d.core.settings().turn_clock_secs) * 1000;
+        assert_eq!(
+            self.d.core.deadline(),
+            Some(now + clock),
+            "a rebuilt room's clock starts afresh (late: {late})"
+        );
         // The fresh `turn` went out to nobody (nobody is attached yet): as sent.
         let fresh: Vec<_> = self
             .d
