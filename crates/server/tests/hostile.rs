@@ -70,6 +70,19 @@ async fn assert_creates(server: &Server, from: IpAddr, settings: &str) {
     assert_eq!(a.status, 201, "{}", a.body);
 }
 
+/// A room of four seats where Ana (yellow, the client returned) plays three greedy bots
+/// that think for 0 ms (a 600 s turn clock: nobody times out); the game is not started.
+async fn ana_and_three_quick_bots(server: &Server) -> (String, Client) {
+    let code = server
+        .create_room(
+            json!({"seats": 4, "bots": "greedy", "bot_think_ms": 0, "turn_clock_secs": 600}),
+        )
+        .await;
+    let mut me = server.client().await;
+    me.join(&code, "Ana", Some("yellow")).await;
+    (code, me)
+}
+
 /// One HTTP request from `from` (`Connection: close`).
 async fn http_from(
     server: &Server,
@@ -513,13 +526,7 @@ async fn a_healthy_reader_survives_a_burst_that_drops_a_stalled_one_in_the_same_
     config.timeouts.write = Duration::from_secs(1);
     config.send_buffer_bytes = Some(4096);
     let server = start(config).await;
-    let code = server
-        .create_room(
-            json!({"seats": 4, "bots": "greedy", "bot_think_ms": 0, "turn_clock_secs": 600}),
-        )
-        .await;
-    let mut me = server.client().await;
-    me.join(&code, "Ana", Some("yellow")).await;
+    let (code, mut me) = ana_and_three_quick_bots(&server).await;
     let mut healthy = server.client().await;
     healthy.watch(&code).await;
     let mut stalled = server.small_buffer_client().await;
@@ -906,13 +913,7 @@ async fn a_bot_game_nobody_watches_is_slowed_to_the_minimum_think_time() {
     let mut config = test_config();
     config.min_unwatched_bot_think = Duration::from_millis(250);
     let server = start(config).await;
-    let code = server
-        .create_room(
-            json!({"seats": 4, "bots": "greedy", "bot_think_ms": 0, "turn_clock_secs": 600}),
-        )
-        .await;
-    let mut me = server.client().await;
-    me.join(&code, "Ana", Some("yellow")).await;
+    let (code, mut me) = ana_and_three_quick_bots(&server).await;
     me.ok(json!({"type": "start"})).await;
     // Ana leaves: three bots play on with nobody watching.
     me.ok(json!({"type": "leave"})).await;
