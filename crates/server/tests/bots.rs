@@ -225,7 +225,9 @@ async fn a_bot_seat_comes_back_as_a_bot_after_a_restart() {
     assert_eq!(restored, 1);
     let view = second.room(&code).await;
     assert_eq!(view["status"], "playing");
-    assert_eq!(view["seq"].as_u64(), Some(last_seq));
+    // R-CLOCK: the restore gives the player to act a fresh full clock, announced by one
+    // `turn` event after the stored ones.
+    assert_eq!(view["seq"].as_u64(), Some(last_seq + 1));
     // The bot took the first free colour in board order.
     let bot = view["seats"]
         .as_array()

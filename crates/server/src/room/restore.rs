@@ -229,6 +229,12 @@ pub async fn restore(
     fence: Option<parchis_store::Fence>,
 ) -> Result<Restored, RestoreError> {
     let code = snapshot.room.code.clone();
+    // A room that already runs here is not restored a second time: its restore would
+    // write (the fresh clock's `turn`) behind the running room's back, and then fail to
+    // register, leaving the running room one seq behind its log.
+    if state.room(&code).is_some() {
+        return Err(RestoreError::Register);
+    }
     let (settings, rules) = persist::settings_from(&snapshot.room.settings)?;
     let now = now_ms();
     let game = match (&snapshot.game, snapshot.room.status) {

@@ -66,10 +66,19 @@ async fn a_paused_owner_loses_its_room_and_cannot_write() {
     // Stay stopped a little longer than the lease, with the new owner serving the room.
     tokio::time::sleep(Duration::from_millis(cluster.opts.lease_ttl_ms)).await;
     let during = cluster.stored_events(&id).await;
+    // The new owner's restore gave Ana a fresh full clock (R-CLOCK), one `turn` event;
+    // nothing else can be stored while her roll is stuck in the stopped node.
     assert_eq!(
         during.len(),
-        before.len(),
-        "nothing can be stored while Ana's roll is stuck in the stopped node"
+        before.len() + 1,
+        "only the takeover's fresh clock is stored while Ana's roll is stuck in the stopped node: {:?}",
+        &during[before.len()..]
+    );
+    assert_eq!(
+        during[before.len()]["event"]["type"],
+        "turn",
+        "the takeover's fresh clock: {}",
+        during[before.len()]
     );
     cluster.signal(0, "CONT");
     let resumed_at = Instant::now();
