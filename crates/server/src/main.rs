@@ -47,7 +47,8 @@ struct Args {
     /// (renewals, heartbeats, claims), so game traffic never makes them wait.
     #[arg(long, env = "PARCHIS_PG_LEASE_POOL_SIZE", default_value_t = PostgresOptions::default().lease_connections)]
     pg_lease_pool_size: u32,
-    /// PostgreSQL, cluster mode only: `statement_timeout` of the lease connections (ms).
+    /// PostgreSQL, cluster mode only: `statement_timeout` and
+    /// `idle_in_transaction_session_timeout` of the lease connections (ms).
     #[arg(
         long,
         env = "PARCHIS_PG_LEASE_STATEMENT_TIMEOUT_MS",

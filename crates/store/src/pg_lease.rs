@@ -65,7 +65,15 @@ pub(crate) async fn lease_pool(
             options
                 .clone()
                 .application_name(APPLICATION_NAME)
-                .options([("statement_timeout", timeout_ms.as_str())]),
+                // A node stopped (SIGSTOP, a VM pause) between a renewal's UPDATE and its
+                // COMMIT would hold its lease rows locked FOR NO KEY UPDATE until it runs
+                // again, and every other node's claims (FOR UPDATE SKIP LOCKED) would pass
+                // its rooms by: the session ends after the same time idle in a transaction,
+                // the renewal is rolled back and the leases expire as if it had not run.
+                .options([
+                    ("statement_timeout", timeout_ms.as_str()),
+                    ("idle_in_transaction_session_timeout", timeout_ms.as_str()),
+                ]),
         )
         .await?)
 }

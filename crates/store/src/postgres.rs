@@ -36,7 +36,9 @@ pub struct PostgresOptions {
     /// share the main pool; a single node, which has no leases). Default 2.
     pub lease_connections: u32,
     /// `statement_timeout` of the lease connections (a renewal that hangs is cancelled by
-    /// the database instead of holding its connection and row locks). Default 2 s.
+    /// the database instead of holding its connection and row locks), and their
+    /// `idle_in_transaction_session_timeout` (a node stopped between a renewal's `UPDATE`
+    /// and its `COMMIT` loses the session, so its row locks go). Default 2 s.
     pub lease_statement_timeout: Duration,
     /// `idle_in_transaction_session_timeout` of the main pool's connections (cluster mode:
     /// the lease TTL). A node stopped (`kill -STOP`, a stall) in the middle of a room
