@@ -95,6 +95,9 @@ pub const SHED_EPISODES: &str = "parchis_cluster_shed_episodes_total";
 /// Counter: room creations this node did not take because it sheds load (placed on
 /// another node or refused `server_full`).
 pub const CREATIONS_SHED: &str = "parchis_cluster_creations_shed_total";
+/// Counter: drain adoptions (`adopt` requests) this node refused because it sheds load
+/// (the draining node asks another node or leaves the room to the sweepers).
+pub const ADOPTIONS_SHED: &str = "parchis_cluster_adoptions_shed_total";
 
 // Routing between nodes (cluster mode, `cluster::routing`).
 /// Counter: messages the owner published to edges, by `kind` (`frame`, `kick`, `end`).
@@ -281,6 +284,10 @@ fn describe() {
     describe_counter!(
         CREATIONS_SHED,
         "Room creations not taken here because this node sheds load"
+    );
+    describe_counter!(
+        ADOPTIONS_SHED,
+        "Drain adoptions refused here because this node sheds load"
     );
 }
 

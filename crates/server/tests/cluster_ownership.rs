@@ -17,7 +17,9 @@
 //! * a node whose writer is stuck sheds load: `/readyz` says so (503) and a new room is
 //!   refused with 503 `server_full` and `Retry-After` when no other node takes it;
 //! * a node that sheds load leaves a killed node's rooms to a node that does not, and
-//!   still takes them over (a few per sweep) when it is the only live node.
+//!   still takes them over (a few per sweep) when it is the only live node;
+//! * a node that sheds load refuses a drain's adoption, and claims the released room
+//!   with its sweeper when it is the only other node.
 //!
 //! Without NATS or PostgreSQL each test prints `SKIPPED <test>: …`; with `CI` set it fails.
 //! Clients connect to the node that runs the room (the relaying of other nodes is the
@@ -772,4 +774,83 @@ async fn cluster_ownership_a_shedding_node_leaves_a_dead_nodes_rooms_to_the_othe
     actor.ok(json!({"type": "roll"})).await;
     let after = stored(&cluster, code).await;
     assert!(after.len() > before.len(), "the roll is stored on b");
+}
+
+/// A drain does not hand a room to a node that sheds load (docs/CLUSTER.md, "Drain",
+/// "Load shedding"): nodes a and b with 20 s leases, a runs a game, b is made to shed.
+/// On SIGTERM a asks b to adopt the room; b refuses it (`server_full`, counted in
+/// `parchis_cluster_adoptions_shed_total`) and adopts nothing. The room is not lost:
+/// its lease stays released, and b's sweeper, b being the only live node and every live
+/// node shedding, claims it within a few sweeps, at epoch + 1 and with a fresh lease (no
+/// lease expiry waited for); a exits within its drain budget, and the game goes on on b.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_ownership_a_shedding_node_refuses_a_drains_adoption() {
+    let test = "cluster_ownership_a_shedding_node_refuses_a_drains_adoption";
+    let opts = Opts {
+        nodes: 2,
+        lease_ttl_ms: 20_000,
+        lease_renew_ms: 2000,
+        // Seldom: b's sweeper claiming the released lease before a's `adopt` reaches b
+        // would answer `adopted` (the room is b's all the same) and not exercise the
+        // refusal.
+        sweep_ms: 2000,
+        drain_timeout_secs: 10,
+        ..Opts::default()
+    };
+    let Some(mut cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let (code, clients, first, before, epoch) = game_on_a(&cluster).await;
+    debug_hook(&cluster, 1, "/admin/debug/shed", 60_000).await;
+    wait_heartbeat_shedding(&cluster, "b").await;
+
+    let sent = Instant::now();
+    cluster.signal(0, "TERM");
+    let lease = cluster
+        .wait_lease(&code, Duration::from_secs(8), "claimed by b", |l| {
+            l.owner == "b" && l.epoch == epoch + 1
+        })
+        .await;
+    eprintln!("{test}: b owns the room {:?} after SIGTERM", sent.elapsed());
+    assert!(lease.ms_left > 10_000, "a fresh lease of b's: {lease:?}");
+    let status = cluster
+        .wait_exit(0, Duration::from_secs(15))
+        .await
+        .expect("a exits after the drain");
+    assert!(status.success(), "{status}");
+    assert_metric(&cluster, 1, "parchis_cluster_adoptions_shed_total", 1.0).await;
+    assert_metric(&cluster, 1, "parchis_cluster_adoptions_total", 0.0).await;
+    let until = Instant::now() + Duration::from_secs(5);
+    while metric(&cluster, 1, "parchis_cluster_takeovers_total").await < 1.0 {
+        assert!(Instant::now() < until, "b brought the room up");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        metric(&cluster, 1, "parchis_cluster_shedding").await,
+        1.0,
+        "b shed load all along"
+    );
+    let log = cluster.log_tail(0, 400);
+    assert!(
+        log.contains("adopt refused") && log.contains("it adopts no rooms"),
+        "a was told why: {log}"
+    );
+    assert!(
+        log.contains("no node adopted the room"),
+        "a left the lease to the sweepers: {log}"
+    );
+
+    // The game goes on on b: the first player resumes there and throws, stored next.
+    let old = &clients[seat_of(&clients, &first)];
+    let mut actor = resume_at(&cluster, 1, &code, old).await;
+    let last = before.last().and_then(|e| e["seq"].as_u64()).expect("seq");
+    if actor.seq < last + 1 {
+        // The takeover's fresh turn clock (a `turn` event) comes first.
+        actor
+            .until("the takeover's turn", |v| {
+                v["seq"].as_u64() == Some(last + 1)
+            })
+            .await;
+    }
+    roll_is_stored_after(&cluster, &code, &mut actor, &before).await;
 }

@@ -3,9 +3,11 @@
 //! writes nothing more, deregisters and releases its lease ([`RoomCmd::Handoff`]); the
 //! live non-draining node with the fewest rooms, among those that do not shed load if
 //! any ([`Targets`]), is asked to `adopt` it (acquire at once, restore, serve); the room's local connections are then moved there
-//! ([`routing::rehome`]). A room nobody adopts keeps its lease released: a sweeper takes
-//! it at its next tick. Nobody waits for a lease to expire; no game waits longer than
-//! one throw.
+//! ([`routing::rehome`]). A node that sheds load (or is full) refuses the adoption
+//! `server_full` and is asked no more before the others; a room nobody adopts (at most
+//! two nodes asked) keeps its lease released: a sweeper takes it at its next tick (when
+//! every node sheds, a few rooms per sweep each: `sweeper::plan`). Nobody waits for a
+//! lease to expire; no game waits longer than one throw.
 
 use super::node::{self, NodeReply, NodeRequest};
 use super::{observe, ownership, ttl_ms};
@@ -14,6 +16,7 @@ use crate::cluster::NodeId;
 use crate::room::RoomCmd;
 use crate::state::AppState;
 use futures_util::StreamExt;
+use parchis_protocol::ErrorCode;
 use parchis_store::NodeInfo;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -78,6 +81,16 @@ impl Targets {
             *c += 1;
         }
         Some(best)
+    }
+
+    /// Node `id` refused an adoption (`server_full`: it is full or sheds load, whatever
+    /// its heartbeat said): from now on it is picked only after the nodes that do not
+    /// shed, like a node that sheds.
+    pub fn refused(&self, id: &str) {
+        let mut counts = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((shedding, _)) = counts.get_mut(id) {
+            *shedding = true;
+        }
     }
 }
 
@@ -161,6 +174,12 @@ async fn adopt(state: &AppState, code: &str, targets: &Targets) -> bool {
                 tracing::info!(room = code, to = %to, epoch, "room handed off");
                 return true;
             }
+            Ok(NodeReply::Refused { code: why, message }) => {
+                if why == ErrorCode::ServerFull {
+                    targets.refused(&target);
+                }
+                tracing::warn!(room = code, to = %to, code = why.as_str(), message, "adopt refused");
+            }
             Ok(answer) => tracing::warn!(room = code, to = %to, answer = ?answer, "adopt refused"),
             Err(e) => tracing::warn!(room = code, to = %to, error = e, "adopt not answered"),
         }
@@ -218,5 +237,20 @@ mod tests {
         assert_eq!(t.pick(&["c".into()]).as_deref(), Some("b"));
         assert_eq!(t.pick(&["c".into()]).as_deref(), Some("f"));
         assert!(targets(&nodes[..1], "a", 3000).is_empty());
+    }
+
+    #[test]
+    fn a_node_that_refused_is_asked_after_the_others() {
+        let t = Targets::new([("b".to_owned(), 0, false), ("c".to_owned(), 4, false)]);
+        assert_eq!(t.pick(&[]).as_deref(), Some("b"));
+        // b refused (it sheds load, its heartbeat did not say so yet): c first from now.
+        t.refused("b");
+        t.refused("nobody");
+        assert_eq!(t.pick(&[]).as_deref(), Some("c"));
+        assert_eq!(t.pick(&[]).as_deref(), Some("c"));
+        assert_eq!(t.pick(&["c".into()]).as_deref(), Some("b"));
+        // Both refused: fewest rooms again (b 2, c 6).
+        t.refused("c");
+        assert_eq!(t.pick(&[]).as_deref(), Some("b"));
     }
 }

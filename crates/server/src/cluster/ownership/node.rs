@@ -224,6 +224,9 @@ async fn handle(state: &AppState, request: NodeRequest) -> NodeReply {
 /// Takes room `code` over at once: acquires its lease (released by its draining owner),
 /// restores and serves it. A released lease is also claimable: when this node's sweeper
 /// got it first, the room is this node's all the same and the answer is `adopted`.
+/// Refused `server_full` when this node is full or sheds load (`docs/CLUSTER.md`, "Load
+/// shedding": the drain then asks another node, or leaves the lease released for the
+/// sweepers).
 async fn adopt(state: &AppState, code: &str) -> NodeReply {
     let Some(cluster) = state.cluster() else {
         return NodeReply::refused(ErrorCode::Internal, "not in cluster mode");
@@ -233,6 +236,17 @@ async fn adopt(state: &AppState, code: &str) -> NodeReply {
     }
     let node = cluster.node().as_str();
     let ours = || ownership(state).and_then(|o| o.fence_of(code));
+    if ours().is_none() {
+        if let Some(why) = super::shedding::shedding_reason(state) {
+            // The drain asks another node, or leaves the lease released for a sweeper.
+            metrics::counter!(crate::metrics::ADOPTIONS_SHED).increment(1);
+            tracing::info!(node, room = code, why, "adopt refused: shedding load");
+            return NodeReply::refused(
+                ErrorCode::ServerFull,
+                format!("this node is overloaded ({why}): it adopts no rooms"),
+            );
+        }
+    }
     for attempt in 1..=ADOPT_ATTEMPTS {
         if let Some(fence) = ours() {
             return NodeReply::Adopted { epoch: fence.epoch };
