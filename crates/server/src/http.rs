@@ -123,7 +123,9 @@ pub async fn create_room(
         ));
     }
     let bots = settings.bots.is_some();
-    state.admission().may_create(client, bots, |code| {
+    // Counted among the address's open rooms from here (given back if the creation
+    // fails), so concurrent creations cannot pass its limits together.
+    let reservation = state.admission().may_create(client, bots, |code| {
         state.room(code).map(|h| h.listing().status)
     })?;
     // Cluster mode: here unless draining or full, else on another node (placement).
@@ -152,7 +154,7 @@ pub async fn create_room(
             ..ApiError::new(status, r.code, r.message)
         }
     })?;
-    state.admission().created(Some(client), &code, bots);
+    reservation.created(&code);
     // The invite names this node: any node serves any room.
     let base = state.config().public_url.trim_end_matches('/');
     Ok((

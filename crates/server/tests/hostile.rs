@@ -315,7 +315,7 @@ async fn over_a_limit_operators_get_exactly_the_reserved_number_of_answers_at_on
         );
         let probe = async {
             // Every reserved slot is taken by a request held at the store's gate.
-            store.pings_arrived(reserved).await;
+            store.pings.arrived_at_least(reserved).await;
             for path in ["/readyz", "/metrics"] {
                 let refused = http_from(&server, ip(9), "GET", path, "", "").await;
                 assert_eq!(
@@ -326,11 +326,11 @@ async fn over_a_limit_operators_get_exactly_the_reserved_number_of_answers_at_on
                 );
             }
             assert_eq!(
-                store.arrived(),
+                store.pings.arrived(),
                 reserved,
                 "no other request reached the store"
             );
-            store.open();
+            store.pings.open();
         };
         let (served, ()) = tokio::join!(held, probe);
         assert_eq!(served.len(), reserved);
@@ -906,6 +906,62 @@ async fn bot_rooms_are_limited_per_address_and_for_the_server() {
     create_from(&server, ip(62), bots)
         .await
         .assert_refused(503, "server_full");
+}
+
+/// The open-lobby limit of an address is checked and counted in one step: six creations
+/// from one address at once, every room's store write held at a gate, against a limit of
+/// two lobbies. Exactly two reach the store; the other four are refused 429 while the
+/// two still wait (before, each of the six passed the check before any was counted, and
+/// all six were created). Once the gate opens both are created, and the address's next
+/// creation is refused.
+#[tokio::test]
+async fn concurrent_creations_from_one_address_do_not_pass_its_lobby_limit_together() {
+    use crate::gated_store::GatedStore;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let store = std::sync::Arc::new(GatedStore::holding_creations());
+    let mut config = test_config();
+    config.limits.max_lobbies_per_address = 2;
+    config.limits.room_creations_per_minute = 100;
+    let server = common::start_on(config, store.clone()).await;
+    let answered = AtomicUsize::new(0);
+    let creations = futures_util::future::join_all((0..6).map(|_| async {
+        let a = create_from(&server, ip(70), "{}").await;
+        answered.fetch_add(1, Ordering::SeqCst);
+        a
+    }));
+    let probe = async {
+        // Four answers while the gate is still shut: they never reached the store (5 s:
+        // well within the answers' own time-out, so this is what fails first).
+        let until = Instant::now() + Duration::from_secs(5);
+        while answered.load(Ordering::SeqCst) < 4 {
+            assert!(
+                Instant::now() < until,
+                "only {} of six creations answered before the gate opened",
+                answered.load(Ordering::SeqCst)
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        store.creations.arrived_at_least(2).await;
+        assert_eq!(store.creations.arrived(), 2, "two reached the store");
+        assert_eq!(answered.load(Ordering::SeqCst), 4, "the two still wait");
+        store.creations.open();
+    };
+    let (answers, ()) = tokio::join!(creations, probe);
+    let mut statuses: Vec<u16> = answers.iter().map(|a| a.status).collect();
+    statuses.sort_unstable();
+    assert_eq!(statuses, [201, 201, 429, 429, 429, 429]);
+    for a in answers.iter().filter(|a| a.status == 429) {
+        a.assert_refused(429, "rate_limited");
+        let message = a.body["message"].as_str().unwrap_or_default();
+        assert!(message.contains("unstarted rooms"), "{}", a.body);
+    }
+    // Two lobbies open: the next one is refused, another address's is not.
+    create_from(&server, ip(70), "{}")
+        .await
+        .assert_refused(429, "rate_limited");
+    assert_creates(&server, ip(71), "{}").await;
+    assert_eq!(store.creations.arrived(), 3);
+    server.shutdown.cancel();
 }
 
 #[tokio::test]

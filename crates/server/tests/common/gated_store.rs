@@ -1,5 +1,7 @@
 //! A [`MemoryStore`] whose readiness query (`ping`) waits until the test opens its gate,
-//! so `/readyz` requests can be held in flight; every other call goes straight through.
+//! so `/readyz` requests can be held in flight, and whose room creations (`create_room`)
+//! can be held at a gate of their own ([`GatedStore::holding_creations`]); every other
+//! call goes straight through.
 
 use async_trait::async_trait;
 use parchis_store::{
@@ -10,28 +12,24 @@ use serde_json::Value;
 use tokio::sync::watch;
 use uuid::Uuid;
 
-/// See the module docs.
-pub struct GatedStore {
-    inner: MemoryStore,
-    /// `true` once pings may answer.
+/// One gate: the calls that come to it wait until it is open, and are counted.
+pub struct Gate {
+    /// `true` once calls may go on.
     open: watch::Sender<bool>,
-    /// Pings that came to the gate so far (answered or not).
+    /// Calls that came to the gate so far (gone on or not).
     arrived: watch::Sender<usize>,
 }
 
-impl Default for GatedStore {
-    fn default() -> Self {
-        GatedStore {
-            inner: MemoryStore::new(),
-            open: watch::Sender::new(false),
+impl Gate {
+    fn new(open: bool) -> Gate {
+        Gate {
+            open: watch::Sender::new(open),
             arrived: watch::Sender::new(0),
         }
     }
-}
 
-impl GatedStore {
-    /// Resolves once `n` pings came to the gate.
-    pub async fn pings_arrived(&self, n: usize) {
+    /// Resolves once `n` calls came to the gate.
+    pub async fn arrived_at_least(&self, n: usize) {
         let mut arrived = self.arrived.subscribe();
         arrived
             .wait_for(|a| *a >= n)
@@ -39,20 +37,57 @@ impl GatedStore {
             .expect("the store lives");
     }
 
-    /// Pings that came to the gate so far.
+    /// Calls that came to the gate so far.
     pub fn arrived(&self) -> usize {
         *self.arrived.borrow()
     }
 
-    /// Lets every ping (waiting or later) answer.
+    /// Lets every call (waiting or later) go on.
     pub fn open(&self) {
         self.open.send_replace(true);
+    }
+
+    /// Counts a call and waits until the gate is open.
+    async fn pass(&self) {
+        self.arrived.send_modify(|a| *a += 1);
+        let mut open = self.open.subscribe();
+        let _ = open.wait_for(|o| *o).await;
+    }
+}
+
+/// See the module docs.
+pub struct GatedStore {
+    inner: MemoryStore,
+    /// The gate of `ping` (shut at first).
+    pub pings: Gate,
+    /// The gate of `create_room` (open at first unless [`GatedStore::holding_creations`]).
+    pub creations: Gate,
+}
+
+impl Default for GatedStore {
+    fn default() -> Self {
+        GatedStore {
+            inner: MemoryStore::new(),
+            pings: Gate::new(false),
+            creations: Gate::new(true),
+        }
+    }
+}
+
+impl GatedStore {
+    /// A store whose room creations wait at their gate (shut) too.
+    pub fn holding_creations() -> GatedStore {
+        GatedStore {
+            creations: Gate::new(false),
+            ..GatedStore::default()
+        }
     }
 }
 
 #[async_trait]
 impl Store for GatedStore {
     async fn create_room(&self, room: &RoomRecord) -> Result<()> {
+        self.creations.pass().await;
         self.inner.create_room(room).await
     }
     async fn update_room_status(&self, code: &str, u: RoomStatusUpdate) -> Result<()> {
@@ -114,9 +149,7 @@ impl Store for GatedStore {
         self.inner.find_games(query).await
     }
     async fn ping(&self) -> Result<()> {
-        self.arrived.send_modify(|a| *a += 1);
-        let mut open = self.open.subscribe();
-        let _ = open.wait_for(|o| *o).await;
+        self.pings.pass().await;
         self.inner.ping().await
     }
     async fn close(&self) {

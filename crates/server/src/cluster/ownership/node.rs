@@ -193,15 +193,17 @@ async fn handle(state: &AppState, request: NodeRequest) -> NodeReply {
                 return NodeReply::refused(ErrorCode::ServerFull, "too many rooms");
             }
             let bots = settings.bots.is_some();
-            if let Some(ip) = client {
-                // The rooms this address holds here (the asking node checked its own).
-                let held = state.admission().may_hold(ip, bots, |code| {
+            // The rooms this address holds here (the asking node checked its own), the
+            // new one counted from now on (given back if it is not created).
+            let reservation = match client {
+                Some(ip) => match state.admission().reserve(ip, bots, |code| {
                     state.room(code).map(|h| h.listing().status)
-                });
-                if let Err(denied) = held {
-                    return NodeReply::refused(denied.code(), denied.to_string());
-                }
-            }
+                }) {
+                    Ok(r) => Some(r),
+                    Err(denied) => return NodeReply::refused(denied.code(), denied.to_string()),
+                },
+                None => None,
+            };
             if let Some(why) = super::shedding::shedding_reason(state) {
                 metrics::counter!(crate::metrics::CREATIONS_SHED).increment(1);
                 return NodeReply::refused(
@@ -211,7 +213,10 @@ async fn handle(state: &AppState, request: NodeRequest) -> NodeReply {
             }
             match room::create(state, settings).await {
                 Ok(code) => {
-                    state.admission().created(client, &code, bots);
+                    match reservation {
+                        Some(r) => r.created(&code),
+                        None => state.admission().created(None, &code, bots),
+                    }
                     NodeReply::Created { code }
                 }
                 Err(Refusal { code, message, .. }) => NodeReply::Refused { code, message },
