@@ -12,6 +12,9 @@
 #   PROCESSES [2]      load-generator processes (each holds its share of the sockets;
 #                      the open-file limit is per process)
 #   THINK_MS [1000]    think time: 1000 ≈ one action per second per room
+#   START_RATE [250]   games started per second once the rooms are set up (the load
+#                      generator's --start-rate: players trickle in; 0: every game within
+#                      one think time, the burst of the runs before 2026-12-01 22:30 UTC)
 #   WARMUP [5] DURATION [30]  seconds
 #   KILLS [20]         failover rounds
 #   PGURL [postgres://postgres@127.0.0.1:5432]   PostgreSQL server (trust auth)
@@ -19,7 +22,10 @@
 #   NATS [nats://127.0.0.1:4222]
 #   PREFIX [wt13e-bench-$$]   NATS subject prefix (--cluster): your own on a shared NATS
 #   BASE_PORT [18401]  node i listens on BASE_PORT + i
-#   OUT [bench-out]    reports (JSON) and node logs
+#   OUT [bench-out]    reports (JSON), node logs, and each node's /metrics at the end of
+#                      the measured window (STAMP-metrics-window/node-I.prom, saved by the
+#                      load generator) and after the load generator exited, before the
+#                      nodes are stopped (STAMP-metrics-after/node-I.prom)
 #   PIN [0]            1: nodes, PostgreSQL and NATS on core 0, load generator on core 1
 #   NO_BUILD [0]       1: use the release binaries as they are
 #   NICE [0]           niceness of the nodes, the load generator and PostgreSQL during
@@ -36,6 +42,7 @@ rooms=${2:-0}
 NODES=${NODES:-3}
 PROCESSES=${PROCESSES:-2}
 THINK_MS=${THINK_MS:-1000}
+START_RATE=${START_RATE:-250}
 WARMUP=${WARMUP:-5}
 DURATION=${DURATION:-30}
 KILLS=${KILLS:-20}
@@ -110,6 +117,15 @@ stop_nodes() {
     for p in $(pgrep -x nats-server) $(pgrep -x postgres); do taskset -a -c -p 0-1 "$p" >/dev/null || true; done
   fi
 }
+# Every node's /metrics into $1/node-I.prom (while the nodes still run).
+save_metrics() {
+  local dir=$1 i
+  mkdir -p "$dir"
+  for ((i = 0; i < ${#pids[@]}; i++)); do
+    curl -sf --max-time 10 "http://127.0.0.1:$((BASE_PORT + i))/metrics" >"$dir/node-$i.prom" ||
+      echo "node $i: no /metrics" >&2
+  done
+}
 renicer=
 # PostgreSQL's processes (the postmaster, whose new backends inherit its niceness, and the
 # running ones) at $NICE during the run, restored to 0 at the end.
@@ -139,10 +155,12 @@ load() { # $1: name of the run
   renice_db
   "${pin[@]}" nice -n "$NICE" "$LOADGEN" "${urls[@]}" --rooms "$rooms" --processes "$PROCESSES" \
     --think-ms "$THINK_MS" --warmup-secs "$WARMUP" --duration-secs "$DURATION" \
-    --setup-timeout-secs 300 \
+    --setup-timeout-secs 300 --start-rate "$START_RATE" \
+    --metrics-dir "$OUT/$stamp-metrics-window" \
     --source-addrs 127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4 \
     --server-pid "$server_pids" >"$OUT/$stamp-$name.json"
   echo "== $name done: $(uptime)"
+  save_metrics "$OUT/$stamp-metrics-after"
   echo "report: $OUT/$stamp-$name.json"
 }
 

@@ -68,6 +68,17 @@ pub struct LoadArgs {
     /// Rooms set up at the same time (per process).
     #[arg(long, default_value_t = 32)]
     pub setup_concurrency: usize,
+    /// Games started per second once the play phase begins, over the whole run: room `r`
+    /// sends its `start` at a random point of `[r / rate, (r + 1) / rate)` seconds, so
+    /// the games trickle in as real players' do. 0: every room starts within one think
+    /// time (all at once with `--think-jitter 0`), a burst of game creations in the store.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_rate)]
+    pub start_rate: f64,
+    /// Directory where the run's end of the measured window saves every node's
+    /// `GET /metrics` (`node-<i>.prom`, `i` the `--url`'s position), by the process
+    /// that samples the servers (alone, or the parent of `--processes`).
+    #[arg(long)]
+    pub metrics_dir: Option<PathBuf>,
     /// Source addresses, used round-robin per connection (bind before connect).
     #[arg(long, value_delimiter = ',', default_value = "127.0.0.1")]
     pub source_addrs: Vec<Ipv4Addr>,
@@ -192,6 +203,16 @@ pub fn parse_jitter(s: &str) -> Result<f64, String> {
         Ok(j)
     } else {
         Err(format!("{s:?}: must be between 0 and 1"))
+    }
+}
+
+/// `--start-rate`: a finite rate ≥ 0 (games per second).
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    let r: f64 = s.parse().map_err(|e| format!("{s:?}: {e}"))?;
+    if r.is_finite() && r >= 0.0 {
+        Ok(r)
+    } else {
+        Err(format!("{s:?}: must be a number ≥ 0"))
     }
 }
 
@@ -365,6 +386,18 @@ mod tests {
             ["--lease-ttl-ms=2000", "--commands-per-second=100"]
         );
         assert!(parse(&["failover", "--server-bin", "x", "--nodes", "1"]).is_err());
+    }
+
+    #[test]
+    fn start_rate_is_a_non_negative_number() {
+        assert_eq!(parse(&[]).unwrap().load.start_rate, 0.0);
+        assert_eq!(
+            parse(&["--start-rate", "250"]).unwrap().load.start_rate,
+            250.0
+        );
+        assert!(parse(&["--start-rate", "-1"]).is_err());
+        assert!(parse(&["--start-rate", "inf"]).is_err());
+        assert!(parse(&["--start-rate", "x"]).is_err());
     }
 
     #[test]

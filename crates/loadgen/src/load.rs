@@ -181,6 +181,9 @@ pub async fn run(
     if let Some(p) = probe.as_mut() {
         p.window_end();
     }
+    if let (Phases::Alone, Some(dir)) = (&phases, &args.metrics_dir) {
+        crate::scrape::save(&args.urls, dir).await;
+    }
     let measured_secs = (end - start).as_secs_f64();
     // Commands sent in the window are answered during the drain; count them after it.
     sleep_until(end + DRAIN).await;
@@ -203,6 +206,7 @@ pub async fn run(
         rooms_ready,
         setup_secs,
         games_started,
+        starts_failed: Stats::get(&stats.starts_failed),
         starts_secs,
         measured_secs,
         actions,

@@ -21,10 +21,14 @@
 //!
 //! Phases: (1) *setup*: each room is created with `POST /api/rooms` and four clients
 //! `join` it (at most `--setup-concurrency` rooms at a time); (2) *idle*: once every room
-//! is ready the server's RSS is sampled (memory per idle connection); (3) *starts*: every
-//! creator sends `start` at a uniformly random moment within one think time, so rooms do
-//! not act in lockstep, and the generator waits until every game has started (or was
-//! refused, or `--setup-timeout-secs` passed: `games_started` in the report says); (4)
+//! is ready the server's RSS is sampled (memory per idle connection); every socket is read
+//! all along, so the server's pings are answered (`idle`); (3) *starts*: every creator
+//! sends `start` at a uniformly random moment within one think time, so rooms do not act
+//! in lockstep, or in room order at `--start-rate` games per second (players trickle in);
+//! a refusal that a retry may mend (`room_unavailable`, `rate_limited`, `stale_seq`) is
+//! sent again a second later (`start`); the generator waits until every game has started
+//! (or will not: refused for good, its socket lost, `starts_failed` in the report; or
+//! `--setup-timeout-secs` passed: `games_started` in the report says); (4)
 //! *warm-up* (`--warmup-secs`, counted from the last start): the games reach their steady
 //! state; (5) *measured play* (`--duration-secs`): each client answers its `your_turn` after a
 //! think time drawn uniformly from `think_ms × [1 − jitter, 1 + jitter]` with `roll` or
@@ -38,7 +42,9 @@
 //! the `ok`). Only 127.0.0.0/8 targets are accepted.
 //!
 //! Modules: `cli` (arguments), `client` (HTTP/WebSocket client), `rng` (seeded draws,
-//! placement of rooms and clients on nodes), `play` (one room's games), `load` (the
+//! placement of rooms and clients on nodes), `play` (one room's games), `idle` (a set-up
+//! room's sockets read until the play phase), `start` (when the creator starts and what
+//! a refusal of it means), `scrape` (`--metrics-dir`), `load` (the
 //! phases of one process), `multi` (`--processes`), `report` (mergeable parts,
 //! histograms, the JSON report), `procfs` (server samples), `failover` (the
 //! subcommand).
@@ -46,12 +52,15 @@
 mod cli;
 mod client;
 mod failover;
+mod idle;
 mod load;
 mod multi;
 mod play;
 mod procfs;
 mod report;
 mod rng;
+mod scrape;
+mod start;
 mod stats;
 
 use clap::Parser;

@@ -35,6 +35,7 @@ pub fn child_args(args: &LoadArgs, shard: Shard) -> Vec<String> {
         ("--duration-secs", args.duration_secs.to_string()),
         ("--setup-timeout-secs", args.setup_timeout_secs.to_string()),
         ("--setup-concurrency", args.setup_concurrency.to_string()),
+        ("--start-rate", args.start_rate.to_string()),
         ("--source-addrs", sources.join(",")),
         ("--seed", args.seed.to_string()),
         ("--turn-clock-secs", args.turn_clock_secs.to_string()),
@@ -165,6 +166,10 @@ pub async fn run(
         sleep_until(end).await;
         p.window_end();
     }
+    sleep_until(end).await;
+    if let Some(dir) = &args.metrics_dir {
+        crate::scrape::save(&args.urls, dir).await;
+    }
     // Drain (1 s) and wind-down (≤ 20 s) happen in the children.
     let parts = gather(&mut rx, n, "PART", end + Duration::from_secs(60)).await?;
     let mut merged: Option<Part> = None;
@@ -214,6 +219,10 @@ mod tests {
             "127.0.0.1,127.0.0.2",
             "--seed",
             "9",
+            "--start-rate",
+            "125.5",
+            "--metrics-dir",
+            "/tmp/m",
             "--processes",
             "3",
             "--server-pid",
@@ -236,6 +245,14 @@ mod tests {
         assert_eq!((child.warmup_secs, child.duration_secs), (3, 40));
         assert_eq!(child.source_addrs, parent.source_addrs);
         assert_eq!(child.seed, 9);
+        assert_eq!(
+            child.start_rate, 125.5,
+            "every child trickles at the run's rate"
+        );
+        assert_eq!(
+            child.metrics_dir, None,
+            "the parent saves the nodes' metrics"
+        );
         assert_eq!(child.setup_concurrency, parent.setup_concurrency);
         assert_eq!(child.shard, Some(shard));
         assert!(child.child);

@@ -2,14 +2,17 @@
 //! theirs), wait for the play phase, play games until the measured window is over.
 //!
 //! `play` is one client's state machine over a `select!` of its socket, the think-time
-//! timer and the end of the window; it is longer than 80 lines because its branches share
-//! that state (the pending command, the one in flight, the last one sent), and splitting
-//! them would pass all of it around.
+//! timer (and the creator's `start` attempts, `crate::start`) and the end of the window;
+//! it is longer than 80 lines because its branches share that state (the pending command,
+//! the one in flight, the last one sent, the start), and splitting them would pass all of
+//! it around.
 
 use crate::client::{is_game_won, next_json, seq_of, type_of, Client};
+use crate::idle;
 use crate::load::Ctx;
 use crate::report::Hop;
 use crate::rng::{Placement, Rng};
+use crate::start::{self, AfterRefusal};
 use futures_util::SinkExt;
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
@@ -19,8 +22,9 @@ use tokio::sync::Semaphore;
 use tokio::time::{sleep_until, timeout, Instant};
 use tokio_tungstenite::tungstenite::Message;
 
-/// First `req` of a `roll`/`play` command on a connection.
-const FIRST_ACTION_REQ: u64 = 10;
+/// First `req` of a `roll`/`play` command on a connection (1 was `join`, the `start`
+/// attempts are below it: [`crate::start::START_REQ`]).
+pub const FIRST_ACTION_REQ: u64 = 100;
 /// How long clients keep reading (sending nothing) after the measured window, before they
 /// close: the answers to the last commands arrive before the closing storm.
 pub const DRAIN: Duration = Duration::from_secs(1);
@@ -29,8 +33,6 @@ pub const DRAIN: Duration = Duration::from_secs(1);
 /// faster than the server's `--commands-per-second` is eventually closed: raise that limit
 /// for saturation runs.
 const RATE_LIMIT_RETRY: Duration = Duration::from_millis(100);
-/// `req` of the creator's `start` (1 was its `join`).
-const START_REQ: u64 = 2;
 
 /// A client's last `roll`/`play`, as sent.
 struct LastCommand {
@@ -44,6 +46,17 @@ struct LastCommand {
     seq: u64,
 }
 
+/// The creator's `start` of this game: when the next attempt goes out, which one it is,
+/// and whether the game is known to run (or will not).
+struct Start {
+    /// When to send the next attempt (`None`: none due).
+    at: Option<Instant>,
+    /// Attempts sent so far.
+    attempts: u64,
+    /// Answered for good: started, or given up.
+    settled: bool,
+}
+
 /// Why a client's play loop ended.
 enum Ended {
     GameOver,
@@ -53,7 +66,9 @@ enum Ended {
 
 /// Plays one client until the game ends or the play phase is over.
 ///
-/// `first_game`: this room's first game, whose `start` counts towards the warm-up.
+/// `room`: its number in the run (the creator's start slot, `--start-rate`);
+/// `first_game`: this room's first game, whose `start` counts towards the starts phase.
+#[allow(clippy::too_many_arguments)]
 async fn play(
     ctx: &Ctx,
     code: &str,
@@ -61,13 +76,22 @@ async fn play(
     mut rng: Rng,
     hop: Hop,
     creator: bool,
+    room: usize,
     first_game: bool,
 ) -> Ended {
     let think = Duration::from_millis(ctx.args.think_ms);
     let jitter = ctx.args.think_jitter;
-    // Action requests are numbered from FIRST_ACTION_REQ; 1 was `join`, 2 is `start`.
     let mut req: u64 = FIRST_ACTION_REQ - 1;
-    let mut started = !creator;
+    // The creator's start waits for its slot inside this loop, reading the socket (the
+    // server's pings are answered only while it is read).
+    let mut start = Start {
+        at: creator.then(|| {
+            let wait = start::delay(room, ctx.args.start_rate, think, jitter, rng.unit());
+            Instant::now() + wait
+        }),
+        attempts: 0,
+        settled: !creator,
+    };
     let mut acted_seq: Option<u64> = None;
     // (deadline to send, message to send, seq it was decided on)
     let mut pending: Option<(Instant, Value, u64)> = None;
@@ -83,28 +107,16 @@ async fn play(
     let result = 'outer: loop {
         let end_known = *end_rx.borrow_and_update();
         let end = end_known.unwrap_or(unset_end);
-        if !started {
-            started = true;
-            // Stagger the rooms' starts over one think time (unless jitter is 0).
-            if jitter > 0.0 {
-                tokio::time::sleep(think.mul_f64(rng.unit())).await;
-            }
-            if ctx.end().is_some_and(|e| Instant::now() >= e) {
-                // A game of a room that came back after the window: not started.
-                break Ended::TimeUp;
-            }
-            let msg = json!({"type": "start", "req": START_REQ, "room": code, "seq": c.seq});
-            if c.ws.send(Message::text(msg.to_string())).await.is_err() {
-                ctx.stats.error("send_failed");
-                break Ended::Failed;
-            }
-        }
         // After `end` nothing is sent; the connection stays open until `end + DRAIN` so
         // the commands still in flight are answered under the same load, not during the
-        // storm of 19,600 connections closing at once.
-        let wake = match &pending {
+        // storm of 30,000 connections closing at once.
+        let due = [pending.as_ref().map(|p| p.0), start.at]
+            .into_iter()
+            .flatten()
+            .min();
+        let wake = match due {
             _ if Instant::now() >= end => end + DRAIN,
-            Some((at, _, _)) => (*at).min(end),
+            Some(at) => at.min(end),
             None => end,
         };
         tokio::select! {
@@ -138,19 +150,43 @@ async fn play(
                             if last.as_ref().is_some_and(|l| req == Some(l.req) && ctx.measured(l.at)) {
                                 ctx.stats.actions.fetch_add(1, Ordering::Relaxed);
                             }
-                        } else if req == Some(START_REQ) && first_game {
-                            ctx.stats.games_started.fetch_add(1, Ordering::Relaxed);
+                        } else if req.is_some_and(start::is_start_req) && !start.settled {
+                            start.settled = true;
+                            if first_game {
+                                ctx.stats.games_started.fetch_add(1, Ordering::Relaxed);
+                            }
                         }
                     }
                     "error" => {
                         let code = v.get("code").and_then(Value::as_str).unwrap_or("unknown");
-                        ctx.stats.error(code);
                         inflight = None;
                         let req = v.get("req").and_then(Value::as_u64);
-                        if req == Some(START_REQ) && first_game {
-                            // This room will not play; the starts phase stops waiting for it.
-                            ctx.stats.starts_failed.fetch_add(1, Ordering::Relaxed);
-                        } else if code == "rate_limited" {
+                        if req.is_some_and(start::is_start_req) {
+                            ctx.stats.error(&format!("start_{code}"));
+                            if start.settled {
+                                continue;
+                            }
+                            match start::after_refusal(code, start.attempts) {
+                                AfterRefusal::Retry(wait) => start.at = Some(Instant::now() + wait),
+                                AfterRefusal::Started => {
+                                    start.settled = true;
+                                    if first_game {
+                                        ctx.stats.games_started.fetch_add(1, Ordering::Relaxed);
+                                    }
+                                }
+                                AfterRefusal::GiveUp => {
+                                    // This room will not play; the starts phase stops
+                                    // waiting for it.
+                                    start.settled = true;
+                                    if first_game {
+                                        ctx.stats.starts_failed.fetch_add(1, Ordering::Relaxed);
+                                    }
+                                }
+                            }
+                            continue;
+                        }
+                        ctx.stats.error(code);
+                        if code == "rate_limited" {
                             // Refused before the room saw it: the turn is still ours, and
                             // no new your_turn will come. Send it again a little later.
                             if let Some(l) = last.take() {
@@ -196,9 +232,26 @@ async fn play(
                     break Ended::TimeUp;
                 }
                 if now >= end {
+                    if start.at.is_some() {
+                        // A game of a room that came back after the window: not started.
+                        break Ended::TimeUp;
+                    }
                     continue;
                 }
-                if let Some((_, mut msg, seq)) = pending.take() {
+                if start.at.is_some_and(|at| now >= at) {
+                    start.at = None;
+                    start.attempts += 1;
+                    let req = start::START_REQ + start.attempts - 1;
+                    let msg = json!({"type": "start", "req": req, "room": code, "seq": c.seq});
+                    if c.ws.send(Message::text(msg.to_string())).await.is_err() {
+                        ctx.stats.error("send_failed");
+                        break Ended::Failed;
+                    }
+                }
+                if pending.as_ref().is_some_and(|p| now >= p.0) {
+                    let Some((_, mut msg, seq)) = pending.take() else {
+                        continue;
+                    };
                     req += 1;
                     msg["req"] = json!(req);
                     acted_seq = Some(seq);
@@ -216,6 +269,12 @@ async fn play(
             }
         }
     };
+    if !start.settled && first_game {
+        // The socket went (or the window ended) before the start was answered: the
+        // starts phase must not wait for this room until its timeout.
+        ctx.stats.error("start_unanswered");
+        ctx.stats.starts_failed.fetch_add(1, Ordering::Relaxed);
+    }
     let _ = c.ws.close(None).await;
     ctx.net.closed();
     result
@@ -297,10 +356,15 @@ pub async fn room_task(ctx: Arc<Ctx>, room: usize, setup: Arc<Semaphore>) {
                 return;
             }
         };
+        let mut clients = clients;
         if game_no == 0 {
             ctx.stats.rooms_ready.fetch_add(1, Ordering::Relaxed);
+            // Read every socket until the play phase, as a real client does.
             let mut go = ctx.go();
-            if go.wait_for(|g| *g).await.is_err() {
+            if let Err(kind) = idle::hold(&mut clients, &mut go).await {
+                ctx.stats.error(kind);
+                ctx.stats.starts_failed.fetch_add(1, Ordering::Relaxed);
+                close_all(&ctx, clients).await;
                 return;
             }
         }
@@ -315,7 +379,7 @@ pub async fn room_task(ctx: Arc<Ctx>, room: usize, setup: Arc<Semaphore>) {
                 Hop::Same
             };
             handles.push(tokio::spawn(async move {
-                play(&ctx, &code, c, rng, hop, i == 0, game_no == 0).await
+                play(&ctx, &code, c, rng, hop, i == 0, room, game_no == 0).await
             }));
         }
         let mut again = false;

@@ -141,6 +141,10 @@ pub struct Part {
     pub setup_secs: f64,
     /// First games whose `start` was answered `ok`.
     pub games_started: u64,
+    /// First games that will not play: `start` refused for good, unanswered when the
+    /// socket went, or a socket lost before the play phase.
+    #[serde(default)]
+    pub starts_failed: u64,
     /// Seconds from the go-ahead until every game had started (longest).
     pub starts_secs: f64,
     /// Length of the measured window, seconds (longest).
@@ -178,6 +182,7 @@ impl Part {
         self.rooms_ready += other.rooms_ready;
         self.setup_secs = self.setup_secs.max(other.setup_secs);
         self.games_started += other.games_started;
+        self.starts_failed += other.starts_failed;
         self.starts_secs = self.starts_secs.max(other.starts_secs);
         self.measured_secs = self.measured_secs.max(other.measured_secs);
         self.actions += other.actions;
@@ -233,6 +238,8 @@ pub fn render(args: &LoadArgs, part: &Part, processes: u32, probe: Option<&Probe
         "rooms_ready": part.rooms_ready,
         "setup_secs": part.setup_secs,
         "games_started": part.games_started,
+        "starts_failed": part.starts_failed,
+        "start_rate": args.start_rate,
         "starts_secs": part.starts_secs,
         "think_ms": args.think_ms,
         "think_jitter": args.think_jitter,
@@ -307,6 +314,7 @@ mod tests {
             open_peak: 20,
             loadgen_cpu_secs: Some(0.5),
             create_retries: 4,
+            starts_failed: 2,
             measured_secs: 30.0,
             latency: latency(&[(1_000, Hop::Same); 100]),
             ..Part::default()
@@ -321,6 +329,7 @@ mod tests {
             open_peak: 16,
             loadgen_cpu_secs: Some(0.25),
             create_retries: 1,
+            starts_failed: 1,
             measured_secs: 30.1,
             latency: latency(&[(3_000, Hop::Cross); 100]),
             ..Part::default()
@@ -340,6 +349,7 @@ mod tests {
         assert_eq!(m.open_peak, 36);
         assert_eq!(m.loadgen_cpu_secs, Some(0.75));
         assert_eq!(m.create_retries, 5);
+        assert_eq!(m.starts_failed, 3);
         assert_eq!(m.latency.all.len(), 200);
         assert_eq!(m.latency.same_node.len(), 100);
         assert_eq!(m.latency.cross_node.len(), 100);
@@ -353,6 +363,7 @@ mod tests {
         let report = render(&args, &m, 2, None);
         assert_eq!(report["processes"], 2);
         assert_eq!(report["actions"], 200);
+        assert_eq!(report["starts_failed"], 3);
         assert_eq!(report["latency_ms"]["count"], 200);
         assert_eq!(report["latency_ms"]["same_node"]["p50"], 1.0);
         let adds = report["latency_ms"]["cross_node_adds"]["p50"]

@@ -192,3 +192,37 @@ async fn two_processes_share_the_rooms_and_merge_their_histograms() {
         "both children's CPU: {report}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn starts_trickle_at_the_start_rate_and_the_metrics_are_saved() {
+    let dir = std::env::temp_dir().join(format!("lg-metrics-{}", std::process::id()));
+    let dir_arg = dir.to_string_lossy().into_owned();
+    // Two games a second: room 4 starts 2–2.5 s after the play phase begins.
+    let report = report_against_a_server(&[
+        "--rooms",
+        "5",
+        "--start-rate",
+        "2",
+        "--metrics-dir",
+        &dir_arg,
+    ])
+    .await;
+    assert_eq!(report["start_rate"], 2.0, "{report}");
+    assert_eq!(report["games_started"], 5, "{report}");
+    assert_eq!(report["starts_failed"], 0, "{report}");
+    assert_eq!(report["errors"], serde_json::json!({}), "{report}");
+    let starts = report["starts_secs"].as_f64().expect("starts_secs");
+    assert!(
+        (2.0..10.0).contains(&starts),
+        "the last of 5 rooms at 2/s starts after 2 s: {starts} s"
+    );
+    // The server's metrics at the end of the window, before the clients close: all 20
+    // sockets open.
+    let text = std::fs::read_to_string(dir.join("node-0.prom")).expect("node-0.prom");
+    let _ = std::fs::remove_dir_all(&dir);
+    let open = text
+        .lines()
+        .find_map(|l| l.strip_prefix("parchis_websocket_connections "))
+        .and_then(|v| v.trim().parse::<f64>().ok());
+    assert_eq!(open, Some(20.0), "{text}");
+}
