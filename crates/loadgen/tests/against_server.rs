@@ -217,12 +217,12 @@ async fn starts_trickle_at_the_start_rate_and_the_metrics_are_saved() {
         "the last of 5 rooms at 2/s starts after 2 s: {starts} s"
     );
     // The server's metrics at the end of the window, before the clients close: all 20
-    // sockets open.
+    // sockets open (at least: the tests of this binary share one metrics registry).
     let text = std::fs::read_to_string(dir.join("node-0.prom")).expect("node-0.prom");
     let _ = std::fs::remove_dir_all(&dir);
     let open = text
         .lines()
         .find_map(|l| l.strip_prefix("parchis_websocket_connections "))
         .and_then(|v| v.trim().parse::<f64>().ok());
-    assert_eq!(open, Some(20.0), "{text}");
+    assert!(open.is_some_and(|n| n >= 20.0), "{open:?}: {text}");
 }
