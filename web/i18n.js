@@ -179,7 +179,7 @@ const ES = {
   err_bad_token: 'Tu sesión ya no es válida en esta sala.',
   err_spectators_not_allowed: 'Esta sala no admite espectadores.',
   err_rate_limited: 'Demasiado rápido; espera un momento.',
-  err_room_unavailable: 'El servidor no puede atender la sala en este momento; no se ha aplicado nada: inténtalo de nuevo.',
+  err_room_unavailable: 'El servidor no puede atender la sala en este momento: inténtalo de nuevo en un momento (una jugada ya aplicada nunca se aplica dos veces).',
   err_http: 'No se pudo contactar con el servidor.',
   replaced: 'Esta partida se ha abierto en otra pestaña.',
 };
@@ -361,7 +361,7 @@ const EN = {
   err_bad_token: 'Your session is no longer valid in this room.',
   err_spectators_not_allowed: 'This room does not allow spectators.',
   err_rate_limited: 'Too fast; wait a moment.',
-  err_room_unavailable: 'The server cannot serve the room right now; nothing was applied: try again.',
+  err_room_unavailable: 'The server cannot serve the room right now: try again in a moment (a move already applied is never applied twice).',
   err_http: 'Could not reach the server.',
   replaced: 'This game was opened in another tab.',
 };

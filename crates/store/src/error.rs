@@ -85,6 +85,14 @@ pub enum StoreError {
     /// The database failed (connection lost, disk full, timeout…).
     #[error("database error: {0}")]
     Database(#[source] Arc<sqlx::Error>),
+    /// A write's `COMMIT` got no answer from the database: the connection failed while
+    /// the `COMMIT` was sent or its answer awaited (an I/O, TLS or protocol error; an
+    /// error *answered* by the database is [`StoreError::Database`], and means the
+    /// transaction rolled back). The write may or may not have been applied: the caller
+    /// finds out from the stored data (e.g. the event log's last `seq`). See
+    /// [`WriteFailure::Ambiguous`].
+    #[error("commit outcome unknown (no answer to COMMIT): {0}")]
+    CommitUnknown(#[source] Arc<sqlx::Error>),
     /// The store cannot serve requests for a reason found by
     /// [`Store::ping`](crate::Store::ping) (e.g. the SQLite file was deleted under it).
     #[error("store unavailable: {0}")]
@@ -97,32 +105,79 @@ pub enum StoreError {
     Io(#[source] Arc<std::io::Error>),
 }
 
+/// What a failed write means for its caller ([`StoreError::write_failure`]): whether
+/// anything of it may have been applied, and whether sending it again can succeed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteFailure {
+    /// The database could not be reached: the connection was refused, lost or broke
+    /// before the `COMMIT` (I/O or TLS error), or the server refused connections
+    /// (shutting down, starting up, too many clients: SQLSTATE class `08`,
+    /// `57P01`–`57P03`, `53300`). Nothing was applied; the same write may succeed once
+    /// the database is back.
+    Unreachable,
+    /// No pooled connection came free within the pool's acquire timeout
+    /// (`sqlx::Error::PoolTimedOut`): the server is busy, the database not necessarily
+    /// out of reach. Nothing was applied; retry in a moment.
+    Busy,
+    /// The database rolled the transaction back for a reason of the moment:
+    /// serialization failure (`40001`), deadlock (`40P01`), statement timeout or
+    /// cancellation (`57014`). Nothing was applied; the same write may succeed at once.
+    Transient,
+    /// The `COMMIT` was sent but no answer came ([`StoreError::CommitUnknown`]): the write
+    /// may or may not have been applied. The caller must look at the stored data before
+    /// it tells anyone that nothing was applied.
+    Ambiguous,
+    /// Anything else (a constraint, a mismatch, corrupt data, a closed store, a bug):
+    /// sending the same write again would not mend it.
+    Other,
+}
+
 impl StoreError {
-    /// Whether the database could not be reached: the connection was refused, lost or
-    /// timed out, no connection came free in time, or the server refused connections
-    /// (shutting down, starting up, too many clients: SQLSTATE class `08`, `57P01`–`57P03`,
-    /// `53300`). Such a failure is the network's or the database server's, not the data's
-    /// or the code's: nothing of a write that failed so is visible to this store's
-    /// readers, and the same call may succeed once the database is back. (A commit whose
-    /// connection broke at the very moment may have been applied all the same: callers
-    /// that retry rely on their own checks, e.g. the event log's `seq`.) Every other
-    /// error, including [`StoreError::Closed`] and [`StoreError::Unavailable`], is not.
-    pub fn is_unreachable(&self) -> bool {
+    /// What this error means for a write ([`WriteFailure`]). Pure: decided from the
+    /// variant, the sqlx error kind and the SQLSTATE.
+    pub fn write_failure(&self) -> WriteFailure {
         match self {
-            StoreError::Database(e) => sqlx_unreachable(e),
-            _ => false,
+            StoreError::Database(e) => sqlx_failure(e),
+            StoreError::CommitUnknown(_) => WriteFailure::Ambiguous,
+            _ => WriteFailure::Other,
         }
+    }
+
+    /// Whether no database connection could be had: [`WriteFailure::Unreachable`] or
+    /// [`WriteFailure::Busy`] (nothing was applied; the same call may succeed in a
+    /// moment). Every other error, including [`StoreError::Closed`],
+    /// [`StoreError::Unavailable`] and an unanswered commit, is not.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(
+            self.write_failure(),
+            WriteFailure::Unreachable | WriteFailure::Busy
+        )
     }
 }
 
-/// [`StoreError::is_unreachable`] for a sqlx error.
-fn sqlx_unreachable(e: &sqlx::Error) -> bool {
+/// [`StoreError::write_failure`] for a sqlx error (outside a `COMMIT`).
+fn sqlx_failure(e: &sqlx::Error) -> WriteFailure {
     match e {
-        sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut => true,
-        sqlx::Error::Database(d) => d.code().is_some_and(|c| {
-            c.starts_with("08") || matches!(c.as_ref(), "57P01" | "57P02" | "57P03" | "53300")
-        }),
-        _ => false,
+        sqlx::Error::Io(_) | sqlx::Error::Tls(_) => WriteFailure::Unreachable,
+        sqlx::Error::PoolTimedOut => WriteFailure::Busy,
+        sqlx::Error::Database(d) => match d.code().as_deref() {
+            Some(c) if c.starts_with("08") => WriteFailure::Unreachable,
+            Some("57P01" | "57P02" | "57P03" | "53300") => WriteFailure::Unreachable,
+            Some("40001" | "40P01" | "57014") => WriteFailure::Transient,
+            _ => WriteFailure::Other,
+        },
+        _ => WriteFailure::Other,
+    }
+}
+
+/// The error of a write transaction's `COMMIT`: an error the database answered (it
+/// rolled the transaction back) is [`StoreError::Database`] as usual; any other (the
+/// connection failed with the `COMMIT` on its way or its answer outstanding) is
+/// [`StoreError::CommitUnknown`].
+pub(crate) fn commit_error(e: sqlx::Error) -> StoreError {
+    match e {
+        e @ sqlx::Error::Database(_) => StoreError::from(e),
+        e => StoreError::CommitUnknown(Arc::new(e)),
     }
 }
 
@@ -166,32 +221,154 @@ pub(crate) fn is_foreign_key_violation(e: &sqlx::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::borrow::Cow;
 
     fn db(e: sqlx::Error) -> StoreError {
         StoreError::from(e)
     }
 
-    #[test]
-    fn connection_failures_are_unreachable_and_nothing_else_is() {
-        let io = |kind| db(sqlx::Error::Io(std::io::Error::new(kind, "proxy cut")));
-        assert!(io(std::io::ErrorKind::ConnectionRefused).is_unreachable());
-        assert!(io(std::io::ErrorKind::ConnectionReset).is_unreachable());
-        assert!(io(std::io::ErrorKind::UnexpectedEof).is_unreachable());
-        assert!(db(sqlx::Error::PoolTimedOut).is_unreachable());
-        assert!(db(sqlx::Error::Tls("handshake".into())).is_unreachable());
+    /// A database error answered with SQLSTATE `code`.
+    #[derive(Debug)]
+    struct Answered(&'static str);
 
+    impl std::fmt::Display for Answered {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "SQLSTATE {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Answered {}
+
+    impl sqlx::error::DatabaseError for Answered {
+        fn message(&self) -> &str {
+            self.0
+        }
+        fn code(&self) -> Option<Cow<'_, str>> {
+            Some(Cow::Borrowed(self.0))
+        }
+        fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+            self
+        }
+        fn as_error_mut(&mut self) -> &mut (dyn std::error::Error + Send + Sync + 'static) {
+            self
+        }
+        fn into_error(self: Box<Self>) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+            self
+        }
+        fn kind(&self) -> sqlx::error::ErrorKind {
+            sqlx::error::ErrorKind::Other
+        }
+    }
+
+    fn sqlstate(code: &'static str) -> sqlx::Error {
+        sqlx::Error::Database(Box::new(Answered(code)))
+    }
+
+    fn io(kind: std::io::ErrorKind) -> sqlx::Error {
+        sqlx::Error::Io(std::io::Error::new(kind, "proxy cut"))
+    }
+
+    #[test]
+    fn each_sqlstate_has_its_class() {
+        use WriteFailure::*;
+        let cases = [
+            ("08000", Unreachable),
+            ("08006", Unreachable),
+            ("08P01", Unreachable),
+            ("57P01", Unreachable),
+            ("57P02", Unreachable),
+            ("57P03", Unreachable),
+            ("53300", Unreachable),
+            ("40001", Transient),
+            ("40P01", Transient),
+            ("57014", Transient),
+            ("23505", Other),
+            ("23503", Other),
+            ("42P01", Other),
+            ("53100", Other),
+            ("25P02", Other),
+        ];
+        for (code, class) in cases {
+            assert_eq!(db(sqlstate(code)).write_failure(), class, "SQLSTATE {code}");
+        }
+    }
+
+    #[test]
+    fn each_sqlx_variant_has_its_class() {
+        use WriteFailure::*;
+        assert_eq!(
+            db(io(std::io::ErrorKind::ConnectionRefused)).write_failure(),
+            Unreachable
+        );
+        assert_eq!(
+            db(io(std::io::ErrorKind::ConnectionReset)).write_failure(),
+            Unreachable
+        );
+        assert_eq!(
+            db(io(std::io::ErrorKind::UnexpectedEof)).write_failure(),
+            Unreachable
+        );
+        assert_eq!(
+            db(sqlx::Error::Tls("handshake".into())).write_failure(),
+            Unreachable
+        );
+        assert_eq!(db(sqlx::Error::PoolTimedOut).write_failure(), Busy);
+        assert_eq!(db(sqlx::Error::RowNotFound).write_failure(), Other);
+        assert_eq!(
+            db(sqlx::Error::Protocol("unexpected".into())).write_failure(),
+            Other
+        );
+        assert_eq!(
+            db(sqlx::Error::ColumnNotFound("x".into())).write_failure(),
+            Other
+        );
+        // A closed pool is the closed store.
+        assert!(matches!(db(sqlx::Error::PoolClosed), StoreError::Closed));
+        assert_eq!(db(sqlx::Error::PoolClosed).write_failure(), Other);
+    }
+
+    #[test]
+    fn a_commit_without_an_answer_is_ambiguous_and_an_answered_one_is_not() {
+        use WriteFailure::*;
+        let lost = commit_error(io(std::io::ErrorKind::ConnectionReset));
+        assert!(matches!(lost, StoreError::CommitUnknown(_)), "{lost:?}");
+        assert_eq!(lost.write_failure(), Ambiguous);
+        assert!(!lost.is_unreachable(), "it may have been applied");
+        assert_eq!(
+            commit_error(sqlx::Error::Protocol("garbled".into())).write_failure(),
+            Ambiguous
+        );
+        assert_eq!(
+            commit_error(sqlx::Error::Tls("reset".into())).write_failure(),
+            Ambiguous
+        );
+        // The database answered the COMMIT with an error: it rolled back.
+        assert_eq!(commit_error(sqlstate("40001")).write_failure(), Transient);
+        assert_eq!(commit_error(sqlstate("23505")).write_failure(), Other);
+        assert_eq!(commit_error(sqlstate("57P01")).write_failure(), Unreachable);
+    }
+
+    #[test]
+    fn unreachable_means_no_connection_could_be_had() {
+        assert!(db(io(std::io::ErrorKind::ConnectionRefused)).is_unreachable());
+        assert!(db(sqlx::Error::PoolTimedOut).is_unreachable(), "busy");
+        assert!(db(sqlstate("57P01")).is_unreachable());
+        assert!(!db(sqlstate("40001")).is_unreachable(), "transient");
         assert!(
             !db(sqlx::Error::PoolClosed).is_unreachable(),
             "closed store"
         );
-        assert!(!db(sqlx::Error::RowNotFound).is_unreachable());
-        assert!(!db(sqlx::Error::Protocol("unexpected message".into())).is_unreachable());
-        assert!(!db(sqlx::Error::ColumnNotFound("x".into())).is_unreachable());
         assert!(!StoreError::Closed.is_unreachable());
         assert!(!StoreError::Unavailable("file deleted".into()).is_unreachable());
         assert!(!StoreError::Corrupt("bad json".into()).is_unreachable());
         assert!(!StoreError::RoomNotFound("ABCD".into()).is_unreachable());
         assert!(!StoreError::Io(Arc::new(std::io::Error::other("mkdir"))).is_unreachable());
+        let mismatch = StoreError::SeqMismatch {
+            game_id: Uuid::nil(),
+            after: 3,
+            last: Some(4),
+        };
+        assert_eq!(mismatch.write_failure(), WriteFailure::Other);
         assert!(!StoreError::Fenced {
             room: "ABCD".into(),
             epoch: 1,

@@ -58,7 +58,7 @@ use std::sync::Arc;
 
 pub use checkpoint::{SqliteOptions, SqliteOptionsError, MAX_TRUNCATE_WAIT};
 pub use cluster::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
-pub use error::{Result, StoreError};
+pub use error::{Result, StoreError, WriteFailure};
 pub use memory::MemoryStore;
 pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::SqliteStore;

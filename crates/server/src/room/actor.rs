@@ -564,7 +564,7 @@ impl Actor {
                     room = %code,
                     game = ?game,
                     error = %e,
-                    unreachable = failed.unreachable,
+                    failure = ?failed.kind,
                     "store write failed"
                 );
                 Err(failed)

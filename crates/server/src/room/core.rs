@@ -484,7 +484,7 @@ impl Core {
         tracing::warn!(
             room = %self.code,
             error = %error,
-            unreachable = error.unreachable,
+            failure = ?error.kind,
             "store write failed; step not applied"
         );
         let refusal = error.refusal();

@@ -94,7 +94,7 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
                 warn!(
                     room = %code,
                     error = %e,
-                    unreachable = e.is_unreachable(),
+                    failure = ?e.write_failure(),
                     "store failed creating a room"
                 );
                 // The database out of reach: `room_unavailable`, try again in a moment.

@@ -5,6 +5,7 @@ use super::persist::Write;
 use super::{BotChoice, ConnId, Member, Ms, Refusal, SeatCmd};
 use parchis_engine::{Action, Colour, Game};
 use parchis_protocol::ErrorCode;
+use parchis_store::WriteFailure;
 use std::sync::Arc;
 
 /// Something that happened to the room.
@@ -165,38 +166,57 @@ pub enum Effect {
 }
 
 /// Why the durable write of an [`Effect::Persist`] failed, as the driver reports it to
-/// [`super::Core::persisted`]. Nothing of the write was stored; the step is not applied.
+/// [`super::Core::persisted`]: the step is not applied. Nothing of the write was stored,
+/// except for [`WriteFailure::Ambiguous`], where it may have been.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteFailed {
     /// The store's message, for logs.
     pub message: String,
-    /// The database could not be reached
-    /// ([`parchis_store::StoreError::is_unreachable`]): the command that waited for the
-    /// write is answered `room_unavailable` (retry in a moment) rather than `internal`.
-    pub unreachable: bool,
+    /// What the failure means ([`parchis_store::StoreError::write_failure`]): the command
+    /// that waited for the write is answered by it ([`WriteFailed::refusal`]).
+    pub kind: WriteFailure,
 }
 
 /// The text of the refusal of a command whose write found the database unreachable.
 pub const STORE_UNREACHABLE: &str =
     "the server cannot reach its database right now: nothing was applied; send it again in a moment";
 
+/// The text of the refusal of a command whose write found no free database connection.
+pub const STORE_BUSY: &str =
+    "the server is busy right now: nothing was applied; send it again in a moment";
+
+/// The text of the refusal of a command whose transaction the database rolled back for a
+/// reason of the moment (serialization failure, deadlock, statement timeout).
+pub const STORE_TRANSIENT: &str =
+    "the database could not store it this time: nothing was applied; send it again";
+
+/// The text of the refusal of a command whose write's outcome is unknown (the database's
+/// answer to its commit was lost and the log could not be read yet).
+pub const STORE_AMBIGUOUS: &str = "the server lost its database's answer: the command may have \
+     been applied; if it was, its events reach you when the room is back (after a reconnect \
+     and resume at the latest); sending it again is safe";
+
 impl WriteFailed {
-    /// A failure with `message` that is not the database being unreachable.
+    /// A failure with `message` that a retry would not mend ([`WriteFailure::Other`]).
     pub fn other(message: impl Into<String>) -> WriteFailed {
         WriteFailed {
             message: message.into(),
-            unreachable: false,
+            kind: WriteFailure::Other,
         }
     }
 
     /// What the command that waited for the write is answered: `room_unavailable` with
-    /// [`STORE_UNREACHABLE`] when the database could not be reached, else `internal`.
+    /// [`STORE_UNREACHABLE`], [`STORE_BUSY`], [`STORE_TRANSIENT`] or [`STORE_AMBIGUOUS`]
+    /// (retryable), else `internal`.
     pub fn refusal(&self) -> Refusal {
-        if self.unreachable {
-            Refusal::new(ErrorCode::RoomUnavailable, STORE_UNREACHABLE)
-        } else {
-            Refusal::code(ErrorCode::Internal)
-        }
+        let text = match self.kind {
+            WriteFailure::Unreachable => STORE_UNREACHABLE,
+            WriteFailure::Busy => STORE_BUSY,
+            WriteFailure::Transient => STORE_TRANSIENT,
+            WriteFailure::Ambiguous => STORE_AMBIGUOUS,
+            WriteFailure::Other => return Refusal::code(ErrorCode::Internal),
+        };
+        Refusal::new(ErrorCode::RoomUnavailable, text)
     }
 }
 
@@ -204,7 +224,7 @@ impl From<&parchis_store::StoreError> for WriteFailed {
     fn from(e: &parchis_store::StoreError) -> WriteFailed {
         WriteFailed {
             message: e.to_string(),
-            unreachable: e.is_unreachable(),
+            kind: e.write_failure(),
         }
     }
 }
@@ -212,5 +232,46 @@ impl From<&parchis_store::StoreError> for WriteFailed {
 impl std::fmt::Display for WriteFailed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(kind: WriteFailure) -> (ErrorCode, String) {
+        let r = WriteFailed {
+            message: "store message".into(),
+            kind,
+        }
+        .refusal();
+        (r.code, r.message)
+    }
+
+    #[test]
+    fn each_failure_class_is_answered_with_its_own_text() {
+        let unavailable = |text: &str| (ErrorCode::RoomUnavailable, text.to_owned());
+        assert_eq!(
+            answer(WriteFailure::Unreachable),
+            unavailable(STORE_UNREACHABLE)
+        );
+        assert_eq!(answer(WriteFailure::Busy), unavailable(STORE_BUSY));
+        assert_eq!(
+            answer(WriteFailure::Transient),
+            unavailable(STORE_TRANSIENT)
+        );
+        assert_eq!(
+            answer(WriteFailure::Ambiguous),
+            unavailable(STORE_AMBIGUOUS)
+        );
+        assert!(
+            !STORE_AMBIGUOUS.contains("nothing was applied"),
+            "an unknown outcome is not 'nothing was applied'"
+        );
+        assert_eq!(answer(WriteFailure::Other).0, ErrorCode::Internal);
+        assert_eq!(
+            answer(WriteFailure::Other).0,
+            WriteFailed::other("x").refusal().code
+        );
     }
 }

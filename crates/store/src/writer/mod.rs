@@ -11,6 +11,10 @@
 //!
 //! A single writer also means SQLite never sees two concurrent write transactions.
 //!
+//! A `COMMIT` that gets no answer (the connection failed with it on its way or its answer
+//! outstanding) fails every request of its group with [`StoreError::CommitUnknown`]: the
+//! group may be stored, so it is neither replayed nor reported as "nothing applied".
+//!
 //! Between two groups the writer can be held ([`Pauser::pause`]): SQLite's WAL checkpointer
 //! runs its blocking `TRUNCATE` checkpoint then, instead of competing with a commit for the
 //! write lock (`crate::checkpoint`).
@@ -40,7 +44,7 @@ use tokio::task::JoinHandle;
 use uuid::Uuid;
 
 use crate::cluster::{Fence, RoomWrite};
-use crate::error::{Result, StoreError};
+use crate::error::{commit_error, Result, StoreError};
 
 mod ops;
 
@@ -465,6 +469,13 @@ async fn commit_group<B: Backend>(
         Ok(results) => results.into_iter().map(Ok).collect(),
         // Nothing to isolate: the one request's error is its answer.
         Err(e) if requests.len() == 1 => vec![Err(e)],
+        // The COMMIT got no answer: the group may be stored. Replaying it would apply it
+        // twice or misreport it (say, "unreachable" on a broken connection): every
+        // request gets the unknown outcome.
+        Err(e @ StoreError::CommitUnknown(_)) => {
+            tracing::warn!(error = %e, size = requests.len(), "grouped commit unanswered");
+            vec![Err(e); requests.len()]
+        }
         Err(e) => {
             tracing::debug!(error = %e, size = requests.len(), "grouped commit failed; isolating");
             slow_path::<B>(pool, requests).await
@@ -523,7 +534,7 @@ async fn fast_path<B: Backend>(pool: &Pool<B::Db>, requests: &[Vec<WriteOp>]) ->
             B::append_all(&mut tx, &appends).await?;
         }
     }
-    tx.commit().await?;
+    tx.commit().await.map_err(commit_error)?;
     Ok(changed)
 }
 
@@ -567,7 +578,7 @@ async fn slow_path<B: Backend>(pool: &Pool<B::Db>, requests: &[Vec<WriteOp>]) ->
         }
     }
     if let Err(e) = tx.commit().await {
-        let e = StoreError::from(e);
+        let e = commit_error(e);
         tracing::warn!(error = %e, "isolated group commit failed");
         return fail_all(results, e);
     }
