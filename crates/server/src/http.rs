@@ -208,7 +208,8 @@ pub async fn list_rooms(
 /// `GET /api/rooms/{code}`: one room's public state ([`parchis_protocol::RoomView`]);
 /// 404 `unknown_room` when no room has that code. Cluster mode: a room owned by another
 /// node is asked on `P.room.<CODE>`; one that no node serves right now but is unfinished
-/// gets 503 `room_unavailable` with `Retry-After`.
+/// gets 503 `room_unavailable` with `Retry-After`; a code found unknown is answered 404
+/// from the negative cache for a few seconds ([`crate::cluster::routing::unknown`]).
 /// Lookups by code are limited per address (429 `rate_limited`, [`crate::admission`]).
 pub async fn get_room(
     State(state): State<AppState>,
@@ -225,12 +226,21 @@ pub async fn get_room(
         )
     };
     let Some(handle) = state.room(&code) else {
-        if state.cluster().is_some() {
+        if let Some(cluster) = state.cluster() {
+            // Found unknown a moment ago: no NATS request, no store read.
+            let cache = &cluster.routing.unknown;
+            if cache.is_unknown(&code) {
+                return Err(unknown());
+            }
             // Owned by another node, or being moved.
             if let Some(view) = crate::cluster::routing::view(&state, &code).await {
                 return Ok(Json(view));
             }
-            if let Ok(Some(s)) = state.store().get_room(&code).await {
+            let stored = state.store().get_room(&code).await;
+            if let Ok(None) = stored {
+                cache.note(&code);
+            }
+            if let Ok(Some(s)) = stored {
                 if s.room.status != parchis_store::RoomStatus::Finished {
                     crate::cluster::ownership::wake_sweeper(&state);
                     return Err(ApiError {

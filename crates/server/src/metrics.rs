@@ -119,6 +119,10 @@ pub const REATTACHES: &str = "parchis_cluster_reattaches_total";
 pub const REMOTE_ATTACHES: &str = "parchis_cluster_remote_attaches_total";
 /// Counter: requests the owner's room services answered, by `op`.
 pub const ROOM_REQUESTS: &str = "parchis_cluster_room_requests_total";
+/// Counter: lookups of a code no node serves that the store does not hold, by `answer`:
+/// `read` (asked, found unknown and remembered) or `cached` (answered unknown from the
+/// negative cache, `cluster::routing::unknown`, without NATS or the store).
+pub const UNKNOWN_CODE_LOOKUPS: &str = "parchis_cluster_unknown_code_lookups_total";
 
 /// Latency buckets, seconds: 0.5 ms to 10 s.
 const SECONDS_BUCKETS: &[f64] = &[
@@ -259,6 +263,10 @@ fn describe() {
     describe_counter!(
         ROOM_REQUESTS,
         "Requests answered by this node's room services, by op"
+    );
+    describe_counter!(
+        UNKNOWN_CODE_LOOKUPS,
+        "Lookups of unknown room codes, by answer (read: store asked; cached)"
     );
     describe_counter!(LEASES_LOST, "Room leases lost, by why");
     describe_counter!(TAKEOVERS, "Rooms claimed by the sweeper (failover)");

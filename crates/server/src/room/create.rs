@@ -80,11 +80,12 @@ pub async fn create(state: &AppState, settings: RoomSettings) -> Result<String, 
             Some(c) => {
                 let ttl = crate::cluster::ownership::ttl_ms(c);
                 let node = c.node().as_str();
-                state
-                    .store()
-                    .create_room_leased(&record, node, ttl)
-                    .await
-                    .map(Some)
+                let stored = state.store().create_room_leased(&record, node, ttl).await;
+                if stored.is_ok() {
+                    // Looked up before it existed (a guess): found from now on.
+                    c.routing.unknown.forget(&code);
+                }
+                stored.map(Some)
             }
         };
         let fence = match stored {

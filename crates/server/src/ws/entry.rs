@@ -129,6 +129,14 @@ impl Session {
     /// Cluster mode: a `join`, `watch` or `resume` of a room this node does not run, sent
     /// to its owner (`docs/CLUSTER.md`, "Routing").
     pub(super) async fn remote_entry(&mut self, room: String, req: u64, entry: Entry) -> Flow {
+        if known_unknown(&self.state, &room) {
+            // Found unknown a moment ago: no NATS request, no store read.
+            return self.error(
+                Some(req),
+                ErrorCode::UnknownRoom,
+                format!("no room has code {room:?}"),
+            );
+        }
         let how = match &entry {
             Entry::Join {
                 name,
@@ -194,10 +202,35 @@ impl Session {
     }
 }
 
-/// Cluster mode: what the store says about room `code`, which no node serves.
+/// Whether room `code` was found unknown a moment ago (cluster mode: the negative cache,
+/// [`crate::cluster::routing::unknown`]).
+fn known_unknown(state: &AppState, code: &str) -> bool {
+    state
+        .cluster()
+        .is_some_and(|c| c.routing.unknown.is_unknown(code))
+}
+
+/// Whether room `code` exists for a command before joining (`not_joined` or
+/// `unknown_room`): it runs here, or (cluster mode) some node serves it. A code found
+/// unknown a moment ago (by a room view, `join`, `watch` or `resume`) is not probed on
+/// NATS again; the probe itself reads nothing from the store.
+pub(super) async fn served_somewhere(state: &AppState, code: &str) -> bool {
+    if state.room(code).is_some() {
+        return true;
+    }
+    !known_unknown(state, code) && routing::edge::served(state, code).await
+}
+
+/// Cluster mode: what the store says about room `code`, which no node serves. A room the
+/// store does not hold is remembered as unknown for a few seconds.
 async fn unserved_room(state: &AppState, code: &str) -> Unserved {
     match state.store().get_room(code).await {
-        Ok(None) => Unserved::Unknown,
+        Ok(None) => {
+            if let Some(c) = state.cluster() {
+                c.routing.unknown.note(code);
+            }
+            Unserved::Unknown
+        }
         Ok(Some(s)) if s.room.status == parchis_store::RoomStatus::Finished => Unserved::Finished,
         // A retired lease: the room was disposed of (an idle lobby); nobody runs it again.
         Ok(Some(_)) => match state.store().lease(code).await {

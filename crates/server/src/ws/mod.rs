@@ -412,9 +412,7 @@ impl Session {
             if let Err(denied) = self.state.admission().lookup(self.ip) {
                 return self.error(Some(req), denied.code(), denied.to_string());
             }
-            let code = if self.state.room(&room).is_some()
-                || routing::edge::served(&self.state, &room).await
-            {
+            let code = if entry::served_somewhere(&self.state, &room).await {
                 ErrorCode::NotJoined
             } else {
                 ErrorCode::UnknownRoom

@@ -496,6 +496,11 @@ impl Cluster {
         http_at(self.addr(i), method, path, body).await
     }
 
+    /// [`metric_at`] of node `i`.
+    pub async fn metric(&self, i: usize, name: &str, labels: &[&str]) -> f64 {
+        metric_at(self.addr(i), name, labels).await
+    }
+
     /// Creates a room on node `i` with `settings`; its code.
     pub async fn create_room(&self, i: usize, settings: &Value) -> String {
         let (status, body) = self
@@ -570,4 +575,19 @@ impl Drop for Cluster {
         })
         .join();
     }
+}
+
+/// The sum of the samples of metric `name` in the `/metrics` of the node at `addr` whose
+/// line holds every one of `labels` (e.g. `answer="read"`); 0 when there is none.
+pub async fn metric_at(addr: SocketAddr, name: &str, labels: &[&str]) -> f64 {
+    let (status, text) = crate::common::get_raw(addr, "/metrics", &[]).await;
+    assert_eq!(status, 200, "{text}");
+    text.lines()
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
+        })
+        .filter(|l| labels.iter().all(|lab| l.contains(lab)))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
 }

@@ -7,8 +7,8 @@
 //! Why one file of ~890 lines: a list of independent attacks sharing the helpers at its
 //! top, as `tests/hostile.rs`.
 
-use crate::common::{assert_answers_ping, close_code, get_raw, Client};
-use crate::harness::{Cluster, Opts};
+use crate::common::{assert_answers_ping, close_code, Client};
+use crate::harness::{metric_at as metric, Cluster, Opts};
 use futures_util::SinkExt;
 use serde_json::{json, Value};
 use std::net::{IpAddr, SocketAddr};
@@ -42,21 +42,6 @@ async fn client_from(addr: SocketAddr, from: IpAddr, small_buffer: bool) -> Clie
 
 fn ip(n: u8) -> IpAddr {
     IpAddr::from([127, 0, 0, n])
-}
-
-/// The sum of the samples of metric `name` on the node at `addr` whose labels contain
-/// every one of `labels` (e.g. `op="command"`).
-async fn metric(addr: SocketAddr, name: &str, labels: &[&str]) -> f64 {
-    let (status, text) = get_raw(addr, "/metrics", &[]).await;
-    assert_eq!(status, 200, "{text}");
-    text.lines()
-        .filter(|l| {
-            l.strip_prefix(name)
-                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
-        })
-        .filter(|l| labels.iter().all(|lab| l.contains(lab)))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
 }
 
 /// Plays the game of `players` (each rolls or plays its first legal action on its

@@ -31,3 +31,4 @@ mod lobby;
 mod pause;
 mod routing;
 mod start;
+mod unknown_codes;

@@ -9,6 +9,7 @@
 //!   after a gap, an `end`, a `moved` notice or a rehome.
 //! * [`lobby`]: the public lobby's scatter/gather on `P.lobby`.
 //! * [`wire`]: the JSON shapes between nodes.
+//! * [`unknown`]: the negative cache of codes no node serves and the store does not hold.
 //!
 //! A room's actor calls [`serve_room`] (its one caller) while it starts, before anyone
 //! learns of the room: the subscription is on the NATS server before a creation is
@@ -28,6 +29,7 @@ pub mod reattach;
 pub mod relay;
 pub mod remote_link;
 pub mod service;
+pub mod unknown;
 pub mod wire;
 
 use crate::room::{ConnId, ConnLink, Member, RoomHandle};
@@ -86,6 +88,8 @@ pub struct Routing {
     pub lobby: lobby::Shared,
     /// Edge nodes whose edge subscription is gone from NATS.
     pub gone_edges: GoneEdges,
+    /// Codes found unknown lately ([`unknown`]).
+    pub unknown: unknown::UnknownCodes,
 }
 
 /// The other nodes whose edge subscription (`P.edge.<NODE>`) is gone from NATS: a node
