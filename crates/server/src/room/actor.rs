@@ -9,6 +9,15 @@
 //! refused step is neither applied nor retried (nothing of it was broadcast), the actor
 //! deregisters and its connections move to the new owner
 //! ([`crate::cluster::ownership::lease::room_ended`]).
+//!
+//! A durable write whose commit got no answer, or one refused as not following the
+//! stored log, puts the room's state in doubt: the actor decides it against the stored
+//! room and, when the store is ahead, stops the room to have it rebuilt from its stored
+//! state ([`RoomEnd::Rebuild`]; `actor_doubt.rs`).
+//!
+//! Size (~660 lines): the task's loop, its effects, its one write path and its end share
+//! the actor's state and are read together; what a stopping room owes (`actor_moving.rs`)
+//! and a write in doubt (`actor_doubt.rs`) live in their own files.
 
 use super::core::{BotJob, Core, Effect, Input, WriteFailed};
 use super::persist::Write;
@@ -60,9 +69,16 @@ pub(super) struct Actor {
     channel: Option<(mpsc::Sender<RoomCmd>, mpsc::Receiver<RoomCmd>)>,
     /// Cluster mode: the lease this node holds for the room; every write carries it.
     fence: Option<Fence>,
-    /// Cluster mode: the room stops here (lease lost, write fenced, hand-off); set, the
-    /// actor writes nothing more and ends after the current input.
+    /// The room stops here (cluster mode: lease lost, write fenced, hand-off; any mode:
+    /// a rebuild); set, the actor writes nothing more and ends after the current input.
     ending: Option<RoomEnd>,
+    /// A durable write whose outcome is unknown, not decided yet (`actor_doubt.rs`).
+    pub(super) doubt: Option<super::doubt::Doubt>,
+    /// When to look at the stored room again while in doubt.
+    pub(super) doubt_retry: Option<tokio::time::Instant>,
+    /// The step being abandoned waited for a write that may have been applied: its
+    /// command's refusal says so.
+    pub(super) outcome_unknown: bool,
 }
 
 /// Why [`Actor::start`] did not start the room.
@@ -72,6 +88,22 @@ pub(super) enum Unstarted {
     Full,
     /// Cluster mode: the room's subject could not be served.
     Unserved,
+}
+
+/// Whether the local connections of a room that ends so move on (reattached to the next
+/// owner, or told to reconnect) and its queued commands are refused as it stops.
+fn moves(end: &RoomEnd) -> bool {
+    matches!(
+        end,
+        RoomEnd::Lost(_) | RoomEnd::Fenced | RoomEnd::Handoff(_) | RoomEnd::Rebuild
+    )
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn sleep_until_ms(at: Option<Ms>) {
@@ -109,6 +141,9 @@ impl Actor {
             channel: Some((tx, rx)),
             fence: None,
             ending: None,
+            doubt: None,
+            doubt_retry: None,
+            outcome_unknown: false,
         }
     }
 
@@ -118,9 +153,14 @@ impl Actor {
         self
     }
 
-    /// Whether the room stops here (lease lost, write fenced, hand-off).
+    /// Whether the room stops here (lease lost, write fenced, hand-off, rebuild).
     pub(super) fn is_stopping(&self) -> bool {
         self.ending.is_some()
+    }
+
+    /// Whether the room stops here to be rebuilt from its stored state.
+    pub(super) fn is_rebuilding(&self) -> bool {
+        matches!(self.ending, Some(RoomEnd::Rebuild))
     }
 
     /// The core.
@@ -179,6 +219,7 @@ impl Actor {
                     None => break RoomEnd::Shutdown,
                 },
                 _ = sleep_until_ms(wake) => self.input(Input::Timers).await,
+                _ = sleep_until(self.doubt_retry) => self.retry_doubt().await,
             }
             if let Some(end) = self.ending.take() {
                 break end;
@@ -188,10 +229,7 @@ impl Actor {
                 break RoomEnd::Disposed;
             }
         };
-        if matches!(
-            end,
-            RoomEnd::Lost(_) | RoomEnd::Fenced | RoomEnd::Handoff(_)
-        ) {
+        if moves(&end) {
             self.refuse_queued(&mut rx);
         }
         self.finish(end).await;
@@ -201,13 +239,24 @@ impl Actor {
     /// left (it is lost) and the local connections move on ([`lease::room_ended`]).
     async fn finish(mut self, end: RoomEnd) {
         self.state.deregister(self.core.code());
-        let moves = matches!(
-            end,
-            RoomEnd::Lost(_) | RoomEnd::Fenced | RoomEnd::Handoff(_)
-        );
-        let conns = if moves { self.rehomed() } else { Vec::new() };
+        let conns = if moves(&end) {
+            self.rehomed()
+        } else {
+            Vec::new()
+        };
         match self.fence.take() {
             Some(fence) => lease::room_ended(&self.state, fence, end, conns).await,
+            None if matches!(end, RoomEnd::Rebuild) => {
+                let code = self.core.code().to_owned();
+                super::rebuild::rebuild_here(&self.state, &code).await;
+                // After the rebuild: their resume finds the rebuilt room.
+                for c in conns {
+                    c.link.kick.kick(
+                        close_code::SERVICE_RESTART,
+                        "the room was rebuilt from its log: reconnect and resume",
+                    );
+                }
+            }
             None => {
                 for c in conns {
                     c.link
@@ -364,7 +413,9 @@ impl Actor {
         // here) must not leave a caller hanging.
         self.pending_link = None;
         if let Some(reply) = self.reply.take() {
-            let refusal = if self.is_stopping() {
+            let refusal = if self.is_rebuilding() {
+                Refusal::new(ErrorCode::RoomUnavailable, super::effect::STORE_REBUILD)
+            } else if self.is_stopping() {
                 Refusal::new(
                     ErrorCode::RoomUnavailable,
                     "the room moved to another server: try again",
@@ -388,10 +439,11 @@ impl Actor {
                 }
             }
             let Some(write) = persist else { break };
-            let result = self.write(write).await;
+            let result = self.persist(write).await;
             if self.is_stopping() {
-                // Fenced: the step is neither applied nor retried; the room ends here,
-                // and the commands it held are answered (each gets its one reply).
+                // Fenced or rebuilt: the step is neither applied nor retried; the room
+                // ends here, and the commands it held are answered (each gets its one
+                // reply).
                 self.refuse_owed();
                 break;
             }
@@ -533,9 +585,10 @@ impl Actor {
         });
     }
 
-    /// Performs one write, through the room's fence in cluster mode; the error says
-    /// whether the database was unreachable. A fenced write stops the room; once it
-    /// stops, nothing more is written.
+    /// Performs one write, through the room's fence in cluster mode; the error says what
+    /// the failure means ([`WriteFailed::kind`]). A fenced write stops the room, one that
+    /// does not follow the stored log has it rebuilt; once it stops, nothing more is
+    /// written.
     async fn write(&mut self, write: Write) -> Result<(), WriteFailed> {
         if self.is_stopping() {
             return Err(WriteFailed::other("the room stopped on this node"));
@@ -557,6 +610,13 @@ impl Actor {
                 );
                 self.ending = Some(RoomEnd::Fenced);
                 Err(WriteFailed::other("fenced"))
+            }
+            Err(e @ StoreError::SeqMismatch { .. }) => {
+                // The stored log is not the room's (a commit whose answer was lost went
+                // through): the log is the authority, the room is rebuilt from it.
+                warn!(room = %code, game = ?game, error = %e, "the stored log is ahead of the room: rebuilding it");
+                self.ending.get_or_insert(RoomEnd::Rebuild);
+                Err(WriteFailed::from(&e))
             }
             Err(e) => {
                 let failed = WriteFailed::from(&e);
@@ -587,6 +647,9 @@ pub async fn perform(
 
 #[path = "actor_moving.rs"]
 mod moving;
+
+#[path = "actor_doubt.rs"]
+mod doubt;
 
 #[cfg(test)]
 #[path = "actor_test_room.rs"]

@@ -167,7 +167,8 @@ pub enum Effect {
 
 /// Why the durable write of an [`Effect::Persist`] failed, as the driver reports it to
 /// [`super::Core::persisted`]: the step is not applied. Nothing of the write was stored,
-/// except for [`WriteFailure::Ambiguous`], where it may have been.
+/// except for [`WriteFailure::Ambiguous`], where it may have been (the actor then looks
+/// at the stored room, `room/actor_doubt.rs`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteFailed {
     /// The store's message, for logs.
@@ -195,6 +196,11 @@ pub const STORE_TRANSIENT: &str =
 pub const STORE_AMBIGUOUS: &str = "the server lost its database's answer: the command may have \
      been applied; if it was, its events reach you when the room is back (after a reconnect \
      and resume at the latest); sending it again is safe";
+
+/// The text of the refusal of a command that a room stopping to be rebuilt from its
+/// stored state did not carry out (`RoomEnd::Rebuild`).
+pub const STORE_REBUILD: &str = "the room is being rebuilt from its stored log: nothing of \
+     this command was applied; send it again in a moment";
 
 impl WriteFailed {
     /// A failure with `message` that a retry would not mend ([`WriteFailure::Other`]).

@@ -19,6 +19,9 @@
 //!   handle, executes the effects in order and keeps the write-ahead rule: a
 //!   [`Effect::Persist`] is always the last effect of a batch, and the core emits nothing
 //!   of that step (no broadcast, no reply) until the actor reports the write durable.
+//! * [`doubt`] decides a write whose commit got no answer against the stored room; when
+//!   the stored room is ahead of the live one, [`rebuild`] brings the room back from it
+//!   (on a single node; in cluster mode the lease is released and the room adopted again).
 //!
 //! Connections send [`RoomCmd`]s through a bounded channel; joins and views are answered on
 //! a oneshot, everything else goes to the connections' outbound queues, in order.
@@ -28,6 +31,7 @@ pub mod admin;
 pub mod bots;
 pub mod core;
 pub mod create;
+pub mod doubt;
 pub mod effect;
 pub mod fanout;
 pub mod link;
@@ -36,6 +40,7 @@ mod owed;
 pub mod persist;
 pub mod play;
 pub mod reattach;
+pub mod rebuild;
 pub mod rematch;
 pub mod replay;
 pub mod restore;

@@ -27,6 +27,14 @@ impl Core {
     }
 }
 
+impl Core {
+    /// The `(connection, req)` of the command the step waiting for its write would
+    /// answer, if any (pure, changes nothing).
+    pub fn staged_owed(&self) -> Option<(ConnId, u64)> {
+        self.staged.as_ref().and_then(staged_reply)
+    }
+}
+
 fn staged_reply(staged: &Staged) -> Option<(ConnId, u64)> {
     match staged {
         Staged::Join { conn, req, .. } | Staged::Colour { conn, req, .. } => Some((*conn, *req)),

@@ -291,6 +291,12 @@ pub async fn restore(
     let mut actor = Actor::new(state, core).with_fence(fence);
     let span = tracing::info_span!("room", room = %code, game = %record.id);
     actor.execute(effects).instrument(span).await;
+    if actor.is_rebuilding() {
+        // The fresh clock's `turn` may be stored: this restore's core may be behind.
+        return Err(RestoreError::Store(
+            "a write of the restore got no answer".into(),
+        ));
+    }
     if actor.is_stopping() {
         return Err(RestoreError::Fenced);
     }

@@ -2,7 +2,8 @@
 //! the renewer (every `lease-renew-ms`, ONE `renew_leases` for every fence held), the
 //! pure decision of which rooms a renewal answer stops ([`judge`]), and what becomes of
 //! the lease when a room's actor ends here ([`room_ended`]): retired when the room is
-//! finished or disposed, released on a hand-off or a shutdown, nothing when it was lost.
+//! finished or disposed, released on a hand-off or a shutdown, released and adopted again
+//! here for a rebuild, nothing when it was lost.
 
 use super::{observe, ownership, ttl_ms, Ownership};
 use crate::cluster::routing::{self, Rehomed};
@@ -28,6 +29,13 @@ pub enum RoomEnd {
     /// Drain: the lease is released, then the local connections are handed back on
     /// `reply` (the drain asks another node to adopt the room and rehomes them).
     Handoff(oneshot::Sender<Vec<Rehomed>>),
+    /// The stored room is ahead of the live one (a write whose commit got no answer was
+    /// applied, or a write was refused as not following the log): the room is rebuilt
+    /// from its stored state. In cluster mode the lease is released, this node adopts the
+    /// room again at once (the drain's `adopt`, restored from the log) and the local
+    /// connections are rehomed to it; on a single node it is restored in place
+    /// (`room/rebuild.rs`).
+    Rebuild,
 }
 
 /// What one renewal decided: the rooms to stop, and since when the leases are known good.
@@ -246,6 +254,23 @@ pub async fn room_ended(state: &AppState, fence: Fence, end: RoomEnd, conns: Vec
                 own.forget(&fence);
             }
             observe::room_stopped(&fence, "write fenced", conns.len());
+            routing::rehome(state, &code, conns);
+        }
+        RoomEnd::Rebuild => {
+            release(state, &fence).await;
+            observe::room_stopped(&fence, "rebuilt from its log", conns.len());
+            // Nobody waits for a sweep: adopted here at once, as a drain's target would.
+            // Refused (the database is out of reach again), the released lease waits for
+            // a sweeper, here or on another node.
+            match super::node::adopt_again(state, &code).await {
+                super::node::NodeReply::Adopted { epoch } => {
+                    tracing::info!(room = %code, epoch, "room rebuilt from its log")
+                }
+                answer => tracing::warn!(
+                    room = %code, answer = ?answer,
+                    "room not rebuilt here: its lease stays released for a sweeper"
+                ),
+            }
             routing::rehome(state, &code, conns);
         }
         RoomEnd::Handoff(reply) => {

@@ -226,6 +226,16 @@ async fn handle(state: &AppState, request: NodeRequest) -> NodeReply {
     }
 }
 
+/// [`adopt`] on this node for a room that stopped here to be rebuilt from its log
+/// (`RoomEnd::Rebuild`, after its lease was released). Boxed: it runs in the stopped
+/// actor's task and starts the next actor, so its future names no opaque type.
+pub(crate) fn adopt_again<'a>(
+    state: &'a AppState,
+    code: &'a str,
+) -> futures_util::future::BoxFuture<'a, NodeReply> {
+    Box::pin(adopt(state, code))
+}
+
 /// Takes room `code` over at once: acquires its lease (released by its draining owner),
 /// restores and serves it. A released lease is also claimable: when this node's sweeper
 /// got it first, the room is this node's all the same and the answer is `adopted`.

@@ -10,10 +10,14 @@
 //! * `sim` — a seed-driven simulation of many rooms with invariants after every step.
 //! * `history` — whole seeded games rebuilt from their log at random points: the rebuilt
 //!   history sends the live frames again, byte for byte (positions included).
+//! * `lost_ack` — the real actor over a store whose commit answer is lost (applied or
+//!   not): the room settles the doubt from its log, rebuilds itself when the log is ahead,
+//!   and its clients see every committed event once, in order.
 
 mod clock;
 mod faults;
 mod history;
+mod lost_ack;
 mod reattach;
 mod sim;
 
@@ -501,9 +505,16 @@ impl Driver {
 
 /// The command a player sends for the first legal action of the throw: `roll`, or `play`.
 pub fn first_command(game: &parchis_engine::Game) -> SeatCmd {
+    let must_roll = matches!(game.expect(), parchis_engine::Expect::Roll { .. });
+    command_for(must_roll, &game.legal_actions())
+}
+
+/// The command for the first of the `legal` actions (`roll` when `must_roll`, or when
+/// none is a move).
+pub fn command_for(must_roll: bool, legal: &[parchis_engine::Action]) -> SeatCmd {
     use parchis_engine::Action;
     use parchis_protocol::Play;
-    let play = game.legal_actions().into_iter().find_map(|a| match a {
+    let play = legal.iter().find_map(|a| match *a {
         Action::Exit => Some(Play::Exit),
         Action::Move {
             piece,
@@ -525,9 +536,9 @@ pub fn first_command(game: &parchis_engine::Game) -> SeatCmd {
         }),
         _ => None,
     });
-    match (game.expect(), play) {
-        (parchis_engine::Expect::Roll { .. }, _) | (_, None) => SeatCmd::Roll,
-        (_, Some(p)) => SeatCmd::Play(p),
+    match play {
+        Some(p) if !must_roll => SeatCmd::Play(p),
+        _ => SeatCmd::Roll,
     }
 }
 
