@@ -4,44 +4,25 @@
 //! back), and at the limits a client meets on every node. Each test asserts the defence
 //! and that honest clients of the same room, on other nodes, are served in full.
 //!
-//! Why one file of ~890 lines: a list of independent attacks sharing the helpers at its
-//! top, as `tests/hostile.rs`.
+//! Why one file of ~800 lines: a list of independent attacks sharing the helpers at its
+//! top, as `tests/hostile.rs` (the helpers both need are in `tests/common`, the cluster's
+//! games in `setup.rs`).
 
-use crate::common::{assert_answers_ping, close_code, Client};
+use crate::common::{
+    assert_answers_ping, assert_read_it_all, client, close_code, ip, read_to_the_end, Client,
+};
 use crate::harness::{metric_at as metric, Cluster, Opts};
+use crate::setup::seated_with_a_spectator;
 use futures_util::SinkExt;
 use serde_json::{json, Value};
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
-use tokio::net::TcpSocket;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::MaybeTlsStream;
-
-async fn client(addr: SocketAddr) -> Client {
-    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
-        .await
-        .expect("ws connect");
-    Client::new(ws)
-}
 
 /// A client whose connection comes from source address `from` (127.0.0.x), optionally
 /// with a tiny receive buffer (a reader that stalls fills it at once).
 async fn client_from(addr: SocketAddr, from: IpAddr, small_buffer: bool) -> Client {
-    let socket = TcpSocket::new_v4().expect("socket");
-    socket.bind(SocketAddr::new(from, 0)).expect("bind source");
-    if small_buffer {
-        socket.set_recv_buffer_size(2048).expect("rcvbuf");
-    }
-    let tcp = socket.connect(addr).await.expect("connect");
-    let (ws, _) =
-        tokio_tungstenite::client_async(format!("ws://{addr}/ws"), MaybeTlsStream::Plain(tcp))
-            .await
-            .expect("ws handshake");
-    Client::new(ws)
-}
-
-fn ip(n: u8) -> IpAddr {
-    IpAddr::from([127, 0, 0, n])
+    crate::common::client_from(addr, Some(from), small_buffer).await
 }
 
 /// Plays the game of `players` (each rolls or plays its first legal action on its
@@ -529,25 +510,7 @@ async fn a_stalled_reader_on_an_edge_node_does_not_hold_back_the_relay() {
     me.ok(json!({"type": "leave"})).await;
     drop(me);
     let started = Instant::now();
-    let reading = readers.into_iter().map(|mut c| {
-        tokio::spawn(async move {
-            let mut seqs = Vec::new();
-            loop {
-                let v = c.next().await.expect("reader disconnected");
-                assert!(
-                    v["type"] != "ws_close" && v["type"] != "closing",
-                    "reader dropped: {v}"
-                );
-                if v["type"] == "event" {
-                    seqs.push(v["seq"].as_u64().expect("seq"));
-                    if v["event"]["type"] == "dice_revealed" {
-                        return (seqs, c);
-                    }
-                }
-            }
-        })
-    });
-    let reading: Vec<_> = reading.collect();
+    let reading: Vec<_> = readers.into_iter().map(read_to_the_end).collect();
     // The stalled spectator goes (the view counts the two readers only).
     let mut dropped = None;
     while started.elapsed() < Duration::from_secs(20) {
@@ -565,14 +528,7 @@ async fn a_stalled_reader_on_an_edge_node_does_not_hold_back_the_relay() {
     let end = close_code(&mut stalled).await;
     assert!(end.is_none() || end == Some(4001), "{end:?}");
     for r in reading {
-        let (seqs, mut c) = tokio::time::timeout(Duration::from_secs(120), r)
-            .await
-            .expect("the bot game did not end within 120 s")
-            .expect("reader");
-        assert!(seqs.len() > 100, "only {} events", seqs.len());
-        let first = seqs[0];
-        assert_eq!(seqs, (first..first + seqs.len() as u64).collect::<Vec<_>>());
-        assert_answers_ping(&mut c).await;
+        assert_read_it_all(r).await;
     }
 }
 
@@ -650,9 +606,7 @@ async fn http_from(
     body: &str,
 ) -> (u16, Value) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let socket = TcpSocket::new_v4().expect("socket");
-    socket.bind(SocketAddr::new(from, 0)).expect("bind source");
-    let mut s = socket.connect(addr).await.expect("connect");
+    let mut s = crate::common::connect_from(addr, Some(from), false).await;
     let req = format!(
         "{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
@@ -822,12 +776,7 @@ async fn the_relayed_connections_of_a_dead_edge_node_are_forgotten_by_the_owner(
             &json!({"seats": 2, "max_spectators": 1, "disconnect_grace_secs": 600}),
         )
         .await;
-    let mut ana = client(cluster.addr(0)).await;
-    ana.join(&code, "Ana", Some("yellow")).await;
-    let mut bruno = client(cluster.addr(1)).await;
-    bruno.join(&code, "Bruno", Some("blue")).await;
-    let mut eve = client(cluster.addr(1)).await;
-    eve.watch(&code).await;
+    let mut clients = seated_with_a_spectator(&cluster, &code, 0, 1).await;
     cluster.kill(1);
     let killed = Instant::now();
     let until = killed + Duration::from_secs(10);
@@ -852,5 +801,5 @@ async fn the_relayed_connections_of_a_dead_edge_node_are_forgotten_by_the_owner(
     // Its place is free: a spectator on c gets it.
     let mut zoe = client(cluster.addr(2)).await;
     zoe.watch(&code).await;
-    assert_answers_ping(&mut ana).await;
+    assert_answers_ping(&mut clients[0]).await;
 }

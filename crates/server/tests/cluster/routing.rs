@@ -5,6 +5,7 @@
 
 use crate::common::{client, play_to_end, Client};
 use crate::harness::{Cluster, Opts};
+use crate::setup::a_started_game_with_a_spectator;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -81,30 +82,6 @@ async fn two_nodes_and_a_room(test: &str) -> Option<(Cluster, String)> {
         .create_room(0, &json!({"seats": 2, "turn_clock_secs": 120}))
         .await;
     Some((cluster, code))
-}
-
-/// Ana (yellow) joins `code` on node `ana_at`, Bruno (blue) and the spectator Eve on node
-/// `others_at`; once each has read both joins (seq 2), Ana starts the game. The clients
-/// in that order.
-async fn a_started_game_with_a_spectator(
-    cluster: &Cluster,
-    code: &str,
-    ana_at: usize,
-    others_at: usize,
-) -> Vec<Client> {
-    let mut ana = client(cluster.addr(ana_at)).await;
-    ana.join(code, "Ana", Some("yellow")).await;
-    let mut bruno = client(cluster.addr(others_at)).await;
-    bruno.join(code, "Bruno", Some("blue")).await;
-    let mut eve = client(cluster.addr(others_at)).await;
-    eve.watch(code).await;
-    for c in [&mut ana, &mut bruno, &mut eve] {
-        while c.seq < 2 {
-            c.next().await;
-        }
-    }
-    ana.ok(json!({"type": "start"})).await;
-    vec![ana, bruno, eve]
 }
 
 /// The seqs of `c`'s event frames must be consecutive (no gap, no repeat).

@@ -1,5 +1,6 @@
 //! Games set up for the cluster tests.
 
+use crate::common::{client, Client};
 use crate::driver::Player;
 use crate::harness::Cluster;
 use serde_json::json;
@@ -28,4 +29,38 @@ pub async fn two_player_game(
     let ok = a.command(json!({"type": "start"})).await;
     assert_eq!(ok["type"], "ok", "{name}: start: {ok}");
     (code, vec![a, b])
+}
+
+/// Ana (yellow) joins `code` on node `ana_at`, Bruno (blue) and the spectator Eve on node
+/// `others_at`, and each reads both joins (seq 2). The clients in that order.
+pub async fn seated_with_a_spectator(
+    cluster: &Cluster,
+    code: &str,
+    ana_at: usize,
+    others_at: usize,
+) -> Vec<Client> {
+    let mut ana = client(cluster.addr(ana_at)).await;
+    ana.join(code, "Ana", Some("yellow")).await;
+    let mut bruno = client(cluster.addr(others_at)).await;
+    bruno.join(code, "Bruno", Some("blue")).await;
+    let mut eve = client(cluster.addr(others_at)).await;
+    eve.watch(code).await;
+    for c in [&mut ana, &mut bruno, &mut eve] {
+        while c.seq < 2 {
+            c.next().await;
+        }
+    }
+    vec![ana, bruno, eve]
+}
+
+/// [`seated_with_a_spectator`], then Ana starts the game.
+pub async fn a_started_game_with_a_spectator(
+    cluster: &Cluster,
+    code: &str,
+    ana_at: usize,
+    others_at: usize,
+) -> Vec<Client> {
+    let mut clients = seated_with_a_spectator(cluster, code, ana_at, others_at).await;
+    clients[0].ok(json!({"type": "start"})).await;
+    clients
 }

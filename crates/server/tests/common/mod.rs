@@ -1,12 +1,16 @@
 //! Test harness: the real server on port 0 over a `MemoryStore`, a tiny HTTP client, and a
 //! tokio-tungstenite WebSocket client that tracks the room's event seq.
+//!
+//! Why one file over 600 lines: it is the shared harness of every server test binary
+//! (and of the CLI's, which includes it by path), one helper after another; one file keeps
+//! those includes to one line each.
 #![allow(dead_code)]
 
 use futures_util::{SinkExt, StreamExt};
 use parchis_server::{AppState, ServerConfig};
 use parchis_store::{EventRecord, GameRecord, MemoryStore, Store};
 use serde_json::{json, Value};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -171,23 +175,12 @@ impl Server {
 
     /// A connected WebSocket client.
     pub async fn client(&self) -> Client {
-        let url = format!("ws://{}/ws", self.addr);
-        let (ws, _) = tokio_tungstenite::connect_async(url)
-            .await
-            .expect("ws connect");
-        Client::new(ws)
+        client(self.addr).await
     }
 
     /// A client whose socket has a tiny receive buffer (for slow-reader tests).
     pub async fn small_buffer_client(&self) -> Client {
-        let socket = TcpSocket::new_v4().expect("socket");
-        socket.set_recv_buffer_size(2048).expect("rcvbuf");
-        let tcp = socket.connect(self.addr).await.expect("connect");
-        let url = format!("ws://{}/ws", self.addr);
-        let (ws, _) = tokio_tungstenite::client_async(url, MaybeTlsStream::Plain(tcp))
-            .await
-            .expect("ws handshake");
-        Client::new(ws)
+        client_from(self.addr, None, true).await
     }
 }
 
@@ -197,6 +190,73 @@ pub async fn client(addr: SocketAddr) -> Client {
         .await
         .expect("ws connect");
     Client::new(ws)
+}
+
+/// A TCP connection to `addr`, from source address `from` when given (a loopback
+/// address 127.0.0.x: the tests tell client addresses apart so), with a tiny receive
+/// buffer (2 KB) when `small_buffer` (a reader that stalls fills it at once).
+pub async fn connect_from(addr: SocketAddr, from: Option<IpAddr>, small_buffer: bool) -> TcpStream {
+    let socket = TcpSocket::new_v4().expect("socket");
+    if let Some(from) = from {
+        socket.bind(SocketAddr::new(from, 0)).expect("bind source");
+    }
+    if small_buffer {
+        socket.set_recv_buffer_size(2048).expect("rcvbuf");
+    }
+    socket.connect(addr).await.expect("connect")
+}
+
+/// A WebSocket client to the server at `addr` over [`connect_from`]`(addr, from,
+/// small_buffer)`.
+pub async fn client_from(addr: SocketAddr, from: Option<IpAddr>, small_buffer: bool) -> Client {
+    let tcp = connect_from(addr, from, small_buffer).await;
+    let (ws, _) =
+        tokio_tungstenite::client_async(format!("ws://{addr}/ws"), MaybeTlsStream::Plain(tcp))
+            .await
+            .expect("ws handshake");
+    Client::new(ws)
+}
+
+/// The loopback address 127.0.0.`n` (a client address of its own, for [`client_from`]).
+pub fn ip(n: u8) -> IpAddr {
+    IpAddr::from([127, 0, 0, n])
+}
+
+/// Reads `c`, a spectator of a fast game, to the game's last event (`dice_revealed`,
+/// after `game_won`) in a task of its own; the task fails if `c` is dropped
+/// (`closing` or a close). Its answer: the seqs of the events read, and the client.
+pub fn read_to_the_end(mut c: Client) -> tokio::task::JoinHandle<(Vec<u64>, Client)> {
+    tokio::spawn(async move {
+        let mut seqs = Vec::new();
+        loop {
+            let v = c.next().await.expect("reader disconnected");
+            assert!(
+                v["type"] != "ws_close" && v["type"] != "closing",
+                "reader dropped: {v}"
+            );
+            if v["type"] == "event" {
+                seqs.push(v["seq"].as_u64().expect("seq"));
+                if v["event"]["type"] == "dice_revealed" {
+                    return (seqs, c);
+                }
+            }
+        }
+    })
+}
+
+/// Waits (at most 120 s) for a [`read_to_the_end`] reader and asserts that it read a
+/// burst (over 100 events), every one in order with none missing, and still answers a
+/// ping. Returns the client.
+pub async fn assert_read_it_all(reader: tokio::task::JoinHandle<(Vec<u64>, Client)>) -> Client {
+    let (seqs, mut c) = tokio::time::timeout(Duration::from_secs(120), reader)
+        .await
+        .expect("the game did not end within 120 s")
+        .expect("reader");
+    assert!(seqs.len() > 100, "only {} events: no burst", seqs.len());
+    let first = seqs[0];
+    assert_eq!(seqs, (first..first + seqs.len() as u64).collect::<Vec<_>>());
+    assert_answers_ping(&mut c).await;
+    c
 }
 
 /// A WebSocket client that remembers the latest room seq and its own token.
