@@ -28,6 +28,7 @@ mod first_join;
 mod game;
 mod hostile;
 mod lobby;
+mod lost_commit;
 mod pause;
 mod routing;
 mod start;

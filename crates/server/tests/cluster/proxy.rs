@@ -7,7 +7,11 @@
 //!   time;
 //! - [`Proxy::cut`] closes every connection through the proxy and closes each new one at
 //!   once (the service is gone, as when its host or the network fails) until
-//!   [`Proxy::restore`], without touching the service itself (other tests share it).
+//!   [`Proxy::restore`], without touching the service itself (other tests share it);
+//! - [`Proxy::lose_next_commit_answer`] (PostgreSQL): the next `COMMIT` of a transaction
+//!   that inserted rows reaches the database, but its answer never comes back: the proxy
+//!   holds what the database answers and closes that connection (the commit is applied,
+//!   the client sees the connection lost during `COMMIT`).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,6 +30,16 @@ pub struct Proxy {
     cut: Arc<AtomicBool>,
     /// The forwarding task of every connection opened while not cut.
     conns: Arc<Mutex<Vec<AbortHandle>>>,
+    lose: Arc<LoseCommit>,
+}
+
+/// [`Proxy::lose_next_commit_answer`]'s one shot, shared by the connections.
+#[derive(Default)]
+struct LoseCommit {
+    /// The next qualifying `COMMIT` loses its answer.
+    armed: AtomicBool,
+    /// How many answers were lost so far.
+    lost: std::sync::atomic::AtomicUsize,
 }
 
 impl Proxy {
@@ -36,7 +50,8 @@ impl Proxy {
         let addr = listener.local_addr().expect("proxy address");
         let cut = Arc::new(AtomicBool::new(false));
         let conns: Arc<Mutex<Vec<AbortHandle>>> = Arc::new(Mutex::new(Vec::new()));
-        let (is_cut, tasks) = (cut.clone(), conns.clone());
+        let lose = Arc::new(LoseCommit::default());
+        let (is_cut, tasks, losing) = (cut.clone(), conns.clone(), lose.clone());
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 if is_cut.load(Ordering::SeqCst) {
@@ -45,9 +60,10 @@ impl Proxy {
                     continue;
                 }
                 let upstream = upstream.clone();
+                let lose = losing.clone();
                 let task = tokio::spawn(async move {
                     if let Ok(server) = TcpStream::connect(&upstream).await {
-                        pipe(client, server, delay).await;
+                        pipe(client, server, delay, lose).await;
                     }
                 });
                 let mut tasks = tasks.lock().unwrap_or_else(|e| e.into_inner());
@@ -60,7 +76,27 @@ impl Proxy {
                 }
             }
         });
-        Proxy { addr, cut, conns }
+        Proxy {
+            addr,
+            cut,
+            conns,
+            lose,
+        }
+    }
+
+    /// Arms the one shot: the next `COMMIT` sent on a connection of the store's main pool
+    /// (`application_name` `parchis-store`) whose transaction inserted rows
+    /// (PostgreSQL's `INSERT 0 n` since its last `BEGIN`) and waits for its WAL flush
+    /// (not a heartbeat's or a renewal's: `synchronous_commit = off`) is forwarded,
+    /// what the database answers is held, and the connection is closed once the database
+    /// had time to apply it (300 ms). Reads (no `INSERT`) are left alone.
+    pub fn lose_next_commit_answer(&self) {
+        self.lose.armed.store(true, Ordering::SeqCst);
+    }
+
+    /// How many `COMMIT` answers were lost so far.
+    pub fn lost_commit_answers(&self) -> usize {
+        self.lose.lost.load(Ordering::SeqCst)
     }
 
     /// Closes every connection through the proxy; new ones are closed at once until
@@ -86,10 +122,20 @@ pub async fn delaying(upstream: String, delay: Duration) -> SocketAddr {
     Proxy::start(upstream, delay).await.addr
 }
 
-async fn pipe(client: TcpStream, server: TcpStream, delay: Duration) {
+/// Whether `haystack` contains `needle`.
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+async fn pipe(client: TcpStream, server: TcpStream, delay: Duration, lose: Arc<LoseCommit>) {
     let (mut client_rd, mut client_wr) = client.into_split();
     let (mut server_rd, mut server_wr) = server.into_split();
     let (tx, mut rx) = mpsc::unbounded_channel::<(Instant, Vec<u8>)>();
+    // This connection's transaction inserted rows since its last BEGIN.
+    let inserted = Arc::new(AtomicBool::new(false));
+    // The database's answers are no longer forwarded; then the connection closes.
+    let hold = Arc::new(AtomicBool::new(false));
+    let close = Arc::new(tokio::sync::Notify::new());
     let reader = tokio::spawn(async move {
         let mut buf = vec![0u8; 16 * 1024];
         while let Ok(n) = client_rd.read(&mut buf).await {
@@ -102,10 +148,38 @@ async fn pipe(client: TcpStream, server: TcpStream, delay: Duration) {
             }
         }
     });
+    let (saw_insert, holding, closing) = (inserted.clone(), hold.clone(), close.clone());
     let writer = tokio::spawn(async move {
+        // A connection of the store's main pool (its startup names the application): not
+        // the lease pool's (`parchis-store-lease`).
+        let mut main_pool = false;
+        // The transaction does not wait for its WAL flush: a heartbeat or a renewal, not
+        // a game write.
+        let mut async_commit = false;
         while let Some((at, bytes)) = rx.recv().await {
             tokio::time::sleep_until(at).await;
+            main_pool |= contains(&bytes, b"parchis-store\0");
+            if contains(&bytes, b"BEGIN") {
+                saw_insert.store(false, Ordering::SeqCst);
+                async_commit = false;
+            }
+            async_commit |= contains(&bytes, b"synchronous_commit");
+            let lost = main_pool
+                && !async_commit
+                && contains(&bytes, b"COMMIT\0")
+                && saw_insert.load(Ordering::SeqCst)
+                && lose.armed.swap(false, Ordering::SeqCst);
+            if lost {
+                holding.store(true, Ordering::SeqCst);
+            }
             if server_wr.write_all(&bytes).await.is_err() {
+                break;
+            }
+            if lost {
+                // Applied by now; the answer is held, and the connection goes.
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                lose.lost.fetch_add(1, Ordering::SeqCst);
+                closing.notify_one();
                 break;
             }
         }
@@ -113,7 +187,25 @@ async fn pipe(client: TcpStream, server: TcpStream, delay: Duration) {
     // Aborts the halves when this future is dropped (the connection's task aborted) as
     // well as when the upstream closes.
     let _halves = AbortOnDrop([reader.abort_handle(), writer.abort_handle()]);
-    let _ = tokio::io::copy(&mut server_rd, &mut client_wr).await;
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = tokio::select! {
+            read = server_rd.read(&mut buf) => match read {
+                Ok(n) if n > 0 => n,
+                _ => break,
+            },
+            _ = close.notified() => break,
+        };
+        if contains(&buf[..n], b"INSERT 0 ") {
+            inserted.store(true, Ordering::SeqCst);
+        }
+        if hold.load(Ordering::SeqCst) {
+            continue;
+        }
+        if client_wr.write_all(&buf[..n]).await.is_err() {
+            break;
+        }
+    }
 }
 
 /// Aborts its tasks when dropped.

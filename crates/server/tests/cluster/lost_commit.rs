@@ -1,0 +1,110 @@
+//! Issue #13 in a real cluster on PostgreSQL: the answer to a game write's `COMMIT` is
+//! lost after the database applied it (the nodes reach PostgreSQL through a proxy that
+//! forwards that one `COMMIT`, holds the answer and closes the connection:
+//! [`crate::proxy::Proxy::lose_next_commit_answer`]). The owner reads its stored room,
+//! finds the log ahead and has the room rebuilt: it releases the lease, and the room is
+//! taken again at a new epoch (docs/CLUSTER.md, "Writes in doubt"). The game goes on to its
+//! end: no command is answered `internal`, every command gets its reply, and every client
+//! saw every stored event once, in order (the checks of every cluster test).
+
+use crate::checks::{check_game, clients_summary};
+use crate::driver::{play_all, Player};
+use crate::harness::{Cluster, Opts};
+use crate::setup::two_player_game;
+use std::time::{Duration, Instant};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_whose_answer_is_lost_has_the_room_rebuilt_and_the_game_goes_on() {
+    let test = "a_commit_whose_answer_is_lost_has_the_room_rebuilt_and_the_game_goes_on";
+    let opts = Opts {
+        db_proxy: true,
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let (code, mut players) = two_player_game(&cluster, 0, "l", 60).await;
+    assert_eq!((players[0].node(), players[1].node()), (0, 1));
+    for (j, p) in players.iter_mut().enumerate() {
+        p.think = Duration::from_millis(10);
+        p.seed(j as u64 + 21);
+    }
+    let first = cluster.lease(&code).await.expect("lease");
+    assert_eq!((first.owner.as_str(), first.epoch), ("a", 1), "{first:?}");
+    let game = tokio::spawn(play_all(players, Instant::now() + Duration::from_secs(240)));
+    let id = cluster.games_of(&code).await.pop().expect("game");
+    let until = Instant::now() + Duration::from_secs(30);
+    while cluster.stored_events(&id).await.len() < 20 {
+        assert!(Instant::now() < until, "the game did not get going");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let proxy = cluster
+        .db_proxy
+        .as_ref()
+        .expect("the nodes' database proxy");
+    proxy.lose_next_commit_answer();
+    let until = Instant::now() + Duration::from_secs(20);
+    while proxy.lost_commit_answers() == 0 {
+        assert!(
+            Instant::now() < until,
+            "no game write's COMMIT went through the proxy"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The owner had the room rebuilt from its log: released, then adopted again at once
+    // by itself or, when it refuses (it sheds load after the 300 ms commit), claimed by a
+    // sweeper.
+    let rebuilt = cluster
+        .wait_lease(&code, Duration::from_secs(20), "taken again", |l| {
+            l.epoch > first.epoch && l.ms_left > 0
+        })
+        .await;
+    assert!(
+        cluster.index_of(&rebuilt.owner).is_some(),
+        "a node of the cluster runs the rebuilt room: {rebuilt:?}"
+    );
+
+    let players = game
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    let refs: Vec<&Player> = players.iter().collect();
+    let stored = check_game(&cluster, &code, &refs, true).await;
+    assert!(stored.finished(), "the game went on to its end");
+    let log = cluster.log_tail(0, 100_000);
+    assert!(
+        log.contains("rebuilding it"),
+        "the owner found its log ahead of the room:\n{}",
+        cluster.log_tail(0, 40)
+    );
+    for p in &players {
+        eprintln!(
+            "{test}: {}: {} sent, {} acknowledged, errors {:?}",
+            p.name,
+            p.sent,
+            p.acks.len(),
+            p.errors
+        );
+        assert_eq!(p.unanswered, 0, "{}: every command was answered", p.name);
+        assert!(
+            p.unreplied.is_empty(),
+            "{}: commands never answered: {:?}",
+            p.name,
+            p.unreplied
+        );
+        let codes: Vec<&str> = p
+            .errors
+            .iter()
+            .map(|e| e["code"].as_str().unwrap_or("?"))
+            .collect();
+        assert!(
+            codes
+                .iter()
+                .all(|c| matches!(*c, "room_unavailable" | "stale_seq" | "not_your_turn")),
+            "{}: errors {codes:?} ({:?})",
+            p.name,
+            p.errors
+        );
+    }
+    eprintln!("{test}: clients: {}", clients_summary(&players));
+}
