@@ -16,7 +16,9 @@
 # parchis-loadgen`. Environment: BIN [target/profiling], DB [wt5_prof, dropped and
 # created], PG [postgres://postgres@127.0.0.1:5432], NATS [nats://127.0.0.1:4222],
 # PREFIX [wt5cg$$] (NATS subject prefix), BASE [18551] (node i on BASE + i). Leases
-# are 20 s (callgrind slows the nodes many times).
+# are 20 s (callgrind slows the nodes many times). The actions file also has the link
+# messages the owners published to edges and the P.edge messages carrying them, counted
+# around the window like the actions.
 # Holds /work/coord/load.lock when that directory exists.
 set -euo pipefail
 mode=${1:?usage: $0 single|cluster ROOMS SECS OUTDIR} rooms=$2 secs=$3 out=$4
@@ -62,10 +64,15 @@ echo "idle window done"
 lg=$!
 for _ in $(seq 600); do [[ $(metric parchis_games_started_total) -ge $rooms ]] && break; sleep 0.5; done
 sleep 5
-a1=$(metric parchis_actions_total); ctl -i on; t1=$(date +%s.%N)
+a1=$(metric parchis_actions_total); l1=$(metric parchis_cluster_frames_published_total)
+e1=$(metric parchis_cluster_edge_messages_published_total); ctl -i on; t1=$(date +%s.%N)
 sleep "$secs"
 ctl -d; t2=$(date +%s.%N); a2=$(metric parchis_actions_total); ctl -i off
+l2=$(metric parchis_cluster_frames_published_total); e2=$(metric parchis_cluster_edge_messages_published_total)
 echo "actions $a1 -> $a2 = $((a2 - a1)) in $(echo "$t2 - $t1" | bc) s" | tee "$out/actions-$mode.txt"
+# Over the same span as those actions: link messages (one per relayed socket and frame)
+# and the P.edge NATS messages that carried them (0 from a build before grouping: one each).
+echo "edge link messages $((l2 - l1)), P.edge messages $((e2 - e1))" | tee -a "$out/actions-$mode.txt"
 files=(); for ((i = 0; i < n; i++)); do files+=("$out/cg.$mode.$i.${pids[i]}.2"); done
 # Callgrind compresses names: "cfn=(id) name" the first time in a file, "cfn=(id)" after.
 applied=$(awk '

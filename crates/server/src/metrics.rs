@@ -100,8 +100,12 @@ pub const CREATIONS_SHED: &str = "parchis_cluster_creations_shed_total";
 pub const ADOPTIONS_SHED: &str = "parchis_cluster_adoptions_shed_total";
 
 // Routing between nodes (cluster mode, `cluster::routing`).
-/// Counter: messages the owner published to edges, by `kind` (`frame`, `kick`, `end`).
+/// Counter: link messages the owner published to edges, by `kind` (`frame`, `kick`,
+/// `end`): one per relayed socket and frame (a line of a `P.edge` message).
 pub const FRAMES_PUBLISHED: &str = "parchis_cluster_frames_published_total";
+/// Counter: NATS messages the owner published to edges (one carries a frame for every
+/// link of one edge node it was sent to: at most [`FRAMES_PUBLISHED`]).
+pub const EDGE_MESSAGES: &str = "parchis_cluster_edge_messages_published_total";
 /// Counter: publishes to an edge that failed (the edge sees a gap).
 pub const PUBLISH_FAILED: &str = "parchis_cluster_publish_failed_total";
 /// Counter: frames an edge relayed to its local sockets, by `verdict` (`delivered`, `duplicate`,
@@ -243,7 +247,11 @@ fn describe() {
     describe_counter!(LEASES_RENEWED, "Room leases renewed");
     describe_counter!(
         FRAMES_PUBLISHED,
-        "Messages published to edge nodes, by kind"
+        "Link messages (one per relayed socket) published to edge nodes, by kind"
+    );
+    describe_counter!(
+        EDGE_MESSAGES,
+        "NATS messages published to edge nodes (several links' lines share one)"
     );
     describe_counter!(PUBLISH_FAILED, "Publishes to edge nodes that failed");
     describe_counter!(FRAMES_RELAYED, "Frames relayed by this edge, by verdict");

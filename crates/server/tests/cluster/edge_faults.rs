@@ -263,3 +263,99 @@ async fn a_late_reattach_loses_to_the_clients_newer_connection() {
         .expect("blue seat");
     assert_eq!(blue["connected"], true, "{view}");
 }
+
+/// The reattach requests `fake` gets for the links of `lost` (each a gap on its link),
+/// in any order, answered `attached`; returned in the order of `lost`.
+async fn reattaches_of(fake: &mut FakeOwner, lost: &[&Asked]) -> Vec<Asked> {
+    let mut got: Vec<Option<Asked>> = lost.iter().map(|_| None).collect();
+    for _ in lost {
+        let re = fake.next_op("attach").await;
+        assert_eq!(re.body["how"]["kind"], "reattach", "{:?}", re.body);
+        let i = lost
+            .iter()
+            .position(|a| a.body["conn"] == re.body["conn"])
+            .unwrap_or_else(|| panic!("a reattach of another link: {:?}", re.body));
+        assert!(got[i].is_none(), "a second reattach: {:?}", re.body);
+        fake.answer(&re, attached("player")).await;
+        got[i] = Some(re);
+    }
+    got.into_iter().flatten().collect()
+}
+
+/// The event seqs `c` saw.
+fn seqs(c: &Client) -> Vec<u64> {
+    c.events.iter().filter_map(|e| e["seq"].as_u64()).collect()
+}
+
+/// Three relayed sockets of the fake owner's room on one edge node, the owner's frames
+/// for all three in one message with a line per link: each client gets each event once.
+/// A message lost for one link only (its counter skips one) makes that link, and only
+/// it, reattach (from the last event it has); the others read on. A message lost for all
+/// three is a gap on each: all three reattach. Every client sees one gap-free stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grouped_frames_with_a_gap_on_one_link_reattach_that_link_only() {
+    let test = "grouped_frames_with_a_gap_on_one_link_reattach_that_link_only";
+    let Some((cluster, node, mut fake)) = one_node_and_a_fake_owner(test).await else {
+        return;
+    };
+    let addr = cluster.addr(0);
+    let (mut c1, a1) = joined(addr, &mut fake, &node).await;
+    let (mut c2, a2) = joined(addr, &mut fake, &node).await;
+    let (mut c3, a3) = joined(addr, &mut fake, &node).await;
+    fake.send_grouped(&node, &[&a1, &a2, &a3], &fake.event(2))
+        .await;
+    // Link 2 loses a message; the next grouped one is judged per line.
+    fake.lose(&a2);
+    fake.send_grouped(&node, &[&a1, &a2, &a3], &fake.event(3))
+        .await;
+    let re = reattaches_of(&mut fake, &[&a2]).await.remove(0);
+    assert_eq!(re.body["how"]["last_seq"], 2, "{:?}", re.body);
+    fake.send(&node, &re, "frame", &fake.event(3)).await;
+    fake.send_grouped(&node, &[&a1, &re, &a3], &fake.event(4))
+        .await;
+    for c in [&mut c1, &mut c2, &mut c3] {
+        until_event(c, 4).await;
+    }
+    while let Some(other) = fake.try_next(Duration::from_millis(500)).await {
+        assert_ne!(
+            other.op(),
+            "attach",
+            "links 1 and 3 went on: {:?}",
+            other.body
+        );
+    }
+    // A message lost for every link it carried.
+    for a in [&a1, &re, &a3] {
+        fake.lose(a);
+    }
+    fake.send_grouped(&node, &[&a1, &re, &a3], &fake.event(6))
+        .await;
+    let again = reattaches_of(&mut fake, &[&a1, &re, &a3]).await;
+    for r in &again {
+        assert_eq!(r.body["how"]["last_seq"], 4, "{:?}", r.body);
+    }
+    fake.send_grouped(&node, &[&again[0], &again[1], &again[2]], &fake.event(5))
+        .await;
+    fake.send_grouped(&node, &[&again[0], &again[1], &again[2]], &fake.event(6))
+        .await;
+    for c in [&mut c1, &mut c2, &mut c3] {
+        until_event(c, 6).await;
+        assert_eq!(seqs(c), vec![2, 3, 4, 5, 6], "one gap-free stream");
+    }
+    let gaps = cluster
+        .metric(0, "parchis_cluster_edge_gaps_total", &[])
+        .await;
+    // A reattach counts once its answer is read, which may be just after its events.
+    let ok = &[r#"cause="gap""#, r#"outcome="ok""#];
+    let mut reattached = 0.0;
+    for _ in 0..50 {
+        reattached = cluster
+            .metric(0, "parchis_cluster_reattaches_total", ok)
+            .await;
+        if reattached >= 4.0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!((gaps, reattached), (4.0, 4.0));
+}

@@ -75,6 +75,16 @@ impl FakeOwner {
         }
     }
 
+    /// The next request if one comes within `wait`.
+    pub async fn try_next(&mut self, wait: Duration) -> Option<Asked> {
+        let msg = tokio::time::timeout(wait, self.sub.next()).await.ok()??;
+        let body: Value = serde_json::from_slice(&msg.payload).expect("a JSON request");
+        Some(Asked {
+            body,
+            reply: msg.reply,
+        })
+    }
+
     /// The next request whose op is `op` (others are left unanswered).
     pub async fn next_op(&mut self, op: &str) -> Asked {
         loop {
@@ -98,11 +108,40 @@ impl FakeOwner {
     /// Publishes to edge `node` for the link of attach request `attach` a message of
     /// `kind` (`frame`, `kick`, `end`) with `body`, numbered after the link's last one.
     pub async fn send(&mut self, node: &str, attach: &Asked, kind: &str, body: &str) {
+        let line = self.line(attach, kind, body);
+        self.publish(node, format!("{line}{body}")).await;
+    }
+
+    /// Publishes to edge `node` one message carrying frame `body` for the links of every
+    /// attach request of `links` (a line each, in that order, each numbered after its
+    /// link's last message), as an owner does with a broadcast frame.
+    pub async fn send_grouped(&mut self, node: &str, links: &[&Asked], body: &str) {
+        let mut msg = String::new();
+        for attach in links {
+            msg.push_str(&self.line(attach, "frame", body));
+        }
+        msg.push_str(body);
+        self.publish(node, msg).await;
+    }
+
+    /// The link of attach request `attach` loses its next message (on the bus, as it
+    /// were): its counter moves on without a message.
+    pub fn lose(&mut self, attach: &Asked) {
+        *self.n.entry(Self::link(attach)).or_insert(0) += 1;
+    }
+
+    fn link(attach: &Asked) -> (u64, u64) {
         let conn = attach.body["conn"].as_u64().expect("conn");
         let gen = attach.body["gen"].as_u64().expect("gen");
+        (conn, gen)
+    }
+
+    /// The line `<conn> <gen> <n> <kind> <tag>\n` (the server's `edge_msg`) of the next
+    /// message of the link of `attach`, whose body is `body`.
+    fn line(&mut self, attach: &Asked, kind: &str, body: &str) -> String {
+        let (conn, gen) = Self::link(attach);
         let n = self.n.entry((conn, gen)).or_insert(0);
         *n += 1;
-        // `<conn> <gen> <n> <kind> <tag>\n<body>` (the server's `edge_msg`).
         let mut tag = "-".to_owned();
         if let Ok(v) = serde_json::from_str::<Value>(body) {
             if let Some(seq) = v["seq"].as_u64() {
@@ -113,7 +152,10 @@ impl FakeOwner {
                 }
             }
         }
-        let msg = format!("{conn} {gen} {n} {kind} {tag}\n{body}");
+        format!("{conn} {gen} {n} {kind} {tag}\n")
+    }
+
+    async fn publish(&self, node: &str, msg: String) {
         self.nats
             .publish(format!("{}.edge.{node}", self.prefix), msg.into())
             .await

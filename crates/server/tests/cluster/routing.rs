@@ -7,6 +7,7 @@ use crate::common::{client, play_to_end, Client};
 use crate::harness::{Cluster, Opts};
 use crate::setup::a_started_game_with_a_spectator;
 use serde_json::{json, Value};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +15,10 @@ use std::time::Duration;
 /// Plays every client to the game's end like [`play_to_end`], but through a room moving
 /// between nodes: a `room_unavailable` answer is sent again after 200 ms; `stale_seq` and
 /// `not_your_turn` (a `your_turn` asked again after a reattach, already answered) are
-/// ignored; any other error fails. `progress` follows the last client's seq.
+/// ignored; any other error fails. Every command gets exactly one reply (`ok` or
+/// `error`): a reply to a command not sent, or a second one, fails; each client reads
+/// on after the game's last event until every command it sent was answered. `progress`
+/// follows the last client's seq.
 async fn play_through(clients: Vec<Client>, progress: Arc<AtomicU64>) -> Vec<Client> {
     let n = clients.len();
     let mut tasks = Vec::new();
@@ -22,17 +26,22 @@ async fn play_through(clients: Vec<Client>, progress: Arc<AtomicU64>) -> Vec<Cli
         let progress = progress.clone();
         tasks.push(tokio::spawn(async move {
             let mut last: Option<Value> = None;
-            loop {
+            let (mut sent, mut answered) = (HashSet::new(), HashSet::new());
+            let (mut won, mut over) = (false, false);
+            while !(over && answered.len() == sent.len()) {
                 let v = c.next().await.expect("socket closed mid-game");
                 if i + 1 == n {
                     progress.store(c.seq, Ordering::Relaxed);
                 }
-                if Client::is_game_event(&v, "game_won") {
-                    c.until("dice_revealed", |v| {
-                        v["type"] == "event" && v["event"]["type"] == "dice_revealed"
-                    })
-                    .await;
-                    return c;
+                if let (Some("ok" | "error"), Some(req)) = (v["type"].as_str(), v["req"].as_u64()) {
+                    assert!(sent.contains(&req), "a reply to no command: {v}");
+                    assert!(answered.insert(req), "a second reply to {req}: {v}");
+                }
+                won |= Client::is_game_event(&v, "game_won");
+                if won {
+                    // The game's last event.
+                    over |= v["type"] == "event" && v["event"]["type"] == "dice_revealed";
+                    continue;
                 }
                 match v["type"].as_str() {
                     Some("your_turn") if v["seq"].as_u64() == Some(c.seq) => {
@@ -41,14 +50,14 @@ async fn play_through(clients: Vec<Client>, progress: Arc<AtomicU64>) -> Vec<Cli
                         } else {
                             json!({"type": "play", "action": v["legal"][0]})
                         };
-                        c.cmd(cmd.clone()).await;
+                        sent.insert(c.cmd(cmd.clone()).await);
                         last = Some(cmd);
                     }
                     Some("error") => match v["code"].as_str() {
                         Some("room_unavailable") => {
                             tokio::time::sleep(Duration::from_millis(200)).await;
                             if let Some(cmd) = &last {
-                                c.cmd(cmd.clone()).await;
+                                sent.insert(c.cmd(cmd.clone()).await);
                             }
                         }
                         Some("stale_seq" | "not_your_turn") => {}
@@ -57,6 +66,7 @@ async fn play_through(clients: Vec<Client>, progress: Arc<AtomicU64>) -> Vec<Cli
                     _ => {}
                 }
             }
+            c
         }));
     }
     let mut out = Vec::new();
@@ -182,13 +192,17 @@ async fn players_and_a_spectator_on_two_nodes_see_one_stream() {
         "{won}"
     );
 
-    same_stream(&clients);
+    same_stream(&clients, ON_A_AND_B);
 }
 
-/// Ana (on a), Bruno and Eve (on b) saw one gap-free stream with the same frames, to the
-/// game's last event; each from the event after its welcome (Ana's at seq 1, Bruno's 2).
-fn same_stream(clients: &[Client]) {
-    let names = ["ana (a)", "bruno (b)", "eve (b)"];
+/// The names of the clients of [`a_started_game_with_a_spectator`] with Ana on a, Bruno
+/// and Eve on b.
+const ON_A_AND_B: [&str; 3] = ["ana (a)", "bruno (b)", "eve (b)"];
+
+/// Ana, Bruno and Eve (`names`, saying where each is) saw one gap-free stream with the
+/// same frames, to the game's last event; each from the event after its welcome (Ana's at
+/// seq 1, Bruno's 2).
+fn same_stream(clients: &[Client], names: [&str; 3]) {
     let spans: Vec<(u64, u64)> = clients
         .iter()
         .zip(names)
@@ -246,7 +260,7 @@ async fn relayed_connections_reattach_on_moved_without_gap_or_duplicate() {
     });
     let clients = play_through(players, Arc::default()).await;
     mover.abort();
-    same_stream(&clients);
+    same_stream(&clients, ON_A_AND_B);
 
     let (status, metrics) = crate::common::get_raw(b, "/metrics", &[]).await;
     assert_eq!(status, 200);
@@ -390,8 +404,62 @@ async fn relayed_clients_play_on_when_the_owner_is_killed() {
     }
     cluster.kill(0);
     let clients = game.await.expect("players");
-    same_stream(&clients);
+    same_stream(&clients, ["ana (b)", "bruno (c)", "eve (c)"]);
     let lease = cluster.lease(&code).await.expect("a lease");
     assert!(lease.epoch > first.epoch, "taken over: {lease:?}");
     assert_ne!(lease.owner, cluster.id(0), "{lease:?}");
+}
+
+/// A game on a whose three sockets (Ana, Bruno, the spectator Eve) are all on b: a's
+/// publisher for b sends a broadcast frame once for the three links (fewer messages than
+/// link messages on a), and mid-game a `moved` notice makes all three reattach (new
+/// generations while frames for the others are under way). Every client sees one
+/// gap-free stream with the same frames and every command one reply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_relayed_sockets_of_one_room_on_one_edge_see_one_stream() {
+    let test = "three_relayed_sockets_of_one_room_on_one_edge_see_one_stream";
+    let Some((cluster, code)) = two_nodes_and_a_room(test).await else {
+        return;
+    };
+    let players = a_started_game_with_a_spectator(&cluster, &code, 1, 1).await;
+    let progress = Arc::new(AtomicU64::new(0));
+    let game = tokio::spawn(play_through(players, progress.clone()));
+    while progress.load(Ordering::Relaxed) < 15 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let nats_url = std::env::var("PARCHIS_NATS_URL").expect("NATS (checked by the harness)");
+    let nats = async_nats::connect(nats_url)
+        .await
+        .expect("connect to NATS");
+    let notice = json!({"v": 1, "room": code, "node": cluster.id(0), "epoch": 1}).to_string();
+    nats.publish(format!("{}.moved", cluster.prefix), notice.into())
+        .await
+        .expect("publish moved");
+    nats.flush().await.expect("flush");
+    let clients = game.await.expect("players");
+    same_stream(&clients, ["ana (b)", "bruno (b)", "eve (b)"]);
+
+    let moved = [r#"cause="moved""#, r#"outcome="ok""#];
+    let reattached = cluster
+        .metric(1, "parchis_cluster_reattaches_total", &moved)
+        .await;
+    assert_eq!(reattached, 3.0, "each of the three links reattached once");
+    let gaps = cluster
+        .metric(1, "parchis_cluster_edge_gaps_total", &[])
+        .await;
+    assert_eq!(gaps, 0.0);
+    let lines = cluster
+        .metric(
+            0,
+            "parchis_cluster_frames_published_total",
+            &[r#"kind="frame""#],
+        )
+        .await;
+    let messages = cluster
+        .metric(0, "parchis_cluster_edge_messages_published_total", &[])
+        .await;
+    assert!(
+        messages > 0.0 && messages < lines,
+        "broadcast frames grouped: {messages} messages for {lines} link messages"
+    );
 }

@@ -1,22 +1,27 @@
-//! The framing of a `P.edge.<NODE>` message (`docs/CLUSTER.md`, "Routing"): one text
-//! line naming the link and the message, then the body as is (the owner's frame, already
-//! serialised once for every member of the room; a kick's [`super::wire::KickBody`];
-//! nothing for an `end`):
+//! The framing of a `P.edge.<NODE>` message (`docs/CLUSTER.md`, "Routing"): one or more
+//! text lines, each naming a link and its message, then the body as is (the owner's
+//! frame, already serialised once for every member of the room; a kick's
+//! [`super::wire::KickBody`]; nothing for an `end`):
 //!
 //! ```text
-//! <conn> <gen> <n> <kind> <tag>\n<body>
+//! <conn> <gen> <n> <kind> <tag>\n[<conn> <gen> <n> frame <tag>\n ...]<body>
 //! ```
 //!
 //! `conn` is the edge's connection id, `gen` its attach generation, `n` the link's
 //! message counter from 1, `kind` a [`Kind`] (`frame`, `kick`, `end`), `tag` `e<seq>`
-//! for an `event`, `t<seq>` for a `your_turn`, `-` otherwise (all decimal). The line
-//! replaces NATS headers: a header map costs an allocation per name and value on both
-//! sides, and hashing on every look-up, for every relayed frame (issue 13: the cluster's
-//! CPU per action). Pure: no I/O.
+//! for an `event`, `t<seq>` for a `your_turn`, `-` otherwise (all decimal). A line starts
+//! with a digit and a body with `{` (a JSON object) or is empty, so the reader takes
+//! lines while the next byte is a digit. Several lines share one body: the same frame for
+//! several links of one edge node (a broadcast), one NATS message instead of one per
+//! socket; only `frame` lines are grouped (a `kick` or an `end` travels alone). A message
+//! of one line is what every message was before grouping (issue 13: the cluster's CPU per
+//! action). The line replaces NATS headers: a header map costs an allocation per name and
+//! value on both sides, and hashing on every look-up, for every relayed frame. Pure: no
+//! I/O.
 
 use super::wire::{Kind, Tag};
 
-/// The line in front of a `P.edge` message's body.
+/// A line in front of a `P.edge` message's body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EdgeLine {
     /// The edge's connection id.
@@ -35,35 +40,66 @@ pub struct EdgeLine {
 /// The longest line [`decode`] looks for (five decimal u64, a kind, separators).
 const MAX_LINE: usize = 128;
 
-/// The message for `line` and `body`.
+/// The lines of a message as [`decode`] read them: most messages have one (no allocation).
+pub type Lines = smallvec::SmallVec<[EdgeLine; 4]>;
+
+/// The message for `line` and `body` (a body is empty or a JSON object).
 pub fn encode(line: &EdgeLine, body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(body.len() + 48);
+    encode_many(std::slice::from_ref(line), body)
+}
+
+/// The message carrying `body` for every link of `lines`, in that order: one line each
+/// (several lines are `frame` lines only, [`decode`] refuses anything else).
+pub fn encode_many(lines: &[EdgeLine], body: &[u8]) -> Vec<u8> {
+    debug_assert!(
+        body.is_empty() || body[0] == b'{',
+        "a body is a JSON object"
+    );
+    debug_assert!(lines.len() == 1 || lines.iter().all(|l| l.kind == Kind::Frame));
+    let mut out = Vec::with_capacity(body.len() + 40 * lines.len());
     let mut number = itoa::Buffer::new();
-    for n in [line.conn, line.gen, line.n] {
-        out.extend_from_slice(number.format(n).as_bytes());
-        out.push(b' ');
-    }
-    out.extend_from_slice(line.kind.as_str().as_bytes());
-    match line.tag {
-        Tag::Event(seq) => {
-            out.extend_from_slice(b" e");
-            out.extend_from_slice(number.format(seq).as_bytes());
+    for line in lines {
+        for n in [line.conn, line.gen, line.n] {
+            out.extend_from_slice(number.format(n).as_bytes());
+            out.push(b' ');
         }
-        Tag::Turn(seq) => {
-            out.extend_from_slice(b" t");
-            out.extend_from_slice(number.format(seq).as_bytes());
+        out.extend_from_slice(line.kind.as_str().as_bytes());
+        match line.tag {
+            Tag::Event(seq) => {
+                out.extend_from_slice(b" e");
+                out.extend_from_slice(number.format(seq).as_bytes());
+            }
+            Tag::Turn(seq) => {
+                out.extend_from_slice(b" t");
+                out.extend_from_slice(number.format(seq).as_bytes());
+            }
+            Tag::Reply(_) | Tag::Other => out.extend_from_slice(b" -"),
         }
-        Tag::Reply(_) | Tag::Other => out.extend_from_slice(b" -"),
+        out.push(b'\n');
     }
-    out.push(b'\n');
     out.extend_from_slice(body);
     out
 }
 
-/// Reads message `msg`: its line and its body (`None`: not a `P.edge` message).
-pub fn decode(msg: &[u8]) -> Option<(EdgeLine, &[u8])> {
-    let end = memchr::memchr(b'\n', &msg[..msg.len().min(MAX_LINE)])?;
-    let mut fields = msg[..end].split(|&b| b == b' ');
+/// Reads message `msg`: its lines (at least one) and its body (`None`: not a `P.edge`
+/// message: a line unreadable, none at all, a `kick` or `end` among several lines, or a
+/// body that is neither empty nor a JSON object).
+pub fn decode(msg: &[u8]) -> Option<(Lines, &[u8])> {
+    let mut lines = Lines::new();
+    let mut rest = msg;
+    while rest.first().is_some_and(u8::is_ascii_digit) {
+        let end = memchr::memchr(b'\n', &rest[..rest.len().min(MAX_LINE)])?;
+        lines.push(read_line(&rest[..end])?);
+        rest = &rest[end + 1..];
+    }
+    let grouped_ok = lines.len() == 1 || lines.iter().all(|l| l.kind == Kind::Frame);
+    let body_ok = rest.first().is_none_or(|&b| b == b'{');
+    (!lines.is_empty() && grouped_ok && body_ok).then_some((lines, rest))
+}
+
+/// One line without its `\n`.
+fn read_line(line: &[u8]) -> Option<EdgeLine> {
+    let mut fields = line.split(|&b| b == b' ');
     let mut number = || decimal(fields.next()?);
     let (conn, gen, n) = (number()?, number()?, number()?);
     let kind = match fields.next()? {
@@ -81,14 +117,13 @@ pub fn decode(msg: &[u8]) -> Option<(EdgeLine, &[u8])> {
     if fields.next().is_some() {
         return None;
     }
-    let line = EdgeLine {
+    Some(EdgeLine {
         conn,
         gen,
         n,
         kind,
         tag,
-    };
-    Some((line, &msg[end + 1..]))
+    })
 }
 
 /// A u64 written in decimal digits only (no sign, at least one digit, no overflow).
@@ -118,6 +153,10 @@ mod tests {
         }
     }
 
+    fn one(line: EdgeLine) -> Lines {
+        Lines::from_slice(&[line])
+    }
+
     #[test]
     fn messages_read_back_with_their_body_as_is() {
         let body = br#"{"type":"event","room":"AB","seq":12}"#;
@@ -128,19 +167,22 @@ mod tests {
         );
         assert_eq!(
             decode(&msg),
-            Some((line(Kind::Frame, Tag::Event(12)), &body[..]))
+            Some((one(line(Kind::Frame, Tag::Event(12))), &body[..]))
         );
-        let turn = encode(&line(Kind::Frame, Tag::Turn(u64::MAX)), b"x");
+        let turn = encode(&line(Kind::Frame, Tag::Turn(u64::MAX)), b"{}");
         assert_eq!(
             decode(&turn),
-            Some((line(Kind::Frame, Tag::Turn(u64::MAX)), &b"x"[..]))
+            Some((one(line(Kind::Frame, Tag::Turn(u64::MAX))), &b"{}"[..]))
         );
         let end = encode(&line(Kind::End, Tag::Other), b"");
         assert_eq!(end, b"17 42 3 end -\n");
-        assert_eq!(decode(&end), Some((line(Kind::End, Tag::Other), &b""[..])));
-        // A body with new lines of its own keeps them.
-        let kick = encode(&line(Kind::Kick, Tag::Other), b"a\nb");
-        assert_eq!(decode(&kick).map(|(_, b)| b), Some(&b"a\nb"[..]));
+        assert_eq!(
+            decode(&end),
+            Some((one(line(Kind::End, Tag::Other)), &b""[..]))
+        );
+        // A body with new lines (and digits after them) of its own keeps them.
+        let kick = encode(&line(Kind::Kick, Tag::Other), b"{\"a\":\n1}");
+        assert_eq!(decode(&kick).map(|(_, b)| b), Some(&b"{\"a\":\n1}"[..]));
     }
 
     #[test]
@@ -148,8 +190,44 @@ mod tests {
         let msg = encode(&line(Kind::Frame, Tag::Reply(9)), b"{}");
         assert_eq!(
             decode(&msg),
-            Some((line(Kind::Frame, Tag::Other), &b"{}"[..]))
+            Some((one(line(Kind::Frame, Tag::Other)), &b"{}"[..]))
         );
+    }
+
+    #[test]
+    fn several_links_share_one_body_each_with_its_own_line() {
+        let lines = [
+            EdgeLine {
+                conn: 5,
+                gen: 1,
+                n: 9,
+                kind: Kind::Frame,
+                tag: Tag::Event(30),
+            },
+            EdgeLine {
+                conn: 6,
+                gen: 4,
+                n: 2,
+                kind: Kind::Frame,
+                tag: Tag::Event(30),
+            },
+            EdgeLine {
+                conn: 70,
+                gen: 3,
+                n: 11,
+                kind: Kind::Frame,
+                tag: Tag::Other,
+            },
+        ];
+        let body = br#"{"type":"event","room":"AB","seq":30}"#;
+        let msg = encode_many(&lines, body);
+        assert_eq!(
+            std::str::from_utf8(&msg).expect("text"),
+            "5 1 9 frame e30\n6 4 2 frame e30\n70 3 11 frame -\n{\"type\":\"event\",\"room\":\"AB\",\"seq\":30}"
+        );
+        assert_eq!(decode(&msg), Some((Lines::from_slice(&lines), &body[..])));
+        // One line is byte for byte the single-link message.
+        assert_eq!(encode_many(&lines[..1], body), encode(&lines[0], body));
     }
 
     #[test]
@@ -176,5 +254,30 @@ mod tests {
         }
         let long = format!("{}\n{{}}", "1".repeat(200));
         assert_eq!(decode(long.as_bytes()), None);
+    }
+
+    #[test]
+    fn a_message_with_any_bad_part_is_not_read_at_all() {
+        for bad in [
+            // A good line, then a bad one.
+            &b"1 1 1 frame e5\n2 1 x frame e5\n{}"[..],
+            b"1 1 1 frame e5\n2 1 1 frame e5 extra\n{}",
+            // A good line, then garbage where the body should start.
+            b"1 1 1 frame e5\ngarbage",
+            b"1 1 1 frame e5\n2 1 1 frame e5\n\n{}",
+            b"1 1 1 frame -\n[1,2]",
+            b"1 1 1 kick -\n\"closed\"",
+            // A good line, then a line without its end.
+            b"1 1 1 frame e5\n2 1 1 frame e5",
+            // Zero lines: a body alone, or nothing.
+            b"{\"type\":\"event\",\"room\":\"AB\",\"seq\":5}",
+            b"\n{}",
+            // Only frames are grouped: a kick or an end travels alone.
+            b"1 1 1 frame e5\n2 1 1 kick -\n{}",
+            b"1 1 1 end -\n2 1 1 frame e5\n{}",
+            b"1 1 1 end -\n2 1 1 end -\n",
+        ] {
+            assert_eq!(decode(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
     }
 }

@@ -6,8 +6,8 @@
 use super::wire::Kind;
 use crate::metrics::Cached;
 pub use crate::metrics::{
-    COMMANDS_FORWARDED, EDGE_GAPS, FRAMES_PUBLISHED, FRAMES_RELAYED, PUBLISH_FAILED, REATTACHES,
-    REMOTE_ATTACHES, ROOM_REQUESTS,
+    COMMANDS_FORWARDED, EDGE_GAPS, EDGE_MESSAGES, FRAMES_PUBLISHED, FRAMES_RELAYED, PUBLISH_FAILED,
+    REATTACHES, REMOTE_ATTACHES, ROOM_REQUESTS,
 };
 use metrics::Counter;
 
@@ -24,7 +24,13 @@ pub enum Relayed {
     Unsolicited,
 }
 
-/// Counts one message the owner published to an edge ([`FRAMES_PUBLISHED`]).
+/// Counts one NATS message the owner published to an edge ([`EDGE_MESSAGES`]).
+pub fn edge_message() {
+    static MESSAGES: Cached<Counter> = Cached::new(|| metrics::counter!(EDGE_MESSAGES));
+    MESSAGES.get().increment(1);
+}
+
+/// Counts one link message (a line) the owner published to an edge ([`FRAMES_PUBLISHED`]).
 pub fn published(kind: Kind) {
     static FRAME: Cached<Counter> =
         Cached::new(|| metrics::counter!(FRAMES_PUBLISHED, "kind" => "frame"));

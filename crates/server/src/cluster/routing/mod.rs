@@ -1,7 +1,9 @@
 //! Moving commands and frames between nodes (`docs/CLUSTER.md`, "Routing"):
 //!
 //! * [`service`]: the owner's `P.room.<CODE>` service (attach, command, detach, view).
-//! * [`remote_link`]: the owner's remote links, drained onto `P.edge.<NODE>`.
+//! * [`remote_link`]: the owner's remote links, drained onto `P.edge.<NODE>` by
+//!   [`publisher`] (one per edge node: a frame for several sockets of one edge node goes
+//!   once).
 //! * [`edge`]: the edge's relayed connections and the dispatcher relaying frames to
 //!   their sockets; [`relay`] is its pure per-connection state machine (stream position,
 //!   commands waiting for their one reply); [`forward`] sends the client's attach and
@@ -25,6 +27,7 @@ pub mod edge_msg;
 pub mod forward;
 pub mod lobby;
 pub mod metrics;
+pub mod publisher;
 pub mod reattach;
 pub mod relay;
 pub mod remote_link;
@@ -90,6 +93,8 @@ pub struct Routing {
     pub gone_edges: GoneEdges,
     /// Codes found unknown lately ([`unknown`]).
     pub unknown: unknown::UnknownCodes,
+    /// The publishers of this node's remote links, one per edge node.
+    pub publishers: publisher::Publishers,
 }
 
 /// The other nodes whose edge subscription (`P.edge.<NODE>`) is gone from NATS: a node

@@ -1,17 +1,20 @@
 //! The owner's side of a relayed connection: a remote [`ConnLink`] (the same bounded
 //! queue, kick switch and unwritten-bytes count the actor uses for local sockets, so the
 //! room core treats every connection alike) whose queue is drained by an egress task
-//! publishing each frame to `P.edge.<NODE>` (`docs/CLUSTER.md`, "Routing").
+//! onto its edge node's publisher ([`super::publisher`], `P.edge.<NODE>`,
+//! `docs/CLUSTER.md`, "Routing").
 //!
-//! Each message is the frame as the room serialised it, behind one line
+//! Each message is the frame as the room serialised it, behind one line per link
 //! ([`super::edge_msg`]): the edge's connection id and attach generation, this link's
 //! counter from 1, the kind (`frame`, `kick` or `end`) and the `seq` of an `event` /
-//! `your_turn` frame. The link never blocks the actor: a frame counts as unwritten until published, and a link
-//! over its byte limit or its queue is kicked as a slow consumer like a local one.
+//! `your_turn` frame; the egress numbers them, the publisher groups links of one edge
+//! node under one body. The link never blocks the actor: a frame counts as unwritten
+//! until published, and a link over its byte limit or its queue is kicked as a slow
+//! consumer like a local one.
 
-use super::edge_msg::{self, EdgeLine};
-use super::metrics as m;
-use super::wire::{self, frame_tag, KickBody, Kind, Tag};
+use super::edge_msg::EdgeLine;
+use super::publisher::Item;
+use super::wire::{frame_tag, KickBody, Kind, Tag};
 use crate::room::{ConnLink, Kick, Unwritten};
 use crate::state::AppState;
 use parchis_protocol::close_code;
@@ -19,27 +22,24 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tracing::{debug, Instrument};
 
-/// Where a remote link's frames go.
+/// The messages of one remote link, to its edge node's publisher.
+pub type ToPublisher = mpsc::Sender<Item>;
+
+/// Whom a remote link's frames are for (on the edge node its publisher serves).
 #[derive(Clone, Debug)]
 pub struct EdgeAddr {
-    /// `P.edge.<NODE>` of the edge node.
-    pub subject: async_nats::Subject,
     /// The edge's connection id.
     pub conn: u64,
     /// The edge's attach generation.
     pub gen: u64,
 }
 
-/// Creates a remote link for `edge` in room `room` and spawns its egress task. The link's
+/// Creates a remote link for `edge` in room `room` and spawns its egress task, which
+/// hands the link's messages to `out` (the publisher of `edge`'s node). The link's
 /// id is a fresh connection id of this node. The task ends once the room forgets the
-/// link (every sender dropped: it publishes `end`) or kicks it (it publishes the queued
+/// link (every sender dropped: it sends `end`) or kicks it (it sends the queued
 /// frames, unless too slow, then `kick`).
-pub fn remote_link(
-    state: &AppState,
-    client: async_nats::Client,
-    room: &str,
-    edge: EdgeAddr,
-) -> ConnLink {
+pub fn remote_link(state: &AppState, out: ToPublisher, room: &str, edge: EdgeAddr) -> ConnLink {
     let cfg = state.config();
     let (tx, rx) = mpsc::channel::<Arc<str>>(cfg.outbound_queue.max(1));
     let link = ConnLink {
@@ -57,7 +57,7 @@ pub fn remote_link(
         gen = edge.gen
     );
     let egress = Egress {
-        client,
+        out,
         edge,
         n: 0,
         unwritten: link.unwritten.clone(),
@@ -67,7 +67,7 @@ pub fn remote_link(
 }
 
 struct Egress {
-    client: async_nats::Client,
+    out: ToPublisher,
     edge: EdgeAddr,
     n: u64,
     unwritten: Unwritten,
@@ -83,7 +83,7 @@ impl Egress {
                     // Forgotten right after a kick (a replaced seat): the kick is the news.
                     None if kick.reason().is_some() => break,
                     None => {
-                        self.publish(Kind::End, Tag::Other, b"").await;
+                        self.send(Kind::End, Tag::Other, Arc::from(""), None).await;
                         return;
                     }
                 },
@@ -97,19 +97,20 @@ impl Egress {
             }
         }
         debug!(code, %reason, "remote link kicked");
-        let body = wire::to_bytes(&KickBody { code, reason });
-        self.publish(Kind::Kick, Tag::Other, &body).await;
+        let body = serde_json::to_string(&KickBody { code, reason }).unwrap_or_default();
+        self.send(Kind::Kick, Tag::Other, Arc::from(body), None)
+            .await;
     }
 
     async fn frame(&mut self, frame: Arc<str>) {
-        let len = frame.len();
         let tag = frame_tag(&frame);
-        self.publish(Kind::Frame, tag, frame.as_bytes()).await;
-        // Published (or lost with the bus): no longer waiting.
-        self.unwritten.written(len);
+        let unwritten = Some(self.unwritten.clone());
+        self.send(Kind::Frame, tag, frame, unwritten).await;
     }
 
-    async fn publish(&mut self, kind: Kind, tag: Tag, body: &[u8]) {
+    /// Numbers the link's next message and hands it to the publisher (which releases
+    /// `unwritten` once it is published).
+    async fn send(&mut self, kind: Kind, tag: Tag, body: Arc<str>, unwritten: Option<Unwritten>) {
         self.n += 1;
         let line = EdgeLine {
             conn: self.edge.conn,
@@ -118,14 +119,17 @@ impl Egress {
             kind,
             tag,
         };
-        let msg = axum::body::Bytes::from(edge_msg::encode(&line, body));
-        let subject = self.edge.subject.clone();
-        match self.client.publish(subject, msg).await {
-            Ok(()) => m::published(kind),
-            // The edge sees the gap in the link's counter and reattaches.
-            Err(e) => {
-                metrics::counter!(m::PUBLISH_FAILED).increment(1);
-                debug!(error = %e, "publishing to the edge failed");
+        let item = Item {
+            line,
+            groupable: kind == Kind::Frame && !matches!(tag, Tag::Reply(_)),
+            body,
+            unwritten,
+        };
+        if let Err(mpsc::error::SendError(item)) = self.out.send(item).await {
+            // The publisher is gone (only with the runtime): the edge sees a gap.
+            debug!("edge publisher gone: message dropped");
+            if let Some(unwritten) = item.unwritten {
+                unwritten.written(item.body.len());
             }
         }
     }

@@ -254,12 +254,12 @@ async fn attach(
     if let (Some(old), false) = (old, matches!(how, AttachHow::Reattach { .. })) {
         let _ = handle.sender().send(RoomCmd::Detach { conn: old }).await;
     }
-    let addr = EdgeAddr {
-        subject: cluster.bus.edge_subject(&edge).into(),
-        conn,
-        gen,
-    };
-    let link = remote_link(state, client.clone(), handle.code(), addr);
+    let addr = EdgeAddr { conn, gen };
+    let out = cluster
+        .routing
+        .publishers
+        .sender(&client, &cluster.bus.edge_subject(&edge));
+    let link = remote_link(state, out, handle.code(), addr);
     let id = link.id;
     let (reply, answer) = oneshot::channel::<Result<Member, Refusal>>();
     let cmd = match how {

@@ -4,8 +4,8 @@
 //!
 //! * `P.room.<CODE>` requests: [`RoomRequest`]; answers [`AttachAnswer`],
 //!   [`CommandAnswer`], or a [`parchis_protocol::RoomView`] for `view`.
-//! * `P.edge.<NODE>` messages: the frame itself as the body behind one line naming the
-//!   link, its counter, the [`Kind`] and the frame's [`Tag`] (read from the frame by
+//! * `P.edge.<NODE>` messages: the frame itself as the body behind a line per link naming
+//!   the link, its counter, the [`Kind`] and the frame's [`Tag`] (read from the frame by
 //!   [`frame_tag`]): [`super::edge_msg`]; a kick's body is [`KickBody`].
 //! * `P.moved`: [`Moved`]. `P.lobby`: [`LobbyAsk`] → [`LobbyAnswer`].
 //!
