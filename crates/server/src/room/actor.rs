@@ -587,7 +587,7 @@ impl Actor {
 
     /// Performs one write, through the room's fence in cluster mode; the error says what
     /// the failure means ([`WriteFailed::kind`]). A fenced write stops the room, one that
-    /// does not follow the stored log has it rebuilt; once it stops, nothing more is
+    /// does not follow the stored log (or repeats a stored seq) has it rebuilt; once it stops, nothing more is
     /// written.
     async fn write(&mut self, write: Write) -> Result<(), WriteFailed> {
         if self.is_stopping() {
@@ -611,9 +611,11 @@ impl Actor {
                 self.ending = Some(RoomEnd::Fenced);
                 Err(WriteFailed::other("fenced"))
             }
-            Err(e @ StoreError::SeqMismatch { .. }) => {
+            Err(e @ (StoreError::SeqMismatch { .. } | StoreError::DuplicateSeq { .. })) => {
                 // The stored log is not the room's (a commit whose answer was lost went
-                // through): the log is the authority, the room is rebuilt from it.
+                // through; `DuplicateSeq`: it landed only after the doubt read found it
+                // not applied, and this append of the same seq waited for it): the log is
+                // the authority, the room is rebuilt from it.
                 warn!(room = %code, game = ?game, error = %e, "the stored log is ahead of the room: rebuilding it");
                 self.ending.get_or_insert(RoomEnd::Rebuild);
                 Err(WriteFailed::from(&e))
