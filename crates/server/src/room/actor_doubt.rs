@@ -10,13 +10,15 @@
 //!   rebuilt room's history when they resume or reattach;
 //! * the stored room cannot be read (the database is still away): the command is told
 //!   its outcome is unknown and the room stays in doubt. It looks again every
-//!   [`DOUBT_RETRY`] and before its next durable write, which it does not attempt until
-//!   the doubt is decided (refused meanwhile as for a database out of reach: nothing of
-//!   it is applied).
+//!   [`DOUBT_RETRY`], between two inputs; a durable write meanwhile is not attempted
+//!   (refused as for a database out of reach: nothing of it is applied). Found not
+//!   applied, the player to act gets a fresh full clock ([`Input::ClockOwed`], R-CLOCK):
+//!   every write was refused while the doubt stood, their own commands and the timeout
+//!   included, so the throw is not lost to the timeout that could not be written.
 
 use super::Actor;
 use crate::cluster::ownership::RoomEnd;
-use crate::room::core::WriteFailed;
+use crate::room::core::{Input, WriteFailed};
 use crate::room::doubt::{Doubt, Verdict};
 use crate::room::persist::Write;
 use parchis_store::WriteFailure;
@@ -27,25 +29,17 @@ use tracing::{info, warn};
 pub(super) const DOUBT_RETRY: Duration = Duration::from_secs(1);
 
 impl Actor {
-    /// Performs the durable write of a step ([`crate::room::Effect::Persist`]), settling a
-    /// doubt first and deciding one it raises (module docs). With the room stopping for a
+    /// Performs the durable write of a step ([`crate::room::Effect::Persist`]), refused
+    /// while a doubt stands, and decides a doubt it raises (module docs). With the room stopping for a
     /// rebuild, the error is its reason and the step is abandoned by the caller.
     pub(super) async fn persist(&mut self, write: Write) -> Result<(), WriteFailed> {
         if self.doubt.is_some() {
-            match self.settle_doubt().await {
-                Some(Verdict::NotApplied) => {}
-                Some(Verdict::Rebuild) => {
-                    return Err(WriteFailed::other(
-                        "the room is rebuilt from its stored state",
-                    ))
-                }
-                None => {
-                    return Err(WriteFailed {
-                        message: "a write in doubt: the stored room could not be read".into(),
-                        kind: WriteFailure::Unreachable,
-                    })
-                }
-            }
+            // Settled between two inputs only ([`Actor::retry_doubt`]), where a fresh
+            // clock can follow: a timeout written here would take the throw.
+            return Err(WriteFailed {
+                message: "a write in doubt: the stored room could not be read yet".into(),
+                kind: WriteFailure::Unreachable,
+            });
         }
         let doubt = Doubt::of(&write);
         match self.write(write).await {
@@ -67,9 +61,12 @@ impl Actor {
         }
     }
 
-    /// The doubt timer fired: looks at the stored room again.
+    /// The doubt timer fired: looks at the stored room again. Found not applied, the
+    /// player to act gets a fresh clock ([`Input::ClockOwed`]).
     pub(super) async fn retry_doubt(&mut self) {
-        self.settle_doubt().await;
+        if self.settle_doubt().await == Some(Verdict::NotApplied) {
+            self.input(Input::ClockOwed).await;
+        }
     }
 
     /// Reads the stored room and decides the doubt, if any: `None` while it cannot be

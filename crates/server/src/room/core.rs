@@ -430,6 +430,7 @@ impl Core {
             } => self.command(conn, member, req, seq, cmd, now),
             Input::Detach { conn } => self.detach(conn, now),
             Input::Timers => self.timers(now),
+            Input::ClockOwed => self.clock_owed(now),
             Input::BotChose(choice) => self.bot_chose(choice),
         }
     }

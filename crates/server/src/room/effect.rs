@@ -81,6 +81,10 @@ pub enum Input {
     },
     /// Time passed: clocks, grace periods and bots due at `now` act.
     Timers,
+    /// The room could write nothing for a while (a write in doubt stood, then was found
+    /// not applied: `room/actor_doubt.rs`): the player to act gets a fresh full clock
+    /// (R-CLOCK), announced by a `turn` event, unless the clock left ends later.
+    ClockOwed,
     /// A bot's search finished.
     BotChose(BotChoice),
 }

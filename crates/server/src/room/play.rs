@@ -310,6 +310,38 @@ impl Core {
         }
     }
 
+    /// [`Input::ClockOwed`](super::Input::ClockOwed): nothing could be written for a
+    /// while, the player's own commands included, so the player to act gets a fresh
+    /// full clock from `now` (R-CLOCK: nobody loses a throw to a server fault), stored
+    /// and announced by a `turn` event, like a restore's. Nothing when no game runs or
+    /// the clock left ends at least as late.
+    pub(super) fn clock_owed(&mut self, now: Ms) {
+        let (Some(game), Some(deadline)) = (self.game, self.deadline) else {
+            return;
+        };
+        if self.status != RoomStatus::Playing || game.outcome().is_some() {
+            return;
+        }
+        let fresh = self.fresh_deadline(now);
+        if deadline >= fresh {
+            return;
+        }
+        tracing::info!(room = %self.code, colour = %game.turn(), deadline_ms = fresh, "a fresh clock after a write in doubt");
+        self.stage_events(EventsCommit {
+            game: None,
+            events: vec![RoomEvent::Turn {
+                colour: game.turn(),
+                deadline_ms: fresh,
+            }],
+            at_ms: now,
+            deadline: Some(fresh),
+            turn: true,
+            action: None,
+            thrown: false,
+            then: Then::Nothing,
+        });
+    }
+
     /// The turn clock ran out (if it did by `now`): the engine's timeout (R-CLOCK).
     pub(super) fn timeout_if_due(&mut self, now: Ms) {
         if self.deadline.is_none_or(|d| d > now) {

@@ -253,13 +253,22 @@ impl Client {
 /// A running two-player game in room `code` over `store`; returns the server state, both
 /// clients (Ana created the room) and the index of the one to act.
 async fn game(code: &str, store: Arc<LossyStore>) -> (AppState, Vec<Client>, usize) {
+    game_with_clock(code, store, 600).await
+}
+
+/// [`game`] with a turn clock of `clock_secs`.
+async fn game_with_clock(
+    code: &str,
+    store: Arc<LossyStore>,
+    clock_secs: u32,
+) -> (AppState, Vec<Client>, usize) {
     let dyn_store: Arc<dyn Store> = store;
     let config = ServerConfig {
         dice_seed: Some(7),
         ..ServerConfig::default()
     };
     let state = AppState::new(config, dyn_store.clone());
-    let s = settings(json!({"preset": "online", "seats": 2, "turn_clock_secs": 600}));
+    let s = settings(json!({"preset": "online", "seats": 2, "turn_clock_secs": clock_secs}));
     dyn_store
         .create_room(&persist::room_record(code, &s, now_ms()))
         .await
@@ -624,6 +633,50 @@ async fn a_write_refused_as_repeating_a_stored_seq_has_the_room_rebuilt() {
     assert!(matches!(answer, ServerMessage::Ok { .. }), "{answer:?}");
     settle(&mut clients).await;
     everyone_saw_the_whole_log(&state, "LOSTACK5", &clients).await;
+    state.shutdown_token().cancel();
+}
+
+/// R-CLOCK: a doubt that stands (the store cannot be read) refuses every write of the
+/// room, the player's own commands included, while the turn clock runs. Found not
+/// applied once the store is back, the player to act gets a fresh full clock instead of
+/// losing the throw to the timeout the room could not write meanwhile.
+#[tokio::test]
+async fn nobody_loses_a_throw_to_a_doubt_that_stood_and_was_not_applied() {
+    const CLOCK_SECS: u32 = 2;
+    let store = Arc::new(LossyStore::default());
+    let (state, mut clients, p) = game_with_clock("LOSTACK6", store.clone(), CLOCK_SECS).await;
+    let turn = clients[p].my_turn().await;
+    store.reads_fail.store(true, Ordering::SeqCst);
+    store.lose_next(Lose::NotApplied);
+    act(&state, "LOSTACK6", &clients[p], 10, &turn).await;
+    let answer = clients[p].answer(10).await;
+    assert!(
+        is_error(&answer, ErrorCode::RoomUnavailable, STORE_AMBIGUOUS),
+        "{answer:?}"
+    );
+    // The clock runs out while the doubt stands (the timeout cannot be written either).
+    tokio::time::sleep(Duration::from_millis(u64::from(CLOCK_SECS) * 1000 + 500)).await;
+    let back = now_ms();
+    store.reads_fail.store(false, Ordering::SeqCst);
+    let (q, again) = whose_turn(&mut clients).await;
+    assert_eq!(
+        (q, again.colour),
+        (p, turn.colour),
+        "the same player is to act: the throw was not timed out"
+    );
+    assert!(again.seq > turn.seq, "a new turn event: {again:?}");
+    assert!(
+        again.deadline_ms >= back + i64::from(CLOCK_SECS) * 1000,
+        "a fresh full clock from the store's return: {again:?}, back at {back}"
+    );
+    act(&state, "LOSTACK6", &clients[q], 20, &again).await;
+    let answer = clients[q].answer(20).await;
+    assert!(matches!(answer, ServerMessage::Ok { .. }), "{answer:?}");
+    settle(&mut clients).await;
+    for c in &clients {
+        assert_eq!(c.link.kick.reason(), None, "still connected");
+    }
+    everyone_saw_the_whole_log(&state, "LOSTACK6", &clients).await;
     state.shutdown_token().cancel();
 }
 
