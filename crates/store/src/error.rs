@@ -112,8 +112,9 @@ pub enum WriteFailure {
     /// The database could not be reached: the connection was refused, lost or broke
     /// before the `COMMIT` (I/O or TLS error), or the server refused connections
     /// (shutting down, starting up, too many clients: SQLSTATE class `08`,
-    /// `57P01`–`57P03`, `53300`). Nothing was applied; the same write may succeed once
-    /// the database is back.
+    /// `57P01`–`57P03`, `53300`), or it ended the session for sitting idle (`25P03`,
+    /// `57P05`). Nothing was applied; the same write may succeed once the database is
+    /// back.
     Unreachable,
     /// No pooled connection came free within the pool's acquire timeout
     /// (`sqlx::Error::PoolTimedOut`): the server is busy, the database not necessarily
@@ -121,7 +122,9 @@ pub enum WriteFailure {
     Busy,
     /// The database rolled the transaction back for a reason of the moment:
     /// serialization failure (`40001`), deadlock (`40P01`), statement timeout or
-    /// cancellation (`57014`). Nothing was applied; the same write may succeed at once.
+    /// cancellation (`57014`); on SQLite the database stayed busy or locked past the
+    /// busy timeout (`SQLITE_BUSY`, `SQLITE_LOCKED` and their extended codes). Nothing
+    /// was applied; the same write may succeed at once.
     Transient,
     /// The `COMMIT` was sent but no answer came ([`StoreError::CommitUnknown`]): the write
     /// may or may not have been applied. The caller must look at the stored data before
@@ -163,7 +166,15 @@ fn sqlx_failure(e: &sqlx::Error) -> WriteFailure {
         sqlx::Error::Database(d) => match d.code().as_deref() {
             Some(c) if c.starts_with("08") => WriteFailure::Unreachable,
             Some("57P01" | "57P02" | "57P03" | "53300") => WriteFailure::Unreachable,
+            // PostgreSQL ended the session for sitting idle (in a transaction: cluster
+            // mode's `idle_in_transaction_session_timeout`, e.g. a node resumed after a
+            // pause): the transaction was rolled back, the next session may succeed.
+            Some("25P03" | "57P05") => WriteFailure::Unreachable,
             Some("40001" | "40P01" | "57014") => WriteFailure::Transient,
+            // SQLite (extended result codes, in decimal): SQLITE_BUSY and SQLITE_LOCKED
+            // with their variants, after the busy timeout. The statement failed; a
+            // `COMMIT` that fails so leaves the transaction open, and sqlx rolls it back.
+            Some("5" | "261" | "517" | "773" | "6" | "262" | "518") => WriteFailure::Transient,
             _ => WriteFailure::Other,
         },
         _ => WriteFailure::Other,
@@ -279,9 +290,19 @@ mod tests {
             ("57P02", Unreachable),
             ("57P03", Unreachable),
             ("53300", Unreachable),
+            ("25P03", Unreachable),
+            ("57P05", Unreachable),
             ("40001", Transient),
             ("40P01", Transient),
             ("57014", Transient),
+            // SQLite's extended result codes.
+            ("5", Transient),
+            ("517", Transient),
+            ("773", Transient),
+            ("6", Transient),
+            ("10", Other),
+            ("13", Other),
+            ("2067", Other),
             ("23505", Other),
             ("23503", Other),
             ("42P01", Other),
@@ -346,6 +367,10 @@ mod tests {
         assert_eq!(commit_error(sqlstate("40001")).write_failure(), Transient);
         assert_eq!(commit_error(sqlstate("23505")).write_failure(), Other);
         assert_eq!(commit_error(sqlstate("57P01")).write_failure(), Unreachable);
+        // The session ended idle in its transaction before the COMMIT arrived.
+        assert_eq!(commit_error(sqlstate("25P03")).write_failure(), Unreachable);
+        // SQLite: COMMIT refused busy (the transaction is rolled back by sqlx).
+        assert_eq!(commit_error(sqlstate("5")).write_failure(), Transient);
     }
 
     #[test]
