@@ -108,3 +108,94 @@ async fn a_commit_whose_answer_is_lost_has_the_room_rebuilt_and_the_game_goes_on
     }
     eprintln!("{test}: clients: {}", clients_summary(&players));
 }
+
+/// SIGTERM arrives while the owner waits for the `COMMIT` answer that is lost: the node
+/// drains, and the room it then finds ahead of its log is not adopted again by the
+/// draining node itself (it would run there until the drain ended and its lease would be
+/// released a second time at the shutdown): its released lease goes to another node at
+/// the next epoch, and the game goes on there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_answer_lost_while_the_owner_drains_has_the_room_rebuilt_elsewhere() {
+    let test = "a_commit_answer_lost_while_the_owner_drains_has_the_room_rebuilt_elsewhere";
+    // Leases of 3 s: the 300 ms commit stays under the shedding limit (a sixth of the
+    // TTL), so the node's own adopt is not refused for shedding load.
+    let opts = Opts {
+        db_proxy: true,
+        lease_ttl_ms: 3000,
+        lease_renew_ms: 1000,
+        ..Opts::default()
+    };
+    let Some(mut cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let (code, mut players) = two_player_game(&cluster, 0, "d", 60).await;
+    for (j, p) in players.iter_mut().enumerate() {
+        p.think = Duration::from_millis(10);
+        p.seed(j as u64 + 31);
+    }
+    let first = cluster.lease(&code).await.expect("lease");
+    assert_eq!((first.owner.as_str(), first.epoch), ("a", 1), "{first:?}");
+    let game = tokio::spawn(play_all(players, Instant::now() + Duration::from_secs(240)));
+    let id = cluster.games_of(&code).await.pop().expect("game");
+    let until = Instant::now() + Duration::from_secs(30);
+    while cluster.stored_events(&id).await.len() < 20 {
+        assert!(Instant::now() < until, "the game did not get going");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let proxy = cluster
+        .db_proxy
+        .as_ref()
+        .expect("the nodes' database proxy");
+    proxy.lose_next_commit_answer();
+    let until = Instant::now() + Duration::from_secs(20);
+    while proxy.held_commit_answers() == 0 {
+        assert!(
+            Instant::now() < until,
+            "no game write's COMMIT went through the proxy"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // The answer is held for 300 ms: the owner drains meanwhile.
+    cluster.signal(0, "TERM");
+    let next = cluster
+        .wait_lease(&code, Duration::from_secs(20), "taken again", |l| {
+            l.epoch > first.epoch && l.ms_left > 0
+        })
+        .await;
+    assert!(
+        next.epoch == first.epoch + 1 && next.owner != "a",
+        "the draining node did not take the room again; another node has it at the next \
+         epoch: {next:?}\n{}",
+        cluster.log_tail(0, 40)
+    );
+    let players = game
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    let refs: Vec<&Player> = players.iter().collect();
+    let stored = check_game(&cluster, &code, &refs, true).await;
+    assert!(stored.finished(), "the game went on to its end");
+    assert!(
+        cluster
+            .wait_exit(0, Duration::from_secs(20))
+            .await
+            .is_some(),
+        "a exits after its drain"
+    );
+    for p in &players {
+        assert_eq!(p.unanswered, 0, "{}: every command was answered", p.name);
+        let codes: Vec<&str> = p
+            .errors
+            .iter()
+            .map(|e| e["code"].as_str().unwrap_or("?"))
+            .collect();
+        assert!(
+            codes
+                .iter()
+                .all(|c| matches!(*c, "room_unavailable" | "stale_seq" | "not_your_turn")),
+            "{}: errors {codes:?} ({:?})",
+            p.name,
+            p.errors
+        );
+    }
+    eprintln!("{test}: clients: {}", clients_summary(&players));
+}

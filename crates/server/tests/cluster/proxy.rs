@@ -40,6 +40,9 @@ struct LoseCommit {
     armed: AtomicBool,
     /// How many answers were lost so far.
     lost: std::sync::atomic::AtomicUsize,
+    /// How many `COMMIT`s were picked to lose their answer (counted as the `COMMIT` is
+    /// forwarded, before the hold).
+    held: std::sync::atomic::AtomicUsize,
 }
 
 impl Proxy {
@@ -97,6 +100,12 @@ impl Proxy {
     /// How many `COMMIT` answers were lost so far.
     pub fn lost_commit_answers(&self) -> usize {
         self.lose.lost.load(Ordering::SeqCst)
+    }
+
+    /// How many `COMMIT`s were picked to lose their answer, counted when the `COMMIT` is
+    /// forwarded: the writer waits for that answer for the next 300 ms.
+    pub fn held_commit_answers(&self) -> usize {
+        self.lose.held.load(Ordering::SeqCst)
     }
 
     /// Closes every connection through the proxy; new ones are closed at once until
@@ -171,6 +180,7 @@ async fn pipe(client: TcpStream, server: TcpStream, delay: Duration, lose: Arc<L
                 && lose.armed.swap(false, Ordering::SeqCst);
             if lost {
                 holding.store(true, Ordering::SeqCst);
+                lose.held.fetch_add(1, Ordering::SeqCst);
             }
             if server_wr.write_all(&bytes).await.is_err() {
                 break;

@@ -239,13 +239,20 @@ pub(crate) fn adopt_again<'a>(
 /// Takes room `code` over at once: acquires its lease (released by its draining owner),
 /// restores and serves it. A released lease is also claimable: when this node's sweeper
 /// got it first, the room is this node's all the same and the answer is `adopted`.
-/// Refused `server_full` when this node is full or sheds load (`docs/CLUSTER.md`, "Load
-/// shedding": the drain then asks another node, or leaves the lease released for the
-/// sweepers).
+/// Refused `shutting_down` while this node drains or stops, `server_full` when it is full
+/// or sheds load (`docs/CLUSTER.md`, "Load shedding": the drain then asks another node,
+/// or leaves the lease released for the sweepers).
 async fn adopt(state: &AppState, code: &str) -> NodeReply {
     let Some(cluster) = state.cluster() else {
         return NodeReply::refused(ErrorCode::Internal, "not in cluster mode");
     };
+    // Also for this node's own rebuild (`adopt_again`): a draining or stopping node
+    // leaves the released lease to another node's sweeper instead of running the room
+    // until its shutdown releases it a second time.
+    let draining = ownership(state).is_none_or(|o| o.is_draining());
+    if draining || state.shutdown_token().is_cancelled() {
+        return NodeReply::refused(ErrorCode::ShuttingDown, "this node is draining");
+    }
     if state.is_full() {
         return NodeReply::refused(ErrorCode::ServerFull, "too many rooms");
     }
