@@ -354,6 +354,25 @@ impl Store for PostgresStore {
         Ok(self.snapshots(Some(code)).await?.into_iter().next())
     }
 
+    async fn wait_room_writes(&self, code: &str) -> Result<()> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SET LOCAL lock_timeout = '2s'")
+            .execute(&mut *tx)
+            .await?;
+        // Games first, then the room: the order of a game end's own writes.
+        sqlx::query("SELECT 1 FROM games WHERE room_code = $1 ORDER BY id FOR UPDATE")
+            .bind(code)
+            .fetch_all(&mut *tx)
+            .await?;
+        sqlx::query("SELECT 1 FROM rooms WHERE code = $1 FOR UPDATE")
+            .bind(code)
+            .fetch_optional(&mut *tx)
+            .await?;
+        // Nothing was written: the locks are only waited for.
+        tx.rollback().await?;
+        Ok(())
+    }
+
     async fn load_unfinished(&self) -> Result<Vec<RoomSnapshot>> {
         self.snapshots(None).await
     }

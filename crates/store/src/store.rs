@@ -366,6 +366,27 @@ pub trait Store: Send + Sync {
     /// game's events, read from one consistent snapshot. `None` if the room does not exist.
     async fn get_room(&self, code: &str) -> Result<Option<RoomSnapshot>>;
 
+    /// Waits until no transaction that wrote room `code` is still running, so that a
+    /// [`get_room`](Store::get_room) after it sees the outcome of a write whose `COMMIT`
+    /// got no answer ([`StoreError::CommitUnknown`]): that transaction may still be
+    /// committing (its connection lost, the server still flushing its WAL or waiting for
+    /// a synchronous standby), and a read made before it ends would not see it.
+    ///
+    /// PostgreSQL takes the room's games' rows and its row `FOR UPDATE` (an append, a
+    /// start, an end and a new seat lock one of them: through an event's, a game's or a
+    /// seat's foreign key, or by updating the game or the room), waiting at most 2 s
+    /// (`lock_timeout`), and releases them at once.
+    /// The default does nothing: the other stores apply a write in this process, and a
+    /// failed `COMMIT` there has ended its transaction.
+    ///
+    /// # Errors
+    /// The database's, a lock wait of more than 2 s included (SQLSTATE `55P03`): the
+    /// caller cannot tell yet, and asks again later.
+    async fn wait_room_writes(&self, code: &str) -> Result<()> {
+        let _ = code;
+        Ok(())
+    }
+
     /// Loads every room whose status is not [`Finished`](crate::RoomStatus::Finished), as for
     /// [`get_room`](Store::get_room), ordered by `(created_at_ms, code)`. Used to recover
     /// after a restart.
