@@ -1,6 +1,8 @@
 //! A durable write whose commit got no answer (`WriteFailure::Ambiguous`: the connection
 //! failed with the `COMMIT` sent): the room does not know whether its step is stored. It
-//! reads the stored room at once and decides ([`Doubt::judge`]):
+//! reads the stored room at once, once the room's write transactions still running have
+//! ended (`Store::wait_room_writes`: the write may still be committing), and decides
+//! ([`Doubt::judge`]):
 //!
 //! * not applied: the step is refused as for a database out of reach ("nothing was
 //!   applied; send it again") and the room carries on;
@@ -77,7 +79,12 @@ impl Actor {
         let store = self.state.store().clone();
         let code = self.core.code().to_owned();
         let game = self.core.game_id();
-        let stored = match store.get_room(&code).await {
+        // The write in doubt may still be committing: its outcome is read once it ended.
+        let read = match store.wait_room_writes(&code).await {
+            Ok(()) => store.get_room(&code).await,
+            Err(e) => Err(e),
+        };
+        let stored = match read {
             Ok(stored) => stored,
             Err(e) => {
                 warn!(room = %code, game = ?game, error = %e, "a write in doubt: the stored room could not be read; trying again");

@@ -199,3 +199,86 @@ async fn a_commit_answer_lost_while_the_owner_drains_has_the_room_rebuilt_elsewh
     }
     eprintln!("{test}: clients: {}", clients_summary(&players));
 }
+
+/// The `COMMIT` of a game write is still on its way when its connection is lost (the
+/// proxy closes the owner's side and delivers the `COMMIT` 500 ms later): the owner's
+/// read of its log right after must not find the write "not applied", which would tell
+/// the player "nothing was applied" about a throw that is stored a moment later. The
+/// read waits for the room's write transactions still running (`wait_room_writes`),
+/// finds the log ahead and has the room rebuilt; the game goes on to its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_that_lands_after_its_connection_was_lost_is_not_told_not_applied() {
+    let test = "a_commit_that_lands_after_its_connection_was_lost_is_not_told_not_applied";
+    let opts = Opts {
+        db_proxy: true,
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let (code, mut players) = two_player_game(&cluster, 0, "t", 60).await;
+    for (j, p) in players.iter_mut().enumerate() {
+        p.think = Duration::from_millis(10);
+        p.seed(j as u64 + 41);
+    }
+    let first = cluster.lease(&code).await.expect("lease");
+    let game = tokio::spawn(play_all(players, Instant::now() + Duration::from_secs(240)));
+    let id = cluster.games_of(&code).await.pop().expect("game");
+    let until = Instant::now() + Duration::from_secs(30);
+    while cluster.stored_events(&id).await.len() < 20 {
+        assert!(Instant::now() < until, "the game did not get going");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let proxy = cluster
+        .db_proxy
+        .as_ref()
+        .expect("the nodes' database proxy");
+    proxy.land_next_commit_late();
+    let until = Instant::now() + Duration::from_secs(20);
+    while proxy.lost_commit_answers() == 0 {
+        assert!(
+            Instant::now() < until,
+            "no game write's COMMIT went through the proxy"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    cluster
+        .wait_lease(&code, Duration::from_secs(20), "taken again", |l| {
+            l.epoch > first.epoch && l.ms_left > 0
+        })
+        .await;
+    let players = game
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    let refs: Vec<&Player> = players.iter().collect();
+    let stored = check_game(&cluster, &code, &refs, true).await;
+    assert!(stored.finished(), "the game went on to its end");
+    let log = cluster.log_tail(0, 100_000);
+    assert!(
+        log.contains("the stored room is ahead of the live one")
+            && !log.contains("a write in doubt was not applied"),
+        "the owner's read of its doubt saw the late write:\n{}",
+        cluster.log_tail(0, 40)
+    );
+    for p in &players {
+        assert_eq!(p.unanswered, 0, "{}: every command was answered", p.name);
+        // The database was never out of reach: nobody may be told "nothing was applied"
+        // as for a database out of reach.
+        let wrongly_not_applied: Vec<&serde_json::Value> = p
+            .errors
+            .iter()
+            .filter(|e| {
+                e["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("cannot reach its database"))
+            })
+            .collect();
+        assert!(
+            wrongly_not_applied.is_empty(),
+            "{}: told nothing was applied: {wrongly_not_applied:?}\n{}",
+            p.name,
+            cluster.log_tail(0, 40)
+        );
+    }
+    eprintln!("{test}: clients: {}", clients_summary(&players));
+}

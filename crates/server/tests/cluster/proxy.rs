@@ -43,6 +43,8 @@ struct LoseCommit {
     /// How many `COMMIT`s were picked to lose their answer (counted as the `COMMIT` is
     /// forwarded, before the hold).
     held: std::sync::atomic::AtomicUsize,
+    /// The picked `COMMIT` lands late ([`Proxy::land_next_commit_late`]).
+    late: AtomicBool,
 }
 
 impl Proxy {
@@ -97,6 +99,16 @@ impl Proxy {
         self.lose.armed.store(true, Ordering::SeqCst);
     }
 
+    /// Like [`Proxy::lose_next_commit_answer`], but the `COMMIT` itself is held: the
+    /// client's side of the connection is closed at once (its `COMMIT` unanswered), and
+    /// the `COMMIT` reaches the database only 500 ms later, so that a read made meanwhile
+    /// on another connection does not see the write, which then lands (a transaction
+    /// still committing when its connection was lost).
+    pub fn land_next_commit_late(&self) {
+        self.lose.late.store(true, Ordering::SeqCst);
+        self.lose.armed.store(true, Ordering::SeqCst);
+    }
+
     /// How many `COMMIT` answers were lost so far.
     pub fn lost_commit_answers(&self) -> usize {
         self.lose.lost.load(Ordering::SeqCst)
@@ -145,6 +157,8 @@ async fn pipe(client: TcpStream, server: TcpStream, delay: Duration, lose: Arc<L
     // The database's answers are no longer forwarded; then the connection closes.
     let hold = Arc::new(AtomicBool::new(false));
     let close = Arc::new(tokio::sync::Notify::new());
+    // The client's side closes now (a `COMMIT` landing late).
+    let cut_client = Arc::new(tokio::sync::Notify::new());
     let reader = tokio::spawn(async move {
         let mut buf = vec![0u8; 16 * 1024];
         while let Ok(n) = client_rd.read(&mut buf).await {
@@ -158,6 +172,7 @@ async fn pipe(client: TcpStream, server: TcpStream, delay: Duration, lose: Arc<L
         }
     });
     let (saw_insert, holding, closing) = (inserted.clone(), hold.clone(), close.clone());
+    let cutting = cut_client.clone();
     let writer = tokio::spawn(async move {
         // A connection of the store's main pool (its startup names the application): not
         // the lease pool's (`parchis-store-lease`).
@@ -182,6 +197,17 @@ async fn pipe(client: TcpStream, server: TcpStream, delay: Duration, lose: Arc<L
                 holding.store(true, Ordering::SeqCst);
                 lose.held.fetch_add(1, Ordering::SeqCst);
             }
+            if lost && lose.late.swap(false, Ordering::SeqCst) {
+                // The client loses the connection with its COMMIT sent; the COMMIT lands
+                // 500 ms later.
+                cutting.notify_one();
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                let _ = server_wr.write_all(&bytes).await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                lose.lost.fetch_add(1, Ordering::SeqCst);
+                closing.notify_one();
+                break;
+            }
             if server_wr.write_all(&bytes).await.is_err() {
                 break;
             }
@@ -205,6 +231,10 @@ async fn pipe(client: TcpStream, server: TcpStream, delay: Duration, lose: Arc<L
                 _ => break,
             },
             _ = close.notified() => break,
+            _ = cut_client.notified() => {
+                let _ = client_wr.shutdown().await;
+                continue;
+            }
         };
         if contains(&buf[..n], b"INSERT 0 ") {
             inserted.store(true, Ordering::SeqCst);
