@@ -28,6 +28,8 @@
 #                      nodes are stopped (STAMP-metrics-after/node-I.prom)
 #   PIN [0]            1: nodes, PostgreSQL and NATS on core 0, load generator on core 1
 #   NO_BUILD [0]       1: use the release binaries as they are
+#   SERVER, LOADGEN    the binaries [target/release/parchis-server, …/parchis-loadgen]
+#                      (e.g. a copy of an older build, to compare; with NO_BUILD=1)
 #   NICE [0]           niceness of the nodes, the load generator and PostgreSQL during
 #                      the run (e.g. -10, as root: other work on a shared machine yields
 #                      to the run; PostgreSQL goes back to 0 after it; say so next to the
@@ -63,8 +65,8 @@ fi
 if [[ ${NO_BUILD:-0} != 1 ]]; then
   cargo build --release -p parchis-server -p parchis-loadgen
 fi
-SERVER=target/release/parchis-server
-LOADGEN=target/release/parchis-loadgen
+SERVER=${SERVER:-target/release/parchis-server}
+LOADGEN=${LOADGEN:-target/release/parchis-loadgen}
 mkdir -p "$OUT"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 

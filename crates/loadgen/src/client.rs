@@ -3,7 +3,9 @@
 
 use crate::cli::Node;
 use futures_util::{SinkExt, StreamExt};
+use serde::Deserialize;
 use serde_json::{json, Value};
+use std::borrow::Cow;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
@@ -11,7 +13,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::time::{timeout, Instant};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
 /// What one `POST /api/rooms` got.
@@ -264,6 +266,77 @@ pub async fn next_json(ws: &mut Ws) -> Option<Value> {
     }
 }
 
+/// Reads the next text frame's bytes (other frames skipped); `None` when closed or on
+/// error. The play loop reads its frames with this and [`Frame::parse`]: a frame's
+/// `position` and `previews`, most of its bytes, are skipped without being built.
+pub async fn next_text(ws: &mut Ws) -> Option<Utf8Bytes> {
+    loop {
+        match ws.next().await? {
+            Ok(Message::Text(t)) => return Some(t),
+            Ok(Message::Close(_)) | Err(_) => return None,
+            Ok(_) => continue,
+        }
+    }
+}
+
+/// The fields of a server frame the play loop reads (`proto/README.md`), borrowed from
+/// the frame's text; every other field is skipped unparsed.
+#[derive(Debug, Default, Deserialize)]
+pub struct Frame<'a> {
+    /// `type`.
+    #[serde(rename = "type", borrow)]
+    pub kind: Cow<'a, str>,
+    /// `seq` (0 when absent or null).
+    #[serde(default, deserialize_with = "u64_or_null")]
+    pub seq: u64,
+    /// `req` of an `ok` or `error`.
+    #[serde(default)]
+    pub req: Option<u64>,
+    /// `code` of an `error`.
+    #[serde(default, borrow)]
+    pub code: Option<Cow<'a, str>>,
+    /// `must_roll` of a `your_turn`.
+    #[serde(default)]
+    pub must_roll: bool,
+    /// `legal` of a `your_turn` (small objects, sent back as they are).
+    #[serde(default)]
+    pub legal: Vec<Value>,
+    /// `event` of an `event` frame: its `type` and, for a `game` event, the engine
+    /// event's `type`.
+    #[serde(default, borrow)]
+    pub event: Option<EventHead<'a>>,
+}
+
+/// The `event` of an `event` frame, as far as [`Frame`] reads it.
+#[derive(Debug, Default, Deserialize)]
+pub struct EventHead<'a> {
+    /// The room event's `type`.
+    #[serde(rename = "type", borrow)]
+    pub kind: Cow<'a, str>,
+    /// A `game` event's engine event.
+    #[serde(default, borrow)]
+    pub event: Option<Box<EventHead<'a>>>,
+}
+
+fn u64_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    Ok(Option::<u64>::deserialize(d)?.unwrap_or(0))
+}
+
+impl<'a> Frame<'a> {
+    /// The frame in `text`; `None` when it is not a JSON object with a `type`.
+    pub fn parse(text: &'a str) -> Option<Frame<'a>> {
+        serde_json::from_str(text).ok()
+    }
+
+    /// Whether this `event` frame carries a `game_won` game event.
+    pub fn is_game_won(&self) -> bool {
+        self.event
+            .as_ref()
+            .and_then(|e| e.event.as_ref())
+            .is_some_and(|g| g.kind == "game_won")
+    }
+}
+
 /// The frame's `seq` (0 when absent).
 pub fn seq_of(v: &Value) -> u64 {
     v.get("seq").and_then(Value::as_u64).unwrap_or(0)
@@ -272,14 +345,6 @@ pub fn seq_of(v: &Value) -> u64 {
 /// The frame's `type` ("" when absent).
 pub fn type_of(v: &Value) -> &str {
     v.get("type").and_then(Value::as_str).unwrap_or("")
-}
-
-/// Whether an `event` frame carries a `game_won` game event.
-pub fn is_game_won(v: &Value) -> bool {
-    v.get("event")
-        .and_then(|e| e.get("event"))
-        .map(|g| type_of(g) == "game_won")
-        .unwrap_or(false)
 }
 
 /// One seated client: its socket and the room's latest `seq` it has seen.
@@ -293,6 +358,45 @@ pub struct Client {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frame_reads_what_the_play_loop_needs_and_skips_the_rest() {
+        let turn = r#"{"type":"your_turn","room":"AB","seq":7,"colour":"yellow","must_roll":false,"dice":[2,5],"legal":[{"type":"exit"},{"type":"move","piece":1,"die":2}],"previews":[{"position":{"players":[]}}],"deadline_ms":1}"#;
+        let f = Frame::parse(turn).expect("frame");
+        assert_eq!(
+            (f.kind.as_ref(), f.seq, f.must_roll),
+            ("your_turn", 7, false)
+        );
+        assert_eq!(
+            f.legal,
+            [
+                json!({"type": "exit"}),
+                json!({"type": "move", "piece": 1, "die": 2})
+            ]
+        );
+
+        let won = r#"{"type":"event","room":"AB","seq":90,"at_ms":1,"event":{"type":"game","event":{"type":"game_won","winner":"red"}},"position":{"players":[]}}"#;
+        let f = Frame::parse(won).expect("frame");
+        assert_eq!(
+            (f.kind.as_ref(), f.seq, f.is_game_won()),
+            ("event", 90, true)
+        );
+        let turn_event = r#"{"type":"event","room":"AB","seq":91,"at_ms":1,"event":{"type":"turn","colour":"red","deadline_ms":1}}"#;
+        assert!(!Frame::parse(turn_event).expect("frame").is_game_won());
+
+        let err = r#"{"type":"error","req":null,"code":"rate_limited","message":"slow down","rule":null}"#;
+        let f = Frame::parse(err).expect("frame");
+        assert_eq!(
+            (f.req, f.code.as_deref(), f.seq),
+            (None, Some("rate_limited"), 0)
+        );
+        let ok = r#"{"type":"ok","req":1000001,"seq":12}"#;
+        let f = Frame::parse(ok).expect("frame");
+        assert_eq!((f.req, f.seq), (Some(1_000_001), 12));
+
+        assert!(Frame::parse("not json").is_none());
+        assert!(Frame::parse(r#"{"seq":1}"#).is_none());
+    }
 
     #[test]
     fn retry_after_is_read_and_bounded() {

@@ -7,7 +7,7 @@
 //! the one in flight, the last one sent, the start), and splitting them would pass all of
 //! it around.
 
-use crate::client::{is_game_won, next_json, seq_of, type_of, Client};
+use crate::client::{next_json, next_text, seq_of, Client, Frame};
 use crate::idle;
 use crate::load::Ctx;
 use crate::report::Hop;
@@ -121,13 +121,17 @@ async fn play(
         };
         tokio::select! {
             Ok(()) = end_rx.changed(), if end_known.is_none() => {}
-            frame = next_json(&mut c.ws) => {
-                let Some(v) = frame else {
+            frame = next_text(&mut c.ws) => {
+                let Some(text) = frame else {
                     ctx.stats.error("connection_lost");
                     break Ended::Failed;
                 };
-                let seq = seq_of(&v);
-                match type_of(&v) {
+                let Some(mut v) = Frame::parse(text.as_str()) else {
+                    ctx.stats.error("unreadable_frame");
+                    continue;
+                };
+                let seq = v.seq;
+                match v.kind.as_ref() {
                     "event" => {
                         c.seq = c.seq.max(seq);
                         if let Some((_, sent_seq, at)) = inflight {
@@ -138,14 +142,14 @@ async fn play(
                                 inflight = None;
                             }
                         }
-                        if is_game_won(&v) {
+                        if v.is_game_won() {
                             ctx.stats.games_finished.fetch_add(u64::from(creator), Ordering::Relaxed);
                             break 'outer Ended::GameOver;
                         }
                     }
                     "ok" => {
                         c.seq = c.seq.max(seq);
-                        let req = v.get("req").and_then(Value::as_u64);
+                        let req = v.req;
                         if req.is_some_and(|r| r >= FIRST_ACTION_REQ) {
                             if last.as_ref().is_some_and(|l| req == Some(l.req) && ctx.measured(l.at)) {
                                 ctx.stats.actions.fetch_add(1, Ordering::Relaxed);
@@ -158,9 +162,9 @@ async fn play(
                         }
                     }
                     "error" => {
-                        let code = v.get("code").and_then(Value::as_str).unwrap_or("unknown");
+                        let code = v.code.as_deref().unwrap_or("unknown");
                         inflight = None;
-                        let req = v.get("req").and_then(Value::as_u64);
+                        let req = v.req;
                         if req.is_some_and(start::is_start_req) {
                             ctx.stats.error(&format!("start_{code}"));
                             if start.settled {
@@ -202,20 +206,14 @@ async fn play(
                         if acted_seq == Some(seq) {
                             continue;
                         }
-                        let msg = if v.get("must_roll").and_then(Value::as_bool).unwrap_or(false) {
+                        let msg = if v.must_roll {
                             json!({"type": "roll", "room": code, "seq": seq})
+                        } else if v.legal.is_empty() {
+                            ctx.stats.error("empty_legal");
+                            continue;
                         } else {
-                            let legal = v.get("legal").and_then(Value::as_array);
-                            match legal {
-                                Some(l) if !l.is_empty() => {
-                                    let a = l[rng.below(l.len())].clone();
-                                    json!({"type": "play", "room": code, "seq": seq, "action": a})
-                                }
-                                _ => {
-                                    ctx.stats.error("empty_legal");
-                                    continue;
-                                }
-                            }
+                            let a = v.legal.swap_remove(rng.below(v.legal.len()));
+                            json!({"type": "play", "room": code, "seq": seq, "action": a})
                         };
                         pending = Some((Instant::now() + rng.think(think, jitter), msg, seq));
                     }
