@@ -31,7 +31,7 @@ pub use board::{is_safe, Colour, Location, COLOURS, HOME_COLUMN, PIECES, RING};
 pub use game::{Expect, Game, SetupError};
 pub use notation::NotationError;
 pub use position::{
-    HeldBlockade, PieceState, PlayerPosition, Position, PositionError, StagePosition,
+    BoardState, HeldBlockade, PieceState, PlayerPosition, Position, PositionError, StagePosition,
 };
 pub use preview::{route, ActionPreview};
 pub use record::{result_tag, GameRecord, RecordError};

@@ -2,7 +2,10 @@
 //! game state with public fields (serde JSON, documented in `proto/POSITION.md`), and
 //! its validation into a [`Game`].
 //!
-//! Why one file of ~760 lines: the validation is one ordered list of named checks, each
+//! [`BoardState`] is the same state without the rule set, as event frames and previews
+//! carry it.
+//!
+//! Why one file of ~810 lines: the validation is one ordered list of named checks, each
 //! naming the rule or section a bad position breaks (`TryFrom<&Position> for Game` reads
 //! as that list); kept beside the format it validates so that the two change together.
 
@@ -127,6 +130,53 @@ pub struct Position {
     pub previous_throw_unplayed: bool,
 }
 
+/// A [`Position`] without its rule set: the state a game is in, for a client that was
+/// given the rules once (`game_started`, the room view) and draws every later state.
+/// Event frames and action previews carry this (`proto/README.md`), about a third of a
+/// `Position`'s JSON: the rule set is some 1,000 bytes of the 1,500. Same fields, same
+/// JSON, as a `Position` less `rules`; `Position::from_state` puts them together again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BoardState {
+    /// Seated colours, in board order (yellow, blue, red, green).
+    pub players: Vec<PlayerPosition>,
+    /// Whose turn it is.
+    pub turn: Colour,
+    /// What the game waits for.
+    pub stage: StagePosition,
+    /// Doubles thrown in a row this turn (R-THIRD): 0..=2.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub doubles_in_row: u8,
+    /// The piece that moved last this turn (see [`Position::last_moved`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_moved: Option<PieceId>,
+    /// The previous throw of this turn played no move (seed 004's R-THIRD exception).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub previous_throw_unplayed: bool,
+}
+
+impl Position {
+    /// The position of a game played by `rules` that is in `state`.
+    pub fn from_state(rules: RuleSet, state: BoardState) -> Position {
+        let BoardState {
+            players,
+            turn,
+            stage,
+            doubles_in_row,
+            last_moved,
+            previous_throw_unplayed,
+        } = state;
+        Position {
+            rules,
+            players,
+            turn,
+            stage,
+            doubles_in_row,
+            last_moved,
+            previous_throw_unplayed,
+        }
+    }
+}
+
 /// Why a [`Position`] is not a possible game state.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PositionError {
@@ -159,6 +209,12 @@ pub enum PositionError {
 
 impl From<&Game> for Position {
     fn from(g: &Game) -> Position {
+        Position::from_state(g.rules, BoardState::from(g))
+    }
+}
+
+impl From<&Game> for BoardState {
+    fn from(g: &Game) -> BoardState {
         let players = Colour::ALL
             .into_iter()
             .filter(|c| g.seats[c.index()] != SeatStatus::Empty)
@@ -210,8 +266,7 @@ impl From<&Game> for Position {
             },
             Stage::Finished(o) => StagePosition::Finished { outcome: o },
         };
-        Position {
-            rules: g.rules,
+        BoardState {
             players,
             turn: g.turn,
             stage,

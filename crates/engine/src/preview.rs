@@ -1,6 +1,6 @@
 //! What a legal action does, before it is played: the piece, every square it lands on
 //! (the bounce included), what it captures, the bonus it earns, whether it reaches the
-//! goal, and the whole position after it. Clients draw these instead of knowing the
+//! goal, and the whole state after it. Clients draw these instead of knowing the
 //! rules (the board in the browser knows only geometry).
 //!
 //! Computed by playing the action on a copy of the game, so a preview is exactly what
@@ -9,7 +9,7 @@
 use crate::action::{Action, ActionError, ErrorKind, Event};
 use crate::board::{Colour, Location, GOAL};
 use crate::game::Game;
-use crate::position::Position;
+use crate::position::BoardState;
 use crate::types::PieceId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -47,8 +47,9 @@ pub struct ActionPreview {
     /// The piece reaches the goal (R-GOAL).
     pub goal: bool,
     /// The whole game state after the action (and everything it sets off: the turn
-    /// passing, a bonus forfeited, the game won).
-    pub position: Position,
+    /// passing, a bonus forfeited, the game won), without the rule set, which does not
+    /// change ([`BoardState`]).
+    pub position: BoardState,
 }
 
 /// The squares a piece of `colour` standing on `from` steps on when it counts `steps`
@@ -105,7 +106,7 @@ impl Game {
             captures: Vec::new(),
             bonus: None,
             goal: false,
-            position: Position::from(&next),
+            position: BoardState::from(&next),
         };
         let mut moved = false;
         for e in events {
@@ -165,7 +166,7 @@ impl Game {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Dice, RuleSet};
+    use crate::{Dice, Position, RuleSet};
 
     fn ring(n: u8) -> Location {
         Location::Ring(n)
@@ -337,7 +338,7 @@ mod tests {
         assert!(!previews.is_empty());
         for p in &previews {
             let (next, _) = g.apply(&p.action).expect("legal");
-            assert_eq!(p.position, Position::from(&next));
+            assert_eq!(p.position, BoardState::from(&next));
             let at = p.position.players[0].pieces[p.piece as usize].at;
             assert_eq!(at, p.to, "{p:?}");
         }

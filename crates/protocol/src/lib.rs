@@ -45,7 +45,8 @@ pub use messages::{
 
 /// Re-exported engine types that appear on the wire.
 pub use parchis_engine::{
-    Action, ActionPreview, Colour, Dice, Event, Location, Outcome, Position, Preset, RuleSet,
+    Action, ActionPreview, BoardState, Colour, Dice, Event, Location, Outcome, Position, Preset,
+    RuleSet,
 };
 
 /// Longest display name accepted, in characters.

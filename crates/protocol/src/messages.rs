@@ -7,7 +7,7 @@
 use crate::dice::DiceInfo;
 use crate::error::ErrorCode;
 use crate::http::{BotLevel, RoomView};
-use parchis_engine::{Action, ActionPreview, Colour, Dice, Event, Location, Position};
+use parchis_engine::{Action, ActionPreview, BoardState, Colour, Dice, Event, Location, Position};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -474,11 +474,13 @@ pub enum ServerMessage {
         at_ms: i64,
         /// The event.
         event: RoomEvent,
-        /// The whole game state after this event, sent on the last event of each batch
-        /// that changes the game (a roll, a move and what it set off, a timeout, an
-        /// abandonment). Clients draw it as it is. Absent on other events.
+        /// The whole game state after this event, without the rule set (which
+        /// `game_started` and the room view carry, and which does not change), sent on
+        /// the last event of each batch that changes the game (a roll, a move and what it
+        /// set off, a timeout, an abandonment). Clients draw it as it is. Absent on other
+        /// events.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        position: Option<Box<Position>>,
+        position: Option<Box<BoardState>>,
         /// For a `piece_moved` game event: every square the piece stepped on, in order,
         /// the landing square last (the bounce included, R-BOUNCE), for drawing the move.
         /// Absent on other events.

@@ -1,8 +1,9 @@
 //! Building the `event` frames of a room's stream: the room event, the path of a moved
 //! piece (so clients can draw the move without knowing the rules) and, on the last event
-//! of a batch, the position after it.
+//! of a batch, the state after it (a [`BoardState`]: the position less its rule set, which
+//! `game_started` carries).
 
-use parchis_engine::{route, Event, Game, Position};
+use parchis_engine::{route, BoardState, Event, Game};
 use parchis_protocol::{RoomEvent, ServerMessage};
 
 /// The `event` message for `event` (seq `seq`, server time `at_ms`) in room `room`.
@@ -34,7 +35,7 @@ pub fn event_message(
         seq,
         at_ms,
         event,
-        position: after.map(|g| Box::new(Position::from(g))),
+        position: after.map(|g| Box::new(BoardState::from(g))),
         path,
     }
 }

@@ -19,6 +19,9 @@ fn checked_previews(v: &Value) -> Vec<Value> {
             pv["path"].as_array().and_then(|p| p.last()),
             Some(&pv["to"])
         );
+        // A preview's position is the state without the rule set (proto/README.md).
+        assert!(pv["position"]["players"].is_array(), "{pv}");
+        assert_eq!(pv["position"].get("rules"), None, "{pv}");
     }
     previews
 }
@@ -41,6 +44,7 @@ async fn play_preview(c: &mut Client, pv: &Value) -> (Option<Value>, Option<Valu
             }
             won |= e["type"] == "game_won";
             if m["position"].is_object() {
+                assert_eq!(m["position"].get("rules"), None, "{m}");
                 position = Some(m["position"].clone());
             }
         }
@@ -133,10 +137,12 @@ async fn classic_previews_count_a_six_as_seven() {
     assert!(sevens >= 1, "no six counted 7 in a whole classic game");
 }
 
+/// The batch of a roll ends with the position after it, without the rule set: that
+/// position with the rules of `game_started` is the room view's whole position.
 #[tokio::test]
 async fn a_roll_batch_ends_with_the_position() {
     let server = start(test_config()).await;
-    let (_code, mut p) = seated_game(
+    let (code, mut p) = seated_game(
         &server,
         json!({"seats": 2, "turn_clock_secs": 600}),
         &["yellow", "red"],
@@ -168,6 +174,20 @@ async fn a_roll_batch_ends_with_the_position() {
     if pos["stage"]["kind"] == "move" {
         assert_eq!(Some(dice), rolled);
     }
+
+    assert_eq!(pos.get("rules"), None, "{last}");
+    let started = p[0]
+        .events
+        .iter()
+        .find(|e| e["event"]["type"] == "game_started")
+        .expect("game_started seen")
+        .clone();
+    let rules = &started["event"]["position"]["rules"];
+    assert_eq!(rules["preset"], "online", "{started}");
+    let mut whole = pos.clone();
+    whole["rules"] = rules.clone();
+    let view = server.room(&code).await;
+    assert_eq!(view["game"]["position"], whole, "{view}");
 }
 
 #[tokio::test]
