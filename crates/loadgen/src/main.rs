@@ -69,6 +69,10 @@ use load::Phases;
 use procfs::Probe;
 use std::process::ExitCode;
 
+/// mimalloc, as the server (docs/BENCHMARKS.md, "Allocator").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let rt = match tokio::runtime::Builder::new_current_thread()
