@@ -44,7 +44,7 @@ use tokio::task::JoinHandle;
 use uuid::Uuid;
 
 use crate::cluster::{Fence, RoomWrite};
-use crate::error::{commit_error, Result, StoreError};
+use crate::error::{commit_error, Result, StoreError, WriteFailure};
 
 mod ops;
 
@@ -467,8 +467,17 @@ async fn commit_group<B: Backend>(
 ) -> Vec<Result<bool>> {
     match fast_path::<B>(pool, requests).await {
         Ok(results) => results.into_iter().map(Ok).collect(),
-        // Nothing to isolate: the one request's error is its answer.
-        Err(e) if requests.len() == 1 => vec![Err(e)],
+        // Nothing to isolate: the one request's error is its answer, unless it went the
+        // grouped way (a lone append) and the database refused its events: that error
+        // does not say which `seq` is a duplicate or that the game is missing, so the
+        // precise path gives the answer (checks of ours, such as a fence, a log position
+        // or a connection lost, are already the answer).
+        Err(e)
+            if requests.len() == 1
+                && !(lone_append(&requests[0]).is_some() && refused_by_database(&e)) =>
+        {
+            vec![Err(e)]
+        }
         // The COMMIT got no answer: the group may be stored. Replaying it would apply it
         // twice or misreport it (say, "unreachable" on a broken connection): every
         // request gets the unknown outcome.
@@ -483,56 +492,70 @@ async fn commit_group<B: Backend>(
     }
 }
 
+/// The database refused a statement for a reason that sending it again would not mend (a
+/// constraint, say), as opposed to our own checks and to connection trouble.
+fn refused_by_database(e: &StoreError) -> bool {
+    matches!(e, StoreError::Database(_)) && e.write_failure() == WriteFailure::Other
+}
+
+/// The events of a request that is one append (its fence aside): `(game, events,
+/// follows)`.
+fn lone_append(ops: &[WriteOp]) -> Option<(Uuid, &[EventRecord], Follows)> {
+    let unfenced = &ops[usize::from(fence_of(ops).is_some())..];
+    match unfenced {
+        [WriteOp::AppendEvents {
+            game_id,
+            events,
+            follows,
+        }] => Some((*game_id, events.as_slice(), *follows)),
+        _ => None,
+    }
+}
+
 /// One transaction for the whole group: other ops in order, then all lone appends in one
-/// go (their log positions checked in one statement first).
+/// go (their log positions checked in one statement first, their events inserted in one
+/// statement).
 ///
 /// Lone appends may be moved after the other ops because no other op reads or removes
 /// events, and a game created in the same group is then already there for its events.
-/// A group of one request takes the precise path, whose error is final.
+/// A group of one request that is not a lone append takes the precise path, whose error
+/// is final; a lone append alone goes the grouped way too (one `INSERT` for its events
+/// instead of one per event: most groups at low load are one action), and
+/// [`commit_group`] takes the precise path for its answer if it fails.
 async fn fast_path<B: Backend>(pool: &Pool<B::Db>, requests: &[Vec<WriteOp>]) -> Result<Vec<bool>> {
     let mut tx = pool.begin().await?;
     let owners = lock_fences::<B>(&mut tx, requests).await?;
     let mut changed = vec![true; requests.len()];
-    if let [ops] = requests {
-        changed[0] = apply_request::<B>(&mut tx, ops, &owners).await?;
-    } else {
-        let mut appends = Vec::new();
-        let mut checks = Vec::new();
-        for (i, ops) in requests.iter().enumerate() {
-            let fence = fence_of(ops);
-            let unfenced = &ops[usize::from(fence.is_some())..];
-            match unfenced {
-                [WriteOp::AppendEvents {
-                    game_id,
-                    events,
-                    follows,
-                }] => {
-                    if let Some(fence) = fence {
-                        check_fence(fence, owners.get(&fence.room_code))?;
-                    }
-                    check_batch(*game_id, events)?;
-                    if *follows != Follows::Any {
-                        checks.push((*game_id, *follows, events.as_slice()));
-                    }
-                    appends.push((*game_id, events.as_slice()));
+    let mut appends = Vec::new();
+    let mut checks = Vec::new();
+    for (i, ops) in requests.iter().enumerate() {
+        match lone_append(ops) {
+            Some((game_id, events, follows)) => {
+                if let Some(fence) = fence_of(ops) {
+                    check_fence(fence, owners.get(&fence.room_code))?;
                 }
-                _ => changed[i] = apply_request::<B>(&mut tx, ops, &owners).await?,
+                check_batch(game_id, events)?;
+                if follows != Follows::Any {
+                    checks.push((game_id, follows, events));
+                }
+                appends.push((game_id, events));
             }
+            None => changed[i] = apply_request::<B>(&mut tx, ops, &owners).await?,
         }
-        if !checks.is_empty() {
-            let games: Vec<Uuid> = checks.iter().map(|c| c.0).collect();
-            let lasts = B::last_seqs(&mut tx, &games).await?;
-            // Two appends to one game in a group: the second follows the first.
-            let mut running: std::collections::HashMap<Uuid, Option<i64>> = Default::default();
-            for ((game_id, follows, events), last) in checks.into_iter().zip(lasts) {
-                let last = *running.entry(game_id).or_insert(last);
-                check_follows(game_id, follows, last, events)?;
-                running.insert(game_id, events.last().map(|e| e.seq));
-            }
+    }
+    if !checks.is_empty() {
+        let games: Vec<Uuid> = checks.iter().map(|c| c.0).collect();
+        let lasts = B::last_seqs(&mut tx, &games).await?;
+        // Two appends to one game in a group: the second follows the first.
+        let mut running: std::collections::HashMap<Uuid, Option<i64>> = Default::default();
+        for ((game_id, follows, events), last) in checks.into_iter().zip(lasts) {
+            let last = *running.entry(game_id).or_insert(last);
+            check_follows(game_id, follows, last, events)?;
+            running.insert(game_id, events.last().map(|e| e.seq));
         }
-        if !appends.is_empty() {
-            B::append_all(&mut tx, &appends).await?;
-        }
+    }
+    if !appends.is_empty() {
+        B::append_all(&mut tx, &appends).await?;
     }
     tx.commit().await.map_err(commit_error)?;
     Ok(changed)
