@@ -69,7 +69,8 @@ use load::Phases;
 use procfs::Probe;
 use std::process::ExitCode;
 
-/// mimalloc, as the server (docs/BENCHMARKS.md, "Allocator").
+/// mimalloc, as the server (docs/BENCHMARKS.md, "Frames without rules, a lean load
+/// generator, mimalloc").
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

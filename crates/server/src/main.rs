@@ -192,7 +192,8 @@ struct Args {
 }
 
 /// mimalloc instead of glibc's malloc: a server under load allocates and frees a frame,
-/// a buffer or a task for every message (docs/BENCHMARKS.md, "Allocator").
+/// a buffer or a task for every message (docs/BENCHMARKS.md, "Frames without rules, a lean
+/// load generator, mimalloc").
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
