@@ -501,13 +501,39 @@ impl Cluster {
         metric_at(self.addr(i), name, labels).await
     }
 
-    /// Creates a room on node `i` with `settings`; its code.
+    /// Creates a room on node `i` with `settings`; its code. The room is owned by node `i`
+    /// (checked in its lease): the tests that use this build on it.
+    ///
+    /// A node that sheds load places new rooms on another node (`docs/CLUSTER.md`,
+    /// "Placement"), and a slow commit on a busy CI machine (a sixth of the test TTL,
+    /// 250 ms) makes it shed for two TTLs. So this first waits, up to 20 s, until node `i`
+    /// does not shed; a room placed elsewhere all the same fails here, saying so, rather
+    /// than later in a test that kills "the other" node and finds the room gone with it.
     pub async fn create_room(&self, i: usize, settings: &Value) -> String {
+        let until = Instant::now() + Duration::from_secs(20);
+        while self.metric(i, "parchis_cluster_shedding", &[]).await > 0.0 && Instant::now() < until
+        {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         let (status, body) = self
             .http(i, "POST", "/api/rooms", Some(&settings.to_string()))
             .await;
         assert_eq!(status, 201, "create on node {}: {body}", self.id(i));
-        body["code"].as_str().expect("code").to_owned()
+        let code = body["code"].as_str().expect("code").to_owned();
+        let until = Instant::now() + Duration::from_secs(5);
+        let mut lease = self.lease(&code).await;
+        while lease.is_none() && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(25)).await;
+            lease = self.lease(&code).await;
+        }
+        assert_eq!(
+            lease.as_ref().map(|l| l.owner.as_str()),
+            Some(self.id(i)),
+            "room {code} created through node {} is not owned by it (placed elsewhere: \
+             the node shed load or was full): {lease:?}",
+            self.id(i)
+        );
+        code
     }
 
     /// The last `n` lines of node `i`'s log.
