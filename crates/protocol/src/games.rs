@@ -3,7 +3,7 @@
 
 use crate::http::{BoardView, BotLevel};
 use crate::messages::RoomEvent;
-use parchis_engine::{Action, Colour, Event, Location, Position};
+use parchis_engine::{Action, BoardState, Colour, Event, Location, RuleSet};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -164,8 +164,10 @@ pub struct ReplayStep {
     pub log: Vec<Event>,
     /// The pieces it moved.
     pub moves: Vec<StepMove>,
-    /// The whole game state after the step.
-    pub position: Position,
+    /// The game state after the step, without the rule set (which is the replay's
+    /// `rules`, the same on every step): `Position::from_state(rules, position)` is the
+    /// whole position.
+    pub position: BoardState,
 }
 
 /// Body of `GET /api/games/{id}/replay`: a stored game step by step, for a replay viewer
@@ -176,6 +178,8 @@ pub struct GameReplay {
     pub game: GameSummary,
     /// Its players (colour, name, creator, bot level).
     pub players: Vec<GamePlayer>,
+    /// The game's rule set (from its `game_started` position), once for every step.
+    pub rules: RuleSet,
     /// The board's marked squares, for drawing.
     pub board: BoardView,
     /// Step 0 is the start; then one step per action.

@@ -1,7 +1,8 @@
 //! `GET /api/games/{id}/replay`: a stored game, step by step, for the web client's replay
 //! viewer. Each step is one action of the game (a roll, a move, a timeout, an
-//! abandonment) with the engine events it caused and the whole position after it, so the
-//! viewer draws positions and knows no rules. Rebuilt from the stored events by replaying
+//! abandonment) with the engine events it caused and the board state after it (the
+//! position less its rule set, which the replay gives once), so the viewer draws
+//! positions and knows no rules. Rebuilt from the stored events by replaying
 //! their actions through the engine (the log is read by [`crate::room::replay()`]).
 
 use crate::games::{live_summary, load_game, players};
@@ -10,7 +11,7 @@ use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use parchis_engine::{Action, Colour, Event, GameRecord, Location, Position, RuleSet};
+use parchis_engine::{Action, BoardState, Colour, Event, GameRecord, Location, RuleSet};
 use parchis_protocol::{BoardView, ErrorCode, GameReplay, ReplayStep, StepMove};
 
 /// The steps of a game started with `rules`, `seats` and `first` whose engine events were
@@ -32,7 +33,7 @@ pub fn replay_steps(
         dice: None,
         log: Vec::new(),
         moves: Vec::new(),
-        position: Position::from(&game),
+        position: BoardState::from(&game),
     }];
     for (i, (colour, action)) in record.actions.iter().enumerate() {
         let log = game
@@ -72,7 +73,7 @@ pub fn replay_steps(
             },
             log,
             moves,
-            position: Position::from(&game),
+            position: BoardState::from(&game),
         });
     }
     Ok(steps)
@@ -103,6 +104,7 @@ pub async fn get_replay(
     Ok(Json(GameReplay {
         game: game_summary,
         players: players(seats),
+        rules,
         board: BoardView::default(),
         steps,
     }))
@@ -111,7 +113,7 @@ pub async fn get_replay(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use parchis_engine::{Dice, Game};
+    use parchis_engine::{Dice, Game, Position};
 
     #[test]
     fn steps_replay_every_action_with_its_position() {
@@ -145,7 +147,10 @@ mod tests {
         )
         .expect("replays");
         assert_eq!(steps[0].action, None);
-        assert_eq!(steps.last().map(|s| &s.position), Some(&Position::from(&g)));
+        let last = steps
+            .last()
+            .map(|s| Position::from_state(RuleSet::online(), s.position.clone()));
+        assert_eq!(last, Some(Position::from(&g)));
         let replayed: Vec<Event> = steps.iter().flat_map(|s| s.log.clone()).collect();
         assert_eq!(replayed, events, "the steps' logs are the stored events");
         // Step 1 is yellow's roll of 5,3; step 2 its exit onto square 5.

@@ -260,6 +260,29 @@ async fn detail_and_replay(server: &common::Server, g: &Games) -> GameDetail {
     assert_eq!(replay.steps[0].action, None);
     assert!(replay.steps.len() > 20, "{} steps", replay.steps.len());
     assert!(replay.steps[1..].iter().all(|s| s.action.is_some()));
+    // The rule set is given once: no step's position repeats it, and with it the first
+    // step's board state is the game_started position.
+    let raw: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    let steps = raw["steps"].as_array().expect("steps");
+    assert!(
+        steps.iter().all(|s| s["position"].get("rules").is_none()),
+        "a step repeats the rules"
+    );
+    let (_, body) = get(server, &format!("/api/games/{completed}")).await;
+    let completed_detail: GameDetail = serde_json::from_str(&body).expect("a GameDetail");
+    let started = completed_detail
+        .events
+        .iter()
+        .find_map(|e| match &e.event {
+            parchis_protocol::RoomEvent::GameStarted { position, .. } => Some(position.clone()),
+            _ => None,
+        })
+        .expect("game_started");
+    assert_eq!(replay.rules, started.rules);
+    assert_eq!(
+        parchis_engine::Position::from_state(replay.rules, replay.steps[0].position.clone()),
+        started
+    );
     let (_, body) = get(server, &format!("/api/games/{closed}/replay")).await;
     let replay: parchis_protocol::GameReplay = serde_json::from_str(&body).expect("a GameReplay");
     assert!(replay
