@@ -109,3 +109,34 @@ async fn against_bots_one_request_is_enough() {
     assert_eq!(room["status"], "playing");
     assert_eq!(room["seats"].as_array().map(Vec::len), Some(2));
 }
+
+/// A refused rematch changes nothing: with one player left in a room without bots
+/// (the others left, so yellow won by forfeit), yellow's request is refused
+/// `not_enough_players` and nothing is announced (the room's seq stays).
+#[tokio::test]
+async fn a_refused_rematch_announces_nothing() {
+    let server = start(test_config()).await;
+    let (code, mut p) = seated_game(
+        &server,
+        json!({"seats": 3, "turn_clock_secs": 600}),
+        &["yellow", "red", "blue"],
+    )
+    .await;
+    for leaver in [1, 2] {
+        p[leaver].ok(json!({"type": "leave"})).await;
+    }
+    p[0].until("game_won", |v| common::Client::is_game_event(v, "game_won"))
+        .await;
+    let before: Value = server.room(&code).await;
+    assert_eq!(before["status"], "finished", "{before}");
+    let r = p[0]
+        .refused(json!({"type": "rematch"}), "not_enough_players")
+        .await;
+    assert_eq!(r["code"], "not_enough_players");
+    let after: Value = server.room(&code).await;
+    assert_eq!(after["seq"], before["seq"], "no event: {after}");
+    assert!(
+        !p[0].events.iter().any(|e| event_of(e, "rematch_wanted")),
+        "rematch_wanted announced for a refused rematch"
+    );
+}

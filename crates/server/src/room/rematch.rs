@@ -19,7 +19,9 @@ pub fn all_agree(seats: impl IntoIterator<Item = (Colour, bool, bool)>, wanted: 
 
 impl Core {
     /// Seat `seat_id` asks for a rematch. Refused before the game ends
-    /// (`game_not_started`, `game_started`) and for a seat that abandoned (`not_joined`).
+    /// (`game_not_started`, `game_started`), for a seat that abandoned (`not_joined`) and
+    /// when fewer than two players stayed in a room without bots (`not_enough_players`);
+    /// a refusal announces nothing.
     /// Everyone hears `rematch_wanted`; once everyone still seated agrees, the abandoned
     /// seats are freed, `rematch` is announced and the room starts a new game with the
     /// same settings (by its creator, or the first seat when the creator has gone). These
@@ -45,6 +47,16 @@ impl Core {
             );
             return self.reply_err(conn, req, &refusal);
         }
+        // Refused before anything is announced: an error changes nothing (a lone player
+        // left, without bots, could never get a rematch).
+        let staying = self.seats.iter().filter(|s| !s.abandoned).count();
+        if staying < 2 && self.settings.bots.is_none() {
+            let refusal = Refusal::new(
+                ErrorCode::NotEnoughPlayers,
+                "a rematch needs at least two players still in the room",
+            );
+            return self.reply_err(conn, req, &refusal);
+        }
         let colour = self.seats[i].colour;
         if !self.rematch.contains(&colour) {
             self.rematch.push(colour);
@@ -56,14 +68,6 @@ impl Core {
             .map(|s| (s.colour, s.abandoned, s.bot.is_some()));
         if !all_agree(seats, &self.rematch) {
             return self.reply_ok(conn, req);
-        }
-        let staying = self.seats.iter().filter(|s| !s.abandoned).count();
-        if staying < 2 && self.settings.bots.is_none() {
-            let refusal = Refusal::new(
-                ErrorCode::NotEnoughPlayers,
-                "a rematch needs at least two players still in the room",
-            );
-            return self.reply_err(conn, req, &refusal);
         }
         tracing::info!(room = %self.code, "rematch: everyone agreed");
         self.rematch.clear();
