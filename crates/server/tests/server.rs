@@ -586,6 +586,24 @@ async fn reconnect_mid_turn_restores_seat_dice_and_deadline() {
         })
         .await;
     assert_eq!(closing["code"], 4000);
+    // One `closing`, then the close frame (two `closing` frames came before).
+    let mut rest = Vec::new();
+    while let Some(v) = p[who].next().await {
+        let end = v["type"] == "ws_close";
+        rest.push(v);
+        if end {
+            break;
+        }
+    }
+    assert!(
+        !rest.iter().any(|v| v["type"] == "closing"),
+        "a second closing: {rest:?}"
+    );
+    assert_eq!(
+        rest.last().map(|v| v["code"].clone()),
+        Some(json!(4000)),
+        "{rest:?}"
+    );
 }
 
 #[tokio::test]

@@ -196,11 +196,7 @@ impl Core {
         }
         if let Some(old) = self.seats[i].conn.take() {
             let reason = "another connection took over this seat";
-            let msg = ServerMessage::Closing {
-                code: close_code::SESSION_REPLACED,
-                reason: reason.into(),
-            };
-            self.send_to(old, &msg);
+            // The kick sends the one `closing` frame, then the close frame (ws/writer.rs).
             self.emit(Effect::Kick {
                 conn: old,
                 code: close_code::SESSION_REPLACED,

@@ -27,7 +27,7 @@
 
 use super::core::{Core, Effect};
 use super::{ConnId, Member, Reattach, Refusal};
-use parchis_protocol::{close_code, ErrorCode, ServerMessage};
+use parchis_protocol::{close_code, ErrorCode};
 
 impl Core {
     /// What connection `conn` is in the room, to attach it elsewhere (`None`: not attached).
@@ -100,11 +100,7 @@ impl Core {
             Some(i) => {
                 if let Some(old) = self.seats[i].conn.take().filter(|old| *old != conn) {
                     let reason = "another connection took over this seat";
-                    let msg = ServerMessage::Closing {
-                        code: close_code::SESSION_REPLACED,
-                        reason: reason.into(),
-                    };
-                    self.send_to(old, &msg);
+                    // The kick sends the one `closing` frame, then the close frame (ws/writer.rs).
                     self.emit(Effect::Kick {
                         conn: old,
                         code: close_code::SESSION_REPLACED,

@@ -269,6 +269,9 @@ pub struct Driver {
     pub persisted: Vec<Write>,
     /// Durable writes that failed.
     pub refused_writes: usize,
+    /// Connections kicked, with the close code (the socket's writer then sends the one
+    /// `closing` frame and the close frame).
+    pub kicks: Vec<(ConnId, u16)>,
     /// Bot searches waiting to be answered (run by [`Driver::think`]).
     pub thinking: Vec<super::core::BotJob>,
     pub wake: Option<Ms>,
@@ -291,6 +294,7 @@ impl Driver {
             replies: Vec::new(),
             persisted: Vec::new(),
             refused_writes: 0,
+            kicks: Vec::new(),
             thinking: Vec::new(),
             wake: None,
             batches: Vec::new(),
@@ -378,7 +382,8 @@ impl Driver {
             Effect::Forget { conn } => {
                 self.attached.remove(&conn);
             }
-            Effect::Kick { .. } | Effect::Publish | Effect::Acted { .. } => {}
+            Effect::Kick { conn, code, .. } => self.kicks.push((conn, code)),
+            Effect::Publish | Effect::Acted { .. } => {}
             Effect::Reply(r) => self.replies.push(r),
             Effect::Store(w) => {
                 // Best effort, as in the actor. Random faults spare these: a failed one
