@@ -83,6 +83,9 @@ fn store_query(query: &GamesQuery) -> Result<GameQuery, ApiError> {
         before: query.cursor.as_deref().map(parse_cursor).transpose()?,
         // One more than the page: whether a next page exists.
         limit: limit + 1,
+        // A private room's code is its invitation: its games are listed only to those
+        // who name the room.
+        public_only: query.room.is_none(),
     })
 }
 
@@ -127,7 +130,8 @@ pub(crate) fn live_summary(state: &AppState, g: GameRecord) -> GameSummary {
 /// 100) per page; `next_cursor` fetches the next page. Filters: `room`, `rules` (any
 /// spelling of a rule set's name), `result` (`running`, `finished`, `completed`,
 /// `abandoned`, `closed_by_admin`), `since` (unix ms, games started then or later).
-/// `400 bad_request` for an unknown parameter or a bad value.
+/// Without `room`, only the games of public rooms are listed (a private room's code is
+/// its invitation). `400 bad_request` for an unknown parameter or a bad value.
 pub async fn list_games(
     State(state): State<AppState>,
     query: Result<Query<GamesQuery>, QueryRejection>,
@@ -161,6 +165,12 @@ pub(crate) type StoredGame = (
     Vec<parchis_store::SeatRecord>,
 );
 
+/// The stored game `id`, its events and its room's seats, for the game endpoints.
+///
+/// # Errors
+/// `400 bad_request` for a malformed id, `404 unknown_game`, `403 spectators_not_allowed`
+/// while the game runs in a room that allows no spectators (it would show what a
+/// `watch` of the room is refused), `500` when the store fails.
 pub(crate) async fn load_game(state: &AppState, id: &str) -> Result<StoredGame, ApiError> {
     let id = parse_game_id(id)?;
     let (game, events) = state
@@ -175,13 +185,25 @@ pub(crate) async fn load_game(state: &AppState, id: &str) -> Result<StoredGame, 
                 format!("no game has id {id}"),
             )
         })?;
-    let seats = state
+    let room = state
         .store()
         .get_room(&game.room_code)
         .await
-        .map_err(store_failed)?
-        .map(|r| r.seats)
-        .unwrap_or_default();
+        .map_err(store_failed)?;
+    // A room that allows no spectators shows its running game to nobody over HTTP
+    // either (its players have their sockets); the game is readable once it ends.
+    let spectators = room
+        .as_ref()
+        .and_then(|r| r.room.settings.get("spectators").and_then(|v| v.as_bool()))
+        .unwrap_or(true);
+    if !spectators && !game.is_finished() {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            ErrorCode::SpectatorsNotAllowed,
+            "this room does not allow spectators: its game can be read once it has ended",
+        ));
+    }
+    let seats = room.map(|r| r.seats).unwrap_or_default();
     Ok((game, events, seats))
 }
 
@@ -229,7 +251,8 @@ fn room_events(
 
 /// `GET /api/games/{id}`: one stored game ([`GameDetail`]): players (with their bot
 /// level), result and every event with its seq. `400 bad_request` for a malformed id,
-/// `404 unknown_game`.
+/// `404 unknown_game`, `403 spectators_not_allowed` while a game of a room without
+/// spectators runs.
 pub async fn get_game(
     State(state): State<AppState>,
     Path(id): Path<String>,

@@ -80,7 +80,8 @@ pub fn replay_steps(
 }
 
 /// `GET /api/games/{id}/replay`: the stored game as [`GameReplay`]. `400 bad_request` for a
-/// malformed id, `404 unknown_game`, `500 internal` when the stored events do not replay.
+/// malformed id, `404 unknown_game`, `403 spectators_not_allowed` while a game of a room
+/// without spectators runs, `500 internal` when the stored events do not replay.
 pub async fn get_replay(
     State(state): State<AppState>,
     Path(id): Path<String>,

@@ -318,3 +318,84 @@ async fn exports(server: &common::Server, g: &Games, detail: &GameDetail) {
     assert!(export.contains("[Termination \"abandoned\"]"), "{export}");
     assert!(export.contains("[Result \"R forfeit\"]"), "{export}");
 }
+
+/// The game of a private room is not listed (its code is the invitation) but is found by
+/// its code; the running game of a room without spectators cannot be read over HTTP
+/// (detail, replay, export: `403 spectators_not_allowed`, as a `watch` of the room is
+/// refused) until it has ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_rooms_are_not_listed_and_rooms_without_spectators_are_not_shown_live() {
+    let server = common::start(common::test_config()).await;
+    let game_of = |clients: &[Client]| {
+        clients[0]
+            .events
+            .iter()
+            .find(|e| e["event"]["type"] == "game_started")
+            .and_then(|e| e["event"]["game_id"].as_str().map(str::to_owned))
+            .expect("game_started")
+    };
+    let (private, clients) = common::seated_game(
+        &server,
+        json!({"seats": 2, "public": false, "turn_clock_secs": 600}),
+        &["yellow", "red"],
+    )
+    .await;
+    let private_game = game_of(&clients[..1]);
+    let (open, clients) = common::seated_game(
+        &server,
+        json!({"seats": 2, "turn_clock_secs": 600}),
+        &["yellow", "red"],
+    )
+    .await;
+    let open_game = game_of(&clients);
+    let (closed, mut hidden) = common::seated_game(
+        &server,
+        json!({"seats": 2, "spectators": false, "turn_clock_secs": 600}),
+        &["yellow", "red"],
+    )
+    .await;
+    for c in hidden.iter_mut() {
+        if !c
+            .events
+            .iter()
+            .any(|e| e["event"]["type"] == "game_started")
+        {
+            c.until("game_started", |v| v["event"]["type"] == "game_started")
+                .await;
+        }
+    }
+    let hidden_game = game_of(&hidden);
+
+    let listed = |body: &str| -> Vec<String> {
+        let list: GameList = serde_json::from_str(body).expect("a GameList");
+        list.games.into_iter().map(|g| g.room).collect()
+    };
+    for path in ["/api/games", "/api/games?result=running&limit=100"] {
+        let (status, body) = get(&server, path).await;
+        assert_eq!(status, 200, "{body}");
+        let rooms = listed(&body);
+        assert!(rooms.contains(&open), "{path}: {rooms:?}");
+        assert!(rooms.contains(&closed), "{path}: {rooms:?}");
+        assert!(
+            !rooms.contains(&private),
+            "{path} lists a private room: {rooms:?}"
+        );
+    }
+    let (_, body) = get(&server, &format!("/api/games?room={private}")).await;
+    assert_eq!(listed(&body), vec![private.clone()], "found by its code");
+    let (status, _) = get(&server, &format!("/api/games/{private_game}")).await;
+    assert_eq!(status, 200, "a private room's game by its id");
+    let (status, _) = get(&server, &format!("/api/games/{open_game}/replay")).await;
+    assert_eq!(status, 200);
+
+    for tail in ["", "/replay", "/export"] {
+        let (status, body) = get(&server, &format!("/api/games/{hidden_game}{tail}")).await;
+        assert_eq!(status, 403, "{tail}: {body}");
+        assert!(body.contains("spectators_not_allowed"), "{tail}: {body}");
+    }
+    play_to_end(hidden).await;
+    for tail in ["", "/replay", "/export"] {
+        let (status, body) = get(&server, &format!("/api/games/{hidden_game}{tail}")).await;
+        assert_eq!(status, 200, "{tail} once the game has ended: {body}");
+    }
+}

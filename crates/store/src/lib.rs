@@ -64,8 +64,8 @@ pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::SqliteStore;
 pub use store::{LeaseKeeper, Store, ViaStore};
 pub use types::{
-    hash_token, EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
-    RoomStatus, RoomStatusUpdate, SeatRecord, UnknownRoomStatus,
+    hash_token, room_is_public, EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord,
+    RoomSnapshot, RoomStatus, RoomStatusUpdate, SeatRecord, UnknownRoomStatus,
 };
 pub use writer::WritePressure;
 

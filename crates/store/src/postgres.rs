@@ -425,6 +425,13 @@ impl Store for PostgresStore {
         if let Some(room) = &query.room_code {
             sql.push(" AND g.room_code = ").push_bind(room.clone());
         }
+        if query.public_only {
+            // As `room_is_public`: only a JSON `false` makes a room private.
+            sql.push(
+                " AND EXISTS (SELECT 1 FROM rooms r WHERE r.code = g.room_code \
+                 AND COALESCE((r.settings::jsonb -> 'public') <> 'false'::jsonb, TRUE))",
+            );
+        }
         if let Some(preset) = &query.preset {
             sql.push(" AND g.preset = ").push_bind(preset.clone());
         }

@@ -175,11 +175,23 @@ pub struct GameQuery {
     pub before: Option<(i64, Uuid)>,
     /// Most games returned.
     pub limit: u32,
+    /// Only games of public rooms: rooms whose settings say `"public": true` or do not
+    /// say (the protocol's default), see [`room_is_public`]. A private room's games are
+    /// then found by its code (`room_code`) or by their ids, never by listing: the code
+    /// is the invitation.
+    pub public_only: bool,
+}
+
+/// Whether a room's stored `settings` make it public: `"public"` is not `false` (absent
+/// means public, the protocol's default). The SQL backends read the JSON the same way.
+pub fn room_is_public(settings: &Value) -> bool {
+    settings.get("public").and_then(Value::as_bool) != Some(false)
 }
 
 impl GameQuery {
     /// Whether `game` passes the filters and the page start (the memory backend's
-    /// reading of the query, identical to the SQL one).
+    /// reading of the query, identical to the SQL one), but for [`GameQuery::public_only`],
+    /// which needs the game's room (the memory backend checks it beside).
     pub fn admits(&self, game: &GameRecord) -> bool {
         self.room_code.as_ref().is_none_or(|r| *r == game.room_code)
             && self.preset.as_ref().is_none_or(|p| *p == game.preset)

@@ -540,6 +540,32 @@ mod cases {
         );
         let nothing = q(&|query| query.room_code = Some("NOROOM".into()));
         assert!(s.find_games(&nothing).await.unwrap().is_empty());
+
+        // Public rooms only: a private room's game is left out of a listing, but found
+        // by its room's code; "public" absent or true is public, only false is not.
+        let private = code();
+        let mut r = room(&private, RoomStatus::Playing, 500);
+        r.settings = json!({"public": false, "seats": 2});
+        s.create_room(&r).await.unwrap();
+        let explicit = code();
+        let mut r = room(&explicit, RoomStatus::Playing, 500);
+        r.settings = json!({"public": true});
+        s.create_room(&r).await.unwrap();
+        let (hidden, shown) = (game(&private, 600), game(&explicit, 700));
+        for g in [&hidden, &shown] {
+            s.create_game(g).await.unwrap();
+        }
+        let all = ids(s.find_games(&q(&|_| {})).await.unwrap());
+        assert_eq!(&all[..2], &[shown.id, hidden.id]);
+        let listed = ids(s
+            .find_games(&q(&|query| query.public_only = true))
+            .await
+            .unwrap());
+        let mut expected = vec![shown.id];
+        expected.extend(&newest_first);
+        assert_eq!(listed, expected, "the private room's game is not listed");
+        let by_code = q(&|query| query.room_code = Some(private.clone()));
+        assert_eq!(ids(s.find_games(&by_code).await.unwrap()), vec![hidden.id]);
     }
 
     pub async fn deadlines_are_set_and_cleared(h: &Harness) {

@@ -468,6 +468,13 @@ impl Store for MemoryStore {
             .games
             .values()
             .filter(|g| query.admits(g))
+            .filter(|g| {
+                !query.public_only
+                    || inner
+                        .rooms
+                        .get(&g.room_code)
+                        .is_some_and(|r| crate::types::room_is_public(&r.settings))
+            })
             .cloned()
             .collect();
         games.sort_by_key(|g| std::cmp::Reverse((g.created_at_ms, g.id)));
