@@ -375,6 +375,12 @@ fn check_game_logs(logs: &[Value], code: &str) {
     assert!(!lines(logs, "turn timed out").is_empty());
     for l in lines(logs, "turn timed out") {
         assert!(with_game(l) && l["seat"].is_string(), "{l}");
+        // Logged in the room's span, which names the game.
+        assert_eq!(
+            (&l["span"]["name"], &l["span"]["game"]),
+            (&json!("room"), &json!(game)),
+            "{l}"
+        );
     }
     let abandoned = one(logs, "player abandoned", with_game);
     assert_eq!(
@@ -414,15 +420,33 @@ fn check_admin_and_access_logs(logs: &[Value], out: &str, lobby: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn text_logs_have_no_ansi_escapes_when_not_on_a_terminal() {
+async fn text_logs_have_no_ansi_escapes_and_a_rooms_lines_stand_in_its_own_span() {
     let dir = tempfile::tempdir().expect("temp dir");
     let server = spawn(dir.path(), &[]).await;
     let (status, _) = get_raw(server.addr, "/readyz", &[]).await;
     assert_eq!(status, 200);
+    // A room created by a request: its lines are in the room's span only, not nested
+    // in the creating request's for the room's whole life.
+    let (status, created) = http_at(server.addr, "POST", "/api/rooms", Some("{}")).await;
+    assert_eq!(status, 201, "{created}");
+    let code = created["code"].as_str().expect("code").to_owned();
+    let mut ana = client(server.addr).await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    drop(ana);
     let out = stop(server);
     assert!(
         !out.contains('\u{1b}'),
         "ANSI escape in piped text logs:\n{out}"
+    );
+    let joined: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("player joined"))
+        .collect();
+    assert_eq!(joined.len(), 1, "{out}");
+    assert!(
+        joined[0].contains(&format!("room{{room={code}")) && !joined[0].contains("request{"),
+        "a room's line in its own span only: {}",
+        joined[0]
     );
     let access: Vec<&str> = out
         .lines()

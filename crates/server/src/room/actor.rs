@@ -116,11 +116,23 @@ async fn sleep_until_ms(at: Option<Ms>) {
     }
 }
 
+/// The span of a room's task: a root span (not a child of the request or sweep that
+/// created or restored the room, which would label every line of the room for its whole
+/// life), with the room code and, once a game runs, its id.
+fn room_span(code: &str, game: Option<uuid::Uuid>) -> tracing::Span {
+    match game {
+        Some(game) => tracing::info_span!(parent: None, "room", room = %code, game = %game),
+        None => {
+            tracing::info_span!(parent: None, "room", room = %code, game = tracing::field::Empty)
+        }
+    }
+}
+
 impl Actor {
     /// An actor around `core`, not running yet (see [`Actor::start`]).
     pub(super) fn new(state: &AppState, core: Core) -> Actor {
         let (tx, rx) = mpsc::channel(state.config().room_queue);
-        let span = tracing::info_span!("room", room = %core.code(), game = tracing::field::Empty);
+        let span = room_span(core.code(), None);
         let (listing, _) = watch::channel(core.listing(now_ms()));
         Actor {
             state: state.clone(),
@@ -195,44 +207,64 @@ impl Actor {
             return Err(Unstarted::Unserved);
         }
         drop(handle);
-        let span = self.span.clone();
         let tracker = self.state.tracker().clone();
-        tracker.spawn(async move { self.run(rx).await }.instrument(span));
+        tracker.spawn(async move { self.run(rx).await });
         Ok(())
     }
 
+    /// The room's task. Each step runs in the room's span of the moment (a rematch gives
+    /// it a new one, with the new game id).
     async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>) {
         let shutdown = self.state.shutdown_token();
         self.wake = self.core.poll_wake(now_ms());
         let end = loop {
-            let wake = self.wake;
-            tokio::select! {
-                biased;
-                _ = shutdown.cancelled() => {
-                    for link in self.links.values() {
-                        link.kick.kick(close_code::GOING_AWAY, "server shutting down");
-                    }
-                    break RoomEnd::Shutdown;
-                }
-                cmd = rx.recv() => match cmd {
-                    Some(cmd) => self.on_cmd(cmd).await,
-                    None => break RoomEnd::Shutdown,
-                },
-                _ = sleep_until_ms(wake) => self.input(Input::Timers).await,
-                _ = sleep_until(self.doubt_retry) => self.retry_doubt().await,
-            }
-            if let Some(end) = self.ending.take() {
+            let span = self.span.clone();
+            if let Some(end) = self.step(&mut rx, &shutdown).instrument(span).await {
                 break end;
             }
-            if self.core.disposable(now_ms()) {
-                info!("room finished or idle and empty: disposing");
-                break RoomEnd::Disposed;
-            }
         };
-        if moves(&end) {
-            self.refuse_queued(&mut rx);
+        let span = self.span.clone();
+        async {
+            if moves(&end) {
+                self.refuse_queued(&mut rx);
+            }
+            self.finish(end).await;
         }
-        self.finish(end).await;
+        .instrument(span)
+        .await;
+    }
+
+    /// One input (a command, the timers, a doubt's retry or the shutdown); how the room
+    /// ends, if it does.
+    async fn step(
+        &mut self,
+        rx: &mut mpsc::Receiver<RoomCmd>,
+        shutdown: &tokio_util::sync::CancellationToken,
+    ) -> Option<RoomEnd> {
+        let wake = self.wake;
+        tokio::select! {
+            biased;
+            _ = shutdown.cancelled() => {
+                for link in self.links.values() {
+                    link.kick.kick(close_code::GOING_AWAY, "server shutting down");
+                }
+                return Some(RoomEnd::Shutdown);
+            }
+            cmd = rx.recv() => match cmd {
+                Some(cmd) => self.on_cmd(cmd).await,
+                None => return Some(RoomEnd::Shutdown),
+            },
+            _ = sleep_until_ms(wake) => self.input(Input::Timers).await,
+            _ = sleep_until(self.doubt_retry) => self.retry_doubt().await,
+        }
+        if let Some(end) = self.ending.take() {
+            return Some(end);
+        }
+        if self.core.disposable(now_ms()) {
+            info!("room finished or idle and empty: disposing");
+            return Some(RoomEnd::Disposed);
+        }
+        None
     }
 
     /// The room ends here: deregisters; in cluster mode the lease is retired, released or
@@ -459,12 +491,13 @@ impl Actor {
         self.record_game();
     }
 
+    /// A new game (the first, or a rematch's) gets the room a new span naming it: a
+    /// span's field is recorded once, and the old game's id must not label the new
+    /// game's lines. Takes effect from the room's next step.
     fn record_game(&mut self) {
         let id = self.core.game_id();
         if id.is_some() && id != self.recorded_game {
-            if let Some(id) = id {
-                self.span.record("game", tracing::field::display(id));
-            }
+            self.span = room_span(self.core.code(), id);
             self.recorded_game = id;
         }
     }
