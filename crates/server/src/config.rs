@@ -95,7 +95,8 @@ pub struct Limits {
     /// Rooms with bots (not yet finished) on the whole server (503 `server_full`).
     pub max_bot_rooms: usize,
     /// Lookups by room code per address and minute: `GET /api/rooms/{code}` and the
-    /// WebSocket `join` / `watch` / `resume`.
+    /// WebSocket `join` / `watch` / `resume`. Also, as a budget of its own, the stored-game
+    /// reads per address and minute (`GET /api/games…`).
     pub lookups_per_minute: u32,
     /// `watch` joins one address may make per minute.
     pub watches_per_minute: u32,

@@ -5,11 +5,12 @@
 //! * `GET /api/games/{id}` — [`GameDetail`]: players, result and every stored event.
 //! * `GET /api/games/{id}/export` — the text notation of `proto/GAME_EXPORT.md`.
 
+use crate::client_addr::ClientAddr;
 use crate::http::ApiError;
 use crate::ids::normalise_code;
 use crate::state::AppState;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -134,8 +135,10 @@ pub(crate) fn live_summary(state: &AppState, g: GameRecord) -> GameSummary {
 /// its invitation). `400 bad_request` for an unknown parameter or a bad value.
 pub async fn list_games(
     State(state): State<AppState>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
     query: Result<Query<GamesQuery>, QueryRejection>,
 ) -> Result<Json<GameList>, ApiError> {
+    state.admission().game_read(client)?;
     let Query(query) = query.map_err(|e| bad_request(e.body_text()))?;
     let store_query = store_query(&query)?;
     let page = store_query.limit as usize - 1;
@@ -165,13 +168,19 @@ pub(crate) type StoredGame = (
     Vec<parchis_store::SeatRecord>,
 );
 
-/// The stored game `id`, its events and its room's seats, for the game endpoints.
+/// The stored game `id`, its events and its room's seats, for the game endpoints; one of
+/// `client`'s stored-game reads ([`crate::admission::Admission::game_read`]).
 ///
 /// # Errors
-/// `400 bad_request` for a malformed id, `404 unknown_game`, `403 spectators_not_allowed`
+/// `429 rate_limited` past the reads' budget, `400 bad_request` for a malformed id, `404 unknown_game`, `403 spectators_not_allowed`
 /// while the game runs in a room that allows no spectators (it would show what a
 /// `watch` of the room is refused), `500` when the store fails.
-pub(crate) async fn load_game(state: &AppState, id: &str) -> Result<StoredGame, ApiError> {
+pub(crate) async fn load_game(
+    state: &AppState,
+    client: std::net::IpAddr,
+    id: &str,
+) -> Result<StoredGame, ApiError> {
+    state.admission().game_read(client)?;
     let id = parse_game_id(id)?;
     let (game, events) = state
         .store()
@@ -255,9 +264,10 @@ fn room_events(
 /// spectators runs.
 pub async fn get_game(
     State(state): State<AppState>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
     Path(id): Path<String>,
 ) -> Result<Json<GameDetail>, ApiError> {
-    let (game, events, seats) = load_game(&state, &id).await?;
+    let (game, events, seats) = load_game(&state, client, &id).await?;
     let events = room_events(&game, &events)?;
     Ok(Json(GameDetail {
         game: live_summary(&state, game),
@@ -301,9 +311,10 @@ fn colour_tag(colour: Colour) -> String {
 /// and, for a seat a bot played, one more with its level (`[RedBot "greedy"]`).
 pub async fn export_game(
     State(state): State<AppState>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (game, events, seats) = load_game(&state, &id).await?;
+    let (game, events, seats) = load_game(&state, client, &id).await?;
     // The server's one replay of a stored log (checks seqs and the engine events).
     let log =
         crate::room::persist::events_from(&events).map_err(|e| corrupt(&game, e.to_string()))?;

@@ -133,7 +133,8 @@ struct Args {
     /// Rooms with bots (not finished) on the whole server.
     #[arg(long, env = "PARCHIS_MAX_BOT_ROOMS", default_value_t = Limits::default().max_bot_rooms)]
     max_bot_rooms: usize,
-    /// Lookups by room code (HTTP and WebSocket join/watch/resume) per address and minute.
+    /// Lookups by room code (HTTP and WebSocket join/watch/resume) per address and minute;
+    /// also, counted apart, the reads of stored games (`GET /api/games...`).
     #[arg(long, env = "PARCHIS_LOOKUPS_PER_MINUTE", default_value_t = Limits::default().lookups_per_minute)]
     lookups_per_minute: u32,
     /// Spectator joins per address and minute.

@@ -5,12 +5,13 @@
 //! positions and knows no rules. Rebuilt from the stored events by replaying
 //! their actions through the engine (the log is read by [`crate::room::replay()`]).
 
+use crate::client_addr::ClientAddr;
 use crate::games::{live_summary, load_game, players};
 use crate::http::ApiError;
 use crate::state::AppState;
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::Json;
+use axum::extract::{Extension, Path, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
 use parchis_engine::{Action, BoardState, Colour, Event, GameRecord, Location, RuleSet};
 use parchis_protocol::{BoardView, ErrorCode, GameReplay, ReplayStep, StepMove};
 
@@ -81,12 +82,40 @@ pub fn replay_steps(
 
 /// `GET /api/games/{id}/replay`: the stored game as [`GameReplay`]. `400 bad_request` for a
 /// malformed id, `404 unknown_game`, `403 spectators_not_allowed` while a game of a room
-/// without spectators runs, `500 internal` when the stored events do not replay.
+/// without spectators runs, `429 rate_limited` past the address's stored-game reads,
+/// `500 internal` when the stored events do not replay.
+///
+/// The replay (every action through the engine) and its JSON (hundreds of KB for a long
+/// game) are built on a blocking thread: the async workers, which serve every socket and
+/// room, do not wait for them.
 pub async fn get_replay(
     State(state): State<AppState>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
     Path(id): Path<String>,
-) -> Result<Json<GameReplay>, ApiError> {
-    let (game, events, seats) = load_game(&state, &id).await?;
+) -> Result<Response, ApiError> {
+    let (game, events, seats) = load_game(&state, client, &id).await?;
+    let game_summary = live_summary(&state, game.clone());
+    let built = tokio::task::spawn_blocking(move || build(game, &events, seats, game_summary))
+        .await
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::Internal,
+                format!("the replay was not built: {e}"),
+            )
+        })?;
+    let body = built?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}
+
+/// The replay of a stored game, serialised: `(game, events, seats)` as read, `summary`
+/// the game's wire summary.
+fn build(
+    game: parchis_store::GameRecord,
+    events: &[parchis_store::EventRecord],
+    seats: Vec<parchis_store::SeatRecord>,
+    summary: parchis_protocol::GameSummary,
+) -> Result<Vec<u8>, ApiError> {
     let corrupt = |message: String| {
         tracing::error!(room = %game.room_code, game = %game.id, %message, "stored game does not replay");
         ApiError::new(
@@ -96,19 +125,19 @@ pub async fn get_replay(
         )
     };
     // The server's one replay of a stored log (checks seqs and the engine events).
-    let log = crate::room::persist::events_from(&events).map_err(|e| corrupt(e.to_string()))?;
+    let log = crate::room::persist::events_from(events).map_err(|e| corrupt(e.to_string()))?;
     let replayed = crate::room::replay(&log).map_err(|e| corrupt(e.to_string()))?;
     let (rules, seated, first) = replayed.start;
     let engine_events = replayed.engine_events;
     let steps = replay_steps(rules, seated, first, &engine_events).map_err(corrupt)?;
-    let game_summary = live_summary(&state, game);
-    Ok(Json(GameReplay {
-        game: game_summary,
+    let replay = GameReplay {
+        game: summary,
         players: players(seats),
         rules,
         board: BoardView::default(),
         steps,
-    }))
+    };
+    serde_json::to_vec(&replay).map_err(|e| corrupt(e.to_string()))
 }
 
 #[cfg(test)]

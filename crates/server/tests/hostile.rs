@@ -225,6 +225,50 @@ async fn room_code_guessing_is_rate_limited_per_address() {
     assert_eq!(a.status, 200, "{}", a.body);
 }
 
+/// Stored-game reads (list, detail, replay, export: each reads the database, a replay
+/// rebuilds the whole game) have a per-address budget of their own, as large as the
+/// lookups': past it `429 rate_limited` with `Retry-After`; room lookups and other
+/// addresses are not affected.
+#[tokio::test]
+async fn stored_game_reads_are_rate_limited_per_address() {
+    let mut config = test_config();
+    config.limits.lookups_per_minute = 8;
+    let server = start(config).await;
+    let (code, clients) = common::seated_game(&server, long_clock(), &["yellow", "red"]).await;
+    let game = clients[0]
+        .events
+        .iter()
+        .find(|e| e["event"]["type"] == "game_started")
+        .and_then(|e| e["event"]["game_id"].as_str().map(str::to_owned))
+        .expect("game_started");
+    let paths = [
+        "/api/games".to_owned(),
+        format!("/api/games?room={code}"),
+        format!("/api/games/{game}"),
+        format!("/api/games/{game}/replay"),
+        format!("/api/games/{game}/export"),
+    ];
+    let mut statuses = Vec::new();
+    for path in paths.iter().cycle().take(12) {
+        statuses.push(http_from(&server, ip(9), "GET", path, "", "").await.status);
+    }
+    assert!(statuses[..8].iter().all(|s| *s == 200), "{statuses:?}");
+    assert!(statuses[8..].iter().all(|s| *s == 429), "{statuses:?}");
+    let refused = http_from(&server, ip(9), "GET", &paths[3], "", "").await;
+    assert_eq!(refused.body["code"], "rate_limited", "{}", refused.body);
+    assert!(
+        refused.head.to_ascii_lowercase().contains("retry-after:"),
+        "{}",
+        refused.head
+    );
+    // Room lookups count apart; another address reads on.
+    let room = http_from(&server, ip(9), "GET", &format!("/api/rooms/{code}"), "", "").await;
+    assert_eq!(room.status, 200, "{}", room.body);
+    let other = http_from(&server, ip(10), "GET", &paths[3], "", "").await;
+    assert_eq!(other.status, 200, "{}", other.body);
+    assert_eq!(other.body["game"]["id"], game.as_str(), "a replay");
+}
+
 #[tokio::test]
 async fn connections_are_capped_per_address_and_in_total_and_health_checks_still_answer() {
     let mut config = test_config();

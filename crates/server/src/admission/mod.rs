@@ -115,6 +115,9 @@ pub struct Admission {
     connections: Arc<Mutex<Connections>>,
     creations: Rate,
     lookups: Rate,
+    /// Reads of stored games (`GET /api/games…`): a budget of their own, as large as the
+    /// lookups' (`lookups_per_minute`).
+    game_reads: Rate,
     watches: Rate,
     /// The rooms each address created (or is creating), and the server's bot rooms.
     rooms: HeldRooms,
@@ -135,6 +138,7 @@ impl Admission {
                 limits.room_creations_per_minute,
             ),
             lookups: Rate::per_minute("lookups by room code per minute", limits.lookups_per_minute),
+            game_reads: Rate::per_minute("stored-game reads per minute", limits.lookups_per_minute),
             watches: Rate::per_minute("spectator joins per minute", limits.watches_per_minute),
             limits,
             connections: Arc::default(),
@@ -183,6 +187,13 @@ impl Admission {
     /// `resume`).
     pub fn lookup(&self, ip: IpAddr) -> Result<(), Denied> {
         self.lookups.check(ip)
+    }
+
+    /// One read of stored games from `ip` (`GET /api/games`, `/api/games/{id}`, its
+    /// replay and export: each reads the database and may rebuild a whole game), at most
+    /// `lookups_per_minute` a minute, counted apart from the lookups by room code.
+    pub fn game_read(&self, ip: IpAddr) -> Result<(), Denied> {
+        self.game_reads.check(ip)
     }
 
     /// One spectator join from `ip`.
@@ -242,6 +253,7 @@ impl Admission {
     pub fn forget_idle(&self) {
         self.creations.forget_idle();
         self.lookups.forget_idle();
+        self.game_reads.forget_idle();
         self.watches.forget_idle();
     }
 }
