@@ -19,6 +19,10 @@ use tokio::sync::oneshot;
 /// shedding load), seconds.
 pub const PLACEMENT_RETRY_SECS: u64 = 2;
 
+/// The largest body `POST /api/rooms` reads, in bytes (room settings are well under 1 KB);
+/// a larger one is refused `413 bad_request` before it is buffered whole.
+pub const MAX_CREATE_BODY_BYTES: usize = 16 * 1024;
+
 /// An HTTP error answer: status plus a JSON body (and `Retry-After` for limits).
 #[derive(Debug, thiserror::Error)]
 #[error("{status}: {body:?}")]
@@ -93,8 +97,19 @@ fn require_object(body: &[u8]) -> Result<(), ApiError> {
 pub async fn create_room(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
-    body: Bytes,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<(StatusCode, Json<CreateRoomResponse>), ApiError> {
+    // A body over the limit (or one that broke off) is answered in JSON like every other
+    // error, not with the framework's plain text.
+    let body = body.map_err(|r| {
+        let status = r.status();
+        let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
+            format!("the room settings are over {MAX_CREATE_BODY_BYTES} bytes")
+        } else {
+            r.body_text()
+        };
+        ApiError::new(status, ErrorCode::BadRequest, message)
+    })?;
     let mut settings: RoomSettings = if body.iter().all(u8::is_ascii_whitespace) {
         RoomSettings::default()
     } else {

@@ -56,7 +56,12 @@ pub use state::AppState;
 pub fn app(state: AppState) -> Router {
     let request_timeout = state.config().timeouts.request;
     Router::new()
-        .route("/api/rooms", get(http::list_rooms).post(http::create_room))
+        .route(
+            "/api/rooms",
+            get(http::list_rooms).post(http::create_room).layer(
+                axum::extract::DefaultBodyLimit::max(http::MAX_CREATE_BODY_BYTES),
+            ),
+        )
         .route("/api/rooms/{code}", get(http::get_room))
         .route("/api/games", get(games::list_games))
         .route("/api/games/{id}", get(games::get_game))

@@ -225,6 +225,26 @@ async fn room_code_guessing_is_rate_limited_per_address() {
     assert_eq!(a.status, 200, "{}", a.body);
 }
 
+/// An oversized room-creation body is refused before it is read whole, in JSON like every
+/// other error (`413 bad_request`), and the address can still create a room.
+#[tokio::test]
+async fn an_oversized_creation_body_gets_a_json_413() {
+    let server = start(test_config()).await;
+    let padding = "x".repeat(20 * 1024);
+    let body = format!(r#"{{"seats": 2, "pad": "{padding}"}}"#);
+    let a = create_from(&server, ip(11), &body).await;
+    a.assert_refused(413, "bad_request");
+    assert!(
+        a.body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("bytes"),
+        "{}",
+        a.body
+    );
+    assert_creates(&server, ip(11), r#"{"seats": 2}"#).await;
+}
+
 /// Stored-game reads (list, detail, replay, export: each reads the database, a replay
 /// rebuilds the whole game) have a per-address budget of their own, as large as the
 /// lookups': past it `429 rate_limited` with `Retry-After`; room lookups and other
