@@ -59,9 +59,25 @@ fn store_query(query: &GamesQuery) -> Result<GameQuery, ApiError> {
             "limit must be 1 to {GAMES_PAGE_MAX}, got {limit}"
         )));
     }
+    let room_code = match query.room.as_deref() {
+        Some(room) => {
+            let code = normalise_code(room);
+            let valid =
+                (1..=32).contains(&code.len()) && code.bytes().all(|b| b.is_ascii_alphanumeric());
+            if !valid {
+                return Err(bad_request(format!(
+                    "room must be a room code (letters and digits), got {room:?}"
+                )));
+            }
+            Some(code)
+        }
+        None => None,
+    };
     let preset = match &query.rules {
+        // `+` in a query string reads as a space: `?rules=classic+two-out` means
+        // `classic+two-out` (no rule-set name has a space).
         Some(name) => Some(
-            parchis_engine::RuleSet::from_name(name.trim())
+            parchis_engine::RuleSet::from_name(&name.trim().replace(' ', "+"))
                 .map_err(bad_request)?
                 .name(),
         ),
@@ -76,7 +92,7 @@ fn store_query(query: &GamesQuery) -> Result<GameQuery, ApiError> {
         Some(ResultFilter::ClosedByAdmin) => (Some(true), Some(GameEndReason::ClosedByAdmin)),
     };
     Ok(GameQuery {
-        room_code: query.room.as_deref().map(normalise_code),
+        room_code,
         preset,
         finished,
         reason: reason.map(|r| r.as_str().to_owned()),

@@ -184,6 +184,7 @@ pub async fn create_room(
 
 /// Query of `GET /api/rooms`.
 #[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RoomsQuery {
     /// `lobby` (the default) or `playing`.
     pub status: Option<String>,
@@ -191,8 +192,8 @@ pub struct RoomsQuery {
 
 /// `GET /api/rooms`: public rooms not yet started, oldest first (in cluster mode, those of
 /// every node: [`crate::cluster::routing::lobby`]). With `?status=playing`:
-/// public rooms whose game is in progress and that allow spectators. Any other `status`
-/// is `400 bad_request`.
+/// public rooms whose game is in progress and that allow spectators. Any other `status`,
+/// or another parameter, is `400 bad_request`.
 pub async fn list_rooms(
     State(state): State<AppState>,
     query: Result<axum::extract::Query<RoomsQuery>, axum::extract::rejection::QueryRejection>,

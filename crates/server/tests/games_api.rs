@@ -224,6 +224,24 @@ async fn bad_queries(server: &common::Server) {
     refused(server, "?cursor=garbage").await;
     refused(server, "?since=yesterday").await;
     refused(server, "?colour=red").await;
+    // A room that is not a room code.
+    for room in ["", "%00", "AB%2FCD", &"A".repeat(40)] {
+        assert!(
+            refused(server, &format!("?room={room}"))
+                .await
+                .contains("room"),
+            "{room}"
+        );
+    }
+    // A rule-set name with an unencoded `+` (a space in a query string) is the name.
+    assert!(list(server, "?rules=classic+two-out")
+        .await
+        .games
+        .is_empty());
+    // GET /api/rooms refuses what it does not know too.
+    let (status, body) = get(server, "/api/rooms?foo=1").await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("bad_request"), "{body}");
 }
 
 /// The detail (typed, the bot seat marked) and the replay (step 0 the start, one step
