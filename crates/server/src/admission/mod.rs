@@ -68,6 +68,23 @@ impl Denied {
     }
 }
 
+/// The address a client is counted under: an IPv4 address as it is (an IPv4-mapped IPv6
+/// address as its IPv4 one), an IPv6 address as its /64 network. One IPv6 subscriber
+/// usually holds a whole /64 (2^64 addresses), so keyed by the full address every limit
+/// per address would be a limit per connection for them.
+pub fn address_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let network = u128::from(v6) & !((1u128 << 64) - 1);
+                IpAddr::V6(std::net::Ipv6Addr::from(network))
+            }
+        },
+    }
+}
+
 /// One per-address rate (`None`: unlimited).
 struct Rate {
     what: &'static str,
@@ -162,6 +179,7 @@ impl Admission {
             });
         }
         let proxy = self.limits.trusted_proxies.contains(&ip);
+        let ip = address_key(ip);
         let mine = c.per_address.entry(ip).or_default();
         if *mine >= self.limits.max_connections_per_address && !proxy {
             return Err(Denied::RateLimited {
@@ -180,25 +198,28 @@ impl Admission {
     /// Open connections: `(total, from ip)`.
     pub fn open_connections(&self, ip: IpAddr) -> (usize, usize) {
         let c = lock(&self.connections);
-        (c.total, c.per_address.get(&ip).copied().unwrap_or(0))
+        (
+            c.total,
+            c.per_address.get(&address_key(ip)).copied().unwrap_or(0),
+        )
     }
 
     /// One lookup by room code from `ip` (`GET /api/rooms/{code}`, `join`, `watch`,
     /// `resume`).
     pub fn lookup(&self, ip: IpAddr) -> Result<(), Denied> {
-        self.lookups.check(ip)
+        self.lookups.check(address_key(ip))
     }
 
     /// One read of stored games from `ip` (`GET /api/games`, `/api/games/{id}`, its
     /// replay and export: each reads the database and may rebuild a whole game), at most
     /// `lookups_per_minute` a minute, counted apart from the lookups by room code.
     pub fn game_read(&self, ip: IpAddr) -> Result<(), Denied> {
-        self.game_reads.check(ip)
+        self.game_reads.check(address_key(ip))
     }
 
     /// One spectator join from `ip`.
     pub fn watch(&self, ip: IpAddr) -> Result<(), Denied> {
-        self.watches.check(ip)
+        self.watches.check(address_key(ip))
     }
 
     /// May `ip` create a room (`bots`: with bots)? Checks, in order: its lobbies and bot
@@ -214,7 +235,7 @@ impl Admission {
         status: impl Fn(&str) -> Option<RoomStatus>,
     ) -> Result<Reservation<'_>, Denied> {
         let reservation = self.reserve(ip, bots, status)?;
-        self.creations.check(ip)?;
+        self.creations.check(address_key(ip))?;
         Ok(reservation)
     }
 
@@ -237,7 +258,8 @@ impl Admission {
         bots: bool,
         status: impl Fn(&str) -> Option<RoomStatus>,
     ) -> Result<Reservation<'_>, Denied> {
-        self.rooms.reserve(&self.limits, ip, bots, status)
+        self.rooms
+            .reserve(&self.limits, address_key(ip), bots, status)
     }
 
     /// Remembers that `ip` (if known: `None` for rooms restored after a restart, or
@@ -245,7 +267,7 @@ impl Admission {
     /// check (a creation checked by [`Admission::reserve`] records its room with
     /// [`Reservation::created`]).
     pub fn created(&self, ip: Option<IpAddr>, code: &str, bots: bool) {
-        self.rooms.created(ip, code, bots);
+        self.rooms.created(ip.map(address_key), code, bots);
     }
 
     /// Drops rate-limiter state of addresses that have been quiet (memory stays bounded by

@@ -218,3 +218,34 @@ fn the_connection_cap_stays_below_the_open_file_limit() {
     }
     assert_eq!(effective_max_connections(10, 256), 10);
 }
+
+#[test]
+fn ipv6_clients_are_counted_per_64_network_and_mapped_ipv4_as_ipv4() {
+    let v6 = |s: &str| s.parse::<IpAddr>().expect("an address");
+    assert_eq!(
+        address_key(v6("2001:db8:1:2:aaaa:bbbb:cccc:dddd")),
+        v6("2001:db8:1:2::")
+    );
+    assert_eq!(address_key(v6("::ffff:127.0.0.9")), ip(9));
+    assert_eq!(address_key(ip(9)), ip(9));
+    // Two addresses of one /64 share the per-address limits; another /64 does not.
+    let a = Admission::new(limits());
+    let _g1 = a.connect(v6("2001:db8:1:2::1")).expect("first");
+    let _g2 = a.connect(v6("2001:db8:1:2::ffff")).expect("second");
+    assert_eq!(
+        a.connect(v6("2001:db8:1:2:1234::")).unwrap_err().code(),
+        ErrorCode::RateLimited
+    );
+    assert_eq!(a.open_connections(v6("2001:db8:1:2::77")), (2, 2));
+    assert!(a.connect(v6("2001:db8:1:3::1")).is_ok(), "another /64");
+    let lobby = |_: &str| Some(RoomStatus::Lobby);
+    for n in 0..2 {
+        a.may_create(v6(&format!("2001:db8:9:9::{n}")), false, lobby)
+            .expect("within the rate")
+            .created(&format!("V{n}"));
+    }
+    let denied = a
+        .may_create(v6("2001:db8:9:9::99"), false, lobby)
+        .unwrap_err();
+    assert_eq!(denied.code(), ErrorCode::RateLimited);
+}
