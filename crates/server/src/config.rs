@@ -146,6 +146,25 @@ pub enum ConfigError {
         /// The `max_refusals` given.
         refusals: usize,
     },
+    /// The admin token is shorter than [`MIN_ADMIN_TOKEN_CHARS`]: the admin API has no
+    /// other guard, and a short token can be guessed.
+    #[error("--admin-token (PARCHIS_ADMIN_TOKEN) must be at least {MIN_ADMIN_TOKEN_CHARS} characters, not {0}: it is the only guard of the admin API (use a long random one, e.g. `openssl rand -hex 32`)")]
+    ShortAdminToken(usize),
+}
+
+/// The fewest characters an admin token may have.
+pub const MIN_ADMIN_TOKEN_CHARS: usize = 16;
+
+/// Checks the admin token (`None` or empty: the admin API is off, nothing to check).
+///
+/// # Errors
+/// [`ConfigError::ShortAdminToken`] for a token under [`MIN_ADMIN_TOKEN_CHARS`]
+/// characters (surrounding spaces not counted).
+pub fn check_admin_token(token: Option<&str>) -> Result<(), ConfigError> {
+    match token.map(|t| t.trim().chars().count()) {
+        Some(n) if n > 0 && n < MIN_ADMIN_TOKEN_CHARS => Err(ConfigError::ShortAdminToken(n)),
+        _ => Ok(()),
+    }
 }
 
 impl Limits {

@@ -206,7 +206,11 @@ async fn main() -> std::process::ExitCode {
         .map(drop)
         .map_err(|e| e.to_string())
         .and_then(|()| limits(&args).validate().map_err(|e| e.to_string()))
-        .and_then(|()| sqlite_options(&args).validate().map_err(|e| e.to_string()));
+        .and_then(|()| sqlite_options(&args).validate().map_err(|e| e.to_string()))
+        .and_then(|()| {
+            parchis_server::config::check_admin_token(args.admin_token.as_deref())
+                .map_err(|e| e.to_string())
+        });
     if let Err(e) = checked {
         eprintln!("parchis-server: {e}");
         tracing::error!(error = %e, "cannot start");

@@ -515,7 +515,11 @@ async fn admitted_connection(addr: SocketAddr) -> tokio::net::TcpStream {
 /// A setting that cannot work stops the binary at start with exit code 2 and says why.
 #[test]
 fn nonsense_limits_are_refused_at_start_with_exit_code_2() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--admin-token", "letmein"],
+            "--admin-token (PARCHIS_ADMIN_TOKEN) must be at least 16 characters, not 7",
+        ),
         (
             &["--max-refusals", "0"],
             "--max-refusals must be at least 1",
