@@ -6,8 +6,9 @@
 //! Braille fillers, private-use and unassigned code points), every run of spaces made one
 //! space, and trimmed. The cleaned name must have 1 to [`MAX_NAME_CHARS`] characters, at
 //! least one of them a letter, digit, punctuation or symbol, and must not imitate a bot:
-//! no word of it (letters and digits, case-insensitive) may be `bot` or `bots`, the word
-//! bots carry in their names ("Greedy bot 1").
+//! no word of it (letters and digits, case-insensitive, read through the Unicode
+//! confusables skeleton of UTS #39 so that look-alike letters count as the letters they
+//! imitate) may be `bot` or `bots`, the word bots carry in their names ("Greedy bot 1").
 
 use parchis_protocol::MAX_NAME_CHARS;
 use unicode_normalization::UnicodeNormalization;
@@ -97,7 +98,10 @@ pub fn display_name(raw: &str) -> Result<String, NameError> {
     if name.chars().count() > MAX_NAME_CHARS {
         return Err(NameError::TooLong);
     }
-    let imitates = name
+    // Compared through the Unicode confusables skeleton (UTS #39), so look-alike letters
+    // ("Вot" with a Cyrillic В, "bοt" with a Greek ο) do not pass for other words.
+    let skeleton: String = unicode_security::confusable_detection::skeleton(&name).collect();
+    let imitates = skeleton
         .split(|c: char| !c.is_alphanumeric())
         .any(|word| word.eq_ignore_ascii_case("bot") || word.eq_ignore_ascii_case("bots"));
     if imitates {
@@ -155,6 +159,10 @@ mod tests {
             "ｂｏｔ",
             "𝐁𝐨𝐭 3",
             "my-bot",
+            // Look-alike letters: Cyrillic В, Greek ο, fullwidth letters.
+            "Greedy Вot 1",
+            "Greedy bοt 1",
+            "Random ｂｏｔ 2",
             "Bots",
         ] {
             assert_eq!(display_name(raw), Err(NameError::ImitatesBot), "{raw:?}");
