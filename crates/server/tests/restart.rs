@@ -617,3 +617,56 @@ async fn a_person_replaced_by_a_bot_gets_the_result_after_a_restart_and_the_room
     assert!(message.contains("winner"), "{e}");
     server.kill();
 }
+
+/// A lobby rebuilt after a restart starts its event seq again at 0 (lobby events are not
+/// stored), so a client's `last_seq` from before names other events once the room has
+/// moved on. Bea saw the two joins (seq 2); after the restart Ana resumes and starts the
+/// game (its `game_started` and `turn` are seqs 1 and 2 now); Bea's resume with
+/// `last_seq` 2 must bring her the game (a snapshot), not "nothing missed".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_from_before_a_lobby_was_rebuilt_gets_a_snapshot() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut server = spawn(dir.path(), None).await;
+    let (status, created) = http_at(
+        server.addr,
+        "POST",
+        "/api/rooms",
+        Some(r#"{"seats": 2, "turn_clock_secs": 600, "public": false}"#),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let code = created["code"].as_str().expect("code").to_owned();
+    let mut ana = client(server.addr).await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    let mut bea = client(server.addr).await;
+    bea.join(&code, "Bea", Some("red")).await;
+    while ana.seq < 2 {
+        ana.next().await;
+    }
+    assert_eq!((ana.seq, bea.seq), (2, 2));
+    let (ana_token, bea_token) = (
+        ana.token.clone().expect("token"),
+        bea.token.clone().expect("token"),
+    );
+    server.kill();
+    drop((ana, bea));
+
+    let mut server = spawn(dir.path(), None).await;
+    let mut ana = client(server.addr).await;
+    let welcome = ana.resume(&code, &ana_token, 2).await;
+    assert!(welcome["snapshot"].is_object(), "{welcome}");
+    ana.ok(json!({"type": "start"})).await;
+    let view = loop {
+        let (_, view) = http_at(server.addr, "GET", &format!("/api/rooms/{code}"), None).await;
+        if view["seq"].as_u64() >= Some(2) {
+            break view;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(view["status"], "playing", "{view}");
+    let mut bea = client(server.addr).await;
+    let welcome = bea.resume(&code, &bea_token, 2).await;
+    assert_eq!(welcome["snapshot"]["status"], "playing", "{welcome}");
+    assert_eq!(welcome["seq"], view["seq"], "{welcome}");
+    server.kill();
+}

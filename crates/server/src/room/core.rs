@@ -90,6 +90,11 @@ pub struct Seat {
     pub bot: Option<SeatBot>,
     /// The client seed chosen for the fair dice; `None`: the default.
     pub client_seed: Option<String>,
+    /// Put back with a lobby rebuilt from the store, whose event seq started again at 0:
+    /// the seqs its client saw belong to the room before, so its next `resume` gets a
+    /// snapshot whatever `last_seq` it names, and a reattach is refused (the client
+    /// resumes). Cleared by that resume.
+    pub stale_seqs: bool,
 }
 
 /// What the room is built from: the one constructor, shared by create and restore.
@@ -270,6 +275,9 @@ pub struct Core {
     pub(super) presence_dirty: bool,
     /// When the last presence frame went out (unix ms).
     pub(super) presence_sent_at: Option<Ms>,
+    /// A lobby rebuilt from the store ([`Core::lobby_restored`]): its seq started again
+    /// at 0, so the seqs of connections from before mean other events.
+    pub(super) lobby_restored: bool,
 }
 
 impl Core {
@@ -306,6 +314,7 @@ impl Core {
             limits: init.limits,
             presence_dirty: false,
             presence_sent_at: None,
+            lobby_restored: false,
         }
     }
 

@@ -210,7 +210,9 @@ impl Core {
         self.seats[i].grace_until = None;
         self.emit(Effect::Attach { conn });
         let seat_id = self.seats[i].id;
-        let replay = self.can_replay(last_seq);
+        // A seat put back with a rebuilt lobby: its client's seqs are from before.
+        let stale = std::mem::take(&mut self.seats[i].stale_seqs);
+        let replay = !stale && self.can_replay(last_seq);
         let welcome = ServerMessage::Welcome {
             req,
             room: self.code.clone(),

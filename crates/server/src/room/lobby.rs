@@ -119,6 +119,7 @@ impl Core {
             abandoned: false,
             bot: None,
             client_seed,
+            stale_seqs: false,
         })
     }
 
@@ -475,6 +476,7 @@ impl Core {
                 abandoned: false,
                 bot: Some(SeatBot::new(level, seed)),
                 client_seed: None,
+                stale_seqs: false,
             });
             events.push(RoomEvent::PlayerJoined {
                 colour,

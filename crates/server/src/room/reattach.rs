@@ -24,6 +24,11 @@
 //! * Events older than the history (or a `last_seq` the room never reached, e.g. a lobby
 //!   rebuilt from the store restarts at seq 0): refused with `room_unavailable`; the edge
 //!   then closes the socket with 1012 and the client resumes with its token.
+//! * A lobby rebuilt from the store restarts at seq 0, so a `last_seq` from before the
+//!   rebuild may name other events even when the room has reached it: a reattach from
+//!   before (a player whose restored seat has not resumed here, a spectator whose
+//!   previous link is not one here) is refused with `room_unavailable` as well, and that
+//!   player's resume gets a snapshot (`Core::lobby_restored`).
 
 use super::core::{Core, Effect};
 use super::{ConnId, Member, Reattach, Refusal};
@@ -40,6 +45,19 @@ impl Core {
             .then_some(Reattach::Spectator)
     }
 
+    /// In a lobby rebuilt from the store ([`Core::lobby_restored`]), whether a reattach
+    /// comes from before the rebuild, its seqs naming other events: a player's seat not
+    /// yet resumed here, or a spectator whose previous link (`replaces`) is not one here.
+    fn reattach_is_stale(&self, reattach: Reattach, replaces: Option<ConnId>) -> bool {
+        match reattach {
+            Reattach::Player(colour) => self
+                .seats
+                .iter()
+                .any(|s| s.colour == colour && s.stale_seqs),
+            Reattach::Spectator => !replaces.is_some_and(|r| self.spectators.contains(&r)),
+        }
+    }
+
     /// Handles [`super::Input::Reattach`] (the decisions are in the module docs).
     pub(super) fn reattach(
         &mut self,
@@ -48,6 +66,13 @@ impl Core {
         last_seq: u64,
         replaces: Option<ConnId>,
     ) {
+        if self.lobby_restored && self.reattach_is_stale(reattach, replaces) {
+            self.emit(Effect::Reply(Err(Refusal::new(
+                ErrorCode::RoomUnavailable,
+                "the room was rebuilt from its stored state: reconnect and resume (or watch)",
+            ))));
+            return;
+        }
         if let Some(old) = replaces.filter(|old| *old != conn) {
             // The same client's previous link: gone without a grace period or a word.
             self.spectators.retain(|c| *c != old);

@@ -87,9 +87,22 @@ impl Core {
             abandoned: false,
             bot,
             client_seed: None,
+            stale_seqs: false,
         });
         self.next_seat_id += 1;
         self.idle_since = None;
+    }
+
+    /// The stored seats were put back without a game: this lobby's event seq starts
+    /// again at 0 (lobby events are not stored), so the seqs its players' clients saw
+    /// before name other events here. Each restored seat's next `resume` gets a snapshot
+    /// whatever its `last_seq`, and reattaches from before are refused (their clients
+    /// resume or watch again).
+    pub fn lobby_restored(&mut self) {
+        self.lobby_restored = true;
+        for seat in &mut self.seats {
+            seat.stale_seqs = true;
+        }
     }
 
     /// Puts back a replayed game (`log` is the stored log it was replayed from;
@@ -258,6 +271,7 @@ pub async fn restore(
         core.restore_seat(persist::seat_from(record)?, now);
     }
     let Some((record, log, replayed)) = game else {
+        core.lobby_restored();
         info!(room = %code, seats = core.seats().len(), "lobby restored");
         return Actor::new(state, core)
             .with_fence(fence)

@@ -272,3 +272,72 @@ async fn the_same_clients_previous_link_is_forgotten_quietly() {
     assert_eq!(d.core.reattach_of(5), None);
     assert_eq!(d.core.reattach_of(7), Some(Reattach::Spectator));
 }
+
+/// A lobby rebuilt from the store (`Core::lobby_restored`) counts its seqs from 0 again:
+/// a reattach from before the rebuild is refused even for a `last_seq` the room has
+/// reached (it names other events), for a player whose seat has not resumed here and for
+/// a spectator whose previous link is not one here. Once the seat has resumed, a
+/// reattach of that player (its edge lost a frame) is taken as usual.
+#[tokio::test]
+async fn a_reattach_from_before_a_lobby_was_rebuilt_is_refused_until_the_seat_resumes() {
+    let mut d = Driver::new(
+        "REATT2",
+        settings(json!({"preset": "online", "seats": 2, "turn_clock_secs": 600})),
+        7,
+        64,
+    );
+    let ana = d.join(1, "Ana").await;
+    let _luis = d.join(2, "Luis").await;
+    d.input(Input::Detach { conn: 1 }).await;
+    d.input(Input::Detach { conn: 2 }).await;
+    d.core.lobby_restored();
+    let seq = d.core.seq();
+    assert!(seq >= 2, "the joins: seq {seq}");
+    for (conn, who) in [
+        (7, Reattach::Player(Colour::Yellow)),
+        (8, Reattach::Spectator),
+    ] {
+        reattach(&mut d, conn, who, seq).await;
+        match d.replies.pop() {
+            Some(Err(r)) => assert_eq!(r.code, ErrorCode::RoomUnavailable, "{who:?}: {r:?}"),
+            other => panic!("{who:?}: refused, got {other:?}"),
+        }
+        assert!(!d.attached.contains(&conn), "{who:?} not attached");
+    }
+    // Ana resumes (a snapshot, whatever her last_seq), then her edge reattaches her.
+    d.input(Input::Resume {
+        conn: 9,
+        req: 1,
+        token: "token-1".into(),
+        last_seq: seq,
+    })
+    .await;
+    assert_eq!(d.replies.pop(), Some(Ok(ana)));
+    let welcome = d
+        .messages(9)
+        .into_iter()
+        .find(|m| matches!(m, ServerMessage::Welcome { .. }));
+    assert!(
+        matches!(
+            welcome,
+            Some(ServerMessage::Welcome {
+                snapshot: Some(_),
+                ..
+            })
+        ),
+        "{welcome:?}"
+    );
+    d.input(Input::Reattach {
+        conn: 10,
+        reattach: Reattach::Player(Colour::Yellow),
+        last_seq: d.core.seq(),
+        replaces: Some(9),
+    })
+    .await;
+    assert_eq!(
+        d.replies.pop(),
+        Some(Ok(ana)),
+        "taken once the seat resumed"
+    );
+    assert_eq!(seat_conn(&d, Colour::Yellow), Some(10));
+}
