@@ -129,10 +129,11 @@ pub async fn close_room(
     authorize(&state, &headers, "close_room")?;
     let code = normalise_code(&code);
     let unknown = || {
+        let shown: String = code.chars().take(crate::ids::MAX_CODE_CHARS).collect();
         ApiError::new(
             StatusCode::NOT_FOUND,
             ErrorCode::UnknownRoom,
-            format!("no live room has code {code:?}"),
+            format!("no live room has code {shown:?}"),
         )
     };
     let room = state.room(&code).ok_or_else(unknown)?;

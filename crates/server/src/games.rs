@@ -62,9 +62,7 @@ fn store_query(query: &GamesQuery) -> Result<GameQuery, ApiError> {
     let room_code = match query.room.as_deref() {
         Some(room) => {
             let code = normalise_code(room);
-            let valid =
-                (1..=32).contains(&code.len()) && code.bytes().all(|b| b.is_ascii_alphanumeric());
-            if !valid {
+            if !crate::ids::is_plausible_code(&code) {
                 return Err(bad_request(format!(
                     "room must be a room code (letters and digits), got {room:?}"
                 )));

@@ -235,12 +235,17 @@ pub async fn get_room(
     state.admission().lookup(client)?;
     let code = normalise_code(&code);
     let unknown = || {
+        // A code that is not one is not echoed whole (it may be kilobytes).
+        let shown: String = code.chars().take(crate::ids::MAX_CODE_CHARS).collect();
         ApiError::new(
             StatusCode::NOT_FOUND,
             ErrorCode::UnknownRoom,
-            format!("no room has code {code:?}"),
+            format!("no room has code {shown:?}"),
         )
     };
+    if !crate::ids::is_plausible_code(&code) {
+        return Err(unknown());
+    }
     let Some(handle) = state.room(&code) else {
         if let Some(cluster) = state.cluster() {
             // Found unknown a moment ago: no NATS request, no store read.

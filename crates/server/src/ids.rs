@@ -35,6 +35,18 @@ pub fn normalise_code(code: &str) -> String {
         .collect()
 }
 
+/// The longest text taken for a room code (after [`normalise_code`]); codes are
+/// [`CODE_LEN`] characters, the margin is for codes of other versions.
+pub const MAX_CODE_CHARS: usize = 32;
+
+/// Whether a normalised code can be a room's: 1 to [`MAX_CODE_CHARS`] ASCII letters and
+/// digits. Anything else is an unknown room at once, without a lookup anywhere: a code
+/// goes into NATS subjects (`P.room.<CODE>`), where a space, a control character or
+/// 4 KB of text would break the node's NATS connection, and into database queries.
+pub fn is_plausible_code(code: &str) -> bool {
+    (1..=MAX_CODE_CHARS).contains(&code.len()) && code.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
 /// A new session token: 256 random bits, lowercase hex.
 pub fn session_token() -> String {
     let mut bytes = [0u8; 32];
@@ -45,6 +57,24 @@ pub fn session_token() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_short_alphanumeric_codes_are_plausible() {
+        assert!(is_plausible_code(&room_code()));
+        assert!(is_plausible_code(&normalise_code("7qk2-m9d4-tx")));
+        for bad in [
+            "",
+            "AB.CD",
+            "AB\0CD",
+            "AB\nCD",
+            "ÁB",
+            "P.room.X",
+            &"B".repeat(33),
+        ] {
+            assert!(!is_plausible_code(&normalise_code(bad)), "{bad:?}");
+        }
+        assert!(is_plausible_code(&"B".repeat(32)));
+    }
 
     #[test]
     fn codes_use_the_alphabet_and_differ() {

@@ -380,6 +380,14 @@ impl Session {
             if let Err(denied) = limited {
                 return self.error(Some(req), denied.code(), denied.to_string());
             }
+            if !crate::ids::is_plausible_code(&room) {
+                // Never looked up (NATS subjects, the store): no room has such a code.
+                return self.error(
+                    Some(req),
+                    ErrorCode::UnknownRoom,
+                    ErrorCode::UnknownRoom.describe(),
+                );
+            }
             let entry = match msg {
                 ClientMessage::Join {
                     name,
@@ -412,7 +420,9 @@ impl Session {
             if let Err(denied) = self.state.admission().lookup(self.ip) {
                 return self.error(Some(req), denied.code(), denied.to_string());
             }
-            let code = if entry::served_somewhere(&self.state, &room).await {
+            let code = if crate::ids::is_plausible_code(&room)
+                && entry::served_somewhere(&self.state, &room).await
+            {
                 ErrorCode::NotJoined
             } else {
                 ErrorCode::UnknownRoom

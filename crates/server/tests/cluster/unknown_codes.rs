@@ -76,3 +76,47 @@ async fn lookups_of_an_unknown_code_read_the_store_once_per_ttl() {
     }
     assert_eq!(cluster.metric(1, LOOKUPS, &[]).await, read + cached);
 }
+
+/// Texts that cannot be room codes (4,100 characters, a NUL, a dot or a newline, which
+/// would go into a NATS subject: one over NATS's 4 KB line limit made it drop the node's
+/// connection, every time) are `unknown_room` at once over HTTP and the WebSocket: never
+/// looked up (the lookups' counter stays at 0), and a player relayed through that node
+/// joins a real room right after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn texts_that_cannot_be_codes_are_unknown_without_a_lookup() {
+    let test = "texts_that_cannot_be_codes_are_unknown_without_a_lookup";
+    let opts = Opts {
+        nodes: 2,
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let long = "B".repeat(4100);
+    for path_code in [long.as_str(), "AB%00CD", "AB.CD"] {
+        let (status, body) = cluster
+            .http(1, "GET", &format!("/api/rooms/{path_code}"), None)
+            .await;
+        assert_eq!(
+            (status, &body["code"]),
+            (404, &json!("unknown_room")),
+            "{}",
+            &path_code[..path_code.len().min(16)]
+        );
+        assert!(body.to_string().len() < 200, "not echoed whole: {body}");
+    }
+    let mut guesser = crate::common::client(cluster.addr(1)).await;
+    for code in [long.as_str(), "AB\u{0}CD", "AB\nCD", "P.room.X"] {
+        for msg in [
+            json!({"type": "watch", "room": code}),
+            json!({"type": "join", "room": code, "name": "Guess"}),
+            json!({"type": "roll", "room": code, "seq": 0}),
+        ] {
+            guesser.refused(msg, "unknown_room").await;
+        }
+    }
+    assert_eq!(cluster.metric(1, LOOKUPS, &[]).await, 0.0, "no lookup");
+    let room = cluster.create_room(0, &json!({"seats": 2})).await;
+    let mut player = crate::common::client(cluster.addr(1)).await;
+    player.join(&room, "Ana", None).await;
+}
