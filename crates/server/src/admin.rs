@@ -9,12 +9,13 @@
 //! * `POST /admin/connections/{id}/disconnect` → [`AdminDisconnect`];
 //!   `404 unknown_connection`
 
+use crate::client_addr::ClientAddr;
 use crate::http::ApiError;
 use crate::ids::normalise_code;
 use crate::metrics::ADMIN_ACTIONS;
 use crate::room::RoomCmd;
 use crate::state::AppState;
-use axum::extract::{Path, State};
+use axum::extract::{Extension, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -51,9 +52,12 @@ fn same_secret(a: &str, b: &str) -> bool {
 ///
 /// # Errors
 /// `404 admin_disabled` when no token is configured; `401 unauthorized` when the header
-/// is missing, malformed or carries another token.
+/// is missing, malformed or carries another token; `429 rate_limited` (every request,
+/// whatever its token) from an address whose wrong tokens ran out
+/// ([`crate::admission::ADMIN_GUESSES_PER_MINUTE`]).
 pub(crate) fn authorize(
     state: &AppState,
+    client: std::net::IpAddr,
     headers: &HeaderMap,
     action: &str,
 ) -> Result<(), ApiError> {
@@ -64,6 +68,8 @@ pub(crate) fn authorize(
             ErrorCode::AdminDisabled.describe(),
         ));
     };
+    // An address out of wrong tokens is not even compared (no guess gets through).
+    state.admission().admin_attempt(client)?;
     let given = headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -77,7 +83,8 @@ pub(crate) fn authorize(
             } else {
                 "no token"
             };
-            warn!(action, why, "admin request refused");
+            state.admission().admin_token_wrong(client);
+            warn!(action, why, %client, "admin request refused");
             metrics::counter!(ADMIN_ACTIONS, "action" => "refused").increment(1);
             Err(ApiError::new(
                 StatusCode::UNAUTHORIZED,
@@ -96,9 +103,10 @@ fn counted(action: &'static str) {
 /// spectators' connection ids, oldest first.
 pub async fn list_rooms(
     State(state): State<AppState>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
     headers: HeaderMap,
 ) -> Result<Json<AdminRoomList>, ApiError> {
-    authorize(&state, &headers, "list_rooms")?;
+    authorize(&state, client, &headers, "list_rooms")?;
     let asks = state.all_rooms().into_iter().map(|room| async move {
         let (reply, answer) = oneshot::channel();
         room.sender().send(RoomCmd::Inspect { reply }).await.ok()?;
@@ -123,10 +131,11 @@ pub async fn list_rooms(
 /// `closed_by_admin` (stored); every connection is closed with 4002.
 pub async fn close_room(
     State(state): State<AppState>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
     headers: HeaderMap,
     Path(code): Path<String>,
 ) -> Result<Json<AdminCloseRoom>, ApiError> {
-    authorize(&state, &headers, "close_room")?;
+    authorize(&state, client, &headers, "close_room")?;
     let code = normalise_code(&code);
     let unknown = || {
         let shown: String = code.chars().take(crate::ids::MAX_CODE_CHARS).collect();
@@ -167,10 +176,11 @@ pub async fn close_room(
 /// seat keeps its grace period, as for any dropped connection.
 pub async fn disconnect(
     State(state): State<AppState>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Result<Json<AdminDisconnect>, ApiError> {
-    authorize(&state, &headers, "disconnect")?;
+    authorize(&state, client, &headers, "disconnect")?;
     let unknown = || {
         ApiError::new(
             StatusCode::NOT_FOUND,

@@ -10,9 +10,10 @@
 //! stops shedding by the usual rule once the time is up. Both need the admin token too;
 //! without the setting the routes answer 404 `admin_disabled`.
 
+use crate::client_addr::ClientAddr;
 use crate::http::ApiError;
 use crate::state::AppState;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use parchis_protocol::ErrorCode;
@@ -33,7 +34,12 @@ pub struct StallRequest {
 
 /// The gate of both hooks: `--debug-stall-hook` set (else `404 admin_disabled`) and the
 /// admin token (`crate::admin::authorize`, as action `what`).
-fn allowed(state: &AppState, headers: &HeaderMap, what: &str) -> Result<(), ApiError> {
+fn allowed(
+    state: &AppState,
+    client: std::net::IpAddr,
+    headers: &HeaderMap,
+    what: &str,
+) -> Result<(), ApiError> {
     if !state.config().debug_stall_hook {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -41,7 +47,7 @@ fn allowed(state: &AppState, headers: &HeaderMap, what: &str) -> Result<(), ApiE
             format!("the {what} hook is off (--debug-stall-hook)"),
         ));
     }
-    crate::admin::authorize(state, headers, what)
+    crate::admin::authorize(state, client, headers, what)
 }
 
 /// `POST /admin/debug/stall`: answers at once (202), then, 100 ms later, blocks every
@@ -52,10 +58,11 @@ fn allowed(state: &AppState, headers: &HeaderMap, what: &str) -> Result<(), ApiE
 /// the token.
 pub async fn stall(
     State(state): State<AppState>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
     headers: HeaderMap,
     Json(req): Json<StallRequest>,
 ) -> Result<StatusCode, ApiError> {
-    allowed(&state, &headers, "stall")?;
+    allowed(&state, client, &headers, "stall")?;
     let runtime = tokio::runtime::Handle::current();
     let workers = runtime.metrics().num_workers();
     let from = Instant::now() + HEAD_START;
@@ -87,10 +94,11 @@ pub async fn stall(
 /// single node; the admin API's `401`/`404` for the token.
 pub async fn shed(
     State(state): State<AppState>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
     headers: HeaderMap,
     Json(req): Json<StallRequest>,
 ) -> Result<StatusCode, ApiError> {
-    allowed(&state, &headers, "shed")?;
+    allowed(&state, client, &headers, "shed")?;
     let Some(own) = crate::cluster::ownership::ownership(&state) else {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,

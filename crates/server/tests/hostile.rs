@@ -225,6 +225,39 @@ async fn room_code_guessing_is_rate_limited_per_address() {
     assert_eq!(a.status, 200, "{}", a.body);
 }
 
+/// Guessing the admin token: an address gets ten wrong tokens a minute; past them every
+/// admin request from it is refused `429 rate_limited` with `Retry-After`, the right
+/// token too (so no guess gets through), while another address is served.
+#[tokio::test]
+async fn admin_token_guesses_are_limited_per_address() {
+    let token = "a-long-enough-admin-token";
+    let server = start(parchis_server::ServerConfig {
+        admin_token: Some(token.into()),
+        ..test_config()
+    })
+    .await;
+    let bearer = |t: &str| format!("Authorization: Bearer {t}\r\n");
+    let mut statuses = Vec::new();
+    for n in 0..11 {
+        let guess = bearer(&format!("guess-number-{n:04}"));
+        statuses.push(
+            http_from(&server, ip(12), "GET", "/admin/rooms", &guess, "")
+                .await
+                .status,
+        );
+    }
+    assert_eq!(
+        statuses,
+        vec![401; 11],
+        "ten guesses, and the one that runs out"
+    );
+    let right = http_from(&server, ip(12), "GET", "/admin/rooms", &bearer(token), "").await;
+    right.assert_refused(429, "rate_limited");
+    assert!(right.header("retry-after").is_some(), "{}", right.head);
+    let other = http_from(&server, ip(13), "GET", "/admin/rooms", &bearer(token), "").await;
+    assert_eq!(other.status, 200, "{}", other.body);
+}
+
 /// An oversized room-creation body is refused before it is read whole, in JSON like every
 /// other error (`413 bad_request`), and the address can still create a room.
 #[tokio::test]

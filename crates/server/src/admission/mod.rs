@@ -85,6 +85,10 @@ pub fn address_key(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// Wrong admin tokens one address may send per minute (a burst of as many), whatever
+/// the limits: the admin token is the admin API's only guard.
+pub const ADMIN_GUESSES_PER_MINUTE: u32 = 10;
+
 /// One per-address rate (`None`: unlimited).
 struct Rate {
     what: &'static str,
@@ -136,6 +140,10 @@ pub struct Admission {
     /// lookups' (`lookups_per_minute`).
     game_reads: Rate,
     watches: Rate,
+    /// Wrong admin tokens per address ([`ADMIN_GUESSES_PER_MINUTE`]).
+    admin_guesses: Rate,
+    /// Addresses refused every admin request until then: their wrong tokens ran out.
+    admin_blocked: Mutex<HashMap<IpAddr, std::time::Instant>>,
     /// The rooms each address created (or is creating), and the server's bot rooms.
     rooms: HeldRooms,
 }
@@ -157,6 +165,11 @@ impl Admission {
             lookups: Rate::per_minute("lookups by room code per minute", limits.lookups_per_minute),
             game_reads: Rate::per_minute("stored-game reads per minute", limits.lookups_per_minute),
             watches: Rate::per_minute("spectator joins per minute", limits.watches_per_minute),
+            admin_guesses: Rate::per_minute(
+                "wrong admin tokens per minute",
+                ADMIN_GUESSES_PER_MINUTE,
+            ),
+            admin_blocked: Mutex::default(),
             limits,
             connections: Arc::default(),
             rooms: HeldRooms::default(),
@@ -215,6 +228,30 @@ impl Admission {
     /// `lookups_per_minute` a minute, counted apart from the lookups by room code.
     pub fn game_read(&self, ip: IpAddr) -> Result<(), Denied> {
         self.game_reads.check(address_key(ip))
+    }
+
+    /// May `ip` try the admin token now? Not while its wrong tokens have run out
+    /// ([`Admission::admin_token_wrong`]): then every admin request from it is refused,
+    /// the right token too, until it may guess again.
+    pub fn admin_attempt(&self, ip: IpAddr) -> Result<(), Denied> {
+        let ip = address_key(ip);
+        let now = std::time::Instant::now();
+        match lock(&self.admin_blocked).get(&ip) {
+            Some(until) if *until > now => Err(Denied::RateLimited {
+                what: "wrong admin tokens per minute",
+                retry_after: *until - now,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// `ip` sent a wrong admin token (or none): one of its [`ADMIN_GUESSES_PER_MINUTE`];
+    /// past them it is blocked until the next one is due.
+    pub fn admin_token_wrong(&self, ip: IpAddr) {
+        let ip = address_key(ip);
+        if let Err(Denied::RateLimited { retry_after, .. }) = self.admin_guesses.check(ip) {
+            lock(&self.admin_blocked).insert(ip, std::time::Instant::now() + retry_after);
+        }
     }
 
     /// One spectator join from `ip`.
@@ -277,6 +314,9 @@ impl Admission {
         self.lookups.forget_idle();
         self.game_reads.forget_idle();
         self.watches.forget_idle();
+        self.admin_guesses.forget_idle();
+        let now = std::time::Instant::now();
+        lock(&self.admin_blocked).retain(|_, until| *until > now);
     }
 }
 
