@@ -138,11 +138,10 @@ pub async fn close_room(
     authorize(&state, client, &headers, "close_room")?;
     let code = normalise_code(&code);
     let unknown = || {
-        let shown: String = code.chars().take(crate::ids::MAX_CODE_CHARS).collect();
         ApiError::new(
             StatusCode::NOT_FOUND,
             ErrorCode::UnknownRoom,
-            format!("no live room has code {shown:?}"),
+            format!("no live room has code {:?}", crate::ids::shown_code(&code)),
         )
     };
     let room = state.room(&code).ok_or_else(unknown)?;

@@ -64,7 +64,8 @@ fn store_query(query: &GamesQuery) -> Result<GameQuery, ApiError> {
             let code = normalise_code(room);
             if !crate::ids::is_plausible_code(&code) {
                 return Err(bad_request(format!(
-                    "room must be a room code (letters and digits), got {room:?}"
+                    "room must be a room code (letters and digits), got {:?}",
+                    crate::ids::shown_code(room)
                 )));
             }
             Some(code)
@@ -217,8 +218,8 @@ pub(crate) async fn load_game(
     // either (its players have their sockets); the game is readable once it ends.
     let spectators = room
         .as_ref()
-        .and_then(|r| r.room.settings.get("spectators").and_then(|v| v.as_bool()))
-        .unwrap_or(true);
+        .and_then(|r| crate::room::persist::settings_from(&r.room.settings).ok())
+        .is_none_or(|(settings, _)| settings.spectators);
     if !spectators && !game.is_finished() {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,

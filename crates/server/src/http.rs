@@ -235,12 +235,10 @@ pub async fn get_room(
     state.admission().lookup(client)?;
     let code = normalise_code(&code);
     let unknown = || {
-        // A code that is not one is not echoed whole (it may be kilobytes).
-        let shown: String = code.chars().take(crate::ids::MAX_CODE_CHARS).collect();
         ApiError::new(
             StatusCode::NOT_FOUND,
             ErrorCode::UnknownRoom,
-            format!("no room has code {shown:?}"),
+            format!("no room has code {:?}", crate::ids::shown_code(&code)),
         )
     };
     if !crate::ids::is_plausible_code(&code) {

@@ -47,6 +47,12 @@ pub fn is_plausible_code(code: &str) -> bool {
     (1..=MAX_CODE_CHARS).contains(&code.len()) && code.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
+/// `code` as an error message shows it: its first [`MAX_CODE_CHARS`] characters (a text
+/// that is not a code may be kilobytes long).
+pub fn shown_code(code: &str) -> String {
+    code.chars().take(MAX_CODE_CHARS).collect()
+}
+
 /// A new session token: 256 random bits, lowercase hex.
 pub fn session_token() -> String {
     let mut bytes = [0u8; 32];

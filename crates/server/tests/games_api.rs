@@ -344,45 +344,27 @@ async fn exports(server: &common::Server, g: &Games, detail: &GameDetail) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_rooms_are_not_listed_and_rooms_without_spectators_are_not_shown_live() {
     let server = common::start(common::test_config()).await;
-    let game_of = |clients: &[Client]| {
-        clients[0]
-            .events
-            .iter()
-            .find(|e| e["event"]["type"] == "game_started")
-            .and_then(|e| e["event"]["game_id"].as_str().map(str::to_owned))
-            .expect("game_started")
-    };
-    let (private, clients) = common::seated_game(
+    let (private, _players) = common::seated_game(
         &server,
         json!({"seats": 2, "public": false, "turn_clock_secs": 600}),
         &["yellow", "red"],
     )
     .await;
-    let private_game = game_of(&clients[..1]);
-    let (open, clients) = common::seated_game(
+    let private_game = game_of(&server, &private).await;
+    let (open, _players) = common::seated_game(
         &server,
         json!({"seats": 2, "turn_clock_secs": 600}),
         &["yellow", "red"],
     )
     .await;
-    let open_game = game_of(&clients);
-    let (closed, mut hidden) = common::seated_game(
+    let open_game = game_of(&server, &open).await;
+    let (closed, hidden) = common::seated_game(
         &server,
         json!({"seats": 2, "spectators": false, "turn_clock_secs": 600}),
         &["yellow", "red"],
     )
     .await;
-    for c in hidden.iter_mut() {
-        if !c
-            .events
-            .iter()
-            .any(|e| e["event"]["type"] == "game_started")
-        {
-            c.until("game_started", |v| v["event"]["type"] == "game_started")
-                .await;
-        }
-    }
-    let hidden_game = game_of(&hidden);
+    let hidden_game = game_of(&server, &closed).await;
 
     let listed = |body: &str| -> Vec<String> {
         let list: GameList = serde_json::from_str(body).expect("a GameList");

@@ -287,13 +287,11 @@ async fn stored_game_reads_are_rate_limited_per_address() {
     let mut config = test_config();
     config.limits.lookups_per_minute = 8;
     let server = start(config).await;
-    let (code, clients) = common::seated_game(&server, long_clock(), &["yellow", "red"]).await;
-    let game = clients[0]
-        .events
-        .iter()
-        .find(|e| e["event"]["type"] == "game_started")
-        .and_then(|e| e["event"]["game_id"].as_str().map(str::to_owned))
-        .expect("game_started");
+    let (code, _players) = common::seated_game(&server, long_clock(), &["yellow", "red"]).await;
+    let game = server.room(&code).await["game"]["game_id"]
+        .as_str()
+        .expect("a game")
+        .to_owned();
     let paths = [
         "/api/games".to_owned(),
         format!("/api/games?room={code}"),

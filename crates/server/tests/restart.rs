@@ -87,9 +87,9 @@ fn by_seq(events: &[Value]) -> std::collections::BTreeMap<u64, Value> {
     map
 }
 
-/// Creates a 2-seat room with `settings`, seats Ana (yellow) and Bruno (red), starts the
-/// game and returns the room code, the `game_started` event and both clients.
-async fn start_game(addr: SocketAddr, settings: Value) -> (String, Value, Client, Client) {
+/// A room created with `settings`, Ana (yellow) and Bruno (red) seated, both at seq 2
+/// (the two joins): its code and their clients.
+async fn seated_pair(addr: SocketAddr, settings: Value) -> (String, Client, Client) {
     let (status, body) = http_at(addr, "POST", "/api/rooms", Some(&settings.to_string())).await;
     assert_eq!(status, 201, "{body}");
     let code = body["code"].as_str().expect("code").to_owned();
@@ -99,6 +99,13 @@ async fn start_game(addr: SocketAddr, settings: Value) -> (String, Value, Client
     b.join(&code, "Bruno", Some("red")).await;
     a.until("bruno's join", |v| v["seq"].as_u64() == Some(2))
         .await;
+    (code, a, b)
+}
+
+/// Creates a 2-seat room with `settings`, seats Ana (yellow) and Bruno (red), starts the
+/// game and returns the room code, the `game_started` event and both clients.
+async fn start_game(addr: SocketAddr, settings: Value) -> (String, Value, Client, Client) {
+    let (code, mut a, b) = seated_pair(addr, settings).await;
     a.ok(json!({"type": "start"})).await;
     let started = a
         .events
@@ -620,36 +627,25 @@ async fn a_person_replaced_by_a_bot_gets_the_result_after_a_restart_and_the_room
 
 /// A lobby rebuilt after a restart starts its event seq again at 0 (lobby events are not
 /// stored), so a client's `last_seq` from before names other events once the room has
-/// moved on. Bea saw the two joins (seq 2); after the restart Ana resumes and starts the
-/// game (its `game_started` and `turn` are seqs 1 and 2 now); Bea's resume with
-/// `last_seq` 2 must bring her the game (a snapshot), not "nothing missed".
+/// moved on. Bruno saw the two joins (seq 2); after the restart Ana resumes and starts the
+/// game (its `game_started` and `turn` are seqs 1 and 2 now); Bruno's resume with
+/// `last_seq` 2 must bring him the game (a snapshot), not "nothing missed".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resume_from_before_a_lobby_was_rebuilt_gets_a_snapshot() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut server = spawn(dir.path(), None).await;
-    let (status, created) = http_at(
+    let (code, ana, bruno) = seated_pair(
         server.addr,
-        "POST",
-        "/api/rooms",
-        Some(r#"{"seats": 2, "turn_clock_secs": 600, "public": false}"#),
+        json!({"seats": 2, "turn_clock_secs": 600, "public": false}),
     )
     .await;
-    assert_eq!(status, 201, "{created}");
-    let code = created["code"].as_str().expect("code").to_owned();
-    let mut ana = client(server.addr).await;
-    ana.join(&code, "Ana", Some("yellow")).await;
-    let mut bea = client(server.addr).await;
-    bea.join(&code, "Bea", Some("red")).await;
-    while ana.seq < 2 {
-        ana.next().await;
-    }
-    assert_eq!((ana.seq, bea.seq), (2, 2));
-    let (ana_token, bea_token) = (
+    assert_eq!((ana.seq, bruno.seq), (2, 2));
+    let (ana_token, bruno_token) = (
         ana.token.clone().expect("token"),
-        bea.token.clone().expect("token"),
+        bruno.token.clone().expect("token"),
     );
     server.kill();
-    drop((ana, bea));
+    drop((ana, bruno));
 
     let mut server = spawn(dir.path(), None).await;
     let mut ana = client(server.addr).await;
@@ -664,8 +660,8 @@ async fn a_resume_from_before_a_lobby_was_rebuilt_gets_a_snapshot() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(view["status"], "playing", "{view}");
-    let mut bea = client(server.addr).await;
-    let welcome = bea.resume(&code, &bea_token, 2).await;
+    let mut bruno = client(server.addr).await;
+    let welcome = bruno.resume(&code, &bruno_token, 2).await;
     assert_eq!(welcome["snapshot"]["status"], "playing", "{welcome}");
     assert_eq!(welcome["seq"], view["seq"], "{welcome}");
     server.kill();

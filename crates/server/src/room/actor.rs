@@ -60,8 +60,7 @@ pub(super) struct Actor {
     /// The last durable write that failed (restore reports it).
     pub(super) persist_error: Option<String>,
     span: tracing::Span,
-    /// The game id last recorded on `span` (recording again would repeat the field on
-    /// every later log line).
+    /// The game `span` names (a new game gets a new span: [`Actor::record_game`]).
     recorded_game: Option<uuid::Uuid>,
     /// When the command being handled was read by its connection: `(conn, req, when)`.
     received: Option<(ConnId, u64, tokio::time::Instant)>,
@@ -122,9 +121,7 @@ async fn sleep_until_ms(at: Option<Ms>) {
 fn room_span(code: &str, game: Option<uuid::Uuid>) -> tracing::Span {
     match game {
         Some(game) => tracing::info_span!(parent: None, "room", room = %code, game = %game),
-        None => {
-            tracing::info_span!(parent: None, "room", room = %code, game = tracing::field::Empty)
-        }
+        None => tracing::info_span!(parent: None, "room", room = %code),
     }
 }
 
