@@ -41,7 +41,6 @@
 #![warn(missing_docs)]
 
 mod checkpoint;
-mod cluster;
 mod error;
 mod memory;
 mod pg_lease;
@@ -50,20 +49,19 @@ mod postgres;
 mod rows;
 mod sqlite;
 mod store;
-mod types;
 mod writer;
 
 use std::path::Path;
 use std::sync::Arc;
 
 pub use checkpoint::{SqliteOptions, SqliteOptionsError, MAX_TRUNCATE_WAIT};
-pub use cluster::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
+pub use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 pub use error::{Result, StoreError, WriteFailure};
 pub use memory::MemoryStore;
 pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::SqliteStore;
 pub use store::{LeaseKeeper, Store, ViaStore};
-pub use types::{
+pub use parchis_records::{
     hash_token, room_is_public, EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord,
     RoomSnapshot, RoomStatus, RoomStatusUpdate, SeatRecord, UnknownRoomStatus,
 };

@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
 use crate::pg_lease;
-use crate::types::EventRecord;
+use parchis_records::EventRecord;
 use crate::writer::{Backend, WriteOp};
 
 /// The writer's SQL on PostgreSQL.

@@ -9,7 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::error::{Result, StoreError};
-use crate::types::{EventRecord, GameRecord, RoomRecord, RoomSnapshot, SeatRecord};
+use parchis_records::{EventRecord, GameRecord, RoomRecord, RoomSnapshot, SeatRecord};
 
 /// `code, settings, status, created_at_ms, started_at_ms, finished_at_ms, updated_at_ms`
 pub(crate) type RoomRow = (String, String, String, i64, Option<i64>, Option<i64>, i64);

@@ -22,7 +22,7 @@ use crate::rows::{
     ROOM_COLUMNS, SEAT_COLUMNS,
 };
 use crate::store::NEEDS_POSTGRES;
-use crate::types::{
+use parchis_records::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
     RoomStatusUpdate, SeatRecord,
 };

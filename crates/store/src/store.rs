@@ -4,9 +4,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::cluster::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
+use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 use crate::error::{Result, StoreError};
-use crate::types::{
+use parchis_records::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
     RoomStatusUpdate, SeatRecord,
 };
@@ -199,7 +199,7 @@ pub trait Store: Send + Sync {
         if fence.is_some() {
             return Err(StoreError::Unsupported(NEEDS_POSTGRES));
         }
-        write.check_room(room_code, None)?;
+        write.check_room(room_code, None).map_err(StoreError::InvalidWrite)?;
         match write {
             RoomWrite::UpsertSeat(seat) => self.upsert_seat(&seat).await,
             RoomWrite::DeleteSeat { colour } => {

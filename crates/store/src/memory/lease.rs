@@ -3,9 +3,9 @@
 //! in milliseconds, passed in by the caller.
 
 use super::Inner;
-use crate::cluster::{Fence, Lease, NodeInfo, NodeRecord};
+use parchis_records::{Fence, Lease, NodeInfo, NodeRecord};
 use crate::error::{Result, StoreError};
-use crate::types::{RoomRecord, RoomStatus};
+use parchis_records::{RoomRecord, RoomStatus};
 
 /// One room's lease; times in ms of the store's clock.
 pub(super) struct MemLease {

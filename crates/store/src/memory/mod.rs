@@ -10,9 +10,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::cluster::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
+use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 use crate::error::{Result, StoreError};
-use crate::types::{
+use parchis_records::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot, RoomStatus,
     RoomStatusUpdate, SeatRecord,
 };
@@ -345,7 +345,7 @@ impl Store for MemoryStore {
         fence: Option<&Fence>,
         write: RoomWrite,
     ) -> Result<()> {
-        write.check_room(room_code, fence)?;
+        write.check_room(room_code, fence).map_err(StoreError::InvalidWrite)?;
         let mut inner = self.lock()?;
         if let Some(fence) = fence {
             check_fence(fence, inner.fence_current(room_code).as_ref())?;
@@ -473,7 +473,7 @@ impl Store for MemoryStore {
                     || inner
                         .rooms
                         .get(&g.room_code)
-                        .is_some_and(|r| crate::types::room_is_public(&r.settings))
+                        .is_some_and(|r| parchis_records::room_is_public(&r.settings))
             })
             .cloned()
             .collect();

@@ -43,12 +43,12 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
-use crate::cluster::{Fence, RoomWrite};
+use parchis_records::{Fence, RoomWrite};
 use crate::error::{commit_error, Result, StoreError, WriteFailure};
 
 mod ops;
 
-use crate::types::{EventRecord, GameRecord, RoomRecord};
+use parchis_records::{EventRecord, GameRecord, RoomRecord};
 pub(crate) use ops::{check_batch, check_fence, check_follows, Follows, WriteOp};
 use ops::{fence_of, room_ops};
 
@@ -313,7 +313,7 @@ impl Writer {
         fence: Option<&Fence>,
         write: RoomWrite,
     ) -> Result<()> {
-        write.check_room(room_code, fence)?;
+        write.check_room(room_code, fence).map_err(StoreError::InvalidWrite)?;
         let Some(fence) = fence else {
             return self.room(room_code, write).await.map(drop);
         };

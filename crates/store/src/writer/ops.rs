@@ -5,9 +5,9 @@
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::cluster::{Fence, RoomWrite};
+use parchis_records::{Fence, RoomWrite};
 use crate::error::{Result, StoreError};
-use crate::types::{
+use parchis_records::{
     EventRecord, GameEnd, GameRecord, GameStart, RoomRecord, RoomStatusUpdate, SeatRecord,
 };
 

@@ -1,4 +1,4 @@
-//! Plain records stored and returned by every [`Store`](crate::Store) backend.
+//! Plain records stored and returned by every `parchis_store::Store` backend.
 //!
 //! The store knows nothing about game rules: room settings, game rules, results and event
 //! payloads are opaque [`serde_json::Value`]s, and colours are strings chosen by the caller.
@@ -20,7 +20,7 @@ pub enum RoomStatus {
     Open,
     /// A game is in progress.
     Playing,
-    /// The room is closed for good. [`Store::load_unfinished`](crate::Store::load_unfinished)
+    /// The room is closed for good. `parchis_store::Store::load_unfinished`
     /// skips such rooms.
     Finished,
 }
@@ -80,7 +80,7 @@ pub struct RoomRecord {
 }
 
 /// The new status and timestamps written by
-/// [`Store::update_room_status`](crate::Store::update_room_status).
+/// `parchis_store::Store::update_room_status`.
 ///
 /// Every field is written exactly as given (a `None` clears the column), so the caller, which
 /// owns the room's state, decides what each timestamp holds.
@@ -136,7 +136,7 @@ pub struct GameRecord {
     /// When the game finished (unix ms); `None` while it is running.
     pub finished_at_ms: Option<i64>,
     /// Final result (standings etc.); opaque to the store. Set by
-    /// [`Store::finish_game`](crate::Store::finish_game).
+    /// `parchis_store::Store::finish_game`.
     pub result: Option<Value>,
     /// Why the game ended (e.g. `"completed"`, `"abandoned"`); opaque to the store.
     pub reason: Option<String>,
@@ -149,13 +149,13 @@ pub struct GameRecord {
 }
 
 impl GameRecord {
-    /// Whether [`Store::finish_game`](crate::Store::finish_game) was called for this game.
+    /// Whether `parchis_store::Store::finish_game` was called for this game.
     pub fn is_finished(&self) -> bool {
         self.finished_at_ms.is_some()
     }
 }
 
-/// Which games [`Store::find_games`](crate::Store::find_games) returns. Every filter is
+/// Which games `parchis_store::Store::find_games` returns. Every filter is
 /// optional and they combine with AND; the page is the newest `limit` games strictly older
 /// than `before`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -210,7 +210,7 @@ impl GameQuery {
 /// One row of `game_events`: one event of a game's append-only log.
 ///
 /// The game it belongs to is given separately (see
-/// [`Store::append_events`](crate::Store::append_events)).
+/// `parchis_store::Store::append_events`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EventRecord {
     /// Position in the game's log; unique per game. The store enforces uniqueness only, so
@@ -222,7 +222,7 @@ pub struct EventRecord {
     pub created_at_ms: i64,
 }
 
-/// The start of a game, written by [`Store::start_game`](crate::Store::start_game) in ONE
+/// The start of a game, written by `parchis_store::Store::start_game` in ONE
 /// transaction: the game row, the room's new status, the seats taken at the start (bots
 /// filling free colours) and the game's first events. After a crash either all of it is
 /// stored or none of it.
@@ -238,7 +238,7 @@ pub struct GameStart {
     pub events: Vec<EventRecord>,
 }
 
-/// The end of a game, written by [`Store::end_game`](crate::Store::end_game) in ONE
+/// The end of a game, written by `parchis_store::Store::end_game` in ONE
 /// transaction: the events that end it, the result on the game row and the room's new
 /// status.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -248,7 +248,7 @@ pub struct GameEnd {
     /// Its room, whose status is updated.
     pub room_code: String,
     /// The `seq` of the last event already stored for the game; `events` must follow it
-    /// (checked as by [`Store::append_after`](crate::Store::append_after)). Ignored when
+    /// (checked as by `parchis_store::Store::append_after`). Ignored when
     /// `events` is empty.
     pub after_seq: i64,
     /// The final events (the last action's events); may be empty.

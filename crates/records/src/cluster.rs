@@ -3,7 +3,7 @@
 //!
 //! A node owns a room while it holds the room's lease; the lease's `epoch` grows by one at
 //! every change of owner and is the fencing token: every write of the room checks it in
-//! the write's own transaction ([`Store::write_room`](crate::Store::write_room)).
+//! the write's own transaction (`parchis_store::Store::write_room`).
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -12,7 +12,7 @@ use crate::types::{EventRecord, GameEnd, GameStart, RoomStatusUpdate, SeatRecord
 
 /// Proof that `node` acquired `room_code`'s lease at `epoch`: the fencing token a room's
 /// writes carry. A write with a fence is refused
-/// ([`StoreError::Fenced`](crate::StoreError::Fenced)) once the lease has another owner
+/// (`parchis_store::StoreError::Fenced`) once the lease has another owner
 /// or another epoch (docs/CLUSTER.md, "Fencing").
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Fence {
@@ -24,7 +24,7 @@ pub struct Fence {
     pub epoch: i64,
 }
 
-/// One room's lease as stored (`room_leases`), read by [`Store::lease`](crate::Store::lease).
+/// One room's lease as stored (`room_leases`), read by `parchis_store::Store::lease`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lease {
     /// The room.
@@ -41,7 +41,7 @@ pub struct Lease {
 }
 
 /// What a node reports of itself at every heartbeat
-/// ([`Store::heartbeat_node`](crate::Store::heartbeat_node)).
+/// (`parchis_store::Store::heartbeat_node`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeRecord {
     /// The node's id (`--node-id`).
@@ -56,7 +56,7 @@ pub struct NodeRecord {
     pub shedding: bool,
 }
 
-/// A live node, as listed by [`Store::live_nodes`](crate::Store::live_nodes).
+/// A live node, as listed by `parchis_store::Store::live_nodes`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeInfo {
     /// The node's id.
@@ -72,22 +72,22 @@ pub struct NodeInfo {
     pub seen_ms_ago: i64,
 }
 
-/// One write of a room's rows, given to [`Store::write_room`](crate::Store::write_room)
+/// One write of a room's rows, given to `parchis_store::Store::write_room`
 /// with the room's code (and, in cluster mode, the owner's [`Fence`]). Each variant is
 /// what one of the separate write methods does, and is atomic on its own.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RoomWrite {
-    /// Insert or replace a seat, as [`Store::upsert_seat`](crate::Store::upsert_seat). Its
+    /// Insert or replace a seat, as `parchis_store::Store::upsert_seat`. Its
     /// `room_code` must be the room written.
     UpsertSeat(SeatRecord),
     /// Remove the seat of this colour (no error when there is none), as
-    /// [`Store::delete_seat`](crate::Store::delete_seat).
+    /// `parchis_store::Store::delete_seat`.
     DeleteSeat {
         /// Stored colour name.
         colour: String,
     },
     /// Append events right after `after_seq`, as
-    /// [`Store::append_after`](crate::Store::append_after). Empty `events`: a no-op.
+    /// `parchis_store::Store::append_after`. Empty `events`: a no-op.
     Append {
         /// The game (of the room written).
         game_id: Uuid,
@@ -96,14 +96,14 @@ pub enum RoomWrite {
         /// The events, `after_seq + 1, …`.
         events: Vec<EventRecord>,
     },
-    /// Start a game, as [`Store::start_game`](crate::Store::start_game). Its game's and
+    /// Start a game, as `parchis_store::Store::start_game`. Its game's and
     /// seats' `room_code` must be the room written.
     Start(Box<GameStart>),
-    /// End a game, as [`Store::end_game`](crate::Store::end_game). Its `room_code` must be
+    /// End a game, as `parchis_store::Store::end_game`. Its `room_code` must be
     /// the room written.
     End(Box<GameEnd>),
     /// Set or clear the game's turn deadline, as
-    /// [`Store::set_deadline`](crate::Store::set_deadline).
+    /// `parchis_store::Store::set_deadline`.
     SetDeadline {
         /// The game (of the room written).
         game_id: Uuid,
@@ -111,7 +111,7 @@ pub enum RoomWrite {
         deadline_ms: Option<i64>,
     },
     /// Set the room's status, as
-    /// [`Store::update_room_status`](crate::Store::update_room_status).
+    /// `parchis_store::Store::update_room_status`.
     RoomStatus(RoomStatusUpdate),
 }
 
@@ -133,13 +133,13 @@ impl RoomWrite {
     /// `room_code` (it would escape the room's fence).
     ///
     /// # Errors
-    /// [`StoreError::InvalidWrite`](crate::StoreError::InvalidWrite).
-    pub(crate) fn check_room(&self, room_code: &str, fence: Option<&Fence>) -> crate::Result<()> {
+    /// The text of the mismatch (the store answers it as `StoreError::InvalidWrite`).
+    pub fn check_room(&self, room_code: &str, fence: Option<&Fence>) -> Result<(), String> {
         if let Some(fence) = fence.filter(|f| f.room_code != room_code) {
-            return Err(crate::StoreError::InvalidWrite(format!(
+            return Err(format!(
                 "a write for room {room_code:?} carries the fence of room {:?}",
                 fence.room_code
-            )));
+            ));
         }
         let named: Vec<&str> = match self {
             RoomWrite::UpsertSeat(s) => vec![&s.room_code],
@@ -151,10 +151,10 @@ impl RoomWrite {
         };
         match named.into_iter().find(|c| *c != room_code) {
             None => Ok(()),
-            Some(other) => Err(crate::StoreError::InvalidWrite(format!(
+            Some(other) => Err(format!(
                 "a {} write for room {room_code:?} names room {other:?}",
                 self.kind()
-            ))),
+            )),
         }
     }
 }
