@@ -7,9 +7,10 @@ Each source file under a crate's `src/` is one module (`a/b.rs` and `a/b/mod.rs`
 `a::b`; `lib.rs`/`main.rs` is the crate root). An edge A -> B is any path that names B
 from A: `crate::b::…`, `super::…` and `self::…` paths (in `use` items and in
 expressions), each resolved to the longest module prefix that is a file. `mod x;`
-declarations are not edges (declaring a child is not depending on it), test-only files
-(`tests.rs`, `*_tests.rs`, `tests/…`) are left out, and so is the crate root, which
-only declares and re-exports. A circle is a strongly connected set of two or more
+declarations and `pub use` re-exports are not edges (declaring a child, or offering its
+items under the parent's path, is not depending on its code), and test-only files
+(`tests.rs`, `*_tests.rs`, `tests/…`) and inline `#[cfg(test)] mod` blocks are left out:
+tests may import anything. A circle is a strongly connected set of two or more
 modules; each is printed with one edge per line (`file:line`) and the exit code is 1.
 
 Dependencies between crates are kept one-way by Cargo itself; this keeps them one-way
@@ -56,6 +57,12 @@ def cfg_test_cut(text):
         i = j
     out.append(text[i:])
     return "".join(out)
+
+
+def drop_reexports(text):
+    """Blanks `pub use …;` and `pub(crate) use …;` items (lines kept for numbering)."""
+    return re.sub(r"\bpub(\([^)]*\))?\s+use\s[^;]*;",
+                  lambda m: "\n" * m.group(0).count("\n"), text)
 
 
 def expand_groups(text):
@@ -125,23 +132,28 @@ def crate_edges(src):
     modules = set(files)
     edges = {}
     for mod, path in files.items():
-        if is_test_file(mod) or mod == ():
+        if is_test_file(mod):
             continue
         with open(path, encoding="utf-8") as f:
-            text = cfg_test_cut(strip_comments(f.read()))
+            text = drop_reexports(cfg_test_cut(strip_comments(f.read())))
         paths = [(m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1)
                  for m in PATH_RE.finditer(text)]
+        children = sorted({m[len(mod)] for m in modules
+                           if len(m) == len(mod) + 1 and m[:len(mod)] == mod})
+        if children:
+            bare = re.compile(r"(?<![:\w])(" + "|".join(map(re.escape, children)) +
+                              r")((?:::\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*::")
+            for m in bare.finditer(text):
+                paths.append(("self", "::" + m.group(1) + m.group(2),
+                              text.count("\n", 0, m.start()) + 1))
         for full, line in expand_groups(text):
             root, _, rest = full.partition("::")
             paths.append((root, "::" + rest if rest else "", line))
         for root, rest, line in paths:
             segs = [s.strip() for s in rest.split("::") if s.strip()]
             target = resolve(mod, root, segs, modules)
-            if target is None or target == mod or target == () or is_test_file(target):
+            if target is None or target == mod or is_test_file(target):
                 continue
-            # A parent naming its own child only to declare or re-export it is not an
-            # import of the child's code by the parent... but it is: `pub use child::X`
-            # makes the parent depend on the child. Keep every edge.
             edges.setdefault(mod, {}).setdefault(target, f"{path}:{line}")
     return files, edges
 

@@ -282,7 +282,7 @@ pub struct RoomSnapshot {
 ///
 /// ```
 /// assert_eq!(
-///     parchis_store::hash_token("abc"),
+///     parchis_records::hash_token("abc"),
 ///     "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 /// );
 /// ```

@@ -11,15 +11,15 @@
 
 use crate::client_addr::ClientAddr;
 use crate::http::ApiError;
-use crate::ids::normalise_code;
 use crate::metrics::ADMIN_ACTIONS;
-use crate::room::RoomCmd;
 use crate::state::AppState;
 use axum::extract::{Extension, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use parchis_protocol::{close_code, AdminCloseRoom, AdminDisconnect, AdminRoomList, ErrorCode};
+use parchis_room::ids::normalise_code;
+use parchis_room::RoomCmd;
 use sha2::{Digest, Sha256};
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -54,7 +54,7 @@ fn same_secret(a: &str, b: &str) -> bool {
 /// `404 admin_disabled` when no token is configured; `401 unauthorized` when the header
 /// is missing, malformed or carries another token; `429 rate_limited` (every request,
 /// whatever its token) from an address whose wrong tokens ran out
-/// ([`crate::admission::ADMIN_GUESSES_PER_MINUTE`]).
+/// ([`parchis_admission::ADMIN_GUESSES_PER_MINUTE`]).
 pub(crate) fn authorize(
     state: &AppState,
     client: std::net::IpAddr,
@@ -141,7 +141,10 @@ pub async fn close_room(
         ApiError::new(
             StatusCode::NOT_FOUND,
             ErrorCode::UnknownRoom,
-            format!("no live room has code {:?}", crate::ids::shown_code(&code)),
+            format!(
+                "no live room has code {:?}",
+                parchis_room::ids::shown_code(&code)
+            ),
         )
     };
     let room = state.room(&code).ok_or_else(unknown)?;
@@ -160,7 +163,7 @@ pub async fn close_room(
             )
         })?
         .map_err(|_| unknown())?;
-    state.deregister(&code);
+    state.rooms().deregister(&code);
     info!(
         room = %closed.code,
         game = closed.game_id.as_deref().unwrap_or(""),

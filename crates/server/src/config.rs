@@ -1,5 +1,6 @@
 //! Server settings that are not per-room.
 
+pub use parchis_admission::Limits;
 use std::time::Duration;
 
 /// Limits and knobs of a running server. [`ServerConfig::default`] is the production
@@ -72,80 +73,12 @@ pub struct ServerConfig {
     pub allowed_origins: Vec<String>,
 }
 
-/// Per-address and global admission limits. Every limit answers with an honest code:
-/// HTTP 429 `rate_limited` with `Retry-After` (seconds) for a per-address limit, 503
-/// `server_full` for a global one; on the WebSocket an `error` frame with the same codes.
-#[derive(Clone, Debug)]
-pub struct Limits {
-    /// Open TCP connections (HTTP and WebSocket) for the whole server. Clamped at start to
-    /// the open-file limit minus [`Limits::reserved_fds`]. Beyond it a connection gets 503
-    /// `server_full` (`/healthz` still answers).
-    pub max_connections: usize,
-    /// File descriptors kept free below the open-file limit for health checks, refusals,
-    /// the database and logs.
-    pub reserved_fds: usize,
-    /// Open TCP connections from one client address; beyond it: 429 `rate_limited`.
-    pub max_connections_per_address: usize,
-    /// Rooms one address may create per minute (token bucket, burst = the same number).
-    pub room_creations_per_minute: u32,
-    /// Unstarted lobbies one address may have open at once (429 `rate_limited`).
-    pub max_lobbies_per_address: usize,
-    /// Rooms with bots (not yet finished) one address may have at once.
-    pub max_bot_rooms_per_address: usize,
-    /// Rooms with bots (not yet finished) on the whole server (503 `server_full`).
-    pub max_bot_rooms: usize,
-    /// Lookups by room code per address and minute: `GET /api/rooms/{code}` and the
-    /// WebSocket `join` / `watch` / `resume`. Also, as a budget of its own, the stored-game
-    /// reads per address and minute (`GET /api/games…`).
-    pub lookups_per_minute: u32,
-    /// `watch` joins one address may make per minute.
-    pub watches_per_minute: u32,
-    /// Reverse proxies whose `X-Forwarded-For` names the client ([`crate::client_addr`]);
-    /// their own connections count only against [`Limits::max_connections`].
-    pub trusted_proxies: Vec<std::net::IpAddr>,
-    /// Answers to connections over a limit (refusals, [`crate::listener`]) in flight at
-    /// once; beyond it a connection over a limit is closed without an answer, so
-    /// descriptors stay free for health checks and clients. At least 1.
-    pub max_refusals: usize,
-    /// `/readyz` and `/metrics` requests served at once on connections over a limit: a
-    /// quota for operators and health checks, taken within [`Limits::max_refusals`]
-    /// (at most that many). 0: they get the refusal like every other path.
-    pub ops_reserved: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_connections: 16_384,
-            reserved_fds: 256,
-            max_connections_per_address: 64,
-            room_creations_per_minute: 30,
-            max_lobbies_per_address: 10,
-            max_bot_rooms_per_address: 3,
-            max_bot_rooms: 500,
-            lookups_per_minute: 120,
-            watches_per_minute: 60,
-            trusted_proxies: Vec::new(),
-            max_refusals: 128,
-            ops_reserved: 4,
-        }
-    }
-}
-
 /// A setting that cannot work; the binary refuses to start with it (exit code 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    /// [`Limits::max_refusals`] is 0: not even `/healthz` would be answered over a limit.
-    #[error("--max-refusals must be at least 1 (0 would answer no connection over a limit, not even /healthz)")]
-    NoRefusals,
-    /// [`Limits::ops_reserved`] is above [`Limits::max_refusals`], whose share it is.
-    #[error("--ops-reserved ({ops}) must not exceed --max-refusals ({refusals}): operator requests over a limit are answered within the refusals")]
-    OpsOverRefusals {
-        /// The `ops_reserved` given.
-        ops: usize,
-        /// The `max_refusals` given.
-        refusals: usize,
-    },
+    /// The admission limits cannot work.
+    #[error(transparent)]
+    Limits(#[from] parchis_admission::LimitsError),
     /// The admin token is shorter than [`MIN_ADMIN_TOKEN_CHARS`]: the admin API has no
     /// other guard, and a short token can be guessed.
     #[error("--admin-token (PARCHIS_ADMIN_TOKEN) must be at least {MIN_ADMIN_TOKEN_CHARS} characters, not {0}: it is the only guard of the admin API (use a long random one, e.g. `openssl rand -hex 32`)")]
@@ -164,37 +97,6 @@ pub fn check_admin_token(token: Option<&str>) -> Result<(), ConfigError> {
     match token.map(|t| t.trim().chars().count()) {
         Some(n) if n > 0 && n < MIN_ADMIN_TOKEN_CHARS => Err(ConfigError::ShortAdminToken(n)),
         _ => Ok(()),
-    }
-}
-
-impl Limits {
-    /// Checks the settings that cannot work whatever the load (see [`ConfigError`]).
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.max_refusals == 0 {
-            return Err(ConfigError::NoRefusals);
-        }
-        if self.ops_reserved > self.max_refusals {
-            return Err(ConfigError::OpsOverRefusals {
-                ops: self.ops_reserved,
-                refusals: self.max_refusals,
-            });
-        }
-        Ok(())
-    }
-}
-
-impl Limits {
-    /// Limits so high no single client meets them (tests and load runs from one address).
-    pub fn unlimited_per_address() -> Limits {
-        Limits {
-            max_connections_per_address: usize::MAX,
-            room_creations_per_minute: u32::MAX,
-            max_lobbies_per_address: usize::MAX,
-            max_bot_rooms_per_address: usize::MAX,
-            lookups_per_minute: u32::MAX,
-            watches_per_minute: u32::MAX,
-            ..Limits::default()
-        }
     }
 }
 
@@ -233,6 +135,40 @@ impl Default for Timeouts {
     }
 }
 
+impl ServerConfig {
+    /// Where the rooms' server seeds come from (`--dice-seed`, tests' fixed seed).
+    pub fn dice(&self) -> parchis_room_core::dice::DiceConfig {
+        parchis_room_core::dice::DiceConfig {
+            dice_seed: self.dice_seed,
+            fixed_server_seed: self.fixed_server_seed,
+        }
+    }
+
+    /// What every room is given (`parchis-room`): its command queue, its history (at
+    /// most half a connection's outbound queue: a reload resumes from seq 0, and a long
+    /// game's history would otherwise overflow the queue and drop the connection as a slow
+    /// consumer, again and again), the most rooms, the dice and the room limits.
+    pub fn rooms_config(&self) -> parchis_room::RoomsConfig {
+        parchis_room::RoomsConfig {
+            room_queue: self.room_queue,
+            history_len: self.history.min(self.outbound_queue / 2),
+            max_rooms: self.max_rooms,
+            dice: self.dice(),
+            limits: self.room_limits(),
+        }
+    }
+
+    /// The limits of one room.
+    pub fn room_limits(&self) -> parchis_room_core::RoomLimits {
+        let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        parchis_room_core::RoomLimits {
+            lobby_idle_ms: ms(self.lobby_idle),
+            presence_interval_ms: ms(self.presence_interval),
+            min_unwatched_bot_think_ms: ms(self.min_unwatched_bot_think),
+        }
+    }
+}
+
 impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
@@ -260,32 +196,5 @@ impl Default for ServerConfig {
             timeouts: Timeouts::default(),
             allowed_origins: vec!["http://127.0.0.1:8080".into()],
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn limits_reject_no_refusals_and_an_ops_reserve_beyond_them() {
-        let defaults = Limits::default();
-        assert_eq!((defaults.max_refusals, defaults.ops_reserved), (128, 4));
-        assert_eq!(defaults.validate(), Ok(()));
-        let with = |max_refusals, ops_reserved| Limits {
-            max_refusals,
-            ops_reserved,
-            ..Limits::default()
-        };
-        assert_eq!(with(1, 0).validate(), Ok(()));
-        assert_eq!(with(1, 1).validate(), Ok(()));
-        assert_eq!(with(0, 0).validate(), Err(ConfigError::NoRefusals));
-        assert_eq!(
-            with(3, 4).validate(),
-            Err(ConfigError::OpsOverRefusals {
-                ops: 4,
-                refusals: 3
-            })
-        );
     }
 }

@@ -7,7 +7,6 @@
 
 use crate::client_addr::ClientAddr;
 use crate::http::ApiError;
-use crate::ids::normalise_code;
 use crate::state::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Extension, Path, Query, State};
@@ -19,6 +18,7 @@ use parchis_protocol::{
     BotLevel, ErrorCode, GameDetail, GameEndReason, GameList, GamePlayer, GameResult, GameSummary,
     GamesQuery, ResultFilter, RoomEvent, StoredEvent, GAMES_PAGE_DEFAULT, GAMES_PAGE_MAX,
 };
+use parchis_room::ids::normalise_code;
 use parchis_store::{GameQuery, GameRecord};
 
 fn bad_request(message: impl Into<String>) -> ApiError {
@@ -62,10 +62,10 @@ fn store_query(query: &GamesQuery) -> Result<GameQuery, ApiError> {
     let room_code = match query.room.as_deref() {
         Some(room) => {
             let code = normalise_code(room);
-            if !crate::ids::is_plausible_code(&code) {
+            if !parchis_room::ids::is_plausible_code(&code) {
                 return Err(bad_request(format!(
                     "room must be a room code (letters and digits), got {:?}",
-                    crate::ids::shown_code(room)
+                    parchis_room::ids::shown_code(room)
                 )));
             }
             Some(code)
@@ -108,7 +108,7 @@ fn store_query(query: &GamesQuery) -> Result<GameQuery, ApiError> {
 /// The wire summary of a stored game. A result or reason the protocol does not know
 /// (written by another version) is logged and shown as `null`.
 fn summary(g: GameRecord) -> GameSummary {
-    let dice = crate::dice::public(&g);
+    let dice = public_dice(&g);
     let result = g.result.and_then(|v| {
         serde_json::from_value::<GameResult>(v)
             .map_err(|e| tracing::warn!(game = %g.id, error = %e, "stored result unreadable"))
@@ -184,7 +184,7 @@ pub(crate) type StoredGame = (
 );
 
 /// The stored game `id`, its events and its room's seats, for the game endpoints; one of
-/// `client`'s stored-game reads ([`crate::admission::Admission::game_read`]).
+/// `client`'s stored-game reads ([`parchis_admission::Admission::game_read`]).
 ///
 /// # Errors
 /// `429 rate_limited` past the reads' budget, `400 bad_request` for a malformed id, `404 unknown_game`, `403 spectators_not_allowed`
@@ -218,7 +218,7 @@ pub(crate) async fn load_game(
     // either (its players have their sockets); the game is readable once it ends.
     let spectators = room
         .as_ref()
-        .and_then(|r| crate::room::persist::settings_from(&r.room.settings).ok())
+        .and_then(|r| parchis_room_core::persist::settings_from(&r.room.settings).ok())
         .is_none_or(|(settings, _)| settings.spectators);
     if !spectators && !game.is_finished() {
         return Err(ApiError::new(
@@ -265,8 +265,8 @@ fn room_events(
     game: &GameRecord,
     events: &[parchis_store::EventRecord],
 ) -> Result<Vec<(i64, i64, RoomEvent)>, ApiError> {
-    let log =
-        crate::room::persist::events_from(events).map_err(|e| corrupt(game, e.to_string()))?;
+    let log = parchis_room_core::persist::events_from(events)
+        .map_err(|e| corrupt(game, e.to_string()))?;
     Ok(log
         .into_iter()
         .map(|e| (e.seq as i64, e.at_ms, e.event))
@@ -331,9 +331,9 @@ pub async fn export_game(
 ) -> Result<Response, ApiError> {
     let (game, events, seats) = load_game(&state, client, &id).await?;
     // The server's one replay of a stored log (checks seqs and the engine events).
-    let log =
-        crate::room::persist::events_from(&events).map_err(|e| corrupt(&game, e.to_string()))?;
-    let replayed = crate::room::replay(&log).map_err(|e| corrupt(&game, e.to_string()))?;
+    let log = parchis_room_core::persist::events_from(&events)
+        .map_err(|e| corrupt(&game, e.to_string()))?;
+    let replayed = parchis_room_core::replay(&log).map_err(|e| corrupt(&game, e.to_string()))?;
     let mut record = replayed.record;
     let replayed = replayed.game;
     let mut opening = Vec::new();
@@ -354,8 +354,8 @@ pub async fn export_game(
         }
     }
     record.tags.push(("Room".into(), game.room_code.clone()));
-    if let Some(d) = crate::dice::public(&game) {
-        crate::dice::export_tags(&mut record.tags, &d, &opening, first_roll_throw);
+    if let Some(d) = public_dice(&game) {
+        parchis_room_core::dice::export_tags(&mut record.tags, &d, &opening, first_roll_throw);
     }
     record.tags.push(("Game".into(), game.id.to_string()));
     record
@@ -403,4 +403,13 @@ mod tests {
         assert_eq!(date_tag(951_782_400_000), "2000.02.29");
         assert_eq!(date_tag(4_107_542_400_000), "2100.03.01");
     }
+}
+
+/// A stored game's public dice ([`parchis_room_core::dice::public`]); an unreadable record
+/// is logged and the game shown without dice.
+fn public_dice(g: &parchis_store::GameRecord) -> Option<parchis_protocol::GameDice> {
+    parchis_room_core::dice::public(g).unwrap_or_else(|e| {
+        tracing::error!(game = %g.id, error = %e, "stored dice unreadable");
+        None
+    })
 }

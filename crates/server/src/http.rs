@@ -1,10 +1,7 @@
 //! HTTP API: create, list and inspect rooms (stored games: [`crate::games`]). Errors are
 //! JSON [`HttpError`] bodies.
 
-use crate::admission::Denied;
 use crate::client_addr::ClientAddr;
-use crate::ids::normalise_code;
-use crate::room::{self, RoomCmd};
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -12,7 +9,10 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use axum::Json;
+use parchis_admission::Denied;
 use parchis_protocol::{CreateRoomResponse, ErrorCode, HttpError, RoomList, RoomSettings};
+use parchis_room::ids::normalise_code;
+use parchis_room::{self, RoomCmd};
 use tokio::sync::oneshot;
 
 /// `Retry-After` of a cluster creation that no node took (every node full, draining or
@@ -145,11 +145,12 @@ pub async fn create_room(
     })?;
     // Cluster mode: here unless draining or full, else on another node (placement).
     let created = if state.cluster().is_some() {
-        crate::cluster::ownership::placement::create(&state, settings.clone(), Some(client)).await
+        crate::cluster::ownership::placement::create(&state.node(), settings.clone(), Some(client))
+            .await
     } else if state.is_full() {
         return Err(Denied::ServerFull { what: "rooms" }.into());
     } else {
-        room::create(&state, settings.clone()).await
+        parchis_room::create(state.rooms(), settings.clone()).await
     };
     let code = created.map_err(|r| {
         let (status, retry) = match r.code {
@@ -217,7 +218,7 @@ pub async fn list_rooms(
         }
     };
     // Every node's public rooms in cluster mode (`P.lobby`), this node's otherwise.
-    let rooms = crate::cluster::routing::lobby::gather(&state, playing).await;
+    let rooms = crate::cluster::routing::lobby::gather(&state.node(), playing).await;
     Ok(Json(RoomList { rooms }))
 }
 
@@ -238,10 +239,13 @@ pub async fn get_room(
         ApiError::new(
             StatusCode::NOT_FOUND,
             ErrorCode::UnknownRoom,
-            format!("no room has code {:?}", crate::ids::shown_code(&code)),
+            format!(
+                "no room has code {:?}",
+                parchis_room::ids::shown_code(&code)
+            ),
         )
     };
-    if !crate::ids::is_plausible_code(&code) {
+    if !parchis_room::ids::is_plausible_code(&code) {
         return Err(unknown());
     }
     let Some(handle) = state.room(&code) else {
@@ -252,7 +256,7 @@ pub async fn get_room(
                 return Err(unknown());
             }
             // Owned by another node, or being moved.
-            if let Some(view) = crate::cluster::routing::view(&state, &code).await {
+            if let Some(view) = crate::cluster::routing::view(&state.node(), &code).await {
                 return Ok(Json(view));
             }
             let stored = state.store().get_room(&code).await;
@@ -261,7 +265,7 @@ pub async fn get_room(
             }
             if let Ok(Some(s)) = stored {
                 if s.room.status != parchis_store::RoomStatus::Finished {
-                    crate::cluster::ownership::wake_sweeper(&state);
+                    crate::cluster::ownership::wake_sweeper(&state.node());
                     return Err(ApiError {
                         retry_after_secs: Some(1),
                         ..ApiError::new(

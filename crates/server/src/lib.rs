@@ -16,24 +16,18 @@
 //! The wire protocol lives in `parchis-protocol` and is documented in `proto/README.md`.
 
 pub mod admin;
-pub mod admission;
 pub mod client_addr;
 pub mod cluster;
 pub mod config;
-pub mod dice;
-pub mod frames;
 pub mod games;
 pub mod health;
 pub mod http;
-pub mod ids;
 pub mod listener;
 pub mod logging;
 pub mod metrics;
 pub mod names;
-pub mod observe;
 pub mod origin;
 pub mod replay;
-pub mod room;
 pub mod stall;
 pub mod state;
 pub mod static_files;
@@ -113,11 +107,11 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> io::Result<()> {
     // Routing first: rooms the sweeper brings up are served on their subjects at once.
-    cluster::routing::start(&state)
+    cluster::routing::start(&state.node())
         .await
         .map_err(io::Error::other)?;
     if state.cluster().is_some() {
-        cluster::ownership::start(&state);
+        cluster::ownership::start(&state.node());
     } else {
         recover(&state).await.map_err(io::Error::other)?;
     }
@@ -148,7 +142,7 @@ pub async fn run(
     forgetter.abort();
     state.tracker().close();
     state.tracker().wait().await;
-    cluster::ownership::leave(&state).await;
+    cluster::ownership::leave(&state.node()).await;
     state.store().close().await;
     watcher.abort();
     tracing::info!("shut down");
@@ -166,7 +160,7 @@ pub async fn recover(state: &AppState) -> Result<usize, parchis_store::StoreErro
     let mut restored = 0;
     for snapshot in &snapshots {
         let game = snapshot.game.as_ref().map(|g| g.id);
-        match room::restore(state, snapshot, None).await {
+        match parchis_room::restore(state.rooms(), snapshot, None).await {
             Ok(_) => restored += 1,
             Err(e) => tracing::error!(
                 room = %snapshot.room.code,

@@ -10,7 +10,6 @@
 //! closes. At most [`Limits::max_refusals`] such answers are in flight; beyond that a
 //! connection is closed at once, so descriptors stay free for health checks and clients.
 
-use crate::admission::{ConnGuard, Denied};
 use crate::client_addr::{client_addr, ClientAddr};
 use crate::config::Limits;
 use crate::state::AppState;
@@ -19,6 +18,7 @@ use axum::http::{header, HeaderValue, Request, Response, StatusCode};
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use parchis_admission::{ConnGuard, Denied};
 use parchis_protocol::HttpError;
 use std::io;
 use std::net::SocketAddr;

@@ -374,7 +374,7 @@ async fn serve(args: Args) -> Result<(), MainError> {
         // "Drain"); the remaining sockets are then closed with 1001 as on a single node.
         if signal_kind == Signal::Term && draining.cluster().is_some() {
             tracing::info!("SIGTERM: draining");
-            parchis_server::cluster::ownership::drain::drain(&draining).await;
+            parchis_server::cluster::ownership::drain::drain(draining.node()).await;
         }
         tracing::info!("signal received: shutting down");
         signal.cancel();

@@ -3,7 +3,7 @@
 //! abandonment) with the engine events it caused and the board state after it (the
 //! position less its rule set, which the replay gives once), so the viewer draws
 //! positions and knows no rules. Rebuilt from the stored events by replaying
-//! their actions through the engine (the log is read by [`crate::room::replay()`]).
+//! their actions through the engine (the log is read by [`parchis_room_core::replay()`]).
 
 use crate::client_addr::ClientAddr;
 use crate::games::{live_summary, load_game, players};
@@ -125,8 +125,9 @@ fn build(
         )
     };
     // The server's one replay of a stored log (checks seqs and the engine events).
-    let log = crate::room::persist::events_from(events).map_err(|e| corrupt(e.to_string()))?;
-    let replayed = crate::room::replay(&log).map_err(|e| corrupt(e.to_string()))?;
+    let log =
+        parchis_room_core::persist::events_from(events).map_err(|e| corrupt(e.to_string()))?;
+    let replayed = parchis_room_core::replay(&log).map_err(|e| corrupt(e.to_string()))?;
     let (rules, seated, first) = replayed.start;
     let engine_events = replayed.engine_events;
     let steps = replay_steps(rules, seated, first, &engine_events).map_err(corrupt)?;

@@ -1,17 +1,20 @@
-//! Shared server state: configuration, store, the registry of room handles, shutdown.
+//! The gateway's shared state: configuration, admission control, the open connections
+//! (for the admin API) and this node ([`NodeState`]: its rooms and, in cluster mode, its
+//! cluster membership). Each layer below gets only its narrow part: rooms a [`Rooms`],
+//! cluster code a [`NodeState`].
 
-use crate::admission::{effective_max_connections, Admission};
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, ClusterHost, LinkConfig, NodeState};
 use crate::config::ServerConfig;
-use crate::room::{Kick, RoomHandle};
+use parchis_admission::{effective_max_connections, Admission};
+use parchis_room::observed::Telemetry;
+use parchis_room::{Host, Kick, RoomHandle, Rooms, SingleNode};
 use parchis_store::Store;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-/// Cheap-to-clone handle on everything the handlers and actors share.
+/// Cheap-to-clone handle on everything the handlers share.
 #[derive(Clone)]
 pub struct AppState {
     inner: Arc<Inner>,
@@ -19,17 +22,10 @@ pub struct AppState {
 
 struct Inner {
     config: ServerConfig,
-    admission: Admission,
-    store: Arc<dyn Store>,
-    /// Cluster mode's NATS connection and node identity; `None` on a single node.
-    cluster: Option<Arc<Cluster>>,
-    /// Room code → handle. A std mutex, never held across `.await`.
-    rooms: Mutex<HashMap<String, RoomHandle>>,
+    admission: Arc<Admission>,
+    node: NodeState,
     /// Open WebSocket connections: id → kick switch (for the admin API).
     connections: Mutex<HashMap<u64, Kick>>,
-    shutdown: CancellationToken,
-    tracker: TaskTracker,
-    next_id: AtomicU64,
 }
 
 impl AppState {
@@ -39,7 +35,8 @@ impl AppState {
         AppState::with_cluster(config, store, None)
     }
 
-    /// New state over `store`, in cluster mode when `cluster` is given (`docs/CLUSTER.md`).
+    /// New state over `store`, in cluster mode when `cluster` is given (`docs/CLUSTER.md`):
+    /// the rooms' host is then the cluster ([`ClusterHost`]), else [`SingleNode`].
     pub fn with_cluster(
         config: ServerConfig,
         store: Arc<dyn Store>,
@@ -49,17 +46,23 @@ impl AppState {
         let mut limits = config.limits.clone();
         limits.max_connections =
             effective_max_connections(limits.max_connections, limits.reserved_fds);
+        let admission = Arc::new(Admission::new(limits));
+        let links = LinkConfig {
+            outbound_queue: config.outbound_queue,
+            outbound_queue_bytes: config.outbound_queue_bytes,
+        };
+        let host: Arc<dyn Host> = match &cluster {
+            Some(c) => Arc::new(ClusterHost::new(c.clone(), admission.clone(), links)),
+            None => Arc::new(SingleNode),
+        };
+        let rooms = Rooms::new(config.rooms_config(), store, host, Arc::new(Telemetry));
+        let node = NodeState::new(rooms, cluster, admission.clone(), links);
         AppState {
             inner: Arc::new(Inner {
-                admission: Admission::new(limits),
+                admission,
                 config,
-                store,
-                cluster,
-                rooms: Mutex::new(HashMap::new()),
+                node,
                 connections: Mutex::new(HashMap::new()),
-                shutdown: CancellationToken::new(),
-                tracker: TaskTracker::new(),
-                next_id: AtomicU64::new(1),
             }),
         }
     }
@@ -74,64 +77,54 @@ impl AppState {
         &self.inner.admission
     }
 
+    /// This node: its rooms and cluster membership, as the cluster code takes it.
+    pub fn node(&self) -> &NodeState {
+        &self.inner.node
+    }
+
+    /// The rooms running here, as the room code takes them.
+    pub fn rooms(&self) -> &Rooms {
+        self.inner.node.rooms()
+    }
+
     /// The store.
     pub fn store(&self) -> &Arc<dyn Store> {
-        &self.inner.store
+        self.rooms().store()
     }
 
     /// Cluster mode's state; `None` on a single node.
     pub fn cluster(&self) -> Option<&Arc<Cluster>> {
-        self.inner.cluster.as_ref()
+        self.inner.node.cluster()
     }
 
     /// Cancelled when the server shuts down.
     pub fn shutdown_token(&self) -> CancellationToken {
-        self.inner.shutdown.clone()
+        self.rooms().shutdown_token()
     }
 
     /// Tracks room actors and connection tasks, so shutdown can wait for them.
     pub fn tracker(&self) -> &TaskTracker {
-        &self.inner.tracker
+        self.rooms().tracker()
     }
 
     /// A process-unique number (connection ids, per-room seed offsets).
     pub fn next_id(&self) -> u64 {
-        self.inner.next_id.fetch_add(1, Ordering::Relaxed)
-    }
-
-    fn rooms(&self) -> MutexGuard<'_, HashMap<String, RoomHandle>> {
-        // A poisoned registry only means a panic elsewhere; the map itself is still valid.
-        self.inner.rooms.lock().unwrap_or_else(|e| e.into_inner())
+        self.rooms().next_id()
     }
 
     /// The handle of room `code`.
     pub fn room(&self, code: &str) -> Option<RoomHandle> {
-        self.rooms().get(code).cloned()
+        self.rooms().room(code)
     }
 
     /// How many rooms are registered (running here).
     pub fn room_count(&self) -> usize {
-        self.rooms().len()
+        self.rooms().room_count()
     }
 
     /// Whether the server holds [`ServerConfig::max_rooms`] rooms.
     pub fn is_full(&self) -> bool {
-        self.rooms().len() >= self.inner.config.max_rooms
-    }
-
-    /// Registers a room; `false` if the code is taken or the server is full.
-    pub fn register(&self, handle: RoomHandle) -> bool {
-        let mut rooms = self.rooms();
-        if rooms.len() >= self.inner.config.max_rooms || rooms.contains_key(handle.code()) {
-            return false;
-        }
-        rooms.insert(handle.code().to_owned(), handle);
-        true
-    }
-
-    /// Removes a room from the registry.
-    pub fn deregister(&self, code: &str) {
-        self.rooms().remove(code);
+        self.rooms().is_full()
     }
 
     fn connections(&self) -> MutexGuard<'_, HashMap<u64, Kick>> {
@@ -158,6 +151,6 @@ impl AppState {
 
     /// Every registered handle.
     pub fn all_rooms(&self) -> Vec<RoomHandle> {
-        self.rooms().values().cloned().collect()
+        self.rooms().all_rooms()
     }
 }

@@ -13,7 +13,7 @@ use binary::Proc;
 use common::{client, http_at, play_to_end, Client};
 use parchis_engine::{fair_dice, Colour, Game, GameRecord, RuleSet};
 use parchis_protocol::RoomEvent;
-use parchis_server::room::{replay, LoggedEvent};
+use parchis_room_core::{replay, LoggedEvent};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::path::Path;

@@ -55,16 +55,16 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use checkpoint::{SqliteOptions, SqliteOptionsError, MAX_TRUNCATE_WAIT};
-pub use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 pub use error::{Result, StoreError, WriteFailure};
 pub use memory::MemoryStore;
-pub use postgres::{PostgresOptions, PostgresStore};
-pub use sqlite::SqliteStore;
-pub use store::{LeaseKeeper, Store, ViaStore};
 pub use parchis_records::{
     hash_token, room_is_public, EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord,
     RoomSnapshot, RoomStatus, RoomStatusUpdate, SeatRecord, UnknownRoomStatus,
 };
+pub use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
+pub use postgres::{PostgresOptions, PostgresStore};
+pub use sqlite::SqliteStore;
+pub use store::{LeaseKeeper, Store, ViaStore};
 pub use writer::WritePressure;
 
 /// File name of the default SQLite database inside the data directory.

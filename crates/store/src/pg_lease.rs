@@ -111,9 +111,9 @@ async fn begin_async_commit(pool: &PgPool) -> Result<Transaction<'static, Postgr
     Ok(tx)
 }
 
-use parchis_records::{Fence, Lease, NodeInfo, NodeRecord};
 use crate::error::{is_foreign_key_violation, Result, StoreError};
 use parchis_records::RoomRecord;
+use parchis_records::{Fence, Lease, NodeInfo, NodeRecord};
 
 /// `now() + $N` milliseconds, for a bigint parameter `$N`.
 macro_rules! in_ms {

@@ -9,8 +9,8 @@ use uuid::Uuid;
 
 use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
 use crate::pg_lease;
-use parchis_records::EventRecord;
 use crate::writer::{Backend, WriteOp};
+use parchis_records::EventRecord;
 
 /// The writer's SQL on PostgreSQL.
 pub(crate) struct PgBackend;

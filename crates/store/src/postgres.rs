@@ -16,12 +16,12 @@ use crate::rows::{
     self, EventRow, GameRow, RoomRow, SeatRow, EVENT_COLUMNS, GAME_COLUMNS, LATEST_GAME,
     ROOM_COLUMNS, SEAT_COLUMNS,
 };
+use crate::writer::Writer;
+use crate::{Fence, Lease, LeaseKeeper, NodeInfo, NodeRecord, RoomWrite, Store};
 use parchis_records::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
     RoomStatusUpdate, SeatRecord,
 };
-use crate::writer::Writer;
-use crate::{Fence, Lease, LeaseKeeper, NodeInfo, NodeRecord, RoomWrite, Store};
 
 /// Connection pools of a [`PostgresStore`] (`--pg-pool-size`, `--pg-lease-pool-size`,
 /// `--pg-lease-statement-timeout-ms` of the server; docs/CLUSTER.md, "Lease connections").

@@ -22,12 +22,12 @@ use crate::rows::{
     ROOM_COLUMNS, SEAT_COLUMNS,
 };
 use crate::store::NEEDS_POSTGRES;
+use crate::writer::{Backend, WriteOp, Writer};
+use crate::{Fence, RoomWrite, Store};
 use parchis_records::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
     RoomStatusUpdate, SeatRecord,
 };
-use crate::writer::{Backend, WriteOp, Writer};
-use crate::{Fence, RoomWrite, Store};
 
 /// Connections in the pool: one for the writer task, the rest for concurrent readers.
 const MAX_CONNECTIONS: u32 = 4;

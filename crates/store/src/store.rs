@@ -4,13 +4,13 @@ use async_trait::async_trait;
 use serde_json::Value;
 use uuid::Uuid;
 
-use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 use crate::error::{Result, StoreError};
+use crate::writer::WritePressure;
 use parchis_records::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
     RoomStatusUpdate, SeatRecord,
 };
-use crate::writer::WritePressure;
+use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 
 /// The two lease statements a node must never miss (docs/CLUSTER.md, "Lease thread"):
 /// the renewal and the heartbeat, on connections opened by
@@ -199,7 +199,9 @@ pub trait Store: Send + Sync {
         if fence.is_some() {
             return Err(StoreError::Unsupported(NEEDS_POSTGRES));
         }
-        write.check_room(room_code, None).map_err(StoreError::InvalidWrite)?;
+        write
+            .check_room(room_code, None)
+            .map_err(StoreError::InvalidWrite)?;
         match write {
             RoomWrite::UpsertSeat(seat) => self.upsert_seat(&seat).await,
             RoomWrite::DeleteSeat { colour } => {

@@ -6,15 +6,19 @@
 //! * [`ownership`]: leases, fencing, sweeper (failover), placement, drain.
 //! * [`routing`]: commands and frames between nodes, relayed connections, lobby.
 //!
-//! Single-node mode has no [`Cluster`] at all (`AppState::cluster()` is `None`).
+//! Single-node mode has no [`Cluster`] at all (`NodeState::cluster()` is `None`).
 
 pub mod bus;
 pub mod config;
+pub mod host;
 pub mod ownership;
 pub mod routing;
+pub mod state;
 
 pub use self::bus::Bus;
 pub use self::config::{ClusterConfig, NodeId};
+pub use self::host::ClusterHost;
+pub use self::state::{LinkConfig, NodeState};
 
 /// Why cluster mode could not start.
 #[derive(Debug, thiserror::Error)]
@@ -42,7 +46,7 @@ pub enum ClusterError {
 }
 
 /// Everything cluster mode adds to a node: its configuration and its NATS connection.
-/// Shared by the handlers and actors through `AppState::cluster()`.
+/// Shared by the handlers and actors through `NodeState::cluster()`.
 pub struct Cluster {
     /// Node identity and lease timings.
     pub config: ClusterConfig,

@@ -5,9 +5,9 @@
 
 use super::{Flow, Joined, Session};
 use crate::cluster::routing::{self, edge::Unreachable, wire::AttachHow, Route, RouteCell};
-use crate::room::RoomCmd;
 use crate::state::AppState;
 use parchis_protocol::ErrorCode;
+use parchis_room::RoomCmd;
 use tokio::sync::oneshot;
 
 /// A `join`, `watch` or `resume`, checked, before it goes to the room (here or on its
@@ -78,7 +78,7 @@ impl Session {
     /// A `join`, `watch` or `resume` of a room running on this node.
     pub(super) async fn local_entry(
         &mut self,
-        handle: crate::room::RoomHandle,
+        handle: parchis_room::RoomHandle,
         room: String,
         req: u64,
         entry: Entry,
@@ -155,7 +155,7 @@ impl Session {
                 last_seq: *last_seq,
             },
         };
-        match routing::edge::attach(&self.state, &room, &self.link, how).await {
+        match routing::edge::attach(&self.state.node(), &room, &self.link, how).await {
             Ok(Ok(())) => {
                 self.joined(room, Route::Remote);
                 Flow::Continue
@@ -179,7 +179,7 @@ impl Session {
     ) -> Flow {
         match found {
             Unserved::Moving => {
-                crate::cluster::ownership::wake_sweeper(&self.state);
+                crate::cluster::ownership::wake_sweeper(&self.state.node());
                 self.error(
                     Some(req),
                     ErrorCode::RoomUnavailable,
@@ -218,7 +218,7 @@ pub(super) async fn served_somewhere(state: &AppState, code: &str) -> bool {
     if state.room(code).is_some() {
         return true;
     }
-    !known_unknown(state, code) && routing::edge::served(state, code).await
+    !known_unknown(state, code) && routing::edge::served(state.node(), code).await
 }
 
 /// Cluster mode: what the store says about room `code`, which no node serves. A room the

@@ -21,9 +21,7 @@ use self::writer::{writer, WRITE_BATCH_BYTES};
 
 use crate::client_addr::ClientAddr;
 use crate::cluster::routing::{self, Route, RouteCell};
-use crate::ids::normalise_code;
 use crate::names::display_name;
-use crate::room::{encode, ConnLink, Kick, Refusal, RoomCmd, SeatCmd, Unwritten};
 use crate::state::AppState;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};
@@ -32,6 +30,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use futures_util::StreamExt;
 use parchis_protocol::{close_code, parse_client_message, ClientMessage, ErrorCode, ServerMessage};
+use parchis_room::ids::normalise_code;
+use parchis_room::{encode, ConnLink, Kick, Refusal, RoomCmd, SeatCmd, Unwritten};
 use std::collections::{HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -126,7 +126,7 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr) {
         refilled: Instant::now(),
         errors: VecDeque::new(),
     };
-    crate::observe::socket_opened(conn);
+    parchis_telemetry::observe::socket_opened(conn);
     session.state.connection_opened(conn, kick.clone());
     let silence = timeouts.ping_interval + timeouts.pong_timeout;
     let mut last_heard = Instant::now();
@@ -188,7 +188,7 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr) {
     if let Some((code, reason)) = kick.reason() {
         if code != close_code::NORMAL && code != close_code::GOING_AWAY {
             let room = session.joined.as_ref().map(|j| j.code.as_str());
-            crate::observe::kicked(conn, room, code, &reason);
+            parchis_telemetry::observe::kicked(conn, room, code, &reason);
         }
     }
     if let Some(j) = session.joined.take() {
@@ -196,7 +196,7 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr) {
             Route::Local { handle, .. } => {
                 let _ = handle.sender().send(RoomCmd::Detach { conn }).await;
             }
-            Route::Remote => routing::edge::detach(&session.state, &j.code, conn).await,
+            Route::Remote => routing::edge::detach(&session.state.node(), &j.code, conn).await,
         }
     }
     if let Some(cluster) = session.state.cluster() {
@@ -206,7 +206,7 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr) {
     kick.kick(close_code::NORMAL, "bye");
     drop(session);
     let _ = writer.await;
-    crate::observe::socket_closed(conn);
+    parchis_telemetry::observe::socket_closed(conn);
 }
 
 /// The close code and reason for a frame the WebSocket layer could not read: 1009 for
@@ -262,7 +262,7 @@ impl Session {
     }
 
     fn refuse(&mut self, req: Option<u64>, r: Refusal) -> Flow {
-        crate::observe::refused(r.code);
+        parchis_telemetry::observe::refused(r.code);
         self.send(&r.to_message(req));
         if r.code == ErrorCode::RoomUnavailable {
             // The server's doing (a room changing nodes), not abuse: the client retries,
@@ -380,7 +380,7 @@ impl Session {
             if let Err(denied) = limited {
                 return self.error(Some(req), denied.code(), denied.to_string());
             }
-            if !crate::ids::is_plausible_code(&room) {
+            if !parchis_room::ids::is_plausible_code(&room) {
                 // Never looked up (NATS subjects, the store): no room has such a code.
                 return self.error(
                     Some(req),
@@ -420,7 +420,7 @@ impl Session {
             if let Err(denied) = self.state.admission().lookup(self.ip) {
                 return self.error(Some(req), denied.code(), denied.to_string());
             }
-            let code = if crate::ids::is_plausible_code(&room)
+            let code = if parchis_room::ids::is_plausible_code(&room)
                 && entry::served_somewhere(&self.state, &room).await
             {
                 ErrorCode::NotJoined
@@ -474,7 +474,7 @@ impl Session {
             Route::Remote => {
                 let code = joined.code.clone();
                 if let Err(refusal) =
-                    routing::edge::command(&self.state, &code, conn, req, seq, cmd).await
+                    routing::edge::command(&self.state.node(), &code, conn, req, seq, cmd).await
                 {
                     return self.refuse(Some(req), refusal);
                 }

@@ -2,10 +2,10 @@
 //! drops a connection whose frames are not written within the write timeout (4001), and
 //! sends `closing` and the close frame when the connection is kicked.
 
-use crate::room::{encode, Kick, Unwritten};
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use futures_util::SinkExt;
 use parchis_protocol::{close_code, ServerMessage};
+use parchis_room::{encode, Kick, Unwritten};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -41,7 +41,7 @@ pub(super) async fn writer(
         let batch = async {
             match msg {
                 Some(first) => {
-                    crate::observe::outbound_depth(rx.len() + 1);
+                    parchis_telemetry::observe::outbound_depth(rx.len() + 1);
                     send_batch(&mut sink, first, &mut rx, &unwritten).await
                 }
                 None if rx.is_closed() && rx.is_empty() => Err(None),

@@ -7,7 +7,7 @@ use crate::driver::Player;
 use crate::harness::Cluster;
 use parchis_engine::{Action, Colour};
 use parchis_protocol::RoomEvent;
-use parchis_server::room::{replay, LoggedEvent, Replayed};
+use parchis_room_core::{replay, LoggedEvent, Replayed};
 use serde_json::Value;
 use std::collections::BTreeMap;
 

@@ -89,8 +89,8 @@ impl Cluster {
             // POSITION_KEY) are not on the wire.
             let mut positioned = false;
             if let Some(obj) = event.as_object_mut() {
-                obj.remove(parchis_server::room::persist::FORMAT_KEY);
-                positioned = obj.remove(parchis_server::room::persist::POSITION_KEY)
+                obj.remove(parchis_room_core::persist::FORMAT_KEY);
+                positioned = obj.remove(parchis_room_core::persist::POSITION_KEY)
                     == Some(serde_json::Value::Bool(true));
             }
             serde_json::json!({

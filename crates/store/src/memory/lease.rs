@@ -3,8 +3,8 @@
 //! in milliseconds, passed in by the caller.
 
 use super::Inner;
-use parchis_records::{Fence, Lease, NodeInfo, NodeRecord};
 use crate::error::{Result, StoreError};
+use parchis_records::{Fence, Lease, NodeInfo, NodeRecord};
 use parchis_records::{RoomRecord, RoomStatus};
 
 /// One room's lease; times in ms of the store's clock.

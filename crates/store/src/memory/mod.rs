@@ -10,14 +10,14 @@ use async_trait::async_trait;
 use serde_json::Value;
 use uuid::Uuid;
 
-use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 use crate::error::{Result, StoreError};
+use crate::writer::{check_batch, check_fence, check_follows, Follows};
+use crate::Store;
 use parchis_records::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot, RoomStatus,
     RoomStatusUpdate, SeatRecord,
 };
-use crate::writer::{check_batch, check_fence, check_follows, Follows};
-use crate::Store;
+use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 
 /// A [`Store`] kept in process memory, for tests of code that uses a store.
 ///
@@ -345,7 +345,9 @@ impl Store for MemoryStore {
         fence: Option<&Fence>,
         write: RoomWrite,
     ) -> Result<()> {
-        write.check_room(room_code, fence).map_err(StoreError::InvalidWrite)?;
+        write
+            .check_room(room_code, fence)
+            .map_err(StoreError::InvalidWrite)?;
         let mut inner = self.lock()?;
         if let Some(fence) = fence {
             check_fence(fence, inner.fence_current(room_code).as_ref())?;

@@ -43,14 +43,14 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
-use parchis_records::{Fence, RoomWrite};
 use crate::error::{commit_error, Result, StoreError, WriteFailure};
+use parchis_records::{Fence, RoomWrite};
 
 mod ops;
 
-use parchis_records::{EventRecord, GameRecord, RoomRecord};
 pub(crate) use ops::{check_batch, check_fence, check_follows, Follows, WriteOp};
 use ops::{fence_of, room_ops};
+use parchis_records::{EventRecord, GameRecord, RoomRecord};
 
 /// Largest number of operations committed in one transaction.
 pub(crate) const MAX_GROUP: usize = 512;
@@ -313,7 +313,9 @@ impl Writer {
         fence: Option<&Fence>,
         write: RoomWrite,
     ) -> Result<()> {
-        write.check_room(room_code, fence).map_err(StoreError::InvalidWrite)?;
+        write
+            .check_room(room_code, fence)
+            .map_err(StoreError::InvalidWrite)?;
         let Some(fence) = fence else {
             return self.room(room_code, write).await.map(drop);
         };

@@ -5,11 +5,11 @@
 use serde_json::Value;
 use uuid::Uuid;
 
-use parchis_records::{Fence, RoomWrite};
 use crate::error::{Result, StoreError};
 use parchis_records::{
     EventRecord, GameEnd, GameRecord, GameStart, RoomRecord, RoomStatusUpdate, SeatRecord,
 };
+use parchis_records::{Fence, RoomWrite};
 
 /// One write, as submitted to the writer task.
 #[derive(Debug)]

@@ -12,11 +12,11 @@
 use super::node::{self, NodeReply, NodeRequest};
 use super::{observe, ownership, ttl_ms};
 use crate::cluster::routing;
+use crate::cluster::state::NodeState;
 use crate::cluster::NodeId;
-use crate::room::RoomCmd;
-use crate::state::AppState;
 use futures_util::StreamExt;
 use parchis_protocol::ErrorCode;
+use parchis_room::RoomCmd;
 use parchis_store::NodeInfo;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -96,7 +96,7 @@ impl Targets {
 
 /// Drains this node: every room handed off (or `--drain-timeout-secs` passed). The
 /// caller then shuts the server down (remaining sockets closed with 1001).
-pub async fn drain(state: &AppState) -> Drained {
+pub async fn drain(state: &NodeState) -> Drained {
     let (Some(cluster), Some(own)) = (state.cluster(), ownership(state)) else {
         return Drained::default();
     };
@@ -156,7 +156,7 @@ pub async fn drain(state: &AppState) -> Drained {
 
 /// Asks the best target (then the next, once) to adopt room `code`. Returns whether one
 /// did.
-async fn adopt(state: &AppState, code: &str, targets: &Targets) -> bool {
+async fn adopt(state: &NodeState, code: &str, targets: &Targets) -> bool {
     let request = NodeRequest::Adopt {
         room: code.to_owned(),
     };

@@ -6,37 +6,14 @@
 //! here for a rebuild, nothing when it was lost.
 
 use super::{observe, ownership, ttl_ms, Ownership};
-use crate::cluster::routing::{self, Rehomed};
-use crate::room::RoomCmd;
-use crate::state::AppState;
+use crate::cluster::routing;
+use crate::cluster::state::NodeState;
+use parchis_room::RoomCmd;
+use parchis_room::{Rehomed, RoomEnd};
 use parchis_store::{Fence, LeaseKeeper};
 use std::collections::HashSet;
 use std::time::Duration;
-use tokio::sync::oneshot;
 use tokio::time::Instant;
-
-/// Why a room's actor ended on this node, for its lease (cluster mode).
-#[derive(Debug)]
-pub enum RoomEnd {
-    /// Finished or idle and empty: the lease is retired (never claimed again).
-    Disposed,
-    /// The server shuts down: the lease is released so another node can take it at once.
-    Shutdown,
-    /// The lease was lost (a renewal did not keep it): no write, connections rehomed.
-    Lost(&'static str),
-    /// A write was refused with `Fenced`: another node owns the room.
-    Fenced,
-    /// Drain: the lease is released, then the local connections are handed back on
-    /// `reply` (the drain asks another node to adopt the room and rehomes them).
-    Handoff(oneshot::Sender<Vec<Rehomed>>),
-    /// The stored room is ahead of the live one (a write whose commit got no answer was
-    /// applied, or a write was refused as not following the log): the room is rebuilt
-    /// from its stored state. In cluster mode the lease is released, this node adopts the
-    /// room again at once (the drain's `adopt`, restored from the log) and the local
-    /// connections are rehomed to it; on a single node it is restored in place
-    /// (`room/rebuild.rs`).
-    Rebuild,
-}
 
 /// What one renewal decided: the rooms to stop, and since when the leases are known good.
 #[derive(Debug, PartialEq, Eq)]
@@ -107,7 +84,7 @@ pub fn renewal_budget(
 /// is unreachable), every room is. Each renewal's time goes to the load monitor
 /// ([`super::shedding`]) and to `parchis_cluster_lease_renewal_seconds`. Ends at
 /// shutdown.
-pub async fn renewer(state: AppState, keeper: &dyn LeaseKeeper) {
+pub async fn renewer(state: NodeState, keeper: &dyn LeaseKeeper) {
     let (Some(cluster), Some(own)) = (state.cluster().cloned(), ownership(&state)) else {
         return;
     };
@@ -177,7 +154,7 @@ pub async fn renewer(state: AppState, keeper: &dyn LeaseKeeper) {
 /// Stops the room of `fence` at once, if that fence is still held: no more renewals,
 /// and its actor gets [`RoomCmd::Stop`] (it deregisters and rehomes its connections
 /// without writing anything).
-pub fn stop_room(state: &AppState, own: &Ownership, fence: &Fence, why: &'static str) {
+pub fn stop_room(state: &NodeState, own: &Ownership, fence: &Fence, why: &'static str) {
     if !own.forget(fence) {
         return;
     }
@@ -205,7 +182,7 @@ pub fn tell(tx: &tokio::sync::mpsc::Sender<RoomCmd>, cmd: RoomCmd) {
 /// Releases `fence` (drain, shutdown): no more renewals, then `expires_at = now()` so
 /// the next owner acquires it at once. Waits for a renewal under way, which could
 /// otherwise extend the lease again.
-pub async fn release(state: &AppState, fence: &Fence) {
+pub async fn release(state: &NodeState, fence: &Fence) {
     let Some(own) = ownership(state) else {
         return;
     };
@@ -221,7 +198,7 @@ pub async fn release(state: &AppState, fence: &Fence) {
 }
 
 /// Retires `fence` (the room is finished or disposed): never claimed again.
-pub async fn retire(state: &AppState, fence: &Fence) {
+pub async fn retire(state: &NodeState, fence: &Fence) {
     if let Some(own) = ownership(state) {
         own.forget(fence);
     }
@@ -237,7 +214,7 @@ pub async fn retire(state: &AppState, fence: &Fence) {
 /// What becomes of the lease and the local connections of a room whose actor ended here
 /// (it is already deregistered): see [`RoomEnd`]. `conns` are its local connections
 /// (empty unless the room was lost, fenced or handed off).
-pub async fn room_ended(state: &AppState, fence: Fence, end: RoomEnd, conns: Vec<Rehomed>) {
+pub async fn room_ended(state: &NodeState, fence: Fence, end: RoomEnd, conns: Vec<Rehomed>) {
     let code = fence.room_code.clone();
     match end {
         RoomEnd::Disposed => retire(state, &fence).await,

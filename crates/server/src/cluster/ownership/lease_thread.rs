@@ -10,14 +10,14 @@
 //! fencing is the store's and the same whichever runtime sends the statement.
 
 use super::{lease, node};
-use crate::state::AppState;
+use crate::cluster::state::NodeState;
 use parchis_store::{LeaseKeeper, ViaStore};
 
 /// Starts the lease thread; the server's tracker waits for it at shutdown (it ends when
 /// the shutdown token is cancelled). Should the thread or its runtime not start, the
 /// renewer and the heartbeat run on the main runtime instead (as before issue #13),
 /// logged as an error.
-pub fn start(state: &AppState) {
+pub fn start(state: &NodeState) {
     let main = tokio::runtime::Handle::current();
     let (done, ended) = tokio::sync::oneshot::channel::<()>();
     let on_thread = state.clone();
@@ -52,7 +52,7 @@ pub fn start(state: &AppState) {
 
 /// Opens the keeper on the current runtime, then runs the renewer and the heartbeat on it
 /// until shutdown.
-async fn run(state: AppState) {
+async fn run(state: NodeState) {
     let keeper: Box<dyn LeaseKeeper> = match state.store().open_lease_keeper().await {
         Ok(Some(keeper)) => keeper,
         Ok(None) => Box::new(ViaStore(state.store().clone())),

@@ -32,14 +32,14 @@ pub mod shedding;
 pub mod sweeper;
 pub mod takeover;
 
-use crate::state::AppState;
+use crate::cluster::state::NodeState;
 use parchis_store::Fence;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use tokio::sync::Notify;
 
-pub use self::lease::RoomEnd;
+pub use parchis_room::RoomEnd;
 
 /// This node's side of ownership: the fences it holds (rooms running here or being
 /// restored), whether it is draining, and the sweeper's wake-up. One per node, in
@@ -124,12 +124,12 @@ impl Ownership {
 }
 
 /// This node's ownership bookkeeping; `None` on a single node.
-pub fn ownership(state: &AppState) -> Option<&Ownership> {
+pub fn ownership(state: &NodeState) -> Option<&Ownership> {
     state.cluster().map(|c| &c.ownership)
 }
 
 /// The lease TTL in milliseconds, as the store takes it.
-pub(crate) fn ttl_ms(cluster: &crate::cluster::Cluster) -> i64 {
+pub fn ttl_ms(cluster: &crate::cluster::Cluster) -> i64 {
     i64::try_from(cluster.config.lease_ttl.as_millis()).unwrap_or(i64::MAX)
 }
 
@@ -137,7 +137,7 @@ pub(crate) fn ttl_ms(cluster: &crate::cluster::Cluster) -> i64 {
 /// the node heartbeat on the lease thread ([`lease_thread`]), the load monitor, the
 /// sweeper and the `P.node.<NODE>` service on the main runtime. They end when the server
 /// shuts down. Does nothing on a single node.
-pub fn start(state: &AppState) {
+pub fn start(state: &NodeState) {
     if state.cluster().is_none() {
         return;
     }
@@ -149,7 +149,7 @@ pub fn start(state: &AppState) {
 }
 
 /// Clean exit: removes this node's heartbeat row so placement stops considering it.
-pub async fn leave(state: &AppState) {
+pub async fn leave(state: &NodeState) {
     let Some(cluster) = state.cluster() else {
         return;
     };
@@ -161,14 +161,11 @@ pub async fn leave(state: &AppState) {
 /// Asks this node's sweeper to look for expired or unowned rooms now rather than at its
 /// next tick (a client reached a room nobody serves). Cheap; may be called often (the
 /// sweeper runs at most once per 50 ms).
-pub fn wake_sweeper(state: &AppState) {
+pub fn wake_sweeper(state: &NodeState) {
     if let Some(own) = ownership(state) {
         own.wake.notify_one();
     }
 }
-
-#[cfg(test)]
-mod fenced_tests;
 
 #[cfg(test)]
 mod tests {

@@ -6,11 +6,11 @@
 
 use super::observe::How;
 use super::{ownership, takeover, ttl_ms};
+use crate::cluster::state::NodeState;
 use crate::cluster::NodeId;
-use crate::room::{self, Refusal};
-use crate::state::AppState;
 use futures_util::StreamExt;
 use parchis_protocol::{ErrorCode, RoomSettings};
+use parchis_room::{self, Refusal};
 use parchis_store::{LeaseKeeper, NodeRecord};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -82,7 +82,7 @@ impl NodeReply {
 /// A text for logs when NATS fails, nobody answers in time or the answer is no
 /// [`NodeReply`].
 pub async fn ask(
-    state: &AppState,
+    state: &NodeState,
     to: &NodeId,
     request: &NodeRequest,
 ) -> Result<NodeReply, String> {
@@ -102,12 +102,12 @@ pub async fn ask(
 /// This node's heartbeat now: its room count, whether it drains and whether it sheds
 /// load (the row's `draining` and `shedding`: placement and a drain's hand-offs skip a
 /// node that does either, the sweepers' [`super::sweeper::plan`] reads both).
-pub async fn beat(state: &AppState) {
+pub async fn beat(state: &NodeState) {
     beat_on(state, &parchis_store::ViaStore(state.store().clone())).await;
 }
 
 /// [`beat`] on `keeper`'s connections.
-async fn beat_on(state: &AppState, keeper: &dyn LeaseKeeper) {
+async fn beat_on(state: &NodeState, keeper: &dyn LeaseKeeper) {
     let (Some(cluster), Some(own)) = (state.cluster(), ownership(state)) else {
         return;
     };
@@ -124,7 +124,7 @@ async fn beat_on(state: &AppState, keeper: &dyn LeaseKeeper) {
 
 /// The heartbeat task: [`beat`] at once, then every `lease-renew-ms`, on `keeper`'s
 /// connections (the lease thread's, [`super::lease_thread`]); ends at shutdown.
-pub async fn heartbeat(state: AppState, keeper: &dyn LeaseKeeper) {
+pub async fn heartbeat(state: NodeState, keeper: &dyn LeaseKeeper) {
     let Some(cluster) = state.cluster().cloned() else {
         return;
     };
@@ -141,7 +141,7 @@ pub async fn heartbeat(state: AppState, keeper: &dyn LeaseKeeper) {
 
 /// The `P.node.<NODE>` service: each request is answered from a task of its own. Ends
 /// at shutdown.
-pub async fn serve(state: AppState) {
+pub async fn serve(state: NodeState) {
     let Some(cluster) = state.cluster().cloned() else {
         return;
     };
@@ -182,7 +182,7 @@ pub async fn serve(state: AppState) {
 }
 
 /// Answers one request.
-async fn handle(state: &AppState, request: NodeRequest) -> NodeReply {
+async fn handle(state: &NodeState, request: NodeRequest) -> NodeReply {
     let draining = ownership(state).is_none_or(|o| o.is_draining());
     if draining || state.shutdown_token().is_cancelled() {
         return NodeReply::refused(ErrorCode::ShuttingDown, "this node is draining");
@@ -211,7 +211,7 @@ async fn handle(state: &AppState, request: NodeRequest) -> NodeReply {
                     format!("this node is overloaded ({why})"),
                 );
             }
-            match room::create(state, settings).await {
+            match parchis_room::create(state.rooms(), settings).await {
                 Ok(code) => {
                     match reservation {
                         Some(r) => r.created(&code),
@@ -230,7 +230,7 @@ async fn handle(state: &AppState, request: NodeRequest) -> NodeReply {
 /// (`RoomEnd::Rebuild`, after its lease was released). Boxed: it runs in the stopped
 /// actor's task and starts the next actor, so its future names no opaque type.
 pub(crate) fn adopt_again<'a>(
-    state: &'a AppState,
+    state: &'a NodeState,
     code: &'a str,
 ) -> futures_util::future::BoxFuture<'a, NodeReply> {
     Box::pin(adopt(state, code))
@@ -242,7 +242,7 @@ pub(crate) fn adopt_again<'a>(
 /// Refused `shutting_down` while this node drains or stops, `server_full` when it is full
 /// or sheds load (`docs/CLUSTER.md`, "Load shedding": the drain then asks another node,
 /// or leaves the lease released for the sweepers).
-async fn adopt(state: &AppState, code: &str) -> NodeReply {
+async fn adopt(state: &NodeState, code: &str) -> NodeReply {
     let Some(cluster) = state.cluster() else {
         return NodeReply::refused(ErrorCode::Internal, "not in cluster mode");
     };

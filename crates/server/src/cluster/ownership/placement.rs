@@ -7,10 +7,10 @@
 
 use super::node::{self, NodeReply, NodeRequest};
 use super::{ownership, ttl_ms};
+use crate::cluster::state::NodeState;
 use crate::cluster::NodeId;
-use crate::room::{self, Refusal};
-use crate::state::AppState;
 use parchis_protocol::{ErrorCode, RoomSettings};
+use parchis_room::{self, Refusal};
 use parchis_store::NodeInfo;
 
 /// How many other nodes are asked, fewest rooms first, before the creation is refused.
@@ -43,16 +43,20 @@ pub fn candidates(nodes: &[NodeInfo], me: &str, max_age_ms: i64) -> Vec<String> 
 /// not take it and another node refused it for `client`'s open rooms there (and none
 /// took it); `server_full` when no other node took it otherwise.
 pub async fn create(
-    state: &AppState,
+    state: &NodeState,
     settings: RoomSettings,
     client: Option<std::net::IpAddr>,
 ) -> Result<String, Refusal> {
     let Some(cluster) = state.cluster() else {
-        return room::create(state, settings).await;
+        return parchis_room::create(state.rooms(), settings).await;
     };
     let refusing = ownership(state).is_some_and(|o| o.refuses_new_rooms());
-    if create_here(refusing, state.room_count(), state.config().max_rooms) {
-        return room::create(state, settings).await;
+    if create_here(
+        refusing,
+        state.room_count(),
+        state.rooms().config().max_rooms,
+    ) {
+        return parchis_room::create(state.rooms(), settings).await;
     }
     if ownership(state).is_some_and(|o| o.load.is_shedding()) {
         metrics::counter!(crate::metrics::CREATIONS_SHED).increment(1);

@@ -13,8 +13,8 @@
 //!   applies [`decide`] (the I/O edge: the store's write pressure, logs, metrics).
 
 use super::ownership;
+use crate::cluster::state::NodeState;
 use crate::metrics as m;
-use crate::state::AppState;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -294,7 +294,7 @@ impl Load {
 /// The load monitor: every quarter `lease-renew-ms` (at least 25 ms), a [`Sample`] from
 /// the renewal clock and the store's write pressure, and [`decide`]. Logs and counts the
 /// changes; ends at shutdown.
-pub async fn monitor(state: AppState) {
+pub async fn monitor(state: NodeState) {
     let (Some(cluster), Some(own)) = (state.cluster().cloned(), ownership(&state)) else {
         return;
     };
@@ -347,7 +347,7 @@ pub async fn monitor(state: AppState) {
 
 /// Why this node sheds load now, for `/readyz` and refusals; `None` when it does not
 /// (or is no cluster node).
-pub fn shedding_reason(state: &AppState) -> Option<&'static str> {
+pub fn shedding_reason(state: &NodeState) -> Option<&'static str> {
     let own = ownership(state)?;
     if !own.load.is_shedding() {
         return None;

@@ -18,7 +18,7 @@
 
 use super::observe::How;
 use super::{ownership, takeover, ttl_ms};
-use crate::state::AppState;
+use crate::cluster::state::NodeState;
 use futures_util::StreamExt;
 use parchis_store::NodeInfo;
 use std::time::Duration;
@@ -131,7 +131,7 @@ pub fn again(claimed: usize, claim: Claim) -> bool {
 }
 
 /// The sweeper task; ends at shutdown. A draining node claims nothing.
-pub async fn sweeper(state: AppState) {
+pub async fn sweeper(state: NodeState) {
     let (Some(cluster), Some(own)) = (state.cluster().cloned(), ownership(&state)) else {
         return;
     };
@@ -180,7 +180,7 @@ pub async fn sweeper(state: AppState) {
 /// One sweep: claims this node's share of the expired or unowned rooms ([`plan`]) and
 /// brings them up. Returns how many it claimed and the plan (a zero limit when it could
 /// not ask).
-pub async fn sweep(state: &AppState) -> (usize, Claim) {
+pub async fn sweep(state: &NodeState) -> (usize, Claim) {
     let nothing = Claim {
         limit: 0,
         burst: false,
@@ -195,7 +195,11 @@ pub async fn sweep(state: &AppState) -> (usize, Claim) {
     };
     let node = cluster.node().as_str();
     let ttl = ttl_ms(cluster);
-    let free = state.config().max_rooms.saturating_sub(state.room_count());
+    let free = state
+        .rooms()
+        .config()
+        .max_rooms
+        .saturating_sub(state.room_count());
     let nodes = match state.store().live_nodes(ORPHAN_WINDOW_MS).await {
         Ok(nodes) => nodes,
         Err(e) => {

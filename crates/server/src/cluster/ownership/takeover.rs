@@ -1,6 +1,6 @@
 //! Bringing a room whose lease this node just acquired (a sweeper's claim or a drain's
 //! adoption) into service: rebuilt from its log by the SAME restore as a restart
-//! ([`crate::room::restore`], with the fence), so the turn clock is re-armed by the
+//! ([`parchis_room::restore`], with the fence), so the turn clock is re-armed by the
 //! restart rule and bots carry on; its actor serves `P.room.<CODE>` from its start on,
 //! and then the takeover announces it with a `moved` notice (`docs/CLUSTER.md`,
 //! "Failover").
@@ -20,8 +20,8 @@
 use super::observe::{self, How};
 use super::{lease, ownership};
 use crate::cluster::routing;
-use crate::room::{self, RestoreError, Restored, RoomCmd};
-use crate::state::AppState;
+use crate::cluster::state::NodeState;
+use parchis_room::{self, RestoreError, Restored, RoomCmd};
 use parchis_store::Fence;
 use std::time::Duration;
 
@@ -31,7 +31,7 @@ const OLD_ACTOR_WAIT: Duration = Duration::from_secs(2);
 
 /// Runs the room of `fence` here (its lease was just acquired by this node). Returns
 /// whether it runs.
-pub async fn bring_up(state: &AppState, fence: Fence, how: How) -> bool {
+pub async fn bring_up(state: &NodeState, fence: Fence, how: How) -> bool {
     let Some(own) = ownership(state) else {
         return false;
     };
@@ -58,7 +58,7 @@ pub async fn bring_up(state: &AppState, fence: Fence, how: How) -> bool {
         }
     };
     let game = snapshot.game.as_ref().map(|g| g.id);
-    match room::restore(state, &snapshot, Some(fence.clone())).await {
+    match parchis_room::restore(state.rooms(), &snapshot, Some(fence.clone())).await {
         Ok(Restored::Running) => {
             if !own.holds(&fence) {
                 // Lost while restoring (a renewal did not keep it): stop it again.
@@ -98,7 +98,7 @@ pub async fn bring_up(state: &AppState, fence: Fence, how: How) -> bool {
 
 /// Waits until no room of `code` is registered here (an older incarnation whose lease
 /// was lost is told to stop). `false` if it is still there after [`OLD_ACTOR_WAIT`].
-async fn old_actor_gone(state: &AppState, code: &str) -> bool {
+async fn old_actor_gone(state: &NodeState, code: &str) -> bool {
     let Some(handle) = state.room(code) else {
         return true;
     };

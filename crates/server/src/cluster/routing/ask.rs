@@ -6,7 +6,7 @@
 //! serves answers at once: NATS reports no responders.
 
 use super::wire::{self, RoomOp, RoomRequest, WIRE_VERSION};
-use crate::state::AppState;
+use crate::cluster::state::NodeState;
 use async_nats::RequestErrorKind;
 use std::time::Duration;
 use tracing::debug;
@@ -42,7 +42,7 @@ pub fn bound(op: &RoomOp) -> Duration {
 /// # Errors
 /// [`Unreachable`] when nobody serves the room or nobody answered within [`bound`].
 pub async fn ask(
-    state: &AppState,
+    state: &NodeState,
     code: &str,
     owner: Option<String>,
     op: RoomOp,
@@ -75,14 +75,14 @@ pub async fn ask(
 }
 
 /// Whether some node serves room `code` (cluster mode; `false` on a single node).
-pub async fn served(state: &AppState, code: &str) -> bool {
+pub async fn served(state: &NodeState, code: &str) -> bool {
     state.cluster().is_some() && ask(state, code, None, RoomOp::Probe).await.is_ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::room::SeatCmd;
+    use parchis_room::SeatCmd;
 
     #[test]
     fn commands_wait_far_less_than_attaches() {

@@ -14,9 +14,9 @@ use super::edge_msg::{self, EdgeLine};
 use super::metrics::{self as m, Relayed};
 use super::relay::{welcome_info, Relay, Verdict};
 use super::wire::{self, KickBody, Kind, Tag};
-use crate::room::{now_ms, ConnId, ConnLink, Reattach, Refusal};
-use crate::state::AppState;
+use crate::cluster::state::NodeState;
 use parchis_protocol::{close_code, ErrorCode};
+use parchis_room::{now_ms, ConnId, ConnLink, Reattach, Refusal};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -163,9 +163,9 @@ impl Edge {
                 req, why, "relayed command answered by the edge"
             );
             m::forwarded(why);
-            crate::observe::refused(ErrorCode::RoomUnavailable);
+            parchis_telemetry::observe::refused(ErrorCode::RoomUnavailable);
             let refusal = Refusal::code(ErrorCode::RoomUnavailable);
-            link.send(crate::room::encode(&refusal.to_message(Some(req))));
+            link.send(parchis_room::encode(&refusal.to_message(Some(req))));
         }
     }
 
@@ -198,7 +198,7 @@ impl Edge {
 /// by its link's relay, in order, under one lock; the body is copied once and shared by
 /// every socket it is delivered to. Links that saw a gap or their owner's `end` reattach
 /// afterwards (each on its own: the others of the message go on).
-pub(super) fn on_edge_message(state: &AppState, msg: async_nats::Message) {
+pub(super) fn on_edge_message(state: &NodeState, msg: async_nats::Message) {
     let Some(cluster) = state.cluster() else {
         return;
     };
@@ -281,7 +281,7 @@ pub(super) fn on_edge_message(state: &AppState, msg: async_nats::Message) {
 }
 
 /// Reattaches every relayed connection of `room` (a `moved` notice).
-pub(super) fn on_moved(state: &AppState, room: &str, owner: &str) {
+pub(super) fn on_moved(state: &NodeState, room: &str, owner: &str) {
     let Some(cluster) = state.cluster() else {
         return;
     };

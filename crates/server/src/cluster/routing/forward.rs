@@ -6,9 +6,9 @@
 use super::ask::{ask, Unreachable};
 use super::metrics as m;
 use super::wire::{self, AttachAnswer, AttachHow, CommandAnswer, RoomOp, RoomRequest, WireCmd};
-use crate::room::{ConnId, ConnLink, Refusal, SeatCmd};
-use crate::state::AppState;
+use crate::cluster::state::NodeState;
 use parchis_protocol::ErrorCode;
+use parchis_room::{ConnId, ConnLink, Refusal, SeatCmd};
 use std::time::Duration;
 use tracing::info;
 
@@ -23,7 +23,7 @@ const SETTLE_BOUND: Duration = Duration::from_secs(1);
 /// # Errors
 /// The owner's refusal (`Ok(Err)`), or [`Unreachable`].
 pub async fn attach(
-    state: &AppState,
+    state: &NodeState,
     code: &str,
     link: &ConnLink,
     how: AttachHow,
@@ -94,7 +94,7 @@ pub async fn attach(
 /// A retryable `room_unavailable` refusal for the caller to send when the owner did not
 /// take the command (nothing was applied) and nobody answered it yet.
 pub async fn command(
-    state: &AppState,
+    state: &NodeState,
     code: &str,
     conn: ConnId,
     req: u64,
@@ -160,7 +160,7 @@ pub async fn command(
 }
 
 /// Tells room `code`'s owner that relayed connection `conn` closed (best effort).
-pub async fn detach(state: &AppState, code: &str, conn: ConnId) {
+pub async fn detach(state: &NodeState, code: &str, conn: ConnId) {
     let Some(cluster) = state.cluster() else {
         return;
     };

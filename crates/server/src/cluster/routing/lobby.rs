@@ -9,7 +9,7 @@
 //! one per request. The node's own rooms are read afresh for every listing.
 
 use super::wire::{self, LobbyAnswer, LobbyAsk, WIRE_VERSION};
-use crate::state::AppState;
+use crate::cluster::state::NodeState;
 use futures_util::StreamExt;
 use parchis_protocol::RoomSummary;
 use std::collections::HashSet;
@@ -40,7 +40,7 @@ const LIVE_NODE_AGE_MS: i64 = 10_000;
 
 /// This node's own public rooms: lobbies, or (`playing`) games in progress that allow
 /// spectators. Unordered.
-pub fn local_rooms(state: &AppState, playing: bool) -> Vec<RoomSummary> {
+pub fn local_rooms(state: &NodeState, playing: bool) -> Vec<RoomSummary> {
     state
         .all_rooms()
         .into_iter()
@@ -76,7 +76,7 @@ pub fn merge(own: Vec<RoomSummary>, others: Vec<Vec<RoomSummary>>) -> Vec<RoomSu
 }
 
 /// Answers `P.lobby` asks until the subscription ends.
-pub(super) async fn respond(state: AppState, mut sub: async_nats::Subscriber) {
+pub(super) async fn respond(state: NodeState, mut sub: async_nats::Subscriber) {
     while let Some(msg) = sub.next().await {
         let Some(cluster) = state.cluster() else {
             return;
@@ -105,7 +105,7 @@ pub(super) async fn respond(state: AppState, mut sub: async_nats::Subscriber) {
 
 /// How many other nodes to wait for: the store's live nodes; `None` (wait the whole
 /// [`GATHER_WINDOW`]) when it cannot tell or knows of no other node.
-async fn others_expected(state: &AppState) -> Option<usize> {
+async fn others_expected(state: &NodeState) -> Option<usize> {
     let me = state.cluster()?.node().to_string();
     match state.store().live_nodes(LIVE_NODE_AGE_MS).await {
         // No heartbeat of another node (yet): wait the whole window rather than ask
@@ -120,7 +120,7 @@ async fn others_expected(state: &AppState) -> Option<usize> {
 
 /// Every node's public rooms (see the module docs): this node's now, the others' as
 /// gathered at most [`SHARE_FOR`] ago. Without cluster mode: this node's.
-pub async fn gather(state: &AppState, playing: bool) -> Vec<RoomSummary> {
+pub async fn gather(state: &NodeState, playing: bool) -> Vec<RoomSummary> {
     let Some(cluster) = state.cluster() else {
         return merge(local_rooms(state, playing), Vec::new());
     };
@@ -148,7 +148,7 @@ pub async fn gather(state: &AppState, playing: bool) -> Vec<RoomSummary> {
 
 /// The other nodes' public rooms: one ask on `P.lobby`, answers for at most
 /// [`GATHER_WINDOW`] or until every other live node answered.
-async fn ask_others(state: &AppState, playing: bool) -> Vec<Vec<RoomSummary>> {
+async fn ask_others(state: &NodeState, playing: bool) -> Vec<Vec<RoomSummary>> {
     let Some(cluster) = state.cluster() else {
         return Vec::new();
     };

@@ -35,25 +35,14 @@ pub mod service;
 pub mod unknown;
 pub mod wire;
 
-use crate::room::{ConnId, ConnLink, Member, RoomHandle};
-use crate::state::AppState;
+use crate::cluster::state::NodeState;
 use futures_util::StreamExt;
+use parchis_room::{ConnId, Member, Rehomed, RoomHandle};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tracing::{info, warn, Instrument};
 
-pub use crate::room::Reattach;
-
-/// A local connection of a room that stopped on this node.
-#[derive(Debug)]
-pub struct Rehomed {
-    /// The connection's queue and kick switch.
-    pub link: ConnLink,
-    /// What it was in the room.
-    pub reattach: Reattach,
-    /// The last room `seq` queued to it.
-    pub last_seq: u64,
-}
+pub use parchis_room::Reattach;
 
 /// Where a WebSocket session's commands go.
 #[derive(Clone, Debug)]
@@ -159,7 +148,7 @@ impl GoneEdges {
 
 /// Probes the other nodes' edge subjects every [`PROBE_EVERY`] until shutdown
 /// ([`GoneEdges`]).
-async fn probe_edges(state: AppState) {
+async fn probe_edges(state: NodeState) {
     let mut tick = tokio::time::interval(PROBE_EVERY);
     let shutdown = state.shutdown_token();
     loop {
@@ -251,7 +240,7 @@ impl Routing {
 ///
 /// # Errors
 /// NATS refused a subscription.
-pub async fn start(state: &AppState) -> Result<(), async_nats::SubscribeError> {
+pub async fn start(state: &NodeState) -> Result<(), async_nats::SubscribeError> {
     let Some(cluster) = state.cluster() else {
         return Ok(());
     };
@@ -298,7 +287,7 @@ pub async fn start(state: &AppState) -> Result<(), async_nats::SubscribeError> {
                     () = shutdown.cancelled() => return,
                 }
                 if let Some(c) = s.cluster() {
-                    c.routing.edge.answer_overdue(crate::room::now_ms());
+                    c.routing.edge.answer_overdue(parchis_room::now_ms());
                 }
             }
         }
@@ -320,7 +309,7 @@ pub async fn start(state: &AppState) -> Result<(), async_nats::SubscribeError> {
 ///
 /// # Errors
 /// NATS refused the subscription or did not confirm it.
-pub async fn serve_room(state: &AppState, handle: &RoomHandle) -> Result<(), ServeError> {
+pub async fn serve_room(state: &NodeState, handle: &RoomHandle) -> Result<(), ServeError> {
     let Some(cluster) = state.cluster() else {
         return Ok(());
     };
@@ -347,7 +336,7 @@ pub struct ServeError(String);
 /// Publishes `P.moved` for room `code`, which this node took over (claim or adoption) at
 /// lease `epoch` and already serves ([`serve_room`] ran as its actor started), so edges
 /// reattach their connections here.
-pub async fn announce_moved(state: &AppState, code: &str, epoch: i64) {
+pub async fn announce_moved(state: &NodeState, code: &str, epoch: i64) {
     if let Some(cluster) = state.cluster() {
         service::publish_moved(cluster.clone(), code.to_owned(), epoch).await;
     }
@@ -358,7 +347,7 @@ pub async fn announce_moved(state: &AppState, code: &str, epoch: i64) {
 /// [`Route::Remote`]) and reattach with what they were and their last `seq`; the clients
 /// do not reconnect. Until a node serves the room they wait (for its `moved` notice, up
 /// to [`edge::REATTACH_WINDOW`]), then are closed with 1012.
-pub fn rehome(state: &AppState, code: &str, conns: Vec<Rehomed>) {
+pub fn rehome(state: &NodeState, code: &str, conns: Vec<Rehomed>) {
     let Some(cluster) = state.cluster() else {
         for c in conns {
             c.link.kick.kick(
@@ -387,7 +376,7 @@ pub fn rehome(state: &AppState, code: &str, conns: Vec<Rehomed>) {
 
 /// The public state of room `code` from its owner on another node (`None`: nobody
 /// serves it).
-pub async fn view(state: &AppState, code: &str) -> Option<parchis_protocol::RoomView> {
+pub async fn view(state: &NodeState, code: &str) -> Option<parchis_protocol::RoomView> {
     let body = ask::ask(state, code, None, wire::RoomOp::View).await.ok()?;
     serde_json::from_slice(&body).ok()
 }

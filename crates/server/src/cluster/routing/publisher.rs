@@ -16,7 +16,7 @@
 use super::edge_msg::{self, EdgeLine};
 use super::metrics as m;
 
-use crate::room::Unwritten;
+use parchis_room::Unwritten;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;

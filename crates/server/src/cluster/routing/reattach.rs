@@ -12,9 +12,9 @@ use super::forward::detach;
 use super::metrics as m;
 use super::relay::{follow, Follow};
 use super::wire::{AttachAnswer, AttachHow, Role, RoomOp};
-use crate::room::{ConnId, ConnLink, Reattach};
-use crate::state::AppState;
+use crate::cluster::state::NodeState;
 use parchis_protocol::{close_code, ErrorCode};
+use parchis_room::{ConnId, ConnLink, Reattach};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -27,7 +27,7 @@ pub const REATTACH_WINDOW: Duration = Duration::from_secs(10);
 const REATTACH_RETRY: Duration = Duration::from_millis(250);
 
 /// Starts (or wakes) the reattach of relayed connection `conn`.
-pub(super) fn start_reattach(state: &AppState, conn: ConnId, cause: &'static str) {
+pub(super) fn start_reattach(state: &NodeState, conn: ConnId, cause: &'static str) {
     let Some(cluster) = state.cluster() else {
         return;
     };
@@ -118,7 +118,7 @@ fn prepare(e: &mut EdgeConn) -> Result<Attempt, Option<ConnLink>> {
     }
 }
 
-async fn reattach_loop(state: AppState, conn: ConnId, cause: &'static str) {
+async fn reattach_loop(state: NodeState, conn: ConnId, cause: &'static str) {
     let Some(cluster) = state.cluster().cloned() else {
         return;
     };
@@ -218,7 +218,7 @@ async fn reattach_loop(state: AppState, conn: ConnId, cause: &'static str) {
 }
 
 /// Forgets `conn` and answers the commands it still waited for (the socket closes next).
-fn forget(state: &AppState, conn: ConnId, link: &ConnLink, cause: &'static str) -> String {
+fn forget(state: &NodeState, conn: ConnId, link: &ConnLink, cause: &'static str) -> String {
     let Some(cluster) = state.cluster() else {
         return String::new();
     };
@@ -235,7 +235,7 @@ fn forget(state: &AppState, conn: ConnId, link: &ConnLink, cause: &'static str) 
     room
 }
 
-fn give_up(state: &AppState, conn: ConnId, link: &ConnLink, cause: &'static str, why: &str) {
+fn give_up(state: &NodeState, conn: ConnId, link: &ConnLink, cause: &'static str, why: &str) {
     metrics::counter!(m::REATTACHES, "cause" => cause, "outcome" => "gave_up").increment(1);
     let room = forget(state, conn, link, cause);
     info!(room = %room, conn, cause, why, "relayed connection could not follow its room: closing (1012)");
@@ -247,7 +247,7 @@ fn give_up(state: &AppState, conn: ConnId, link: &ConnLink, cause: &'static str,
 
 /// The owner gave the seat to the client's newer connection (a resume): this one is
 /// closed as a replaced session (4000, `closing` first), not told to resume.
-fn superseded(state: &AppState, conn: ConnId, link: &ConnLink, cause: &'static str, why: &str) {
+fn superseded(state: &NodeState, conn: ConnId, link: &ConnLink, cause: &'static str, why: &str) {
     metrics::counter!(m::REATTACHES, "cause" => cause, "outcome" => "superseded").increment(1);
     let room = forget(state, conn, link, cause);
     info!(room = %room, conn, cause, why, "relayed connection lost its seat to a newer connection: closing (4000)");
@@ -256,6 +256,6 @@ fn superseded(state: &AppState, conn: ConnId, link: &ConnLink, cause: &'static s
         code: close_code::SESSION_REPLACED,
         reason: reason.into(),
     };
-    link.send(crate::room::encode(&closing));
+    link.send(parchis_room::encode(&closing));
     link.kick.kick(close_code::SESSION_REPLACED, reason);
 }

@@ -12,8 +12,8 @@
 //! answers; a later one is dropped.
 
 use super::wire::{Kind, Tag};
-use crate::room::Reattach;
 use parchis_engine::Colour;
+use parchis_room::Reattach;
 use std::collections::BTreeMap;
 
 /// What to do with one `P.edge` message.

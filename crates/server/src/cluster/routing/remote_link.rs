@@ -15,9 +15,9 @@
 use super::edge_msg::EdgeLine;
 use super::publisher::Item;
 use super::wire::{frame_tag, KickBody, Kind, Tag};
-use crate::room::{ConnLink, Kick, Unwritten};
-use crate::state::AppState;
+use crate::cluster::state::NodeState;
 use parchis_protocol::close_code;
+use parchis_room::{ConnLink, Kick, Unwritten};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tracing::{debug, Instrument};
@@ -39,8 +39,8 @@ pub struct EdgeAddr {
 /// id is a fresh connection id of this node. The task ends once the room forgets the
 /// link (every sender dropped: it sends `end`) or kicks it (it sends the queued
 /// frames, unless too slow, then `kick`).
-pub fn remote_link(state: &AppState, out: ToPublisher, room: &str, edge: EdgeAddr) -> ConnLink {
-    let cfg = state.config();
+pub fn remote_link(state: &NodeState, out: ToPublisher, room: &str, edge: EdgeAddr) -> ConnLink {
+    let cfg = state.links();
     let (tx, rx) = mpsc::channel::<Arc<str>>(cfg.outbound_queue.max(1));
     let link = ConnLink {
         id: state.next_id(),

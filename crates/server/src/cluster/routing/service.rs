@@ -10,10 +10,10 @@ use super::remote_link::{remote_link, EdgeAddr};
 use super::wire::{
     self, read_request, AttachAnswer, AttachHow, CommandAnswer, Moved, RoomOp, WIRE_VERSION,
 };
+use crate::cluster::state::NodeState;
 use crate::cluster::{Cluster, NodeId};
-use crate::room::{ConnId, Member, Refusal, RoomCmd, RoomHandle};
-use crate::state::AppState;
 use futures_util::StreamExt;
+use parchis_room::{ConnId, Member, Refusal, RoomCmd, RoomHandle};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -37,7 +37,7 @@ fn lock(r: &Remotes) -> std::sync::MutexGuard<'_, HashMap<(String, u64), Remote>
 /// Answers the requests of `sub` (`P.room.<CODE>`, subscribed by [`super::serve_room`])
 /// until the room's actor ends, then unsubscribes.
 pub(super) async fn serve(
-    state: AppState,
+    state: NodeState,
     handle: RoomHandle,
     mut sub: async_nats::Subscriber,
     token: u64,
@@ -122,7 +122,7 @@ async fn respond(client: &async_nats::Client, msg: &async_nats::Message, body: a
 }
 
 async fn on_request(
-    state: &AppState,
+    state: &NodeState,
     cluster: &Arc<Cluster>,
     handle: &RoomHandle,
     remotes: &Remotes,
@@ -236,7 +236,7 @@ async fn on_request(
 /// commands; its answer is awaited off the service loop.
 #[allow(clippy::too_many_arguments)]
 async fn attach(
-    state: &AppState,
+    state: &NodeState,
     cluster: &Arc<Cluster>,
     handle: &RoomHandle,
     remotes: &Remotes,

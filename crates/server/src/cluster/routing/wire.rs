@@ -12,9 +12,9 @@
 //! Size: about 700 lines, 300 of them the tests that pin every shape on the wire; the
 //! shapes belong together (one version for all of them).
 
-use crate::room::{Member, Reattach, Refusal, SeatCmd};
 use parchis_engine::Colour;
 use parchis_protocol::{ErrorCode, Play, RoomSummary};
+use parchis_room::{Member, Reattach, Refusal, SeatCmd};
 use serde::{Deserialize, Serialize};
 
 /// The version of every shape here.
@@ -264,7 +264,7 @@ pub enum AttachHow {
         /// Last seq the client saw.
         last_seq: u64,
     },
-    /// Back without a token ([`crate::room::Input::Reattach`]).
+    /// Back without a token ([`parchis_room::Input::Reattach`]).
     Reattach {
         /// What it was.
         reattach: Reattach,
@@ -486,8 +486,8 @@ pub fn to_bytes<T: Serialize>(value: &T) -> axum::body::Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::room::encode;
     use parchis_protocol::ServerMessage;
+    use parchis_room::encode;
 
     #[test]
     fn requests_round_trip_with_their_version_and_names() {
@@ -665,7 +665,7 @@ mod tests {
 
     #[test]
     fn the_tag_of_real_frames_is_read_from_their_first_bytes() {
-        let event = encode(&crate::frames::event_message(
+        let event = encode(&parchis_room_core::frames::event_message(
             "7QK2M9D4TX",
             1234,
             5,

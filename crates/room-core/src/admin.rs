@@ -1,0 +1,94 @@
+//! Administration of a live room: inspecting its connections and closing it.
+
+use crate::core::{Core, Effect};
+use crate::persist::{self, Write};
+use crate::Ms;
+use parchis_protocol::{close_code, AdminCloseRoom, AdminRoom, AdminSeat, RoomStatus};
+
+impl Core {
+    /// The room with its connections (`GET /admin/rooms`).
+    pub fn inspect(&self) -> AdminRoom {
+        AdminRoom {
+            code: self.code.clone(),
+            status: self.status,
+            preset: self.settings.preset.clone(),
+            game_id: self.game_id.map(|id| id.to_string()),
+            created_at_ms: self.created_at_ms,
+            seats: self
+                .seats
+                .iter()
+                .map(|s| AdminSeat {
+                    colour: s.colour,
+                    name: s.name.clone(),
+                    conn: s.conn,
+                    bot: s.bot.as_ref().map(|b| b.level),
+                    abandoned: s.abandoned,
+                })
+                .collect(),
+            spectators: self.spectators.clone(),
+        }
+    }
+
+    /// An administrator closes the room at `now`: a running game ends with reason
+    /// `closed_by_admin` (stored with the room's finished status in one transaction, no
+    /// winner), the room is stored finished (not restored after a restart), every
+    /// connection is closed with 4002 and the room goes away. The writes are best effort:
+    /// the room closes even if the store fails.
+    pub fn close_by_admin(&mut self, now: Ms) -> (AdminCloseRoom, Vec<Effect>) {
+        let running =
+            self.status == RoomStatus::Playing && self.game.is_some_and(|g| g.outcome().is_none());
+        let game_id = self.game_id.filter(|_| running);
+        if let Some(id) = game_id {
+            // Whatever ends a game reveals its server seed (docs/FAIR_DICE.md): the
+            // `dice_revealed` event is stored with the end and sent before the close.
+            let reveal = self.dice.reveal();
+            let record = persist::event_record(self.seq + 1, now, &reveal);
+            let end = persist::game_closed(id, &self.code, self.seq, vec![record], now);
+            self.emit(Effect::Store(Write::End(Box::new(end))));
+            let preset = self.settings.preset.clone();
+            self.obs
+                .game_finished(&self.code, id, &preset, "closed_by_admin", None);
+        } else if self.status != RoomStatus::Finished {
+            let update = persist::status_finished(now);
+            self.emit(Effect::Store(Write::RoomStatus(update)));
+        }
+        self.status = RoomStatus::Finished;
+        self.deadline = None;
+        self.bot_due = None;
+        let attached = self.attached();
+        if game_id.is_some() {
+            // Sent to each connection directly: the links are cleared below, before the
+            // actor would fan a broadcast out.
+            let reveal = self.dice.reveal();
+            self.broadcast_events(vec![reveal], now, None);
+            if let Some(Effect::Broadcast { frame }) = self.out.pop() {
+                for &conn in &attached {
+                    self.emit(Effect::Send {
+                        conn,
+                        frame: frame.clone(),
+                    });
+                }
+            }
+        }
+        for &conn in &attached {
+            self.emit(Effect::Kick {
+                conn,
+                code: close_code::CLOSED_BY_ADMIN,
+                reason: "the room was closed by an administrator".into(),
+            });
+            self.emit(Effect::Forget { conn });
+        }
+        self.spectators.clear();
+        for seat in &mut self.seats {
+            seat.conn = None;
+            seat.grace_until = None;
+        }
+        self.emit(Effect::Publish);
+        let answer = AdminCloseRoom {
+            code: self.code.clone(),
+            game_id: game_id.map(|id| id.to_string()),
+            connections_closed: attached.len() as u32,
+        };
+        (answer, std::mem::take(&mut self.out))
+    }
+}

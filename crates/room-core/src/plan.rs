@@ -1,0 +1,35 @@
+//! What the lobby hands the core: a start waiting for its transaction, and what a `join`
+//! asks for.
+
+use crate::dice::DiceSource;
+use crate::seat::Seat;
+use crate::{ConnId, Ms};
+use parchis_engine::{Colour, Game};
+use parchis_protocol::RoomEvent;
+use uuid::Uuid;
+
+/// A start waiting for its transaction.
+pub(crate) struct StartPlan {
+    pub conn: ConnId,
+    pub req: u64,
+    /// Bot seats filling the free colours, with their `player_joined` events.
+    pub bots: Vec<Seat>,
+    pub bot_events: Vec<RoomEvent>,
+    pub game: Game,
+    pub game_id: Uuid,
+    /// Opening rolls, `game_started`, the first `turn`.
+    pub events: Vec<RoomEvent>,
+    pub deadline: Ms,
+    pub at_ms: Ms,
+    pub first: Colour,
+    /// The dice with the client seeds fixed and the opening throws counted.
+    pub dice: DiceSource,
+}
+
+/// What a `join` asks for: a display name, a colour (or any free one) and a client seed
+/// for the fair dice (or the default).
+pub(crate) struct SeatAsk {
+    pub name: String,
+    pub colour: Option<Colour>,
+    pub client_seed: Option<String>,
+}

@@ -1,0 +1,173 @@
+//! The one replay function: a game's stored log → the [`Game`] it leads to and the room's
+//! log state. Used by [`restore`](crate::restore), by the export in `http.rs` and by the
+//! tests.
+
+use crate::Ms;
+use parchis_engine::{Colour, Event, Game, GameRecord, RuleSet};
+use parchis_protocol::RoomEvent;
+
+/// One room event as stored: its seq, its time (unix ms) and the event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoggedEvent {
+    /// Position in the room's event stream.
+    pub seq: u64,
+    /// When it happened (unix ms).
+    pub at_ms: Ms,
+    /// The event as sent on the WebSocket.
+    pub event: RoomEvent,
+    /// Its live frame carried `position` (the game after its batch): the last event of a
+    /// batch that moved the game, marked in the stored form
+    /// ([`POSITION_KEY`](crate::persist::POSITION_KEY)). `false` for every event of a log
+    /// written before the mark existed.
+    pub positioned: bool,
+}
+
+/// Why a stored log does not replay.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayError {
+    /// The seqs have a gap or go backwards.
+    #[error("event seq {got} follows seq {after}")]
+    Gap {
+        /// The previous seq.
+        after: u64,
+        /// The seq found.
+        got: u64,
+    },
+    /// No `game_started` event.
+    #[error("the log has no game_started event")]
+    NoStart,
+    /// The engine refuses a recorded action.
+    #[error("{0}")]
+    Engine(String),
+    /// Replaying the actions produced other engine events than the stored ones.
+    #[error("engine event {at} differs ({replayed} replayed, {stored} stored)")]
+    Diverged {
+        /// Index of the first differing engine event.
+        at: usize,
+        /// Engine events the replay produced.
+        replayed: usize,
+        /// Engine events stored.
+        stored: usize,
+    },
+}
+
+/// A replayed game.
+#[derive(Clone, Debug)]
+pub struct Replayed {
+    /// The game after every stored action.
+    pub game: Game,
+    /// The engine's record of it (rule set, seats, first player, actions): the export
+    /// prints it.
+    pub record: GameRecord,
+    /// Rule set, seated colours and first player, from `game_started`.
+    pub start: (RuleSet, Vec<Colour>, Colour),
+    /// The last seq of the log.
+    pub seq: u64,
+    /// The deadline of the last `turn` event (unix ms).
+    pub last_turn_deadline: Option<Ms>,
+    /// The engine events, as stored (and as replayed).
+    pub engine_events: Vec<Event>,
+    /// For each [positioned](LoggedEvent::positioned) event, ascending by seq: its seq and
+    /// the game its live frame's `position` showed (the game after every action whose
+    /// stored events come at or before it).
+    pub positions: Vec<(u64, Game)>,
+}
+
+/// Replays a game's stored log (ascending seq, gap-free) through the engine and checks the
+/// replay produced the stored engine events (R-* rules live in the engine), allowing only
+/// the `bonus_forfeited` reports a newer engine adds (`GameRecord::replay_matches`, D-31).
+///
+/// The game after each positioned event is tracked along ([`Replayed::positions`]): a
+/// positioned event ends a batch, and a batch holds whole actions (at most one: a start or
+/// an action), so its game is the one after the actions whose stored engine events all
+/// come before it.
+///
+/// # Errors
+/// [`ReplayError`]: a seq gap, no `game_started`, an action the engine refuses, or a
+/// replay that diverges from the stored engine events.
+pub fn replay(events: &[LoggedEvent]) -> Result<Replayed, ReplayError> {
+    let mut start = None;
+    let mut stored = Vec::new();
+    // Each positioned event: its seq and how many stored engine events come up to it.
+    let mut marks = Vec::new();
+    let mut last_turn_deadline = None;
+    let mut seq = 0u64;
+    for (i, e) in events.iter().enumerate() {
+        if i > 0 && e.seq != seq + 1 {
+            return Err(ReplayError::Gap {
+                after: seq,
+                got: e.seq,
+            });
+        }
+        seq = e.seq;
+        match &e.event {
+            RoomEvent::GameStarted {
+                first, position, ..
+            } => {
+                start = Some((
+                    position.rules,
+                    position
+                        .players
+                        .iter()
+                        .map(|p| p.colour)
+                        .collect::<Vec<_>>(),
+                    *first,
+                ));
+            }
+            RoomEvent::Turn { deadline_ms, .. } => last_turn_deadline = Some(*deadline_ms),
+            RoomEvent::Game { event, .. } => stored.push(*event),
+            _ => {}
+        }
+        if e.positioned {
+            marks.push((e.seq, stored.len()));
+        }
+    }
+    let (rules, seats, first) = start.ok_or(ReplayError::NoStart)?;
+    let record = GameRecord::from_events(rules, seats.clone(), first, &stored);
+    let engine = |e: parchis_engine::RecordError| ReplayError::Engine(e.to_string());
+    let mut positions = Vec::with_capacity(marks.len());
+    let mut pending = marks.into_iter().peekable();
+    let mut before = record.start().map_err(engine)?;
+    // Stored engine events the actions so far account for (matched as
+    // `GameRecord::replay_matches` does: a newer engine's extra `bonus_forfeited` reports
+    // are not in the log).
+    let mut matched = 0;
+    let (game, replayed) = record
+        .replay_with(|after, produced| {
+            for e in produced {
+                if stored.get(matched) == Some(e) {
+                    matched += 1;
+                }
+            }
+            // A mark before this action's last stored event shows the game before it.
+            while let Some((seq, _)) = pending.next_if(|(_, at)| *at < matched) {
+                positions.push((seq, before));
+            }
+            before = *after;
+        })
+        .map_err(engine)?;
+    positions.extend(pending.map(|(seq, _)| (seq, game)));
+    // Equal, except for `bonus_forfeited` reports a newer engine adds to an older log
+    // (D-31): they change no state.
+    if !GameRecord::replay_matches(&replayed, &stored) {
+        let at = replayed
+            .iter()
+            .zip(&stored)
+            .position(|(a, b)| a != b)
+            .unwrap_or(replayed.len().min(stored.len()));
+        return Err(ReplayError::Diverged {
+            at,
+            replayed: replayed.len(),
+            stored: stored.len(),
+        });
+    }
+    Ok(Replayed {
+        game,
+        record,
+        start: (rules, seats, first),
+        seq,
+        last_turn_deadline,
+        engine_events: stored,
+        positions,
+    })
+}

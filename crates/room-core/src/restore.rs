@@ -1,0 +1,179 @@
+//! Restart recovery, the pure part: a stored seat and a stored game's log put back into
+//! a new room's core (the driver, `parchis-room`'s `restore`, reads the store and starts
+//! the actor).
+
+use crate::core::{Core, Effect, EventsCommit, Seat, Then};
+use crate::persist::{self, StoredSeat, Write};
+use crate::replay::{LoggedEvent, Replayed};
+use crate::seat::SeatBot;
+use crate::{encode, Ms};
+use parchis_engine::SeatStatus;
+use parchis_protocol::{RoomEvent, RoomStatus};
+use rand::Rng;
+use std::collections::VecDeque;
+use uuid::Uuid;
+
+/// What became of a restored room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Restored {
+    /// It runs on.
+    Running,
+    /// It had already ended (a crash between its last event and the room's status, in a
+    /// store written before game ends were one transaction): the room closes.
+    Over,
+}
+
+impl Core {
+    /// Puts back a stored seat: disconnected, with a fresh grace period (bots need none).
+    pub fn restore_seat(&mut self, stored: StoredSeat, now: Ms) {
+        let grace = i64::from(self.settings.disconnect_grace_secs) * 1000;
+        let bot = stored.bot.map(|level| SeatBot::new(level, self.rng.gen()));
+        self.seats.push(Seat {
+            id: self.next_seat_id,
+            colour: stored.colour,
+            name: stored.name,
+            // A bot seat's stored hash, if any, is the person it took over from: it reads
+            // the result once the room is gone, but never resumes the seat.
+            token_hash: if bot.is_some() {
+                String::new()
+            } else {
+                stored.token_hash
+            },
+            creator: stored.creator,
+            joined_at_ms: stored.joined_at_ms,
+            conn: None,
+            reattached: false,
+            grace_until: bot.is_none().then_some(now + grace),
+            abandoned: false,
+            bot,
+            client_seed: None,
+            stale_seqs: false,
+        });
+        self.next_seat_id += 1;
+        self.idle_since = None;
+    }
+
+    /// The stored seats were put back without a game: this lobby's event seq starts
+    /// again at 0 (lobby events are not stored), so the seqs its players' clients saw
+    /// before name other events here. Each restored seat's next `resume` gets a snapshot
+    /// whatever its `last_seq`, and reattaches from before are refused (their clients
+    /// resume or watch again).
+    pub fn lobby_restored(&mut self) {
+        self.lobby_restored = true;
+        for seat in &mut self.seats {
+            seat.stale_seqs = true;
+        }
+    }
+
+    /// Puts back a replayed game (`log` is the stored log it was replayed from;
+    /// `stored_deadline` the games table's copy). The player to act gets a fresh full
+    /// clock from `now` (R-CLOCK: nobody loses a throw because a server died or a room
+    /// moved, however little of the old clock was left, and every seat comes back
+    /// disconnected), announced by a new `turn` event (the returned effects store it
+    /// first); a stored deadline at least that far ahead is kept as it is.
+    pub fn restore_game(
+        &mut self,
+        id: Uuid,
+        log: &[LoggedEvent],
+        replayed: Replayed,
+        stored_deadline: Option<Ms>,
+        now: Ms,
+    ) -> (Restored, Vec<Effect>) {
+        let game = replayed.game;
+        // The game's own rule set (from its `game_started` position) is authoritative.
+        self.rules = *game.rules();
+        for seat in &mut self.seats {
+            if game.seat(seat.colour) != SeatStatus::Playing {
+                seat.abandoned = true;
+                seat.grace_until = None;
+            }
+        }
+        self.seq = replayed.seq;
+        self.history = self.frames(log, &replayed.positions);
+        self.game_id = Some(id);
+        self.game = Some(game);
+        if let Some(outcome) = game.outcome() {
+            self.status = RoomStatus::Finished;
+            self.deadline = None;
+            for seat in &mut self.seats {
+                seat.grace_until = None;
+            }
+            let end = persist::game_end(id, &self.code, self.seq, Vec::new(), &outcome, now);
+            let reason = persist::reason_text(&outcome);
+            let preset = self.settings.preset.clone();
+            self.obs
+                .game_finished(&self.code, id, &preset, reason, Some(outcome.winner));
+            return (
+                Restored::Over,
+                vec![Effect::Store(Write::End(Box::new(end)))],
+            );
+        }
+        self.status = RoomStatus::Playing;
+        // The last `turn` event is authoritative (it is written with the action); the
+        // games table's column is a convenience copy that may lag behind it.
+        let fresh = self.fresh_deadline(now);
+        match replayed.last_turn_deadline.or(stored_deadline) {
+            Some(ms) if ms >= fresh => {
+                self.deadline = Some(ms);
+                (Restored::Running, Vec::new())
+            }
+            _ => {
+                // Time the server was down (or the room had no owner) is not held against
+                // the player to act, nor is the time it takes them to reconnect: a fresh
+                // full clock, however much of the old one was left.
+                let d = fresh;
+                let turn = RoomEvent::Turn {
+                    colour: game.turn(),
+                    deadline_ms: d,
+                };
+                self.stage_events(EventsCommit {
+                    game: None,
+                    events: vec![turn],
+                    at_ms: now,
+                    deadline: Some(d),
+                    turn: false,
+                    action: None,
+                    thrown: false,
+                    then: Then::Nothing,
+                });
+                let mut effects = std::mem::take(&mut self.out);
+                effects.insert(
+                    0,
+                    Effect::Store(Write::SetDeadline {
+                        game_id: id,
+                        deadline_ms: Some(d),
+                    }),
+                );
+                (Restored::Running, effects)
+            }
+        }
+    }
+
+    /// The last `history_len` events of `log` as the frames sent for them: a positioned
+    /// event's frame carries the game `positions` (from [`replay`]) has for its seq, as the
+    /// live frame did; a log written before positioned events were marked has none.
+    fn frames(
+        &self,
+        log: &[LoggedEvent],
+        positions: &[(u64, parchis_engine::Game)],
+    ) -> VecDeque<(u64, std::sync::Arc<str>)> {
+        let skip = log.len().saturating_sub(self.history_len);
+        log[skip..]
+            .iter()
+            .map(|e| {
+                let after = positions
+                    .binary_search_by_key(&e.seq, |(seq, _)| *seq)
+                    .ok()
+                    .map(|i| &positions[i].1);
+                let frame = encode(&crate::frames::event_message(
+                    &self.code,
+                    e.seq,
+                    e.at_ms,
+                    e.event.clone(),
+                    after,
+                ));
+                (e.seq, frame)
+            })
+            .collect()
+    }
+}
