@@ -4,7 +4,7 @@
 //! so every child's window is the same.
 
 use crate::cli::{LoadArgs, Node, Shard};
-use crate::client::Net;
+use crate::ctx::Ctx;
 use crate::play::{room_task, DRAIN};
 use crate::procfs::{cpu_secs, Probe};
 use crate::report::Part;
@@ -15,44 +15,6 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 use tokio::sync::{watch, Semaphore};
 use tokio::time::{sleep_until, timeout, Instant};
-
-/// Settings and shared state every task needs.
-pub struct Ctx {
-    /// The run's settings.
-    pub args: LoadArgs,
-    /// The server nodes (`--url`), in order.
-    pub nodes: Vec<Node>,
-    /// Source addresses and open sockets.
-    pub net: Net,
-    /// Counters and histograms.
-    pub stats: Stats,
-    /// `true` once the play phase starts.
-    go: watch::Receiver<bool>,
-    /// End of the measured window (clients send nothing after it and close `DRAIN`
-    /// later); the window is the `--duration-secs` before it. `None` until every game has
-    /// started: the window is placed after that.
-    pub end: watch::Receiver<Option<Instant>>,
-}
-
-impl Ctx {
-    /// End of the measured window, once known.
-    pub fn end(&self) -> Option<Instant> {
-        *self.end.borrow()
-    }
-    /// Whether a command sent at `at` falls in the measured window.
-    pub fn measured(&self, at: Instant) -> bool {
-        let window = Duration::from_secs(self.args.duration_secs);
-        self.end().is_some_and(|end| at >= end - window)
-    }
-    /// Whether the play phase has begun.
-    pub fn playing(&self) -> bool {
-        *self.go.borrow()
-    }
-    /// A receiver that sees the play phase begin.
-    pub fn go(&self) -> watch::Receiver<bool> {
-        self.go.clone()
-    }
-}
 
 /// How a process moves between phases.
 pub enum Phases {
@@ -102,14 +64,7 @@ pub async fn run(
 ) -> Result<(Part, Option<Probe>), String> {
     let (go_tx, go_rx) = watch::channel(false);
     let (end_tx, end_rx) = watch::channel(None);
-    let ctx = Arc::new(Ctx {
-        net: Net::new(args.source_addrs.clone()),
-        args: args.clone(),
-        nodes,
-        stats: Stats::default(),
-        go: go_rx,
-        end: end_rx,
-    });
+    let ctx = Arc::new(Ctx::new(args.clone(), nodes, go_rx, end_rx));
     let stats = &ctx.stats;
     let setup_started = Instant::now();
     let sem = Arc::new(Semaphore::new(args.setup_concurrency.max(1)));

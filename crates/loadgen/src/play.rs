@@ -9,10 +9,10 @@
 
 use crate::client::{next_json, next_text, seq_of, Client, Frame};
 use crate::idle;
-use crate::load::Ctx;
+use crate::ctx::Ctx;
 use crate::report::Hop;
 use crate::rng::{Placement, Rng};
-use crate::start::{self, AfterRefusal};
+use crate::start::{self, AfterRefusal, FIRST_ACTION_REQ};
 use futures_util::SinkExt;
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
@@ -22,9 +22,6 @@ use tokio::sync::Semaphore;
 use tokio::time::{sleep_until, timeout, Instant};
 use tokio_tungstenite::tungstenite::Message;
 
-/// First `req` of a `roll`/`play` command on a connection (1 was `join`, the `start`
-/// attempts are below it: [`crate::start::START_REQ`]).
-pub const FIRST_ACTION_REQ: u64 = 100;
 /// How long clients keep reading (sending nothing) after the measured window, before they
 /// close: the answers to the last commands arrive before the closing storm.
 pub const DRAIN: Duration = Duration::from_secs(1);

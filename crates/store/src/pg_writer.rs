@@ -8,7 +8,6 @@ use sqlx::Postgres;
 use uuid::Uuid;
 
 use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
-use crate::pg_lease;
 use crate::types::EventRecord;
 use crate::writer::{Backend, WriteOp};
 
@@ -248,10 +247,18 @@ impl Backend for PgBackend {
         Ok(rows.into_iter().map(|(_, last)| last).collect())
     }
 
+    /// `FOR KEY SHARE`, in `room_code` order: the writer's fence check (lock modes:
+    /// `crate::pg_lease`'s module docs).
     async fn lock_leases(
         conn: &mut PgConnection,
         rooms: &[String],
     ) -> Result<Vec<(String, String, i64)>> {
-        pg_lease::lock_leases(conn, rooms).await
+        Ok(sqlx::query_as(
+            "SELECT room_code, owner, epoch FROM room_leases WHERE room_code = ANY($1::text[]) \
+             ORDER BY room_code FOR KEY SHARE",
+        )
+        .bind(rooms)
+        .fetch_all(&mut *conn)
+        .await?)
     }
 }
