@@ -18,6 +18,7 @@ pub(crate) struct PgBackend;
 impl Backend for PgBackend {
     type Db = Postgres;
 
+    // Over 80 lines: one match arm per write operation, each one statement: the backend's SQL dialect in one place.
     async fn apply(conn: &mut PgConnection, op: &WriteOp) -> Result<bool> {
         match op {
             // The writer checks fences itself, against the rows `lock_leases` locked.
