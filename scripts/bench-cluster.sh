@@ -18,9 +18,9 @@
 #   WARMUP [5] DURATION [30]  seconds
 #   KILLS [20]         failover rounds
 #   PGURL [postgres://postgres@127.0.0.1:5432]   PostgreSQL server (trust auth)
-#   DB [wt13e_bench]   database, dropped and created for each run
+#   DB [parchis_bench]  database, dropped and created for each run
 #   NATS [nats://127.0.0.1:4222]
-#   PREFIX [wt13e-bench-$$]   NATS subject prefix (--cluster): your own on a shared NATS
+#   PREFIX [parchis-bench-$$]   NATS subject prefix (--cluster): your own on a shared NATS
 #   BASE_PORT [18401]  node i listens on BASE_PORT + i
 #   OUT [bench-out]    reports (JSON), node logs, and each node's /metrics at the end of
 #                      the measured window (STAMP-metrics-window/node-I.prom, saved by the
@@ -34,9 +34,11 @@
 #                      the run (e.g. -10, as root: other work on a shared machine yields
 #                      to the run; PostgreSQL goes back to 0 after it; say so next to the
 #                      figures)
+#   LOCK [none]        a lock file (e.g. ${TMPDIR:-/tmp}/parchis-load.lock): when set, the
+#                      run holds it with flock, so runs sharing it go one at a time
 #
-# Every run holds /work/coord/load.lock (one load run at a time on a shared machine) when
-# that file's directory exists, and prints `uptime` before and after next to the report.
+# Works from any checkout (paths are relative to the repository the script is in).
+# Every run prints `uptime` before and after next to the report.
 set -euo pipefail
 
 mode=${1:?usage: $0 single|cluster|failover [ROOMS]}
@@ -49,19 +51,19 @@ WARMUP=${WARMUP:-5}
 DURATION=${DURATION:-30}
 KILLS=${KILLS:-20}
 PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432}
-DB=${DB:-wt13e_bench}
+DB=${DB:-parchis_bench}
 NATS=${NATS:-nats://127.0.0.1:4222}
-PREFIX=${PREFIX:-wt13e-bench-$$}
+PREFIX=${PREFIX:-parchis-bench-$$}
 BASE_PORT=${BASE_PORT:-18401}
 OUT=${OUT:-bench-out}
 PIN=${PIN:-0}
 NICE=${NICE:-0}
-LOCK=/work/coord/load.lock
+LOCK=${LOCK:-}
 
-cd "$(dirname "$0")/.."
-if [[ -d $(dirname "$LOCK") && -z ${BENCH_LOCKED:-} ]]; then
+if [[ -n $LOCK && -z ${BENCH_LOCKED:-} ]]; then
   exec env BENCH_LOCKED=1 flock "$LOCK" "$0" "$@"
 fi
+cd "$(dirname "$0")/.."
 if [[ ${NO_BUILD:-0} != 1 ]]; then
   cargo build --release -p parchis-server -p parchis-loadgen
 fi

@@ -5,18 +5,22 @@
 # after. The per-address limits are raised so the run is short; the per-hour figures at
 # the default limits are computed from the bytes per game in BENCHMARKS.md.
 #
-#   scripts/bot-growth.sh [GAMES] [PG_DB]      (defaults: 200, wt14growth)
+#   scripts/bot-growth.sh [GAMES] [PG_DB]      (defaults: 200, parchis_growth)
 #
 # Needs: a release build (cargo build --release -p parchis-server -p parchis-loadgen
-# --example bot_growth), PostgreSQL on 127.0.0.1:5432 (trust auth), curl. Holds
-# /work/coord/load.lock while the load runs when that file exists.
+# --example bot_growth), PostgreSQL on 127.0.0.1:5432 (trust auth), curl. Works from any
+# checkout (the binaries are the ones of the repository the script is in). Environment:
+# PORT [18090] (the server's), LOCK [none] (a lock file, e.g.
+# ${TMPDIR:-/tmp}/parchis-load.lock, held with flock for the run when set).
 set -euo pipefail
-if [ -z "${BOT_GROWTH_LOCKED:-}" ] && [ -e /work/coord/load.lock ]; then
-    BOT_GROWTH_LOCKED=1 exec flock /work/coord/load.lock "$0" "$@"
+LOCK=${LOCK:-}
+if [ -n "$LOCK" ] && [ -z "${BOT_GROWTH_LOCKED:-}" ]; then
+    BOT_GROWTH_LOCKED=1 exec flock "$LOCK" "$0" "$@"
 fi
+cd "$(dirname "$0")/.."
 GAMES=${1:-200}
-PG_DB=${2:-wt14growth}
-PORT=18090
+PG_DB=${2:-parchis_growth}
+PORT=${PORT:-18090}
 BIN=./target/release/parchis-server
 GEN=./target/release/examples/bot_growth
 LIMITS=(--room-creations-per-minute 1000000 --max-bot-rooms-per-address 1000

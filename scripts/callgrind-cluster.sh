@@ -13,25 +13,26 @@
 # /metrics around the window are there too, but on a loaded machine the callgrind_control
 # calls take seconds and that count covers more than the windows: docs/BENCHMARKS.md,
 # "CPU per action"). Build first: `cargo build --profile profiling -p parchis-server -p
-# parchis-loadgen`. Environment: BIN [target/profiling], DB [wt5_prof, dropped and
+# parchis-loadgen`. Environment: BIN [target/profiling], DB [parchis_prof, dropped and
 # created], PG [postgres://postgres@127.0.0.1:5432], NATS [nats://127.0.0.1:4222],
-# PREFIX [wt5cg$$] (NATS subject prefix), BASE [18551] (node i on BASE + i). Leases
+# PREFIX [parchis-cg-$$] (NATS subject prefix), BASE [18551] (node i on BASE + i), LOCK
+# [none] (a lock file, e.g. ${TMPDIR:-/tmp}/parchis-load.lock, held with flock for the
+# run when set). Relative paths (BIN, OUTDIR) are from the repository root. Leases
 # are 20 s (callgrind slows the nodes many times). The actions file also has the link
 # messages the owners published to edges and the P.edge messages carrying them, counted
 # around the window like the actions.
-# Holds /work/coord/load.lock when that directory exists.
 set -euo pipefail
 mode=${1:?usage: $0 single|cluster ROOMS SECS OUTDIR} rooms=$2 secs=$3 out=$4
-cd "$(dirname "$0")/.."
-LOCK=/work/coord/load.lock
-if [[ -d $(dirname "$LOCK") && -z ${BENCH_LOCKED:-} ]]; then
+LOCK=${LOCK:-}
+if [[ -n $LOCK && -z ${BENCH_LOCKED:-} ]]; then
   exec env BENCH_LOCKED=1 flock "$LOCK" "$0" "$@"
 fi
+cd "$(dirname "$0")/.."
 BIN=${BIN:-target/profiling}
 NATS=${NATS:-nats://127.0.0.1:4222}
-DB=${DB:-wt5_prof}
+DB=${DB:-parchis_prof}
 PG=${PG:-postgres://postgres@127.0.0.1:5432}
-PREFIX=${PREFIX:-wt5cg$$}
+PREFIX=${PREFIX:-parchis-cg-$$}
 BASE=${BASE:-18551}
 mkdir -p "$out"
 psql "$PG/postgres" -qAt -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null

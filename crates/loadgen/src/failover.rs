@@ -523,7 +523,9 @@ mod tests {
 
     #[test]
     fn only_local_services() {
-        assert!(loopback_host("postgres://postgres@127.0.0.1:5432/wt13e"));
+        assert!(loopback_host(
+            "postgres://postgres@127.0.0.1:5432/parchis_bench"
+        ));
         assert!(loopback_host("postgres://u:p@localhost/db"));
         assert!(loopback_host("nats://127.0.0.1:4222"));
         assert!(loopback_host("nats://127.1.2.3"));

@@ -4,7 +4,7 @@
 //! so every child's window is the same.
 
 use crate::cli::{LoadArgs, Node, Shard};
-use crate::client::Net;
+use crate::ctx::Ctx;
 use crate::play::{room_task, DRAIN};
 use crate::procfs::{cpu_secs, Probe};
 use crate::report::Part;
@@ -15,44 +15,6 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 use tokio::sync::{watch, Semaphore};
 use tokio::time::{sleep_until, timeout, Instant};
-
-/// Settings and shared state every task needs.
-pub struct Ctx {
-    /// The run's settings.
-    pub args: LoadArgs,
-    /// The server nodes (`--url`), in order.
-    pub nodes: Vec<Node>,
-    /// Source addresses and open sockets.
-    pub net: Net,
-    /// Counters and histograms.
-    pub stats: Stats,
-    /// `true` once the play phase starts.
-    go: watch::Receiver<bool>,
-    /// End of the measured window (clients send nothing after it and close `DRAIN`
-    /// later); the window is the `--duration-secs` before it. `None` until every game has
-    /// started: the window is placed after that.
-    pub end: watch::Receiver<Option<Instant>>,
-}
-
-impl Ctx {
-    /// End of the measured window, once known.
-    pub fn end(&self) -> Option<Instant> {
-        *self.end.borrow()
-    }
-    /// Whether a command sent at `at` falls in the measured window.
-    pub fn measured(&self, at: Instant) -> bool {
-        let window = Duration::from_secs(self.args.duration_secs);
-        self.end().is_some_and(|end| at >= end - window)
-    }
-    /// Whether the play phase has begun.
-    pub fn playing(&self) -> bool {
-        *self.go.borrow()
-    }
-    /// A receiver that sees the play phase begin.
-    pub fn go(&self) -> watch::Receiver<bool> {
-        self.go.clone()
-    }
-}
 
 /// How a process moves between phases.
 pub enum Phases {
@@ -93,6 +55,7 @@ impl Phases {
 }
 
 /// Runs this process's share of the rooms; `probe` samples the servers (alone only).
+// Over 80 lines: the phases in order, each a few lines around a helper, and the report part built from their figures.
 pub async fn run(
     args: LoadArgs,
     nodes: Vec<Node>,
@@ -102,14 +65,7 @@ pub async fn run(
 ) -> Result<(Part, Option<Probe>), String> {
     let (go_tx, go_rx) = watch::channel(false);
     let (end_tx, end_rx) = watch::channel(None);
-    let ctx = Arc::new(Ctx {
-        net: Net::new(args.source_addrs.clone()),
-        args: args.clone(),
-        nodes,
-        stats: Stats::default(),
-        go: go_rx,
-        end: end_rx,
-    });
+    let ctx = Arc::new(Ctx::new(args.clone(), nodes, go_rx, end_rx));
     let stats = &ctx.stats;
     let setup_started = Instant::now();
     let sem = Arc::new(Semaphore::new(args.setup_concurrency.max(1)));
@@ -120,13 +76,7 @@ pub async fn run(
     }
     // Setup phase: wait until every room is ready or failed, or the timeout.
     let setup_deadline = setup_started + Duration::from_secs(args.setup_timeout_secs);
-    loop {
-        let done = Stats::get(&stats.rooms_ready) + Stats::get(&stats.setups_failed);
-        if done as usize >= mine.len() || Instant::now() >= setup_deadline {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_setup(stats, mine.len(), setup_deadline).await;
     let setup_secs = setup_started.elapsed().as_secs_f64();
     let rooms_ready = Stats::get(&stats.rooms_ready);
     let idle_connections = ctx.net.open();
@@ -142,12 +92,7 @@ pub async fn run(
     let go = Instant::now();
     let _ = go_tx.send(true);
     let starts_deadline = go + Duration::from_secs(args.setup_timeout_secs);
-    let settled = || Stats::get(&stats.games_started) + Stats::get(&stats.starts_failed);
-    // Gives up at the setup timeout (the report's `games_started` then falls short of
-    // `rooms_ready`) and opens the window all the same.
-    while settled() < rooms_ready && Instant::now() < starts_deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_starts(stats, rooms_ready, starts_deadline).await;
     let starts_secs = go.elapsed().as_secs_f64();
     let games_started = Stats::get(&stats.games_started);
     phases
@@ -161,21 +106,7 @@ pub async fn run(
         p.window_start();
     }
     let own_cpu_start = cpu_secs(std::process::id());
-    // Last samples taken while every client is still playing (just before `end`).
-    let mut open_at_end = ctx.net.open();
-    let mut open_min = open_at_end;
-    loop {
-        let next = Instant::now() + Duration::from_millis(500);
-        if next + Duration::from_millis(100) >= end {
-            break;
-        }
-        sleep_until(next).await;
-        open_at_end = ctx.net.open();
-        open_min = open_min.min(open_at_end);
-        if let Some(p) = probe.as_mut() {
-            p.tick();
-        }
-    }
+    let (open_at_end, open_min) = sample_window(&ctx, end, probe.as_mut()).await;
     sleep_until(end).await;
     let own_cpu_end = cpu_secs(std::process::id());
     if let Some(p) = probe.as_mut() {
@@ -222,4 +153,46 @@ pub async fn run(
         latency,
     };
     Ok((part, probe))
+}
+
+/// Setup phase: waits until each of the `rooms` is ready or failed, or `deadline`.
+async fn wait_setup(stats: &Stats, rooms: usize, deadline: Instant) {
+    loop {
+        let done = Stats::get(&stats.rooms_ready) + Stats::get(&stats.setups_failed);
+        if done as usize >= rooms || Instant::now() >= deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Starts phase: waits until each of the `rooms_ready` games has started or will not.
+/// Gives up at `deadline` (the report's `games_started` then falls short of
+/// `rooms_ready`) and opens the window all the same.
+async fn wait_starts(stats: &Stats, rooms_ready: u64, deadline: Instant) {
+    let settled = || Stats::get(&stats.games_started) + Stats::get(&stats.starts_failed);
+    while settled() < rooms_ready && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The measured window until just before `end`: the open sockets every 500 ms and the
+/// servers' samples (`probe`). Returns the sockets open at the last sample (taken while
+/// every client is still playing) and the fewest seen.
+async fn sample_window(ctx: &Ctx, end: Instant, mut probe: Option<&mut Probe>) -> (i64, i64) {
+    let mut open_at_end = ctx.net.open();
+    let mut open_min = open_at_end;
+    loop {
+        let next = Instant::now() + Duration::from_millis(500);
+        if next + Duration::from_millis(100) >= end {
+            break;
+        }
+        sleep_until(next).await;
+        open_at_end = ctx.net.open();
+        open_min = open_min.min(open_at_end);
+        if let Some(p) = probe.as_mut() {
+            p.tick();
+        }
+    }
+    (open_at_end, open_min)
 }

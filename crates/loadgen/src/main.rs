@@ -44,13 +44,14 @@
 //! Modules: `cli` (arguments), `client` (HTTP/WebSocket client), `rng` (seeded draws,
 //! placement of rooms and clients on nodes), `play` (one room's games), `idle` (a set-up
 //! room's sockets read until the play phase), `start` (when the creator starts and what
-//! a refusal of it means), `scrape` (`--metrics-dir`), `load` (the
-//! phases of one process), `multi` (`--processes`), `report` (mergeable parts,
-//! histograms, the JSON report), `procfs` (server samples), `failover` (the
-//! subcommand).
+//! a refusal of it means, and the `req` numbers), `scrape` (`--metrics-dir`), `ctx` (what
+//! the tasks of one process share), `load` (the phases of one process), `multi`
+//! (`--processes`), `report` (mergeable parts, histograms, the JSON report), `procfs`
+//! (server samples), `failover` (the subcommand).
 
 mod cli;
 mod client;
+mod ctx;
 mod failover;
 mod idle;
 mod load;

@@ -107,6 +107,7 @@ async fn tell(kids: &mut [Kid], line: &str) -> Result<(), String> {
 }
 
 /// Runs the children and merges their parts; `probe` samples the servers.
+// Over 80 lines: the parent's side of the child protocol, one phase after the other, in order.
 pub async fn run(
     args: &LoadArgs,
     mut probe: Option<Probe>,

@@ -3,16 +3,15 @@
 //!
 //! `play` is one client's state machine over a `select!` of its socket, the think-time
 //! timer (and the creator's `start` attempts, `crate::start`) and the end of the window;
-//! it is longer than 80 lines because its branches share that state (the pending command,
-//! the one in flight, the last one sent, the start), and splitting them would pass all of
-//! it around.
+//! the state its branches share (the pending command, the one in flight, the last one
+//! sent, the start) is a `Player`, and each branch one of its methods.
 
 use crate::client::{next_json, next_text, seq_of, Client, Frame};
+use crate::ctx::Ctx;
 use crate::idle;
-use crate::load::Ctx;
 use crate::report::Hop;
 use crate::rng::{Placement, Rng};
-use crate::start::{self, AfterRefusal};
+use crate::start::{self, AfterRefusal, FIRST_ACTION_REQ};
 use futures_util::SinkExt;
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
@@ -22,9 +21,6 @@ use tokio::sync::Semaphore;
 use tokio::time::{sleep_until, timeout, Instant};
 use tokio_tungstenite::tungstenite::Message;
 
-/// First `req` of a `roll`/`play` command on a connection (1 was `join`, the `start`
-/// attempts are below it: [`crate::start::START_REQ`]).
-pub const FIRST_ACTION_REQ: u64 = 100;
 /// How long clients keep reading (sending nothing) after the measured window, before they
 /// close: the answers to the last commands arrive before the closing storm.
 pub const DRAIN: Duration = Duration::from_secs(1);
@@ -64,6 +60,33 @@ enum Ended {
     Failed,
 }
 
+/// One client's state while it plays: its socket, its draws, and the commands pending, in
+/// flight and last sent. `play` runs the loop; the methods are its branches.
+struct Player<'a> {
+    ctx: &'a Ctx,
+    code: &'a str,
+    c: Client,
+    rng: Rng,
+    hop: Hop,
+    creator: bool,
+    /// This room's first game, whose `start` counts towards the starts phase.
+    first_game: bool,
+    think: Duration,
+    jitter: f64,
+    /// The `req` of the last `roll`/`play` sent.
+    req: u64,
+    start: Start,
+    /// The `seq` of the last `your_turn` acted on.
+    acted_seq: Option<u64>,
+    /// (deadline to send, message to send, seq it was decided on)
+    pending: Option<(Instant, Value, u64)>,
+    /// (req, seq at send, sent at)
+    inflight: Option<(u64, u64, Instant)>,
+    /// The last roll/play sent: its `ok` counts if it was sent in the measured window, and
+    /// it is sent again if refused as `rate_limited`.
+    last: Option<LastCommand>,
+}
+
 /// Plays one client until the game ends or the play phase is over.
 ///
 /// `room`: its number in the run (the creator's start slot, `--start-rate`);
@@ -72,7 +95,7 @@ enum Ended {
 async fn play(
     ctx: &Ctx,
     code: &str,
-    mut c: Client,
+    c: Client,
     mut rng: Rng,
     hop: Hop,
     creator: bool,
@@ -81,10 +104,9 @@ async fn play(
 ) -> Ended {
     let think = Duration::from_millis(ctx.args.think_ms);
     let jitter = ctx.args.think_jitter;
-    let mut req: u64 = FIRST_ACTION_REQ - 1;
     // The creator's start waits for its slot inside this loop, reading the socket (the
     // server's pings are answered only while it is read).
-    let mut start = Start {
+    let start = Start {
         at: creator.then(|| {
             let wait = start::delay(room, ctx.args.start_rate, think, jitter, rng.unit());
             Instant::now() + wait
@@ -92,190 +114,277 @@ async fn play(
         attempts: 0,
         settled: !creator,
     };
-    let mut acted_seq: Option<u64> = None;
-    // (deadline to send, message to send, seq it was decided on)
-    let mut pending: Option<(Instant, Value, u64)> = None;
-    // (req, seq at send, sent at)
-    let mut inflight: Option<(u64, u64, Instant)> = None;
-    // The last roll/play sent: its `ok` counts if it was sent in the measured window, and
-    // it is sent again if refused as `rate_limited`.
-    let mut last: Option<LastCommand> = None;
+    let mut p = Player {
+        ctx,
+        code,
+        c,
+        rng,
+        hop,
+        creator,
+        first_game,
+        think,
+        jitter,
+        req: FIRST_ACTION_REQ - 1,
+        start,
+        acted_seq: None,
+        pending: None,
+        inflight: None,
+        last: None,
+    };
     // The end of the window is fixed once every game has started (see `run`); until then
     // the loop also wakes when it is set.
     let mut end_rx = ctx.end.clone();
     let unset_end = Instant::now() + Duration::from_secs(86_400);
-    let result = 'outer: loop {
+    let result = loop {
         let end_known = *end_rx.borrow_and_update();
         let end = end_known.unwrap_or(unset_end);
-        // After `end` nothing is sent; the connection stays open until `end + DRAIN` so
-        // the commands still in flight are answered under the same load, not during the
-        // storm of 30,000 connections closing at once.
-        let due = [pending.as_ref().map(|p| p.0), start.at]
+        let wake = p.wake(end);
+        let ended = tokio::select! {
+            Ok(()) = end_rx.changed(), if end_known.is_none() => None,
+            frame = next_text(&mut p.c.ws) => match frame {
+                Some(text) => p.on_frame(text.as_str()),
+                None => {
+                    ctx.stats.error("connection_lost");
+                    Some(Ended::Failed)
+                }
+            },
+            _ = sleep_until(wake) => p.on_timer(end).await,
+        };
+        if let Some(ended) = ended {
+            break ended;
+        }
+    };
+    p.finish().await;
+    result
+}
+
+impl Player<'_> {
+    /// When the loop must wake if no frame comes: the next send due, else the end of the
+    /// window. After `end` nothing is sent; the connection stays open until `end + DRAIN`
+    /// so the commands still in flight are answered under the same load, not during the
+    /// storm of 30,000 connections closing at once.
+    fn wake(&self, end: Instant) -> Instant {
+        let due = [self.pending.as_ref().map(|p| p.0), self.start.at]
             .into_iter()
             .flatten()
             .min();
-        let wake = match due {
+        match due {
             _ if Instant::now() >= end => end + DRAIN,
             Some(at) => at.min(end),
             None => end,
+        }
+    }
+
+    /// One frame read from the socket; `Some` ends the loop.
+    fn on_frame(&mut self, text: &str) -> Option<Ended> {
+        let Some(mut v) = Frame::parse(text) else {
+            self.ctx.stats.error("unreadable_frame");
+            return None;
         };
-        tokio::select! {
-            Ok(()) = end_rx.changed(), if end_known.is_none() => {}
-            frame = next_text(&mut c.ws) => {
-                let Some(text) = frame else {
-                    ctx.stats.error("connection_lost");
-                    break Ended::Failed;
-                };
-                let Some(mut v) = Frame::parse(text.as_str()) else {
-                    ctx.stats.error("unreadable_frame");
-                    continue;
-                };
-                let seq = v.seq;
-                match v.kind.as_ref() {
-                    "event" => {
-                        c.seq = c.seq.max(seq);
-                        if let Some((_, sent_seq, at)) = inflight {
-                            if seq > sent_seq {
-                                if ctx.measured(at) {
-                                    ctx.stats.record(at.elapsed().as_micros() as u64, hop);
-                                }
-                                inflight = None;
-                            }
-                        }
-                        if v.is_game_won() {
-                            ctx.stats.games_finished.fetch_add(u64::from(creator), Ordering::Relaxed);
-                            break 'outer Ended::GameOver;
-                        }
-                    }
-                    "ok" => {
-                        c.seq = c.seq.max(seq);
-                        let req = v.req;
-                        if req.is_some_and(|r| r >= FIRST_ACTION_REQ) {
-                            if last.as_ref().is_some_and(|l| req == Some(l.req) && ctx.measured(l.at)) {
-                                ctx.stats.actions.fetch_add(1, Ordering::Relaxed);
-                            }
-                        } else if req.is_some_and(start::is_start_req) && !start.settled {
-                            start.settled = true;
-                            if first_game {
-                                ctx.stats.games_started.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
-                    }
-                    "error" => {
-                        let code = v.code.as_deref().unwrap_or("unknown");
-                        inflight = None;
-                        let req = v.req;
-                        if req.is_some_and(start::is_start_req) {
-                            ctx.stats.error(&format!("start_{code}"));
-                            if start.settled {
-                                continue;
-                            }
-                            match start::after_refusal(code, start.attempts) {
-                                AfterRefusal::Retry(wait) => start.at = Some(Instant::now() + wait),
-                                AfterRefusal::Started => {
-                                    start.settled = true;
-                                    if first_game {
-                                        ctx.stats.games_started.fetch_add(1, Ordering::Relaxed);
-                                    }
-                                }
-                                AfterRefusal::GiveUp => {
-                                    // This room will not play; the starts phase stops
-                                    // waiting for it.
-                                    start.settled = true;
-                                    if first_game {
-                                        ctx.stats.starts_failed.fetch_add(1, Ordering::Relaxed);
-                                    }
-                                }
-                            }
-                            continue;
-                        }
-                        ctx.stats.error(code);
-                        if code == "rate_limited" {
-                            // Refused before the room saw it: the turn is still ours, and
-                            // no new your_turn will come. Send it again a little later.
-                            if let Some(l) = last.take() {
-                                pending = Some((Instant::now() + RATE_LIMIT_RETRY, l.msg, l.seq));
-                            }
-                        } else {
-                            // Decide again on the next your_turn.
-                            acted_seq = None;
-                        }
-                    }
-                    "your_turn" => {
-                        c.seq = c.seq.max(seq);
-                        if acted_seq == Some(seq) {
-                            continue;
-                        }
-                        let msg = if v.must_roll {
-                            json!({"type": "roll", "room": code, "seq": seq})
-                        } else if v.legal.is_empty() {
-                            ctx.stats.error("empty_legal");
-                            continue;
-                        } else {
-                            let a = v.legal.swap_remove(rng.below(v.legal.len()));
-                            json!({"type": "play", "room": code, "seq": seq, "action": a})
-                        };
-                        pending = Some((Instant::now() + rng.think(think, jitter), msg, seq));
-                    }
-                    "closing" => {
-                        ctx.stats.error("closing");
-                        break Ended::Failed;
-                    }
-                    _ => {}
-                }
+        match v.kind.as_ref() {
+            "event" => return self.on_event(&v),
+            "ok" => self.on_ok(&v),
+            "error" => self.on_error(&v),
+            "your_turn" => self.on_your_turn(&mut v),
+            "closing" => {
+                self.ctx.stats.error("closing");
+                return Some(Ended::Failed);
             }
-            _ = sleep_until(wake) => {
-                let now = Instant::now();
-                if now >= end + DRAIN {
-                    break Ended::TimeUp;
+            _ => {}
+        }
+        None
+    }
+
+    /// An `event`: answers the command in flight (its latency) once its `seq` is passed;
+    /// a won game ends the loop.
+    fn on_event(&mut self, v: &Frame) -> Option<Ended> {
+        let seq = v.seq;
+        self.c.seq = self.c.seq.max(seq);
+        if let Some((_, sent_seq, at)) = self.inflight {
+            if seq > sent_seq {
+                if self.ctx.measured(at) {
+                    self.ctx
+                        .stats
+                        .record(at.elapsed().as_micros() as u64, self.hop);
                 }
-                if now >= end {
-                    if start.at.is_some() {
-                        // A game of a room that came back after the window: not started.
-                        break Ended::TimeUp;
-                    }
-                    continue;
-                }
-                if start.at.is_some_and(|at| now >= at) {
-                    start.at = None;
-                    start.attempts += 1;
-                    let req = start::START_REQ + start.attempts - 1;
-                    let msg = json!({"type": "start", "req": req, "room": code, "seq": c.seq});
-                    if c.ws.send(Message::text(msg.to_string())).await.is_err() {
-                        ctx.stats.error("send_failed");
-                        break Ended::Failed;
-                    }
-                }
-                if pending.as_ref().is_some_and(|p| now >= p.0) {
-                    let Some((_, mut msg, seq)) = pending.take() else {
-                        continue;
-                    };
-                    req += 1;
-                    msg["req"] = json!(req);
-                    acted_seq = Some(seq);
-                    let now = Instant::now();
-                    inflight = Some((req, seq, now));
-                    last = Some(LastCommand { req, at: now, msg: msg.clone(), seq });
-                    if ctx.measured(now) {
-                        ctx.stats.sent.fetch_add(1, Ordering::Relaxed);
-                    }
-                    if c.ws.send(Message::text(msg.to_string())).await.is_err() {
-                        ctx.stats.error("send_failed");
-                        break Ended::Failed;
-                    }
+                self.inflight = None;
+            }
+        }
+        if v.is_game_won() {
+            self.ctx
+                .stats
+                .games_finished
+                .fetch_add(u64::from(self.creator), Ordering::Relaxed);
+            return Some(Ended::GameOver);
+        }
+        None
+    }
+
+    /// An `ok`: of the last action (counted if sent in the window), or of the `start`.
+    fn on_ok(&mut self, v: &Frame) {
+        self.c.seq = self.c.seq.max(v.seq);
+        let req = v.req;
+        if req.is_some_and(|r| r >= FIRST_ACTION_REQ) {
+            if self
+                .last
+                .as_ref()
+                .is_some_and(|l| req == Some(l.req) && self.ctx.measured(l.at))
+            {
+                self.ctx.stats.actions.fetch_add(1, Ordering::Relaxed);
+            }
+        } else if req.is_some_and(start::is_start_req) && !self.start.settled {
+            self.start_settled();
+        }
+    }
+
+    /// The game is known to run: the start is answered (counted for a first game).
+    fn start_settled(&mut self) {
+        self.start.settled = true;
+        if self.first_game {
+            self.ctx.stats.games_started.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// An `error`: of the `start` (retried, taken as started, or given up), or of an
+    /// action (sent again after `rate_limited`, else decided again on the next turn).
+    fn on_error(&mut self, v: &Frame) {
+        let code = v.code.as_deref().unwrap_or("unknown");
+        self.inflight = None;
+        if v.req.is_some_and(start::is_start_req) {
+            self.on_start_refused(code);
+            return;
+        }
+        self.ctx.stats.error(code);
+        if code == "rate_limited" {
+            // Refused before the room saw it: the turn is still ours, and no new
+            // your_turn will come. Send it again a little later.
+            if let Some(l) = self.last.take() {
+                self.pending = Some((Instant::now() + RATE_LIMIT_RETRY, l.msg, l.seq));
+            }
+        } else {
+            // Decide again on the next your_turn.
+            self.acted_seq = None;
+        }
+    }
+
+    /// The creator's `start` refused with `code`.
+    fn on_start_refused(&mut self, code: &str) {
+        self.ctx.stats.error(&format!("start_{code}"));
+        if self.start.settled {
+            return;
+        }
+        match start::after_refusal(code, self.start.attempts) {
+            AfterRefusal::Retry(wait) => self.start.at = Some(Instant::now() + wait),
+            AfterRefusal::Started => self.start_settled(),
+            AfterRefusal::GiveUp => {
+                // This room will not play; the starts phase stops waiting for it.
+                self.start.settled = true;
+                if self.first_game {
+                    self.ctx.stats.starts_failed.fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
-    };
-    if !start.settled && first_game {
-        // The socket went (or the window ended) before the start was answered: the
-        // starts phase must not wait for this room until its timeout.
-        ctx.stats.error("start_unanswered");
-        ctx.stats.starts_failed.fetch_add(1, Ordering::Relaxed);
     }
-    let _ = c.ws.close(None).await;
-    ctx.net.closed();
-    result
+
+    /// A `your_turn`: decides the answer (`roll`, or a random legal action), sent after a
+    /// think time.
+    fn on_your_turn(&mut self, v: &mut Frame) {
+        let seq = v.seq;
+        self.c.seq = self.c.seq.max(seq);
+        if self.acted_seq == Some(seq) {
+            return;
+        }
+        let code = self.code;
+        let msg = if v.must_roll {
+            json!({"type": "roll", "room": code, "seq": seq})
+        } else if v.legal.is_empty() {
+            self.ctx.stats.error("empty_legal");
+            return;
+        } else {
+            let a = v.legal.swap_remove(self.rng.below(v.legal.len()));
+            json!({"type": "play", "room": code, "seq": seq, "action": a})
+        };
+        let at = Instant::now() + self.rng.think(self.think, self.jitter);
+        self.pending = Some((at, msg, seq));
+    }
+
+    /// The timer: ends the loop after the drain, else sends the `start` and the pending
+    /// command when due (nothing after `end`).
+    async fn on_timer(&mut self, end: Instant) -> Option<Ended> {
+        let now = Instant::now();
+        if now >= end + DRAIN {
+            return Some(Ended::TimeUp);
+        }
+        if now >= end {
+            // A game of a room that came back after the window: not started.
+            return self.start.at.is_some().then_some(Ended::TimeUp);
+        }
+        if self.start.at.is_some_and(|at| now >= at) {
+            self.start.at = None;
+            self.start.attempts += 1;
+            let req = start::START_REQ + self.start.attempts - 1;
+            let msg = json!({"type": "start", "req": req, "room": self.code, "seq": self.c.seq});
+            if !self.send(&msg).await {
+                return Some(Ended::Failed);
+            }
+        }
+        if self.pending.as_ref().is_some_and(|p| now >= p.0) {
+            return self.send_pending().await;
+        }
+        None
+    }
+
+    /// Sends the pending `roll`/`play` with the next `req`.
+    async fn send_pending(&mut self) -> Option<Ended> {
+        let (_, mut msg, seq) = self.pending.take()?;
+        self.req += 1;
+        let req = self.req;
+        msg["req"] = json!(req);
+        self.acted_seq = Some(seq);
+        let now = Instant::now();
+        self.inflight = Some((req, seq, now));
+        self.last = Some(LastCommand {
+            req,
+            at: now,
+            msg: msg.clone(),
+            seq,
+        });
+        if self.ctx.measured(now) {
+            self.ctx.stats.sent.fetch_add(1, Ordering::Relaxed);
+        }
+        if !self.send(&msg).await {
+            return Some(Ended::Failed);
+        }
+        None
+    }
+
+    /// Writes `msg`; `false` (counted) when the socket refuses it.
+    async fn send(&mut self, msg: &Value) -> bool {
+        if self
+            .c
+            .ws
+            .send(Message::text(msg.to_string()))
+            .await
+            .is_err()
+        {
+            self.ctx.stats.error("send_failed");
+            return false;
+        }
+        true
+    }
+
+    /// After the loop: a start never answered no longer holds up the starts phase; the
+    /// socket is closed.
+    async fn finish(&mut self) {
+        if !self.start.settled && self.first_game {
+            // The socket went (or the window ended) before the start was answered: the
+            // starts phase must not wait for this room until its timeout.
+            self.ctx.stats.error("start_unanswered");
+            self.ctx.stats.starts_failed.fetch_add(1, Ordering::Relaxed);
+        }
+        let _ = self.c.ws.close(None).await;
+        self.ctx.net.closed();
+    }
 }
 
 /// Closes every client of an unfinished setup.

@@ -5,6 +5,9 @@
 
 use std::time::Duration;
 
+/// First `req` of a `roll`/`play` command on a connection (1 was `join`, the `start`
+/// attempts are below it: [`START_REQ`]).
+pub const FIRST_ACTION_REQ: u64 = 100;
 /// `req` of a room's first `start` (1 was the creator's `join`); the attempts after it
 /// take the next numbers, since the server refuses a `req` seen before on a connection.
 pub const START_REQ: u64 = 2;
@@ -16,7 +19,7 @@ pub const START_ATTEMPTS: u64 = 30;
 pub const START_RETRY: Duration = Duration::from_secs(1);
 // The attempts' numbers stay below the actions' (a start's answer is told from an
 // action's by its `req`).
-const _: () = assert!(START_REQ + START_ATTEMPTS <= crate::play::FIRST_ACTION_REQ);
+const _: () = assert!(START_REQ + START_ATTEMPTS <= FIRST_ACTION_REQ);
 
 /// When room `room` (its number in the whole run, over every process) sends its first
 /// `start`, after the play phase begins.

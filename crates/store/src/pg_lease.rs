@@ -35,7 +35,7 @@
 //! commit with it.
 
 use async_trait::async_trait;
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
 use std::time::Duration;
 
@@ -120,22 +120,6 @@ macro_rules! in_ms {
     ($n:literal) => {
         concat!("now() + $", $n, "::bigint * interval '1 millisecond'")
     };
-}
-
-/// Locks the lease rows of `rooms` `FOR KEY SHARE`, in `room_code` order; the writer's
-/// fence check (see [`Backend::lock_leases`](crate::writer::Backend::lock_leases) and the
-/// module docs).
-pub(crate) async fn lock_leases(
-    conn: &mut PgConnection,
-    rooms: &[String],
-) -> Result<Vec<(String, String, i64)>> {
-    Ok(sqlx::query_as(
-        "SELECT room_code, owner, epoch FROM room_leases WHERE room_code = ANY($1::text[]) \
-         ORDER BY room_code FOR KEY SHARE",
-    )
-    .bind(rooms)
-    .fetch_all(&mut *conn)
-    .await?)
 }
 
 fn fences(node: &str, rows: Vec<(String, i64)>) -> Vec<Fence> {

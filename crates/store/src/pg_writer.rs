@@ -8,7 +8,6 @@ use sqlx::Postgres;
 use uuid::Uuid;
 
 use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
-use crate::pg_lease;
 use crate::writer::{Backend, WriteOp};
 use parchis_records::EventRecord;
 
@@ -19,6 +18,7 @@ pub(crate) struct PgBackend;
 impl Backend for PgBackend {
     type Db = Postgres;
 
+    // Over 80 lines: one match arm per write operation, each one statement: the backend's SQL dialect in one place.
     async fn apply(conn: &mut PgConnection, op: &WriteOp) -> Result<bool> {
         match op {
             // The writer checks fences itself, against the rows `lock_leases` locked.
@@ -248,10 +248,18 @@ impl Backend for PgBackend {
         Ok(rows.into_iter().map(|(_, last)| last).collect())
     }
 
+    /// `FOR KEY SHARE`, in `room_code` order: the writer's fence check (lock modes:
+    /// `crate::pg_lease`'s module docs).
     async fn lock_leases(
         conn: &mut PgConnection,
         rooms: &[String],
     ) -> Result<Vec<(String, String, i64)>> {
-        pg_lease::lock_leases(conn, rooms).await
+        Ok(sqlx::query_as(
+            "SELECT room_code, owner, epoch FROM room_leases WHERE room_code = ANY($1::text[]) \
+             ORDER BY room_code FOR KEY SHARE",
+        )
+        .bind(rooms)
+        .fetch_all(&mut *conn)
+        .await?)
     }
 }

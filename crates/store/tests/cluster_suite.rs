@@ -119,6 +119,7 @@ mod cases {
         }
     }
 
+    // Over 80 lines: one scenario, its steps and their checks in order (a test reads top to bottom).
     pub async fn acquire_expire_and_retire(h: &Harness) {
         let s = &h.store;
         let c = new_room(s.as_ref(), RoomStatus::Open).await;
@@ -325,6 +326,7 @@ mod cases {
         let _ = c3;
     }
 
+    // Over 80 lines: one scenario, its steps and their checks in order (a test reads top to bottom).
     pub async fn fenced_writes_refused_after_takeover(h: &Harness) {
         let s = &h.store;
         let c = new_room(s.as_ref(), RoomStatus::Open).await;
@@ -514,6 +516,7 @@ mod cases {
     /// THE RACE: the old owner keeps appending while another node takes the room over and
     /// reads its log. Every append the old owner was told is stored must be in the new
     /// owner's read (no fork), and nothing of it may come after that read.
+    // Over 80 lines: one scenario, its steps and their checks in order (a test reads top to bottom).
     pub async fn takeover_never_forks_the_log(h: &Harness) {
         const ITERATIONS: usize = 40;
         const ROOMS: usize = 4;
@@ -619,6 +622,7 @@ mod cases {
         close_node(h, b).await;
     }
 
+    // Over 80 lines: one scenario, its steps and their checks in order (a test reads top to bottom).
     pub async fn concurrent_claimers_take_each_room_once(h: &Harness) {
         let s = &h.store;
         let mut claimable = BTreeMap::new(); // room -> expected epoch
@@ -756,6 +760,7 @@ mod cases {
     }
 
     /// Unfenced `write_room` does what the separate methods do (every backend).
+    // Over 80 lines: one scenario, its steps and their checks in order (a test reads top to bottom).
     pub async fn unfenced_write_room_is_the_old_methods(h: &Harness) {
         let s = &h.store;
         let c = new_room(s.as_ref(), RoomStatus::Open).await;

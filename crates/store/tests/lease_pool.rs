@@ -78,6 +78,7 @@ async fn until_stuck(watch: &mut PgConnection, holder: i32, n: i64) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Over 80 lines: one scenario, its steps and their checks in order (a test reads top to bottom).
 async fn renewals_do_not_wait_for_an_exhausted_pool() {
     let Some(h) = Harness::postgres("renewals_do_not_wait_for_an_exhausted_pool").await else {
         return;
@@ -196,6 +197,7 @@ async fn renewals_do_not_wait_for_an_exhausted_pool() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Over 80 lines: one scenario, its steps and their checks in order (a test reads top to bottom).
 async fn a_renewal_passes_a_write_in_flight_and_a_takeover_waits_for_it() {
     let test = "a_renewal_passes_a_write_in_flight_and_a_takeover_waits_for_it";
     let Some(h) = Harness::postgres(test).await else {

@@ -38,6 +38,7 @@ mod cases {
         ids
     }
 
+    // Over 80 lines: one scenario, its steps and their checks in order (a test reads top to bottom).
     pub async fn rooms_and_seats_round_trip(h: &Harness) {
         let s = &h.store;
         let c = code();
@@ -235,6 +236,7 @@ mod cases {
         );
     }
 
+    // Over 80 lines: one scenario, its steps and their checks in order (a test reads top to bottom).
     pub async fn load_unfinished_returns_exactly_unfinished_rooms(h: &Harness) {
         let s = &h.store;
         assert!(s.load_unfinished().await.expect("load empty").is_empty());
@@ -445,6 +447,7 @@ mod cases {
 
     /// `find_games`: every filter, their combination, newest-first order with ties broken
     /// by id, and paging by the last key of a page until it runs out.
+    // Over 80 lines: one scenario, its steps and their checks in order (a test reads top to bottom).
     pub async fn find_games_filters_and_pages(h: &Harness) {
         let s = &h.store;
         let (c, other) = (code(), code());

@@ -38,6 +38,7 @@ fn batch(seq: &mut i64) -> Vec<EventRecord> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+// Over 80 lines: one scenario, its steps and their checks in order (a test reads top to bottom).
 async fn sqlite_wal_is_truncated_back_under_its_limit_despite_writes_and_readers() {
     common::init_tracing();
     let tmp = tempfile::tempdir().expect("temp dir");

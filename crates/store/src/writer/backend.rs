@@ -1,0 +1,45 @@
+//! The SQL side of the writer: what each store backend (SQLite, PostgreSQL) runs for a
+//! [`WriteOp`], the one thing the writer's generic code asks of it.
+
+use async_trait::async_trait;
+use sqlx::Database;
+use uuid::Uuid;
+
+use super::ops::WriteOp;
+use crate::error::Result;
+use parchis_records::EventRecord;
+
+/// The SQL one backend runs for each [`WriteOp`].
+#[async_trait]
+pub(crate) trait Backend: Send + Sync + 'static {
+    /// The sqlx database driver.
+    type Db: Database;
+
+    /// Applies one operation on `conn` (inside a transaction or savepoint) and maps
+    /// constraint violations to domain errors. Returns whether a row was changed.
+    async fn apply(conn: &mut <Self::Db as Database>::Connection, op: &WriteOp) -> Result<bool>;
+
+    /// Applies several `AppendEvents` at once (the grouped fast path). On error, which
+    /// append failed need not be known: the group is replayed one operation at a time.
+    async fn append_all(
+        conn: &mut <Self::Db as Database>::Connection,
+        appends: &[(Uuid, &[EventRecord])],
+    ) -> Result<()>;
+
+    /// The last stored `seq` of each game in `games` (same order; `None`: empty log or no
+    /// such game), in one statement.
+    async fn last_seqs(
+        conn: &mut <Self::Db as Database>::Connection,
+        games: &[Uuid],
+    ) -> Result<Vec<Option<i64>>>;
+
+    /// Locks the lease rows of `rooms` (sorted, distinct) `FOR KEY SHARE` in one statement, in
+    /// `room_code` order, and returns each existing row's `(room_code, owner, epoch)`.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] on a backend without leases.
+    async fn lock_leases(
+        conn: &mut <Self::Db as Database>::Connection,
+        rooms: &[String],
+    ) -> Result<Vec<(String, String, i64)>>;
+}
