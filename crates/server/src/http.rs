@@ -145,7 +145,7 @@ pub async fn create_room(
     })?;
     // Cluster mode: here unless draining or full, else on another node (placement).
     let created = if state.cluster().is_some() {
-        crate::cluster::ownership::placement::create(&state.node(), settings.clone(), Some(client))
+        parchis_cluster::ownership::placement::create(&state.node(), settings.clone(), Some(client))
             .await
     } else if state.is_full() {
         return Err(Denied::ServerFull { what: "rooms" }.into());
@@ -192,7 +192,7 @@ pub struct RoomsQuery {
 }
 
 /// `GET /api/rooms`: public rooms not yet started, oldest first (in cluster mode, those of
-/// every node: [`crate::cluster::routing::lobby`]). With `?status=playing`:
+/// every node: [`parchis_cluster::routing::lobby`]). With `?status=playing`:
 /// public rooms whose game is in progress and that allow spectators. Any other `status`,
 /// or another parameter, is `400 bad_request`.
 pub async fn list_rooms(
@@ -218,7 +218,7 @@ pub async fn list_rooms(
         }
     };
     // Every node's public rooms in cluster mode (`P.lobby`), this node's otherwise.
-    let rooms = crate::cluster::routing::lobby::gather(&state.node(), playing).await;
+    let rooms = parchis_cluster::routing::lobby::gather(&state.node(), playing).await;
     Ok(Json(RoomList { rooms }))
 }
 
@@ -226,7 +226,7 @@ pub async fn list_rooms(
 /// 404 `unknown_room` when no room has that code. Cluster mode: a room owned by another
 /// node is asked on `P.room.<CODE>`; one that no node serves right now but is unfinished
 /// gets 503 `room_unavailable` with `Retry-After`; a code found unknown is answered 404
-/// from the negative cache for a few seconds ([`crate::cluster::routing::unknown`]).
+/// from the negative cache for a few seconds ([`parchis_cluster::routing::unknown`]).
 /// Lookups by code are limited per address (429 `rate_limited`, [`crate::admission`]).
 pub async fn get_room(
     State(state): State<AppState>,
@@ -256,7 +256,7 @@ pub async fn get_room(
                 return Err(unknown());
             }
             // Owned by another node, or being moved.
-            if let Some(view) = crate::cluster::routing::view(&state.node(), &code).await {
+            if let Some(view) = parchis_cluster::routing::view(&state.node(), &code).await {
                 return Ok(Json(view));
             }
             let stored = state.store().get_room(&code).await;
@@ -265,7 +265,7 @@ pub async fn get_room(
             }
             if let Ok(Some(s)) = stored {
                 if s.room.status != parchis_store::RoomStatus::Finished {
-                    crate::cluster::ownership::wake_sweeper(&state.node());
+                    parchis_cluster::ownership::wake_sweeper(&state.node());
                     return Err(ApiError {
                         retry_after_secs: Some(1),
                         ..ApiError::new(

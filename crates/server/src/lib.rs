@@ -17,7 +17,6 @@
 
 pub mod admin;
 pub mod client_addr;
-pub mod cluster;
 pub mod config;
 pub mod games;
 pub mod health;
@@ -107,11 +106,11 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> io::Result<()> {
     // Routing first: rooms the sweeper brings up are served on their subjects at once.
-    cluster::routing::start(&state.node())
+    parchis_cluster::routing::start(&state.node())
         .await
         .map_err(io::Error::other)?;
     if state.cluster().is_some() {
-        cluster::ownership::start(&state.node());
+        parchis_cluster::ownership::start(&state.node());
     } else {
         recover(&state).await.map_err(io::Error::other)?;
     }
@@ -142,7 +141,7 @@ pub async fn run(
     forgetter.abort();
     state.tracker().close();
     state.tracker().wait().await;
-    cluster::ownership::leave(&state.node()).await;
+    parchis_cluster::ownership::leave(&state.node()).await;
     state.store().close().await;
     watcher.abort();
     tracing::info!("shut down");

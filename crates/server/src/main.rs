@@ -232,14 +232,14 @@ enum MainError {
     #[error("i/o: {0}")]
     Io(#[from] std::io::Error),
     #[error("{0}")]
-    Cluster(#[from] parchis_server::cluster::ClusterError),
+    Cluster(#[from] parchis_cluster::ClusterError),
 }
 
 /// The cluster settings of `args`, `None` without `--nats-url`.
 fn cluster_config(
     args: &Args,
-) -> Result<Option<parchis_server::cluster::ClusterConfig>, parchis_server::cluster::ClusterError> {
-    use parchis_server::cluster::{ClusterConfig, ClusterError, NodeId};
+) -> Result<Option<parchis_cluster::ClusterConfig>, parchis_cluster::ClusterError> {
+    use parchis_cluster::{ClusterConfig, ClusterError, NodeId};
     let Some(url) = args.nats_url.as_deref().filter(|u| !u.trim().is_empty()) else {
         return Ok(None);
     };
@@ -296,7 +296,7 @@ async fn serve(args: Args) -> Result<(), MainError> {
     let addr = SocketAddr::new(args.bind, args.port);
     let cluster = match cluster_config(&args)? {
         Some(config) => {
-            let cluster = parchis_server::cluster::Cluster::connect(config).await?;
+            let cluster = parchis_cluster::Cluster::connect(config).await?;
             tracing::info!(node = %cluster.node(), cluster = %cluster.config.cluster, "cluster mode");
             Some(std::sync::Arc::new(cluster))
         }
@@ -374,7 +374,7 @@ async fn serve(args: Args) -> Result<(), MainError> {
         // "Drain"); the remaining sockets are then closed with 1001 as on a single node.
         if signal_kind == Signal::Term && draining.cluster().is_some() {
             tracing::info!("SIGTERM: draining");
-            parchis_server::cluster::ownership::drain::drain(draining.node()).await;
+            parchis_cluster::ownership::drain::drain(draining.node()).await;
         }
         tracing::info!("signal received: shutting down");
         signal.cancel();

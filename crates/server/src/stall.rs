@@ -99,7 +99,7 @@ pub async fn shed(
     Json(req): Json<StallRequest>,
 ) -> Result<StatusCode, ApiError> {
     allowed(&state, client, &headers, "shed")?;
-    let Some(own) = crate::cluster::ownership::ownership(&state.node()) else {
+    let Some(own) = parchis_cluster::ownership::ownership(&state.node()) else {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             ErrorCode::BadRequest,

@@ -3,9 +3,9 @@
 //! cluster membership). Each layer below gets only its narrow part: rooms a [`Rooms`],
 //! cluster code a [`NodeState`].
 
-use crate::cluster::{Cluster, ClusterHost, LinkConfig, NodeState};
 use crate::config::ServerConfig;
 use parchis_admission::{effective_max_connections, Admission};
+use parchis_cluster::{Cluster, ClusterHost, LinkConfig, NodeState};
 use parchis_room::observed::Telemetry;
 use parchis_room::{Host, Kick, RoomHandle, Rooms, SingleNode};
 use parchis_store::Store;

@@ -186,9 +186,9 @@ fn every_setting_is_documented_in_the_env_example_and_the_readme() {
     }
 }
 
-/// The string constants `pub const X: &str = "parchis_…";` of `crates/server/src/metrics.rs`.
+/// The string constants `pub const X: &str = "parchis_…";` of `crates/telemetry/src/names.rs`.
 fn metric_names() -> Vec<String> {
-    read("crates/server/src/metrics.rs")
+    read("crates/telemetry/src/names.rs")
         .lines()
         .filter(|l| l.starts_with("pub const ") && l.contains(": &str = \"parchis_"))
         .filter_map(|l| l.split('"').nth(1).map(str::to_owned))

@@ -4,8 +4,8 @@
 //! the store (unknown, finished, or being moved: `room_unavailable`).
 
 use super::{Flow, Joined, Session};
-use crate::cluster::routing::{self, edge::Unreachable, wire::AttachHow, Route, RouteCell};
 use crate::state::AppState;
+use parchis_cluster::routing::{self, edge::Unreachable, wire::AttachHow, Route, RouteCell};
 use parchis_protocol::ErrorCode;
 use parchis_room::RoomCmd;
 use tokio::sync::oneshot;
@@ -179,7 +179,7 @@ impl Session {
     ) -> Flow {
         match found {
             Unserved::Moving => {
-                crate::cluster::ownership::wake_sweeper(&self.state.node());
+                parchis_cluster::ownership::wake_sweeper(&self.state.node());
                 self.error(
                     Some(req),
                     ErrorCode::RoomUnavailable,
@@ -203,7 +203,7 @@ impl Session {
 }
 
 /// Whether room `code` was found unknown a moment ago (cluster mode: the negative cache,
-/// [`crate::cluster::routing::unknown`]).
+/// [`parchis_cluster::routing::unknown`]).
 fn known_unknown(state: &AppState, code: &str) -> bool {
     state
         .cluster()

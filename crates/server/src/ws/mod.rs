@@ -20,7 +20,6 @@ use self::entry::{Entry, Unserved};
 use self::writer::{writer, WRITE_BATCH_BYTES};
 
 use crate::client_addr::ClientAddr;
-use crate::cluster::routing::{self, Route, RouteCell};
 use crate::names::display_name;
 use crate::state::AppState;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
@@ -29,6 +28,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use futures_util::StreamExt;
+use parchis_cluster::routing::{self, Route, RouteCell};
 use parchis_protocol::{close_code, parse_client_message, ClientMessage, ErrorCode, ServerMessage};
 use parchis_room::ids::normalise_code;
 use parchis_room::{encode, ConnLink, Kick, Refusal, RoomCmd, SeatCmd, Unwritten};

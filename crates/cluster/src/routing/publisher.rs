@@ -162,7 +162,7 @@ async fn publish(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::routing::wire::{Kind, Tag};
+    use crate::routing::wire::{Kind, Tag};
 
     fn item(conn: u64, body: &Arc<str>, groupable: bool) -> Item {
         Item {

@@ -1,15 +1,15 @@
 //! Prometheus metrics of the routing: their names live with every other metric in
-//! [`crate::metrics`] (described there); labels are closed sets (kinds, outcomes, causes).
+//! `parchis_telemetry::names` (described there); labels are closed sets (kinds, outcomes, causes).
 //! The ones recorded per relayed frame or command go through handles registered once
 //! ([`Cached`]).
 
 use super::wire::Kind;
-use crate::metrics::Cached;
-pub use crate::metrics::{
+use metrics::Counter;
+pub use parchis_telemetry::names::{
     COMMANDS_FORWARDED, EDGE_GAPS, EDGE_MESSAGES, FRAMES_PUBLISHED, FRAMES_RELAYED, PUBLISH_FAILED,
     REATTACHES, REMOTE_ATTACHES, ROOM_REQUESTS,
 };
-use metrics::Counter;
+use parchis_telemetry::recorder::Cached;
 
 /// What an edge did with a relayed frame: the `verdict` label of [`FRAMES_RELAYED`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,9 +1,9 @@
 //! Operational events of ownership: each function writes the one log line (with `node`,
 //! `room`, `game` and `epoch` as fields) and bumps the matching metric
-//! ([`crate::metrics`]; labels are closed sets, never room codes or node ids).
+//! (`parchis_telemetry::names`; labels are closed sets, never room codes or node ids).
 
-use crate::metrics as m;
 use parchis_store::Fence;
+use parchis_telemetry::names as m;
 use tracing::{info, warn};
 use uuid::Uuid;
 

@@ -3,10 +3,10 @@
 //! is retired, released or forgotten and its connections move on
 //! ([`lease::room_ended`]). A fenced write is logged and counted.
 
-use crate::cluster::ownership::{lease, observe, ttl_ms};
-use crate::cluster::routing;
-use crate::cluster::state::{LinkConfig, NodeState};
-use crate::cluster::Cluster;
+use crate::ownership::{lease, observe, ttl_ms};
+use crate::routing;
+use crate::state::{LinkConfig, NodeState};
+use crate::Cluster;
 use futures_util::future::BoxFuture;
 use parchis_admission::Admission;
 use parchis_room::{Host, Rehomed, RoomEnd, RoomHandle, Rooms, SingleNode};

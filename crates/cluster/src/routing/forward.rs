@@ -6,7 +6,7 @@
 use super::ask::{ask, Unreachable};
 use super::metrics as m;
 use super::wire::{self, AttachAnswer, AttachHow, CommandAnswer, RoomOp, RoomRequest, WireCmd};
-use crate::cluster::state::NodeState;
+use crate::state::NodeState;
 use parchis_protocol::ErrorCode;
 use parchis_room::{ConnId, ConnLink, Refusal, SeatCmd};
 use std::time::Duration;
@@ -150,7 +150,7 @@ pub async fn command(
         return Ok(());
     }
     if matches!(answer, Some(Err(Unreachable::NoResponders))) {
-        crate::cluster::ownership::wake_sweeper(state);
+        crate::ownership::wake_sweeper(state);
     }
     if edge.claim(conn, req) {
         Err(unavailable())

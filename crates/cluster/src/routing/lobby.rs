@@ -9,7 +9,7 @@
 //! one per request. The node's own rooms are read afresh for every listing.
 
 use super::wire::{self, LobbyAnswer, LobbyAsk, WIRE_VERSION};
-use crate::cluster::state::NodeState;
+use crate::state::NodeState;
 use futures_util::StreamExt;
 use parchis_protocol::RoomSummary;
 use std::collections::HashSet;

@@ -6,7 +6,7 @@
 //! serves answers at once: NATS reports no responders.
 
 use super::wire::{self, RoomOp, RoomRequest, WIRE_VERSION};
-use crate::cluster::state::NodeState;
+use crate::state::NodeState;
 use async_nats::RequestErrorKind;
 use std::time::Duration;
 use tracing::debug;
@@ -46,7 +46,7 @@ pub async fn ask(
     code: &str,
     owner: Option<String>,
     op: RoomOp,
-) -> Result<axum::body::Bytes, Unreachable> {
+) -> Result<bytes::Bytes, Unreachable> {
     let Some(cluster) = state.cluster() else {
         return Err(Unreachable::NoResponders);
     };

@@ -18,7 +18,7 @@
 
 use super::observe::How;
 use super::{ownership, takeover, ttl_ms};
-use crate::cluster::state::NodeState;
+use crate::state::NodeState;
 use futures_util::StreamExt;
 use parchis_store::NodeInfo;
 use std::time::Duration;

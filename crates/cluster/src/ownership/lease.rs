@@ -6,8 +6,8 @@
 //! here for a rebuild, nothing when it was lost.
 
 use super::{observe, ownership, ttl_ms, Ownership};
-use crate::cluster::routing;
-use crate::cluster::state::NodeState;
+use crate::routing;
+use crate::state::NodeState;
 use parchis_room::RoomCmd;
 use parchis_room::{Rehomed, RoomEnd};
 use parchis_store::{Fence, LeaseKeeper};

@@ -19,8 +19,8 @@
 
 use super::observe::{self, How};
 use super::{lease, ownership};
-use crate::cluster::routing;
-use crate::cluster::state::NodeState;
+use crate::routing;
+use crate::state::NodeState;
 use parchis_room::{self, RestoreError, Restored, RoomCmd};
 use parchis_store::Fence;
 use std::time::Duration;

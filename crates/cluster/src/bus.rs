@@ -58,7 +58,7 @@ impl Bus {
             .await
             .map_err(|e| e.to_string())?;
         self.client
-            .publish(inbox, axum::body::Bytes::new())
+            .publish(inbox, bytes::Bytes::new())
             .await
             .map_err(|e| e.to_string())?;
         let back = tokio::time::timeout(ROUND_TRIP, echo.next()).await;

@@ -10,8 +10,8 @@ use super::remote_link::{remote_link, EdgeAddr};
 use super::wire::{
     self, read_request, AttachAnswer, AttachHow, CommandAnswer, Moved, RoomOp, WIRE_VERSION,
 };
-use crate::cluster::state::NodeState;
-use crate::cluster::{Cluster, NodeId};
+use crate::state::NodeState;
+use crate::{Cluster, NodeId};
 use futures_util::StreamExt;
 use parchis_room::{ConnId, Member, Refusal, RoomCmd, RoomHandle};
 use std::collections::HashMap;
@@ -115,7 +115,7 @@ pub(super) async fn publish_moved(cluster: Arc<Cluster>, code: String, epoch: i6
     }
 }
 
-async fn respond(client: &async_nats::Client, msg: &async_nats::Message, body: axum::body::Bytes) {
+async fn respond(client: &async_nats::Client, msg: &async_nats::Message, body: bytes::Bytes) {
     if let Some(reply) = &msg.reply {
         let _ = client.publish(reply.clone(), body).await;
     }

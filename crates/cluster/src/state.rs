@@ -4,7 +4,7 @@
 //! against that client's address here too) and the sizes of connection queues (relayed
 //! connections get the same as local ones). Cheap to clone.
 
-use crate::cluster::Cluster;
+use crate::Cluster;
 use parchis_admission::Admission;
 use parchis_room::{RoomHandle, Rooms};
 use parchis_store::Store;

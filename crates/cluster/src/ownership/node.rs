@@ -6,8 +6,8 @@
 
 use super::observe::How;
 use super::{ownership, takeover, ttl_ms};
-use crate::cluster::state::NodeState;
-use crate::cluster::NodeId;
+use crate::state::NodeState;
+use crate::NodeId;
 use futures_util::StreamExt;
 use parchis_protocol::{ErrorCode, RoomSettings};
 use parchis_room::{self, Refusal};
@@ -205,7 +205,7 @@ async fn handle(state: &NodeState, request: NodeRequest) -> NodeReply {
                 None => None,
             };
             if let Some(why) = super::shedding::shedding_reason(state) {
-                metrics::counter!(crate::metrics::CREATIONS_SHED).increment(1);
+                metrics::counter!(parchis_telemetry::names::CREATIONS_SHED).increment(1);
                 return NodeReply::refused(
                     ErrorCode::ServerFull,
                     format!("this node is overloaded ({why})"),
@@ -261,7 +261,7 @@ async fn adopt(state: &NodeState, code: &str) -> NodeReply {
     if ours().is_none() {
         if let Some(why) = super::shedding::shedding_reason(state) {
             // The drain asks another node, or leaves the lease released for a sweeper.
-            metrics::counter!(crate::metrics::ADOPTIONS_SHED).increment(1);
+            metrics::counter!(parchis_telemetry::names::ADOPTIONS_SHED).increment(1);
             tracing::info!(node, room = code, why, "adopt refused: shedding load");
             return NodeReply::refused(
                 ErrorCode::ServerFull,

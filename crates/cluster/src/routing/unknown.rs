@@ -10,7 +10,7 @@
 //! so a room running here is always found; a room created here forgets its code
 //! ([`UnknownCodes::forget`], from [`parchis_room::create`]). A room created on another
 //! node right after this node remembered its code as unknown would be hidden here for
-//! at most [`TTL`]; as codes are 50 random bits (`crate::ids`) nobody can know a code
+//! at most [`TTL`]; as codes are 50 random bits (`parchis_room::ids`) nobody can know a code
 //! before its room exists, so a remembered miss is a guess that a creation would match
 //! once in 2^50 / [`CAPACITY`] creations.
 
@@ -72,7 +72,7 @@ impl UnknownCodes {
     pub fn is_unknown(&self, code: &str) -> bool {
         let hit = self.is_unknown_at(code, Instant::now());
         if hit {
-            metrics::counter!(crate::metrics::UNKNOWN_CODE_LOOKUPS, "answer" => "cached")
+            metrics::counter!(parchis_telemetry::names::UNKNOWN_CODE_LOOKUPS, "answer" => "cached")
                 .increment(1);
         }
         hit
@@ -89,7 +89,8 @@ impl UnknownCodes {
     /// [`UnknownCodes::note_at`] now; counts the store read that found nothing in
     /// `parchis_cluster_unknown_code_lookups_total{answer="read"}`.
     pub fn note(&self, code: &str) {
-        metrics::counter!(crate::metrics::UNKNOWN_CODE_LOOKUPS, "answer" => "read").increment(1);
+        metrics::counter!(parchis_telemetry::names::UNKNOWN_CODE_LOOKUPS, "answer" => "read")
+            .increment(1);
         self.note_at(code, Instant::now());
     }
 

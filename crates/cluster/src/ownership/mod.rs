@@ -32,7 +32,7 @@ pub mod shedding;
 pub mod sweeper;
 pub mod takeover;
 
-use crate::cluster::state::NodeState;
+use crate::state::NodeState;
 use parchis_store::Fence;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,7 +43,7 @@ pub use parchis_room::RoomEnd;
 
 /// This node's side of ownership: the fences it holds (rooms running here or being
 /// restored), whether it is draining, and the sweeper's wake-up. One per node, in
-/// [`crate::cluster::Cluster`].
+/// [`crate::Cluster`].
 #[derive(Debug, Default)]
 pub struct Ownership {
     /// Room code → the fence this node holds for it.
@@ -129,7 +129,7 @@ pub fn ownership(state: &NodeState) -> Option<&Ownership> {
 }
 
 /// The lease TTL in milliseconds, as the store takes it.
-pub fn ttl_ms(cluster: &crate::cluster::Cluster) -> i64 {
+pub fn ttl_ms(cluster: &crate::Cluster) -> i64 {
     i64::try_from(cluster.config.lease_ttl.as_millis()).unwrap_or(i64::MAX)
 }
 

@@ -35,7 +35,7 @@ pub mod service;
 pub mod unknown;
 pub mod wire;
 
-use crate::cluster::state::NodeState;
+use crate::state::NodeState;
 use futures_util::StreamExt;
 use parchis_room::{ConnId, Member, Rehomed, RoomHandle};
 use std::collections::{HashMap, HashSet};
@@ -67,7 +67,7 @@ pub fn route_of(cell: &RouteCell) -> Route {
     cell.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
-/// The routing's state on one node (part of [`crate::cluster::Cluster`]).
+/// The routing's state on one node (part of [`crate::Cluster`]).
 #[derive(Default)]
 pub struct Routing {
     /// Relayed connections.
@@ -166,7 +166,7 @@ async fn probe_edges(state: NodeState) {
             .others()
             .into_iter()
             .map(|id| async move {
-                let node = crate::cluster::NodeId::new(&id).ok()?;
+                let node = crate::NodeId::new(&id).ok()?;
                 let request = async_nats::Request::new().timeout(Some(PROBE_WAIT));
                 match client
                     .send_request(cluster.bus.edge_subject(&node), request)
@@ -301,7 +301,7 @@ pub async fn start(state: &NodeState) -> Result<(), async_nats::SubscribeError> 
 
 /// Serves `P.room.<CODE>` for the room of `handle`, which starts running on this node:
 /// returns once the subscription is on the NATS server (subscribe, then a round trip:
-/// [`crate::cluster::Bus::round_trip`]), so a
+/// [`crate::Bus::round_trip`]), so a
 /// creation answered or a `moved` notice sent after it never finds the subject unserved.
 /// The service then runs until the room's actor ends. Nothing without cluster mode.
 ///

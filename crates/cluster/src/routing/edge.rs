@@ -14,7 +14,7 @@ use super::edge_msg::{self, EdgeLine};
 use super::metrics::{self as m, Relayed};
 use super::relay::{welcome_info, Relay, Verdict};
 use super::wire::{self, KickBody, Kind, Tag};
-use crate::cluster::state::NodeState;
+use crate::state::NodeState;
 use parchis_protocol::{close_code, ErrorCode};
 use parchis_room::{now_ms, ConnId, ConnLink, Reattach, Refusal};
 use std::collections::HashMap;

@@ -7,8 +7,8 @@
 
 use super::node::{self, NodeReply, NodeRequest};
 use super::{ownership, ttl_ms};
-use crate::cluster::state::NodeState;
-use crate::cluster::NodeId;
+use crate::state::NodeState;
+use crate::NodeId;
 use parchis_protocol::{ErrorCode, RoomSettings};
 use parchis_room::{self, Refusal};
 use parchis_store::NodeInfo;
@@ -59,7 +59,7 @@ pub async fn create(
         return parchis_room::create(state.rooms(), settings).await;
     }
     if ownership(state).is_some_and(|o| o.load.is_shedding()) {
-        metrics::counter!(crate::metrics::CREATIONS_SHED).increment(1);
+        metrics::counter!(parchis_telemetry::names::CREATIONS_SHED).increment(1);
     }
     let me = cluster.node().as_str();
     let nodes = state

@@ -15,7 +15,7 @@
 use super::edge_msg::EdgeLine;
 use super::publisher::Item;
 use super::wire::{frame_tag, KickBody, Kind, Tag};
-use crate::cluster::state::NodeState;
+use crate::state::NodeState;
 use parchis_protocol::close_code;
 use parchis_room::{ConnLink, Kick, Unwritten};
 use std::sync::Arc;

@@ -10,7 +10,7 @@
 //! fencing is the store's and the same whichever runtime sends the statement.
 
 use super::{lease, node};
-use crate::cluster::state::NodeState;
+use crate::state::NodeState;
 use parchis_store::{LeaseKeeper, ViaStore};
 
 /// Starts the lease thread; the server's tracker waits for it at shutdown (it ends when

@@ -13,8 +13,8 @@
 //!   applies [`decide`] (the I/O edge: the store's write pressure, logs, metrics).
 
 use super::ownership;
-use crate::cluster::state::NodeState;
-use crate::metrics as m;
+use crate::state::NodeState;
+use parchis_telemetry::names as m;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -257,7 +257,7 @@ impl Load {
         }
     }
 
-    /// Tests only (`crate::stall::shed`): until `until`, every sample counts a group
+    /// Tests only (the server's `stall::shed`): until `until`, every sample counts a group
     /// commit in flight beyond its limit, so the node sheds (`commit_slow`).
     pub fn force_until(&self, until: Instant) {
         *guard(&self.forced) = Some(until);

@@ -479,8 +479,8 @@ pub fn read_request(body: &[u8]) -> Result<RoomRequest, WireError> {
 }
 
 /// Serializes a value for the bus (these plain types cannot fail to serialize).
-pub fn to_bytes<T: Serialize>(value: &T) -> axum::body::Bytes {
-    axum::body::Bytes::from(serde_json::to_vec(value).unwrap_or_default())
+pub fn to_bytes<T: Serialize>(value: &T) -> bytes::Bytes {
+    bytes::Bytes::from(serde_json::to_vec(value).unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -11,9 +11,9 @@
 
 use super::node::{self, NodeReply, NodeRequest};
 use super::{observe, ownership, ttl_ms};
-use crate::cluster::routing;
-use crate::cluster::state::NodeState;
-use crate::cluster::NodeId;
+use crate::routing;
+use crate::state::NodeState;
+use crate::NodeId;
 use futures_util::StreamExt;
 use parchis_protocol::ErrorCode;
 use parchis_room::RoomCmd;

@@ -12,7 +12,7 @@ use super::forward::detach;
 use super::metrics as m;
 use super::relay::{follow, Follow};
 use super::wire::{AttachAnswer, AttachHow, Role, RoomOp};
-use crate::cluster::state::NodeState;
+use crate::state::NodeState;
 use parchis_protocol::{close_code, ErrorCode};
 use parchis_room::{ConnId, ConnLink, Reattach};
 use std::sync::Arc;
@@ -207,7 +207,7 @@ async fn reattach_loop(state: NodeState, conn: ConnId, cause: &'static str) {
                 return;
             }
             Step::Retry => {
-                crate::cluster::ownership::wake_sweeper(&state);
+                crate::ownership::wake_sweeper(&state);
                 tokio::select! {
                     () = tokio::time::sleep(REATTACH_RETRY) => {}
                     () = a.wake.notified() => {}
