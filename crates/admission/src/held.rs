@@ -4,7 +4,7 @@
 //! ([`HeldRooms::reserve`] hands out a [`Reservation`], counted at once, that becomes the
 //! room's entry or is given back).
 
-use super::{lock, Denied};
+use crate::denied::{lock, Denied};
 use crate::limits::Limits;
 use parchis_protocol::RoomStatus;
 use std::collections::{HashMap, HashSet};

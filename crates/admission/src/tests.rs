@@ -1,6 +1,7 @@
 //! Unit tests of [`super::Admission`].
 
 use super::*;
+use parchis_protocol::ErrorCode;
 
 fn limits() -> Limits {
     Limits {

@@ -1,9 +1,9 @@
 //! The cluster as the rooms' [`Host`]: a new room is stored with its first lease, served
 //! on its NATS subject before it runs, renewed while it runs, and when it ends its lease
 //! is retired, released or forgotten and its connections move on
-//! ([`lease::room_ended`]). A fenced write is logged and counted.
+//! ([`room_ended`]). A fenced write is logged and counted.
 
-use crate::ownership::{lease, observe, ttl_ms};
+use crate::ownership::{lease, observe};
 use crate::routing;
 use crate::state::{LinkConfig, NodeState};
 use crate::Cluster;
@@ -48,7 +48,7 @@ impl Host for ClusterHost {
         record: &'a RoomRecord,
     ) -> BoxFuture<'a, Result<Option<Fence>, StoreError>> {
         Box::pin(async move {
-            let ttl = ttl_ms(&self.cluster);
+            let ttl = self.cluster.ttl_ms();
             let node = self.cluster.node().as_str();
             let stored = rooms.store().create_room_leased(record, node, ttl).await;
             if stored.is_ok() {
@@ -92,7 +92,7 @@ impl Host for ClusterHost {
     ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             match fence {
-                Some(fence) => lease::room_ended(&self.node(rooms), fence, end, conns).await,
+                Some(fence) => room_ended(&self.node(rooms), fence, end, conns).await,
                 // A room this node holds no lease of (restored at start before cluster
                 // mode owned it): as on a single node.
                 None => SingleNode::unfenced_end(rooms, code, end, conns).await,
@@ -109,5 +109,54 @@ impl Host for ClusterHost {
         current: &Option<(String, i64)>,
     ) {
         observe::write_fenced(&fence.node, &fence.room_code, game, epoch, kind, current);
+    }
+}
+
+/// What becomes of the lease and the local connections of a room whose actor ended here
+/// (it is already deregistered): see [`RoomEnd`]. `conns` are its local connections
+/// (empty unless the room was lost, fenced or handed off).
+pub async fn room_ended(state: &NodeState, fence: Fence, end: RoomEnd, conns: Vec<Rehomed>) {
+    let code = fence.room_code.clone();
+    match end {
+        RoomEnd::Disposed => lease::retire(state, &fence).await,
+        RoomEnd::Shutdown => lease::release(state, &fence).await,
+        RoomEnd::Lost(why) => {
+            if let Some(own) = state.ownership() {
+                own.forget(&fence);
+            }
+            observe::room_stopped(&fence, why, conns.len());
+            routing::rehome(state, &code, conns);
+        }
+        RoomEnd::Fenced => {
+            if let Some(own) = state.ownership() {
+                own.forget(&fence);
+            }
+            observe::room_stopped(&fence, "write fenced", conns.len());
+            routing::rehome(state, &code, conns);
+        }
+        RoomEnd::Rebuild => {
+            lease::release(state, &fence).await;
+            observe::room_stopped(&fence, "rebuilt from its log", conns.len());
+            // Nobody waits for a sweep: adopted here at once, as a drain's target would.
+            // Refused (the database is out of reach again), the released lease waits for
+            // a sweeper, here or on another node.
+            match crate::ownership::node::adopt_again(state, &code).await {
+                crate::ownership::node::NodeReply::Adopted { epoch } => {
+                    tracing::info!(room = %code, epoch, "room rebuilt from its log")
+                }
+                answer => tracing::warn!(
+                    room = %code, answer = ?answer,
+                    "room not rebuilt here: its lease stays released for a sweeper"
+                ),
+            }
+            routing::rehome(state, &code, conns);
+        }
+        RoomEnd::Handoff(reply) => {
+            lease::release(state, &fence).await;
+            // Nobody waits any more (the drain timed out): move them all the same.
+            if let Err(conns) = reply.send(conns) {
+                routing::rehome(state, &code, conns);
+            }
+        }
     }
 }

@@ -4,7 +4,8 @@
 //! against that client's address here too) and the sizes of connection queues (relayed
 //! connections get the same as local ones). Cheap to clone.
 
-use crate::Cluster;
+use crate::membership::Cluster;
+use crate::ownership::held::Ownership;
 use parchis_admission::Admission;
 use parchis_room::{RoomHandle, Rooms};
 use parchis_store::Store;
@@ -54,6 +55,11 @@ impl NodeState {
     /// Cluster mode's state; `None` on a single node.
     pub fn cluster(&self) -> Option<&Arc<Cluster>> {
         self.cluster.as_ref()
+    }
+
+    /// This node's ownership bookkeeping; `None` on a single node.
+    pub fn ownership(&self) -> Option<&Ownership> {
+        self.cluster.as_ref().map(|c| &c.ownership)
     }
 
     /// Admission control.

@@ -410,7 +410,6 @@ mod tests {
         let fixed = DiceConfig {
             fixed_server_seed: Some([9; 32]),
             dice_seed: Some(7),
-            ..DiceConfig::default()
         };
         let f = DiceSource::draw(&fixed, 3).unwrap();
         assert_eq!(f.mode(), DiceMode::Test);

@@ -391,6 +391,15 @@ pub async fn export_game(
         .into_response())
 }
 
+/// A stored game's public dice ([`parchis_room_core::dice::public`]); an unreadable record
+/// is logged and the game shown without dice.
+fn public_dice(g: &parchis_store::GameRecord) -> Option<parchis_protocol::GameDice> {
+    parchis_room_core::dice::public(g).unwrap_or_else(|e| {
+        tracing::error!(game = %g.id, error = %e, "stored dice unreadable");
+        None
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::date_tag;
@@ -405,11 +414,3 @@ mod tests {
     }
 }
 
-/// A stored game's public dice ([`parchis_room_core::dice::public`]); an unreadable record
-/// is logged and the game shown without dice.
-fn public_dice(g: &parchis_store::GameRecord) -> Option<parchis_protocol::GameDice> {
-    parchis_room_core::dice::public(g).unwrap_or_else(|e| {
-        tracing::error!(game = %g.id, error = %e, "stored dice unreadable");
-        None
-    })
-}

@@ -28,7 +28,7 @@ pub async fn healthz() -> &'static str {
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
     let reason = if state.shutdown_token().is_cancelled() {
         Some("the server is shutting down".to_owned())
-    } else if let Some(why) = parchis_cluster::ownership::shedding::shedding_reason(&state.node()) {
+    } else if let Some(why) = parchis_cluster::ownership::monitor::shedding_reason(state.node()) {
         Some(format!("overloaded: shedding load ({why})"))
     } else {
         match tokio::time::timeout(READY_TIMEOUT, state.store().ping()).await {

@@ -145,7 +145,7 @@ pub async fn create_room(
     })?;
     // Cluster mode: here unless draining or full, else on another node (placement).
     let created = if state.cluster().is_some() {
-        parchis_cluster::ownership::placement::create(&state.node(), settings.clone(), Some(client))
+        parchis_cluster::ownership::placement::create(state.node(), settings.clone(), Some(client))
             .await
     } else if state.is_full() {
         return Err(Denied::ServerFull { what: "rooms" }.into());
@@ -218,7 +218,7 @@ pub async fn list_rooms(
         }
     };
     // Every node's public rooms in cluster mode (`P.lobby`), this node's otherwise.
-    let rooms = parchis_cluster::routing::lobby::gather(&state.node(), playing).await;
+    let rooms = parchis_cluster::routing::lobby::gather(state.node(), playing).await;
     Ok(Json(RoomList { rooms }))
 }
 
@@ -256,7 +256,7 @@ pub async fn get_room(
                 return Err(unknown());
             }
             // Owned by another node, or being moved.
-            if let Some(view) = parchis_cluster::routing::view(&state.node(), &code).await {
+            if let Some(view) = parchis_cluster::routing::view(state.node(), &code).await {
                 return Ok(Json(view));
             }
             let stored = state.store().get_room(&code).await;
@@ -265,7 +265,7 @@ pub async fn get_room(
             }
             if let Ok(Some(s)) = stored {
                 if s.room.status != parchis_store::RoomStatus::Finished {
-                    parchis_cluster::ownership::wake_sweeper(&state.node());
+                    parchis_cluster::ownership::wake_sweeper(state.node());
                     return Err(ApiError {
                         retry_after_secs: Some(1),
                         ..ApiError::new(

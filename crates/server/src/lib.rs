@@ -16,6 +16,7 @@
 //! The wire protocol lives in `parchis-protocol` and is documented in `proto/README.md`.
 
 pub mod admin;
+pub mod admin_auth;
 pub mod client_addr;
 pub mod config;
 pub mod games;
@@ -106,11 +107,11 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> io::Result<()> {
     // Routing first: rooms the sweeper brings up are served on their subjects at once.
-    parchis_cluster::routing::start(&state.node())
+    parchis_cluster::routing::start(state.node())
         .await
         .map_err(io::Error::other)?;
     if state.cluster().is_some() {
-        parchis_cluster::ownership::start(&state.node());
+        parchis_cluster::ownership::start(state.node());
     } else {
         recover(&state).await.map_err(io::Error::other)?;
     }
@@ -141,7 +142,7 @@ pub async fn run(
     forgetter.abort();
     state.tracker().close();
     state.tracker().wait().await;
-    parchis_cluster::ownership::leave(&state.node()).await;
+    parchis_cluster::ownership::leave(state.node()).await;
     state.store().close().await;
     watcher.abort();
     tracing::info!("shut down");

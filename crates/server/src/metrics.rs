@@ -36,7 +36,7 @@ fn sample(state: &AppState) {
     metrics::gauge!(ROOMS, "status" => "finished").set(finished);
     metrics::gauge!(CONNECTIONS, "role" => "player").set(players);
     metrics::gauge!(CONNECTIONS, "role" => "spectator").set(spectators);
-    if let Some(own) = parchis_cluster::ownership::ownership(state.node()) {
+    if let Some(own) = state.node().ownership() {
         metrics::gauge!(CLUSTER_ROOMS_OWNED).set(own.count() as f64);
     }
 }

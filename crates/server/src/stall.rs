@@ -33,7 +33,7 @@ pub struct StallRequest {
 }
 
 /// The gate of both hooks: `--debug-stall-hook` set (else `404 admin_disabled`) and the
-/// admin token (`crate::admin::authorize`, as action `what`).
+/// admin token (`crate::admin_auth::authorize`, as action `what`).
 fn allowed(
     state: &AppState,
     client: std::net::IpAddr,
@@ -47,7 +47,7 @@ fn allowed(
             format!("the {what} hook is off (--debug-stall-hook)"),
         ));
     }
-    crate::admin::authorize(state, client, headers, what)
+    crate::admin_auth::authorize(state, client, headers, what)
 }
 
 /// `POST /admin/debug/stall`: answers at once (202), then, 100 ms later, blocks every
@@ -99,7 +99,7 @@ pub async fn shed(
     Json(req): Json<StallRequest>,
 ) -> Result<StatusCode, ApiError> {
     allowed(&state, client, &headers, "shed")?;
-    let Some(own) = parchis_cluster::ownership::ownership(&state.node()) else {
+    let Some(own) = state.node().ownership() else {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             ErrorCode::BadRequest,

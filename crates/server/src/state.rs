@@ -42,7 +42,7 @@ impl AppState {
         store: Arc<dyn Store>,
         cluster: Option<Arc<Cluster>>,
     ) -> AppState {
-        crate::metrics::install();
+        parchis_telemetry::recorder::install();
         let mut limits = config.limits.clone();
         limits.max_connections =
             effective_max_connections(limits.max_connections, limits.reserved_fds);

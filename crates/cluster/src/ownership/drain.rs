@@ -10,7 +10,7 @@
 //! lease to expire; no game waits longer than one throw.
 
 use super::node::{self, NodeReply, NodeRequest};
-use super::{observe, ownership, ttl_ms};
+use super::observe;
 use crate::routing;
 use crate::state::NodeState;
 use crate::NodeId;
@@ -97,7 +97,7 @@ impl Targets {
 /// Drains this node: every room handed off (or `--drain-timeout-secs` passed). The
 /// caller then shuts the server down (remaining sockets closed with 1001).
 pub async fn drain(state: &NodeState) -> Drained {
-    let (Some(cluster), Some(own)) = (state.cluster(), ownership(state)) else {
+    let (Some(cluster), Some(own)) = (state.cluster(), state.ownership()) else {
         return Drained::default();
     };
     let started = std::time::Instant::now();
@@ -105,14 +105,14 @@ pub async fn drain(state: &NodeState) -> Drained {
     own.set_draining();
     node::beat(state).await;
     tracing::info!(node = me, rooms = state.room_count(), "draining");
-    let nodes = match state.store().live_nodes(ttl_ms(cluster)).await {
+    let nodes = match state.store().live_nodes(cluster.ttl_ms()).await {
         Ok(nodes) => nodes,
         Err(e) => {
             tracing::warn!(node = me, error = %e, "drain: nodes not read; rooms only released");
             Vec::new()
         }
     };
-    let targets = Targets::new(targets(&nodes, me, ttl_ms(cluster)));
+    let targets = Targets::new(targets(&nodes, me, cluster.ttl_ms()));
     let done = Mutex::new(Drained::default());
     let work =
         futures_util::stream::iter(state.all_rooms()).for_each_concurrent(AT_ONCE, |handle| {

@@ -1,15 +1,16 @@
 //! A lease's life on this node (`docs/CLUSTER.md`, "Ownership: leases with an epoch"):
 //! the renewer (every `lease-renew-ms`, ONE `renew_leases` for every fence held), the
-//! pure decision of which rooms a renewal answer stops ([`judge`]), and what becomes of
-//! the lease when a room's actor ends here ([`room_ended`]): retired when the room is
+//! pure decision of which rooms a renewal answer stops ([`judge`]), and the lease's
+//! release and retirement (what becomes of it when a room's actor ends here is
+//! `crate::host::room_ended`): retired when the room is
 //! finished or disposed, released on a hand-off or a shutdown, released and adopted again
 //! here for a rebuild, nothing when it was lost.
 
-use super::{observe, ownership, ttl_ms, Ownership};
-use crate::routing;
+use super::held::Ownership;
+use super::observe;
 use crate::state::NodeState;
 use parchis_room::RoomCmd;
-use parchis_room::{Rehomed, RoomEnd};
+
 use parchis_store::{Fence, LeaseKeeper};
 use std::collections::HashSet;
 use std::time::Duration;
@@ -85,7 +86,7 @@ pub fn renewal_budget(
 /// ([`super::shedding`]) and to `parchis_cluster_lease_renewal_seconds`. Ends at
 /// shutdown.
 pub async fn renewer(state: NodeState, keeper: &dyn LeaseKeeper) {
-    let (Some(cluster), Some(own)) = (state.cluster().cloned(), ownership(&state)) else {
+    let (Some(cluster), Some(own)) = (state.cluster().cloned(), state.ownership()) else {
         return;
     };
     let node = cluster.node().as_str().to_owned();
@@ -114,7 +115,7 @@ pub async fn renewer(state: NodeState, keeper: &dyn LeaseKeeper) {
         let budget = renewal_budget(sent_at, last_success, ttl, period);
         let answer = {
             let _gate = own.gate.lock().await;
-            let renew = keeper.renew_leases(&node, ttl_ms(&cluster), &sent);
+            let renew = keeper.renew_leases(&node, cluster.ttl_ms(), &sent);
             match tokio::time::timeout(budget, renew).await {
                 Ok(Ok(kept)) => Some(kept),
                 Ok(Err(e)) => {
@@ -183,7 +184,7 @@ pub fn tell(tx: &tokio::sync::mpsc::Sender<RoomCmd>, cmd: RoomCmd) {
 /// the next owner acquires it at once. Waits for a renewal under way, which could
 /// otherwise extend the lease again.
 pub async fn release(state: &NodeState, fence: &Fence) {
-    let Some(own) = ownership(state) else {
+    let Some(own) = state.ownership() else {
         return;
     };
     own.forget(fence);
@@ -199,7 +200,7 @@ pub async fn release(state: &NodeState, fence: &Fence) {
 
 /// Retires `fence` (the room is finished or disposed): never claimed again.
 pub async fn retire(state: &NodeState, fence: &Fence) {
-    if let Some(own) = ownership(state) {
+    if let Some(own) = state.ownership() {
         own.forget(fence);
     }
     match state.store().retire_lease(fence).await {
@@ -208,55 +209,6 @@ pub async fn retire(state: &NodeState, fence: &Fence) {
             room = %fence.room_code, node = %fence.node, epoch = fence.epoch, error = %e,
             "lease not retired"
         ),
-    }
-}
-
-/// What becomes of the lease and the local connections of a room whose actor ended here
-/// (it is already deregistered): see [`RoomEnd`]. `conns` are its local connections
-/// (empty unless the room was lost, fenced or handed off).
-pub async fn room_ended(state: &NodeState, fence: Fence, end: RoomEnd, conns: Vec<Rehomed>) {
-    let code = fence.room_code.clone();
-    match end {
-        RoomEnd::Disposed => retire(state, &fence).await,
-        RoomEnd::Shutdown => release(state, &fence).await,
-        RoomEnd::Lost(why) => {
-            if let Some(own) = ownership(state) {
-                own.forget(&fence);
-            }
-            observe::room_stopped(&fence, why, conns.len());
-            routing::rehome(state, &code, conns);
-        }
-        RoomEnd::Fenced => {
-            if let Some(own) = ownership(state) {
-                own.forget(&fence);
-            }
-            observe::room_stopped(&fence, "write fenced", conns.len());
-            routing::rehome(state, &code, conns);
-        }
-        RoomEnd::Rebuild => {
-            release(state, &fence).await;
-            observe::room_stopped(&fence, "rebuilt from its log", conns.len());
-            // Nobody waits for a sweep: adopted here at once, as a drain's target would.
-            // Refused (the database is out of reach again), the released lease waits for
-            // a sweeper, here or on another node.
-            match super::node::adopt_again(state, &code).await {
-                super::node::NodeReply::Adopted { epoch } => {
-                    tracing::info!(room = %code, epoch, "room rebuilt from its log")
-                }
-                answer => tracing::warn!(
-                    room = %code, answer = ?answer,
-                    "room not rebuilt here: its lease stays released for a sweeper"
-                ),
-            }
-            routing::rehome(state, &code, conns);
-        }
-        RoomEnd::Handoff(reply) => {
-            release(state, &fence).await;
-            // Nobody waits any more (the drain timed out): move them all the same.
-            if let Err(conns) = reply.send(conns) {
-                routing::rehome(state, &code, conns);
-            }
-        }
     }
 }
 

@@ -5,7 +5,7 @@
 //! are JSON ([`NodeRequest`], [`NodeReply`]).
 
 use super::observe::How;
-use super::{ownership, takeover, ttl_ms};
+use super::takeover;
 use crate::state::NodeState;
 use crate::NodeId;
 use futures_util::StreamExt;
@@ -108,7 +108,7 @@ pub async fn beat(state: &NodeState) {
 
 /// [`beat`] on `keeper`'s connections.
 async fn beat_on(state: &NodeState, keeper: &dyn LeaseKeeper) {
-    let (Some(cluster), Some(own)) = (state.cluster(), ownership(state)) else {
+    let (Some(cluster), Some(own)) = (state.cluster(), state.ownership()) else {
         return;
     };
     let record = NodeRecord {
@@ -183,7 +183,7 @@ pub async fn serve(state: NodeState) {
 
 /// Answers one request.
 async fn handle(state: &NodeState, request: NodeRequest) -> NodeReply {
-    let draining = ownership(state).is_none_or(|o| o.is_draining());
+    let draining = state.ownership().is_none_or(|o| o.is_draining());
     if draining || state.shutdown_token().is_cancelled() {
         return NodeReply::refused(ErrorCode::ShuttingDown, "this node is draining");
     }
@@ -204,7 +204,7 @@ async fn handle(state: &NodeState, request: NodeRequest) -> NodeReply {
                 },
                 None => None,
             };
-            if let Some(why) = super::shedding::shedding_reason(state) {
+            if let Some(why) = super::monitor::shedding_reason(state) {
                 metrics::counter!(parchis_telemetry::names::CREATIONS_SHED).increment(1);
                 return NodeReply::refused(
                     ErrorCode::ServerFull,
@@ -249,7 +249,7 @@ async fn adopt(state: &NodeState, code: &str) -> NodeReply {
     // Also for this node's own rebuild (`adopt_again`): a draining or stopping node
     // leaves the released lease to another node's sweeper instead of running the room
     // until its shutdown releases it a second time.
-    let draining = ownership(state).is_none_or(|o| o.is_draining());
+    let draining = state.ownership().is_none_or(|o| o.is_draining());
     if draining || state.shutdown_token().is_cancelled() {
         return NodeReply::refused(ErrorCode::ShuttingDown, "this node is draining");
     }
@@ -257,9 +257,9 @@ async fn adopt(state: &NodeState, code: &str) -> NodeReply {
         return NodeReply::refused(ErrorCode::ServerFull, "too many rooms");
     }
     let node = cluster.node().as_str();
-    let ours = || ownership(state).and_then(|o| o.fence_of(code));
+    let ours = || state.ownership().and_then(|o| o.fence_of(code));
     if ours().is_none() {
-        if let Some(why) = super::shedding::shedding_reason(state) {
+        if let Some(why) = super::monitor::shedding_reason(state) {
             // The drain asks another node, or leaves the lease released for a sweeper.
             metrics::counter!(parchis_telemetry::names::ADOPTIONS_SHED).increment(1);
             tracing::info!(node, room = code, why, "adopt refused: shedding load");
@@ -275,7 +275,7 @@ async fn adopt(state: &NodeState, code: &str) -> NodeReply {
         }
         match state
             .store()
-            .acquire_lease(code, node, ttl_ms(cluster))
+            .acquire_lease(code, node, cluster.ttl_ms())
             .await
         {
             Ok(Some(fence)) => {

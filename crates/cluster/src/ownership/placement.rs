@@ -6,7 +6,7 @@
 //! ([`create`]).
 
 use super::node::{self, NodeReply, NodeRequest};
-use super::{ownership, ttl_ms};
+
 use crate::state::NodeState;
 use crate::NodeId;
 use parchis_protocol::{ErrorCode, RoomSettings};
@@ -50,7 +50,7 @@ pub async fn create(
     let Some(cluster) = state.cluster() else {
         return parchis_room::create(state.rooms(), settings).await;
     };
-    let refusing = ownership(state).is_some_and(|o| o.refuses_new_rooms());
+    let refusing = state.ownership().is_some_and(|o| o.refuses_new_rooms());
     if create_here(
         refusing,
         state.room_count(),
@@ -58,13 +58,13 @@ pub async fn create(
     ) {
         return parchis_room::create(state.rooms(), settings).await;
     }
-    if ownership(state).is_some_and(|o| o.load.is_shedding()) {
+    if state.ownership().is_some_and(|o| o.load.is_shedding()) {
         metrics::counter!(parchis_telemetry::names::CREATIONS_SHED).increment(1);
     }
     let me = cluster.node().as_str();
     let nodes = state
         .store()
-        .live_nodes(ttl_ms(cluster))
+        .live_nodes(cluster.ttl_ms())
         .await
         .map_err(|e| {
             tracing::warn!(node = me, error = %e, "placement: nodes not read");
@@ -72,7 +72,7 @@ pub async fn create(
         })?;
     let request = NodeRequest::Create { settings, client };
     let mut limited = None;
-    for other in candidates(&nodes, me, ttl_ms(cluster))
+    for other in candidates(&nodes, me, cluster.ttl_ms())
         .into_iter()
         .take(MAX_ASKED)
     {

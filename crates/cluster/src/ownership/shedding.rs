@@ -9,12 +9,9 @@
 //!   every limit for [`Limits::calm_for`]; for the renewal's age, half of what the limit
 //!   allows beyond one renewal period, which the age reaches before every renewal).
 //! * [`Load`]: this node's renewal clock (written by the renewer) and shedding state.
-//! * [`monitor`]: the task that samples the load every quarter renewal period and
+//! * `monitor.rs`: the task that samples the load every quarter renewal period and
 //!   applies [`decide`] (the I/O edge: the store's write pressure, logs, metrics).
 
-use super::ownership;
-use crate::state::NodeState;
-use parchis_telemetry::names as m;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -213,13 +210,13 @@ struct RenewalClock {
 #[derive(Debug, Default)]
 pub struct Load {
     clock: Mutex<RenewalClock>,
-    state: Mutex<Option<Shed>>,
+    pub(super) state: Mutex<Option<Shed>>,
     shedding: AtomicBool,
     /// Tests only (`POST /admin/debug/shed`): until when the samples count a stuck commit.
     forced: Mutex<Option<Instant>>,
 }
 
-fn guard<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn guard<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A poisoned lock only means a panic elsewhere; the plain values are still valid.
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -265,7 +262,7 @@ impl Load {
 
     /// `sample` as the monitor decides on it at `now`: with a commit beyond `limits`
     /// while [`Load::force_until`] holds.
-    fn as_seen(&self, sample: Sample, limits: &Limits, now: Instant) -> Sample {
+    pub(super) fn as_seen(&self, sample: Sample, limits: &Limits, now: Instant) -> Sample {
         match *guard(&self.forced) {
             Some(until) if now < until => Sample {
                 commit: sample.commit.max(limits.commit + Duration::from_millis(1)),
@@ -281,7 +278,7 @@ impl Load {
     }
 
     /// Applies [`decide`] to `sample` at `now`; the previous and the new state.
-    fn step(&self, sample: &Sample, limits: &Limits, now: Instant) -> (Shed, Shed) {
+    pub(super) fn step(&self, sample: &Sample, limits: &Limits, now: Instant) -> (Shed, Shed) {
         let mut state = guard(&self.state);
         let prev = state.unwrap_or(Shed::Accepting);
         let next = decide(prev, sample, limits, now);
@@ -289,73 +286,6 @@ impl Load {
         self.shedding.store(next.is_shedding(), Ordering::Relaxed);
         (prev, next)
     }
-}
-
-/// The load monitor: every quarter `lease-renew-ms` (at least 25 ms), a [`Sample`] from
-/// the renewal clock and the store's write pressure, and [`decide`]. Logs and counts the
-/// changes; ends at shutdown.
-pub async fn monitor(state: NodeState) {
-    let (Some(cluster), Some(own)) = (state.cluster().cloned(), ownership(&state)) else {
-        return;
-    };
-    let limits = Limits::for_leases(cluster.config.lease_ttl, cluster.config.lease_renew);
-    let period = (cluster.config.lease_renew / 4).max(Duration::from_millis(25));
-    let shutdown = state.shutdown_token();
-    let mut every = tokio::time::interval(period);
-    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let node = cluster.node().as_str().to_owned();
-    metrics::gauge!(m::SHEDDING).set(0.0);
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => break,
-            _ = every.tick() => {}
-        }
-        let now = Instant::now();
-        let pressure = state.store().write_pressure();
-        let sample = Sample {
-            commit: pressure.commit,
-            queued: pressure.queued,
-            ..own.load.renewal_sample(now)
-        };
-        let sample = own.load.as_seen(sample, &limits, now);
-        match own.load.step(&sample, &limits, now) {
-            (Shed::Accepting, Shed::Shedding { why, .. }) => {
-                tracing::warn!(
-                    node = %node,
-                    why = why.label(),
-                    renewal_age_ms = sample.renewal_age.as_millis() as u64,
-                    renewal_ms = sample.renewal_latency.as_millis() as u64,
-                    commit_ms = sample.commit.as_millis() as u64,
-                    queued = sample.queued,
-                    "overloaded: shedding load (no new rooms, not ready)"
-                );
-                metrics::counter!(m::SHED_EPISODES, "why" => why.label()).increment(1);
-                metrics::gauge!(m::SHEDDING).set(1.0);
-            }
-            (Shed::Shedding { since, .. }, Shed::Accepting) => {
-                tracing::info!(
-                    node = %node,
-                    shed_ms = now.saturating_duration_since(since).as_millis() as u64,
-                    "load back to normal: taking new rooms again"
-                );
-                metrics::gauge!(m::SHEDDING).set(0.0);
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Why this node sheds load now, for `/readyz` and refusals; `None` when it does not
-/// (or is no cluster node).
-pub fn shedding_reason(state: &NodeState) -> Option<&'static str> {
-    let own = ownership(state)?;
-    if !own.load.is_shedding() {
-        return None;
-    }
-    guard(&own.load.state).and_then(|s| match s {
-        Shed::Shedding { why, .. } => Some(why.label()),
-        Shed::Accepting => None,
-    })
 }
 
 #[cfg(test)]

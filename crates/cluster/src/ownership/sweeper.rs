@@ -17,7 +17,7 @@
 //! `sweep-ms`, so the rooms still come back, slowly.
 
 use super::observe::How;
-use super::{ownership, takeover, ttl_ms};
+use super::takeover;
 use crate::state::NodeState;
 use futures_util::StreamExt;
 use parchis_store::NodeInfo;
@@ -132,7 +132,7 @@ pub fn again(claimed: usize, claim: Claim) -> bool {
 
 /// The sweeper task; ends at shutdown. A draining node claims nothing.
 pub async fn sweeper(state: NodeState) {
-    let (Some(cluster), Some(own)) = (state.cluster().cloned(), ownership(&state)) else {
+    let (Some(cluster), Some(own)) = (state.cluster().cloned(), state.ownership()) else {
         return;
     };
     let shutdown = state.shutdown_token();
@@ -188,13 +188,13 @@ pub async fn sweep(state: &NodeState) -> (usize, Claim) {
     let Some(cluster) = state.cluster() else {
         return (0, nothing);
     };
-    let shedding = ownership(state).is_some_and(|o| o.load.is_shedding());
+    let shedding = state.ownership().is_some_and(|o| o.load.is_shedding());
     let nothing = Claim {
         burst: !shedding,
         ..nothing
     };
     let node = cluster.node().as_str();
-    let ttl = ttl_ms(cluster);
+    let ttl = cluster.ttl_ms();
     let free = state
         .rooms()
         .config()
@@ -233,7 +233,7 @@ pub async fn sweep(state: &NodeState) -> (usize, Claim) {
             return (0, nothing);
         }
     };
-    if let Some(own) = ownership(state) {
+    if let Some(own) = state.ownership() {
         // Renewed from now on, while they are restored.
         for fence in &fences {
             own.hold(fence.clone());

@@ -17,8 +17,8 @@
 //! * **retired** when its game had already ended (the room is closed).
 //! * untouched when a write of the restore was fenced: another node owns it.
 
+use super::lease;
 use super::observe::{self, How};
-use super::{lease, ownership};
 use crate::routing;
 use crate::state::NodeState;
 use parchis_room::{self, RestoreError, Restored, RoomCmd};
@@ -32,7 +32,7 @@ const OLD_ACTOR_WAIT: Duration = Duration::from_secs(2);
 /// Runs the room of `fence` here (its lease was just acquired by this node). Returns
 /// whether it runs.
 pub async fn bring_up(state: &NodeState, fence: Fence, how: How) -> bool {
-    let Some(own) = ownership(state) else {
+    let Some(own) = state.ownership() else {
         return false;
     };
     own.hold(fence.clone());

@@ -4,7 +4,7 @@
 //! two nodes while it moves is listed once) and orders them as a single node does.
 //!
 //! The other nodes' answers are shared for [`SHARE_FOR`] by every listing of this node
-//! ([`Shared`]; one gather at a time, the listings meanwhile wait for it), so a flood of
+//! (`table::Shared`; one gather at a time, the listings meanwhile wait for it), so a flood of
 //! `GET /api/rooms` costs the other nodes and the store a bounded number of asks, not
 //! one per request. The node's own rooms are read afresh for every listing.
 
@@ -15,7 +15,6 @@ use parchis_protocol::RoomSummary;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Mutex;
 use tokio::time::Instant;
 use tracing::debug;
 
@@ -24,17 +23,6 @@ pub const GATHER_WINDOW: Duration = Duration::from_millis(300);
 /// How long the other nodes' answers serve this node's listings.
 pub const SHARE_FOR: Duration = Duration::from_millis(500);
 
-/// The other nodes' public rooms as last gathered, per kind of listing (lobbies, games
-/// in progress), with when the gather started.
-type Gathered = Option<(Instant, Arc<Vec<Vec<RoomSummary>>>)>;
-
-/// The last gather of each kind of listing, shared by this node's listings for
-/// [`SHARE_FOR`] (part of [`super::Routing`]).
-#[derive(Default)]
-pub struct Shared {
-    lobbies: Mutex<Gathered>,
-    playing: Mutex<Gathered>,
-}
 /// A node whose heartbeat is older than this is not waited for (ms; the store's clock).
 const LIVE_NODE_AGE_MS: i64 = 10_000;
 

@@ -3,7 +3,7 @@
 //! "Routing") to its owner on another node; a room that no node serves is looked up in
 //! the store (unknown, finished, or being moved: `room_unavailable`).
 
-use super::{Flow, Joined, Session};
+use super::session::{Flow, Joined, Session};
 use crate::state::AppState;
 use parchis_cluster::routing::{self, edge::Unreachable, wire::AttachHow, Route, RouteCell};
 use parchis_protocol::ErrorCode;
@@ -155,7 +155,7 @@ impl Session {
                 last_seq: *last_seq,
             },
         };
-        match routing::edge::attach(&self.state.node(), &room, &self.link, how).await {
+        match routing::edge::attach(self.state.node(), &room, &self.link, how).await {
             Ok(Ok(())) => {
                 self.joined(room, Route::Remote);
                 Flow::Continue
@@ -179,7 +179,7 @@ impl Session {
     ) -> Flow {
         match found {
             Unserved::Moving => {
-                parchis_cluster::ownership::wake_sweeper(&self.state.node());
+                parchis_cluster::ownership::wake_sweeper(self.state.node());
                 self.error(
                     Some(req),
                     ErrorCode::RoomUnavailable,

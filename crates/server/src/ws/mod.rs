@@ -11,12 +11,15 @@
 //!
 //! * [`entry`]: `join`, `watch`, `resume` — to the room here, or (cluster mode) to its
 //!   owner on another node.
+//! * [`session`]: the session's state and its helpers (send, refuse, rate).
 //! * [`writer`]: the socket's writer task.
 
 mod entry;
+mod session;
 mod writer;
 
 use self::entry::{Entry, Unserved};
+use self::session::{Flow, Session};
 use self::writer::{writer, WRITE_BATCH_BYTES};
 
 use crate::client_addr::ClientAddr;
@@ -28,10 +31,10 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use futures_util::StreamExt;
-use parchis_cluster::routing::{self, Route, RouteCell};
+use parchis_cluster::routing::{self, Route};
 use parchis_protocol::{close_code, parse_client_message, ClientMessage, ErrorCode, ServerMessage};
 use parchis_room::ids::normalise_code;
-use parchis_room::{encode, ConnLink, Kick, Refusal, RoomCmd, SeatCmd, Unwritten};
+use parchis_room::{ConnLink, Kick, RoomCmd, SeatCmd, Unwritten};
 use std::collections::{HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -72,30 +75,6 @@ pub async fn upgrade(
             let tracker = state.tracker().clone();
             tracker.track_future(connection(socket, state, conn, client).instrument(span))
         })
-}
-
-/// The room a session joined: its code and where its commands go (a local actor, or the
-/// owner on another node in cluster mode; [`routing::rehome`] may swap it).
-struct Joined {
-    code: String,
-    cell: RouteCell,
-}
-
-struct Session {
-    state: AppState,
-    ip: IpAddr,
-    link: ConnLink,
-    joined: Option<Joined>,
-    seen: HashSet<u64>,
-    seen_order: VecDeque<u64>,
-    tokens: f64,
-    refilled: Instant,
-    errors: VecDeque<Instant>,
-}
-
-enum Flow {
-    Continue,
-    Close,
 }
 
 async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr) {
@@ -196,7 +175,7 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr) {
             Route::Local { handle, .. } => {
                 let _ = handle.sender().send(RoomCmd::Detach { conn }).await;
             }
-            Route::Remote => routing::edge::detach(&session.state.node(), &j.code, conn).await,
+            Route::Remote => routing::edge::detach(session.state.node(), &j.code, conn).await,
         }
     }
     if let Some(cluster) = session.state.cluster() {
@@ -245,64 +224,6 @@ fn request_id(text: &str) -> Option<u64> {
 }
 
 impl Session {
-    fn send(&self, msg: &ServerMessage) {
-        self.link.send(encode(msg));
-    }
-
-    /// Reports an error to the client; too many in the window closes the connection.
-    fn error(&mut self, req: Option<u64>, code: ErrorCode, message: impl Into<String>) -> Flow {
-        self.refuse(
-            req,
-            Refusal {
-                code,
-                message: message.into(),
-                rule: None,
-            },
-        )
-    }
-
-    fn refuse(&mut self, req: Option<u64>, r: Refusal) -> Flow {
-        parchis_telemetry::observe::refused(r.code);
-        self.send(&r.to_message(req));
-        if r.code == ErrorCode::RoomUnavailable {
-            // The server's doing (a room changing nodes), not abuse: the client retries,
-            // within its command rate.
-            return Flow::Continue;
-        }
-        let cfg = self.state.config();
-        let now = Instant::now();
-        self.errors.push_back(now);
-        while self
-            .errors
-            .front()
-            .is_some_and(|t| now.duration_since(*t) > cfg.error_window)
-        {
-            self.errors.pop_front();
-        }
-        if self.errors.len() > cfg.max_errors as usize {
-            debug!("too many errors: closing");
-            self.link
-                .kick
-                .kick(close_code::POLICY, "too many errors or commands");
-            return Flow::Close;
-        }
-        Flow::Continue
-    }
-
-    fn take_token(&mut self) -> bool {
-        let rate = f64::from(self.state.config().commands_per_second.max(1));
-        let now = Instant::now();
-        let elapsed = now.duration_since(self.refilled).as_secs_f64();
-        self.refilled = now;
-        self.tokens = (self.tokens + elapsed * rate).min(rate * 2.0);
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-
     async fn on_frame(&mut self, msg: Message) -> Flow {
         let received = Instant::now();
         let text = match msg {
@@ -474,7 +395,7 @@ impl Session {
             Route::Remote => {
                 let code = joined.code.clone();
                 if let Err(refusal) =
-                    routing::edge::command(&self.state.node(), &code, conn, req, seq, cmd).await
+                    routing::edge::command(self.state.node(), &code, conn, req, seq, cmd).await
                 {
                     return self.refuse(Some(req), refusal);
                 }

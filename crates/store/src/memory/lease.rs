@@ -2,24 +2,10 @@
 //! (docs/CLUSTER.md, "Ownership: leases with an epoch") on the store's own clock, `now`
 //! in milliseconds, passed in by the caller.
 
-use super::Inner;
+use super::inner::{Inner, MemLease, MemNode};
 use crate::error::{Result, StoreError};
 use parchis_records::{Fence, Lease, NodeInfo, NodeRecord};
 use parchis_records::{RoomRecord, RoomStatus};
-
-/// One room's lease; times in ms of the store's clock.
-pub(super) struct MemLease {
-    owner: String,
-    epoch: i64,
-    expires_at: i64,
-    retired: bool,
-}
-
-/// One node's heartbeat; `seen_at` in ms of the store's clock.
-pub(super) struct MemNode {
-    record: NodeRecord,
-    seen_at: i64,
-}
 
 /// Leases and heartbeats, with PostgreSQL's semantics on the store's clock (`now`, ms).
 impl Inner {

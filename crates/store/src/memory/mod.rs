@@ -1,9 +1,11 @@
 //! In-memory backend for tests: same contract as the SQL stores (leases and node heartbeats
 //! as on PostgreSQL, on the store's own monotonic clock: [`lease`]), nothing durable.
 
+mod inner;
 mod lease;
 
-use std::collections::{BTreeMap, HashMap};
+use inner::Inner;
+
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
@@ -39,19 +41,6 @@ impl Default for MemoryStore {
             origin: tokio::time::Instant::now(),
         }
     }
-}
-
-#[derive(Default)]
-struct Inner {
-    closed: bool,
-    rooms: HashMap<String, RoomRecord>,
-    /// Keyed by `(room_code, colour)`.
-    seats: BTreeMap<(String, String), SeatRecord>,
-    games: HashMap<Uuid, GameRecord>,
-    /// Per game, keyed by `seq`.
-    events: HashMap<Uuid, BTreeMap<i64, EventRecord>>,
-    leases: BTreeMap<String, lease::MemLease>,
-    nodes: HashMap<String, lease::MemNode>,
 }
 
 impl MemoryStore {

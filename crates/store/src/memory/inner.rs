@@ -1,0 +1,33 @@
+//! The memory store's tables: rooms, seats, games, events, leases and node heartbeats, as
+//! plain maps behind the store's one mutex.
+
+use parchis_records::{EventRecord, GameRecord, NodeRecord, RoomRecord, SeatRecord};
+use std::collections::{BTreeMap, HashMap};
+use uuid::Uuid;
+
+#[derive(Default)]
+pub(super) struct Inner {
+    pub(super) closed: bool,
+    pub(super) rooms: HashMap<String, RoomRecord>,
+    /// Keyed by `(room_code, colour)`.
+    pub(super) seats: BTreeMap<(String, String), SeatRecord>,
+    pub(super) games: HashMap<Uuid, GameRecord>,
+    /// Per game, keyed by `seq`.
+    pub(super) events: HashMap<Uuid, BTreeMap<i64, EventRecord>>,
+    pub(super) leases: BTreeMap<String, MemLease>,
+    pub(super) nodes: HashMap<String, MemNode>,
+}
+
+/// One room's lease; times in ms of the store's clock.
+pub(super) struct MemLease {
+    pub(super) owner: String,
+    pub(super) epoch: i64,
+    pub(super) expires_at: i64,
+    pub(super) retired: bool,
+}
+
+/// One node's heartbeat; `seen_at` in ms of the store's clock.
+pub(super) struct MemNode {
+    pub(super) record: NodeRecord,
+    pub(super) seen_at: i64,
+}
