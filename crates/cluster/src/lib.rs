@@ -3,6 +3,8 @@
 //!
 //! * [`config`]: the node's identity and the lease timings.
 //! * [`membership`]: [`Cluster`], what cluster mode adds to a node.
+//! * [`owned`]: [`Owned`], what ownership needs of a kind of actor run under leases
+//!   (rooms: [`RoomKind`]; a championship director next), and the node's [`Kinds`].
 //! * [`state`]: [`NodeState`], the narrow context of the cluster code (the node's rooms,
 //!   its cluster membership, admission, queue sizes).
 //! * [`host`]: [`ClusterHost`], the rooms' host on a cluster node.
@@ -13,7 +15,7 @@
 //! Single-node mode has no [`Cluster`] at all (`NodeState::cluster()` is `None`).
 //!
 //! Module order (each imports only modules before it): `config`, `bus`, `ownership::held`
-//! and `routing::table` (data), `membership`, `state`, the rest of `routing` and
+//! and `routing::table` (data), `membership`, `owned`, `state`, the rest of `routing` and
 //! `ownership`, `host`. This file only declares and re-exports.
 
 #![warn(missing_docs)]
@@ -22,6 +24,7 @@ pub mod bus;
 pub mod config;
 pub mod host;
 pub mod membership;
+pub mod owned;
 pub mod ownership;
 pub mod routing;
 pub mod state;
@@ -30,4 +33,5 @@ pub use self::bus::Bus;
 pub use self::config::{ClusterConfig, NodeId};
 pub use self::host::ClusterHost;
 pub use self::membership::{Cluster, ClusterError};
+pub use self::owned::{Kinds, Owned, RoomKind};
 pub use self::state::{LinkConfig, NodeState};

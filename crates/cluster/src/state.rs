@@ -1,10 +1,12 @@
-//! The narrow context of this node's cluster code: its rooms ([`Rooms`]), its cluster
+//! The narrow context of this node's cluster code: its rooms ([`Rooms`]) and the kinds of
+//! actor it owns by lease ([`Kinds`]), its cluster
 //! membership (NATS, routing, ownership; `None` on a single node, where routing answers
 //! locally), admission control (a room created here for a client of another node counts
 //! against that client's address here too) and the sizes of connection queues (relayed
 //! connections get the same as local ones). Cheap to clone.
 
 use crate::membership::Cluster;
+use crate::owned::Kinds;
 use crate::ownership::held::Ownership;
 use parchis_admission::Admission;
 use parchis_room::{RoomHandle, Rooms};
@@ -26,6 +28,7 @@ pub struct LinkConfig {
 #[derive(Clone)]
 pub struct NodeState {
     rooms: Rooms,
+    kinds: Kinds,
     cluster: Option<Arc<Cluster>>,
     admission: Arc<Admission>,
     links: LinkConfig,
@@ -40,6 +43,7 @@ impl NodeState {
         links: LinkConfig,
     ) -> NodeState {
         NodeState {
+            kinds: Kinds::rooms_only(rooms.clone()),
             rooms,
             cluster,
             admission,
@@ -50,6 +54,12 @@ impl NodeState {
     /// The rooms running here.
     pub fn rooms(&self) -> &Rooms {
         &self.rooms
+    }
+
+    /// The kinds of actor this node owns by lease (rooms), for ownership's takeover,
+    /// drain and lost leases.
+    pub fn kinds(&self) -> &Kinds {
+        &self.kinds
     }
 
     /// Cluster mode's state; `None` on a single node.

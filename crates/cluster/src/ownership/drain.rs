@@ -1,6 +1,7 @@
 //! The SIGTERM hand-off (`docs/CLUSTER.md`, "Drain"): the node marks itself draining (new
 //! rooms go elsewhere, its sweeper claims nothing); each room, between two inputs,
-//! writes nothing more, deregisters and releases its lease ([`RoomCmd::Handoff`]); the
+//! writes nothing more, deregisters and releases its lease (`Owned::hand_off`: a
+//! room's `Handoff`); the
 //! live non-draining node with the fewest rooms, among those that do not shed load if
 //! any ([`Targets`]), is asked to `adopt` it (acquire at once, restore, serve); the room's local connections are then moved there
 //! ([`routing::rehome`]). A node that sheds load (or is full) refuses the adoption
@@ -11,16 +12,15 @@
 
 use super::node::{self, NodeReply, NodeRequest};
 use super::observe;
+use crate::owned::Owned;
 use crate::routing;
 use crate::state::NodeState;
 use crate::NodeId;
 use futures_util::StreamExt;
 use parchis_protocol::ErrorCode;
-use parchis_room::RoomCmd;
 use parchis_store::NodeInfo;
 use std::collections::HashMap;
 use std::sync::Mutex;
-use tokio::sync::oneshot;
 
 /// Rooms handed off at once.
 const AT_ONCE: usize = 8;
@@ -104,7 +104,7 @@ pub async fn drain(state: &NodeState) -> Drained {
     let me = cluster.node().as_str();
     own.set_draining();
     node::beat(state).await;
-    tracing::info!(node = me, rooms = state.room_count(), "draining");
+    tracing::info!(node = me, rooms = state.kinds().count(), "draining");
     let nodes = match state.store().live_nodes(cluster.ttl_ms()).await {
         Ok(nodes) => nodes,
         Err(e) => {
@@ -114,33 +114,30 @@ pub async fn drain(state: &NodeState) -> Drained {
     };
     let targets = Targets::new(targets(&nodes, me, cluster.ttl_ms()));
     let done = Mutex::new(Drained::default());
-    let work =
-        futures_util::stream::iter(state.all_rooms()).for_each_concurrent(AT_ONCE, |handle| {
-            let (targets, done) = (&targets, &done);
-            async move {
-                let (reply, conns) = oneshot::channel();
-                if handle
-                    .sender()
-                    .send(RoomCmd::Handoff { reply })
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-                // Dropped when the room ended otherwise (disposed) meanwhile.
-                let Ok(conns) = conns.await else { return };
-                let adopted = adopt(state, handle.code(), targets).await;
-                routing::rehome(state, handle.code(), conns);
-                let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
-                d.handed += 1;
-                d.adopted += usize::from(adopted);
-            }
-        });
+    let owned: Vec<(&dyn Owned, String)> = state
+        .kinds()
+        .all()
+        .flat_map(|kind| kind.codes().into_iter().map(move |code| (kind, code)))
+        .collect();
+    let work = futures_util::stream::iter(owned).for_each_concurrent(AT_ONCE, |(kind, code)| {
+        let (targets, done) = (&targets, &done);
+        async move {
+            // `None`: it ended otherwise (disposed) meanwhile.
+            let Some(conns) = kind.hand_off(&code).await else {
+                return;
+            };
+            let adopted = adopt(state, &code, targets).await;
+            routing::rehome(state, &code, conns);
+            let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
+            d.handed += 1;
+            d.adopted += usize::from(adopted);
+        }
+    });
     let timed_out = tokio::time::timeout(cluster.config.drain_timeout, work)
         .await
         .is_err();
     let mut drained = *done.lock().unwrap_or_else(|e| e.into_inner());
-    drained.left = state.room_count();
+    drained.left = state.kinds().count();
     if timed_out {
         tracing::warn!(node = me, left = drained.left, "drain timed out");
     }

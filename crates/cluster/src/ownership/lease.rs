@@ -9,7 +9,6 @@
 use super::held::Ownership;
 use super::observe;
 use crate::state::NodeState;
-use parchis_room::RoomCmd;
 
 use parchis_store::{Fence, LeaseKeeper};
 use std::collections::HashSet;
@@ -153,31 +152,16 @@ pub async fn renewer(state: NodeState, keeper: &dyn LeaseKeeper) {
 }
 
 /// Stops the room of `fence` at once, if that fence is still held: no more renewals,
-/// and its actor gets [`RoomCmd::Stop`] (it deregisters and rehomes its connections
-/// without writing anything).
+/// and its actor is told to stop (`Owned::stop`: a room deregisters and rehomes its
+/// connections without writing anything).
 pub fn stop_room(state: &NodeState, own: &Ownership, fence: &Fence, why: &'static str) {
     if !own.forget(fence) {
         return;
     }
-    if let Some(handle) = state.room(&fence.room_code) {
-        tell(handle.sender(), RoomCmd::Stop { why });
-    }
-}
-
-/// Sends `cmd` to a room without waiting: at once when its queue has space, else from a
-/// task of its own (the room reads its queue in order).
-pub fn tell(tx: &tokio::sync::mpsc::Sender<RoomCmd>, cmd: RoomCmd) {
-    match tx.try_send(cmd) {
-        Ok(()) => {}
-        Err(tokio::sync::mpsc::error::TrySendError::Full(cmd)) => {
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let _ = tx.send(cmd).await;
-            });
-        }
-        // The room already ended.
-        Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => {}
-    }
+    state
+        .kinds()
+        .of(&fence.room_code)
+        .stop(&fence.room_code, why);
 }
 
 /// Releases `fence` (drain, shutdown): no more renewals, then `expires_at = now()` so

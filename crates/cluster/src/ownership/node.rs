@@ -113,7 +113,7 @@ async fn beat_on(state: &NodeState, keeper: &dyn LeaseKeeper) {
     };
     let record = NodeRecord {
         node_id: cluster.node().as_str().to_owned(),
-        rooms: u32::try_from(state.room_count()).unwrap_or(u32::MAX),
+        rooms: u32::try_from(state.kinds().count()).unwrap_or(u32::MAX),
         draining: own.is_draining(),
         shedding: own.load.is_shedding(),
     };
@@ -253,7 +253,7 @@ async fn adopt(state: &NodeState, code: &str) -> NodeReply {
     if draining || state.shutdown_token().is_cancelled() {
         return NodeReply::refused(ErrorCode::ShuttingDown, "this node is draining");
     }
-    if state.is_full() {
+    if state.kinds().of(code).is_full() {
         return NodeReply::refused(ErrorCode::ServerFull, "too many rooms");
     }
     let node = cluster.node().as_str();

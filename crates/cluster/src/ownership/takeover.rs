@@ -19,9 +19,10 @@
 
 use super::lease;
 use super::observe::{self, How};
+use crate::owned::Brought;
 use crate::routing;
 use crate::state::NodeState;
-use parchis_room::{self, RestoreError, Restored, RoomCmd};
+use parchis_room::{RestoreError, Restored};
 use parchis_store::Fence;
 use std::time::Duration;
 
@@ -43,28 +44,13 @@ pub async fn bring_up(state: &NodeState, fence: Fence, how: How) -> bool {
         observe::takeover_failed(&fence, None, how, "register", "left to expire", &e);
         return false;
     }
-    let snapshot = match state.store().get_room(&code).await {
-        Ok(Some(s)) => s,
-        Ok(None) => {
-            own.forget(&fence);
-            let e = "no stored room";
-            observe::takeover_failed(&fence, None, how, "unreadable", "left", &e);
-            return false;
-        }
-        Err(e) => {
-            own.forget(&fence);
-            observe::takeover_failed(&fence, None, how, "store", "left to expire", &e);
-            return false;
-        }
-    };
-    let game = snapshot.game.as_ref().map(|g| g.id);
-    match parchis_room::restore(state.rooms(), &snapshot, Some(fence.clone())).await {
+    let kind = state.kinds().of(&code);
+    let Brought { game, outcome } = kind.restore(&code, &fence).await;
+    match outcome {
         Ok(Restored::Running) => {
             if !own.holds(&fence) {
                 // Lost while restoring (a renewal did not keep it): stop it again.
-                if let Some(h) = state.room(&code) {
-                    lease::tell(h.sender(), RoomCmd::Stop { why: "lease lost" });
-                }
+                kind.stop(&code, "lease lost");
                 return false;
             }
             observe::took_over(&fence, game, how);
@@ -99,22 +85,17 @@ pub async fn bring_up(state: &NodeState, fence: Fence, how: How) -> bool {
 /// Waits until no room of `code` is registered here (an older incarnation whose lease
 /// was lost is told to stop). `false` if it is still there after [`OLD_ACTOR_WAIT`].
 async fn old_actor_gone(state: &NodeState, code: &str) -> bool {
-    let Some(handle) = state.room(code) else {
+    let kind = state.kinds().of(code);
+    if !kind.is_running(code) {
         return true;
-    };
-    lease::tell(
-        handle.sender(),
-        RoomCmd::Stop {
-            why: "taken over at a newer epoch",
-        },
-    );
-    drop(handle);
+    }
+    kind.stop(code, "taken over at a newer epoch");
     let until = tokio::time::Instant::now() + OLD_ACTOR_WAIT;
     while tokio::time::Instant::now() < until {
-        if state.room(code).is_none() {
+        if !kind.is_running(code) {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    state.room(code).is_none()
+    !kind.is_running(code)
 }
