@@ -113,6 +113,11 @@ pub enum RoomWrite {
     /// Set the room's status, as
     /// `parchis_store::Store::update_room_status`.
     RoomStatus(RoomStatusUpdate),
+    /// Several of the writes above, in order, in ONE transaction (all or nothing, behind
+    /// one fence check): a step whose rows change together, such as a seat moving to
+    /// another colour (delete the old row, insert the new one) or a bot taking over a
+    /// seat (its event and its seat row). No batch inside a batch.
+    Batch(Vec<RoomWrite>),
 }
 
 impl RoomWrite {
@@ -126,6 +131,7 @@ impl RoomWrite {
             RoomWrite::End(_) => "end",
             RoomWrite::SetDeadline { .. } => "set_deadline",
             RoomWrite::RoomStatus(_) => "room_status",
+            RoomWrite::Batch(_) => "batch",
         }
     }
 
@@ -140,6 +146,15 @@ impl RoomWrite {
                 "a write for room {room_code:?} carries the fence of room {:?}",
                 fence.room_code
             ));
+        }
+        if let RoomWrite::Batch(writes) = self {
+            for write in writes {
+                if matches!(write, RoomWrite::Batch(_)) {
+                    return Err(format!("a batch for room {room_code:?} holds a batch"));
+                }
+                write.check_room(room_code, fence)?;
+            }
+            return Ok(());
         }
         let named: Vec<&str> = match self {
             RoomWrite::UpsertSeat(s) => vec![&s.room_code],

@@ -4,6 +4,7 @@
 
 use crate::core::{BotJob, Core, Effect, Staged, Then, Work};
 use crate::persist::{self, Write};
+use crate::seat::bot_kind;
 pub use crate::seat::SeatBot;
 use crate::{BotChoice, Ms};
 use parchis_engine::{Action, Colour, Dice, Expect};
@@ -160,13 +161,20 @@ impl Core {
             event: event.clone(),
             at_ms: now,
         };
+        // The seat's row as the bot's (with the person's token hash: once the room is
+        // gone, that token still learns how the game ended), stored with the event.
+        let mut record = persist::seat_record(&self.code, &self.seats[i]);
+        record.bot = Some(bot_kind(level).name().to_owned());
         match self.game_id {
             Some(game_id) => {
-                let write = Write::Append {
-                    game_id,
-                    after_seq: self.seq,
-                    events: vec![persist::event_record(self.seq + 1, now, &event)],
-                };
+                let write = Write::Batch(vec![
+                    Write::Append {
+                        game_id,
+                        after_seq: self.seq,
+                        events: vec![persist::event_record(self.seq + 1, now, &event)],
+                    },
+                    Write::UpsertSeat(record),
+                ]);
                 self.stage(write, staged);
             }
             // A takeover happens in a game only.
@@ -193,11 +201,10 @@ impl Core {
         let seat = &mut self.seats[i];
         let colour = seat.colour;
         seat.bot = Some(SeatBot::new(level, seed));
-        // The stored seat keeps the person's token hash (with the bot's level): once the
-        // room is gone, that token still learns how the game ended (`ws::finished_game`).
-        // A bot seat never resumes by token, restored or not (`Core::restore_seat`).
-        let record = persist::seat_record(&self.code, seat);
-        // The old session token no longer resumes the seat.
+        // The stored seat (written with the event) keeps the person's token hash with the
+        // bot's level: once the room is gone, that token still learns how the game ended
+        // (`ws::finished_game`). A bot seat never resumes by token, restored or not
+        // (`Core::restore_seat`). The old session token no longer resumes the seat.
         seat.token_hash = String::new();
         seat.grace_until = None;
         // A connection still on the seat (the leaver awaiting its `ok`, or a player who
@@ -205,7 +212,6 @@ impl Core {
         if let Some(conn) = seat.conn.take() {
             self.spectators.push(conn);
         }
-        self.emit(Effect::Store(Write::UpsertSeat(record)));
         self.obs
             .bot_took_over(&self.code, self.game_id, colour, level, reason);
         self.presence();

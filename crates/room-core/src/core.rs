@@ -127,6 +127,8 @@ pub(super) enum Staged {
     Start(Box<StartPlan>),
     /// Events (with the game after them) are committed.
     Events(Box<EventsCommit>),
+    /// A seat is given up before the start (`leave`, a grace period that ran out).
+    Leave { seat_id: u64, why: &'static str },
     /// A bot takes over an abandoned seat.
     TakeOver {
         seat_id: u64,
@@ -241,6 +243,10 @@ pub struct Core {
     /// A lobby rebuilt from the store ([`Core::lobby_restored`]): its seq started again
     /// at 0, so the seqs of connections from before mean other events.
     pub(super) lobby_restored: bool,
+    /// The refusal of the last durable write of the current command that failed, until
+    /// its deferred `ok` ([`Work::ReplyOk`]) is sent as this error instead: a `leave`
+    /// is acknowledged only once what it changed is stored.
+    pub(super) step_failure: Option<crate::Refusal>,
     /// Where logs and metrics go ([`crate::observer`]).
     pub(crate) obs: Arc<dyn Observer>,
 }
@@ -283,6 +289,7 @@ impl Core {
             queue: VecDeque::new(),
             staged: None,
             limits: init.limits,
+            step_failure: None,
             obs: init.observer,
             presence_dirty: false,
             presence_sent_at: None,
@@ -336,14 +343,20 @@ impl Core {
 
     fn work(&mut self, work: Work, now: Ms) {
         match work {
-            Work::Input(input) => self.input(input, now),
+            Work::Input(input) => {
+                self.step_failure = None;
+                self.input(input, now)
+            }
             Work::Checked {
                 conn,
                 seat_id,
                 req,
                 seq,
                 cmd,
-            } => self.checked_command(conn, seat_id, req, seq, cmd, now),
+            } => {
+                self.step_failure = None;
+                self.checked_command(conn, seat_id, req, seq, cmd, now)
+            }
             Work::Timeout => self.timeout_if_due(now),
             Work::Grace(seat_id) => self.grace_expired(seat_id, now),
             Work::BotAct => self.bot_act(now),
@@ -358,12 +371,17 @@ impl Core {
                 conn,
                 req,
                 drop_link,
-            } => {
-                self.reply_ok(conn, req);
-                if drop_link {
-                    self.drop_link(conn);
+            } => match self.step_failure.take() {
+                // What the command changed was not stored: it is refused, and a leaver
+                // keeps its seat and its connection.
+                Some(refusal) => self.reply_err(conn, req, &refusal),
+                None => {
+                    self.reply_ok(conn, req);
+                    if drop_link {
+                        self.drop_link(conn);
+                    }
                 }
-            }
+            },
             Work::Flush => {
                 if std::mem::take(&mut self.turn_pending) {
                     self.send_turn_info();
@@ -451,6 +469,7 @@ impl Core {
             } => self.colour_stored(seat_id, from, to, conn, req, now),
             Staged::Start(plan) => self.start_stored(*plan, now),
             Staged::Events(commit) => self.events_stored(*commit, now),
+            Staged::Leave { seat_id, why } => self.seat_left(seat_id, why, now),
             Staged::TakeOver {
                 seat_id,
                 level,
@@ -475,7 +494,14 @@ impl Core {
             Staged::Join { .. } => self.emit(Effect::Reply(Err(refusal))),
             Staged::Colour { conn, req, .. } => self.reply_err(conn, req, &refusal),
             Staged::Start(plan) => self.reply_err(plan.conn, plan.req, &refusal),
-            Staged::Events(commit) => self.then_failed(commit.then, &refusal, now),
+            Staged::Events(commit) => {
+                self.then_failed(commit.then, &refusal, now);
+                self.step_failure = Some(refusal);
+            }
+            Staged::Leave { seat_id, why } => {
+                self.leave_failed(seat_id, why, now);
+                self.step_failure = Some(refusal);
+            }
             Staged::TakeOver {
                 seat_id, reason, ..
             } => {

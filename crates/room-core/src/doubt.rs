@@ -65,6 +65,12 @@ impl Doubt {
             | Write::DeleteSeat { .. }
             | Write::RoomStatus(_)
             | Write::SetDeadline { .. } => Doubt::Records,
+            // One transaction: its log write, if it has one, tells whether it applied.
+            Write::Batch(writes) => writes
+                .iter()
+                .map(Doubt::of)
+                .find(|d| matches!(d, Doubt::Log { .. }))
+                .unwrap_or(Doubt::Records),
         }
     }
 

@@ -162,10 +162,18 @@ impl Core {
             conn,
             req,
         };
-        self.stage(Write::UpsertSeat(record), staged);
+        // The old row goes and the new one comes in one transaction: a restore never
+        // finds the seat twice, or not at all.
+        let write = Write::Batch(vec![
+            Write::DeleteSeat {
+                colour: from.to_string(),
+            },
+            Write::UpsertSeat(record),
+        ]);
+        self.stage(write, staged);
     }
 
-    /// The seat under its new colour is stored: the old row goes, everyone hears of it.
+    /// The seat under its new colour is stored (its old row gone): everyone hears of it.
     pub(super) fn colour_stored(
         &mut self,
         seat_id: u64,
@@ -175,9 +183,6 @@ impl Core {
         req: u64,
         now: Ms,
     ) {
-        self.emit(Effect::Store(Write::DeleteSeat {
-            colour: from.to_string(),
-        }));
         if let Some(i) = self.seat_index(seat_id) {
             self.seats[i].colour = to;
         }
@@ -187,8 +192,70 @@ impl Core {
         self.reply_ok(conn, req);
     }
 
-    /// Frees a seat before the start; the creator role passes to the next player.
-    pub(super) fn free_seat(&mut self, seat_id: u64, why: &'static str, now: Ms) {
+    /// Frees a seat before the start (`why`: `left`, `grace_expired`): its row goes, and
+    /// when it created the room the creator role passes to the next player, in one
+    /// durable write; nobody hears of it before that write is stored
+    /// ([`Core::seat_left`]). A `leave`'s `ok` waits for it too ([`Work::ReplyOk`]).
+    pub(super) fn free_seat(&mut self, seat_id: u64, why: &'static str, _now: Ms) {
+        let Some(i) = self.seat_index(seat_id) else {
+            return;
+        };
+        let mut writes = vec![Write::DeleteSeat {
+            colour: self.seats[i].colour.to_string(),
+        }];
+        if self.seats[i].creator {
+            if let Some(next) = self.seats.iter().find(|s| s.id != seat_id) {
+                let mut record = persist::seat_record(&self.code, next);
+                record.is_creator = true;
+                writes.push(Write::UpsertSeat(record));
+            }
+        }
+        self.stage(Write::Batch(writes), Staged::Leave { seat_id, why });
+    }
+
+    /// The freed seat is stored: it goes, the creator role passes on, everyone hears of it.
+    pub(super) fn seat_left(&mut self, seat_id: u64, why: &'static str, now: Ms) {
+        let Some(i) = self.seat_index(seat_id) else {
+            return;
+        };
+        let seat = self.seats.remove(i);
+        let mut events = vec![RoomEvent::PlayerLeft {
+            colour: seat.colour,
+        }];
+        if seat.creator {
+            if let Some(next) = self.seats.first_mut() {
+                next.creator = true;
+                events.push(RoomEvent::CreatorChanged {
+                    colour: next.colour,
+                });
+            }
+        }
+        self.obs.seat_freed(&self.code, seat.colour, seat.conn, why);
+        // Keep the leaving connection in the loop for its `ok`; drop it afterwards.
+        if let Some(conn) = seat.conn {
+            self.spectators.push(conn);
+        }
+        self.broadcast_events(events, now, None);
+        self.emit(Effect::Publish);
+    }
+
+    /// Freeing a seat could not be stored: the seat stays. A grace period that ran out is
+    /// tried again a moment later ([`crate::core::TIMEOUT_RETRY_MS`]); a `leave` is
+    /// refused (the player may send it again).
+    pub(super) fn leave_failed(&mut self, seat_id: u64, why: &'static str, now: Ms) {
+        let Some(i) = self.seat_index(seat_id) else {
+            return;
+        };
+        crate::note!(self, Warn, "seat not freed: its write failed", "why={why}");
+        if why == "grace_expired" && self.seats[i].conn.is_none() {
+            self.seats[i].grace_until = Some(now + crate::core::TIMEOUT_RETRY_MS);
+        }
+    }
+
+    /// Frees an abandoned seat as a rematch begins, best effort: the row's delete is not
+    /// waited for (the rematch's start, stored next, is what makes the new game), so a
+    /// restore between the two may still list the abandoned seat.
+    pub(super) fn release_abandoned_seat(&mut self, seat_id: u64, now: Ms) {
         let Some(i) = self.seat_index(seat_id) else {
             return;
         };
@@ -209,8 +276,8 @@ impl Core {
                 self.emit(Effect::Store(Write::UpsertSeat(record)));
             }
         }
-        self.obs.seat_freed(&self.code, seat.colour, seat.conn, why);
-        // Keep the leaving connection in the loop for its `ok`; drop it afterwards.
+        self.obs
+            .seat_freed(&self.code, seat.colour, seat.conn, "rematch");
         if let Some(conn) = seat.conn {
             self.spectators.push(conn);
         }

@@ -43,7 +43,7 @@ fn staged_reply(staged: &Staged) -> Option<(ConnId, u64)> {
             Then::Reply { conn, req } => Some((conn, req)),
             _ => None,
         },
-        Staged::TakeOver { .. } => None,
+        Staged::TakeOver { .. } | Staged::Leave { .. } => None,
     }
 }
 

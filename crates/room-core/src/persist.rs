@@ -91,6 +91,9 @@ pub enum Write {
         /// Unix ms.
         deadline_ms: Option<Ms>,
     },
+    /// Several writes in ONE transaction (no batch inside): rows that change together,
+    /// such as a seat's old and new colour, or a bot's takeover event and its seat row.
+    Batch(Vec<Write>),
 }
 
 impl From<Write> for parchis_records::RoomWrite {
@@ -119,6 +122,7 @@ impl From<Write> for parchis_records::RoomWrite {
                 game_id,
                 deadline_ms,
             },
+            Write::Batch(writes) => W::Batch(writes.into_iter().map(W::from).collect()),
         }
     }
 }

@@ -82,7 +82,7 @@ impl Core {
             .map(|s| s.id)
             .collect();
         for id in gone {
-            self.free_seat(id, "rematch", now);
+            self.release_abandoned_seat(id, now);
         }
         self.broadcast_events(vec![RoomEvent::Rematch], now, None);
         let creator = self.seats.iter().position(|s| s.creator).unwrap_or(0);

@@ -202,6 +202,22 @@ pub trait Store: Send + Sync {
         write
             .check_room(room_code, None)
             .map_err(StoreError::InvalidWrite)?;
+        let writes = match write {
+            RoomWrite::Batch(writes) => writes,
+            write => vec![write],
+        };
+        for write in writes {
+            self.write_one(room_code, write).await?;
+        }
+        Ok(())
+    }
+
+    /// One write of [`Store::write_room`]'s provided body (a batch is applied write by
+    /// write there: that body is for test wrappers, never a backend of this crate).
+    ///
+    /// # Errors
+    /// Those of the matching separate method; [`StoreError::InvalidWrite`] for a batch.
+    async fn write_one(&self, room_code: &str, write: RoomWrite) -> Result<()> {
         match write {
             RoomWrite::UpsertSeat(seat) => self.upsert_seat(&seat).await,
             RoomWrite::DeleteSeat { colour } => {
@@ -219,6 +235,7 @@ pub trait Store: Send + Sync {
                 deadline_ms,
             } => self.set_deadline(game_id, deadline_ms).await,
             RoomWrite::RoomStatus(update) => self.update_room_status(room_code, update).await,
+            RoomWrite::Batch(_) => Err(StoreError::InvalidWrite("a batch inside a batch".into())),
         }
     }
 

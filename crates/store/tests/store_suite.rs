@@ -1085,6 +1085,83 @@ mod cases {
         ));
         assert_eq!(log(h, id).await, vec![1, 2, 3]);
     }
+    /// A `RoomWrite::Batch` is one transaction: a seat moving to another colour (delete
+    /// the old row, insert the new) lands whole, and a batch whose last write fails
+    /// (an append that does not follow the log) leaves every row as it was.
+    pub async fn a_batch_of_room_writes_is_all_or_nothing(h: &Harness) {
+        use parchis_store::RoomWrite;
+        let s = &h.store;
+        let (c, id) = started(h, 2).await;
+        for st in [
+            seat(&c, "red", "Ana", true, 1_100),
+            seat(&c, "blue", "Luis", false, 1_200),
+        ] {
+            s.upsert_seat(&st).await.expect("seat");
+        }
+        let before = s.get_room(&c).await.unwrap().unwrap().seats;
+        assert_eq!(before.len(), 2);
+        let moved = {
+            let mut m = before[0].clone();
+            m.colour = "green".into();
+            m
+        };
+        let old = before[0].colour.clone();
+        s.write_room(
+            &c,
+            None,
+            RoomWrite::Batch(vec![
+                RoomWrite::DeleteSeat {
+                    colour: old.clone(),
+                },
+                RoomWrite::UpsertSeat(moved.clone()),
+            ]),
+        )
+        .await
+        .expect("the colour change");
+        let seats = s.get_room(&c).await.unwrap().unwrap().seats;
+        assert!(seats.iter().all(|st| st.colour != old), "{seats:?}");
+        assert!(seats.contains(&moved), "{seats:?}");
+        assert_eq!(seats.len(), before.len());
+
+        let refused = s
+            .write_room(
+                &c,
+                None,
+                RoomWrite::Batch(vec![
+                    RoomWrite::DeleteSeat {
+                        colour: "green".into(),
+                    },
+                    RoomWrite::Append {
+                        game_id: id,
+                        after_seq: 7,
+                        events: vec![ev(8, "x")],
+                    },
+                ]),
+            )
+            .await;
+        assert!(
+            matches!(refused, Err(StoreError::SeqMismatch { .. })),
+            "{refused:?}"
+        );
+        assert_eq!(
+            s.get_room(&c).await.unwrap().unwrap().seats,
+            seats,
+            "nothing applied"
+        );
+        assert_eq!(log(h, id).await, vec![1, 2]);
+
+        let nested = s
+            .write_room(
+                &c,
+                None,
+                RoomWrite::Batch(vec![RoomWrite::Batch(Vec::new())]),
+            )
+            .await;
+        assert!(
+            matches!(nested, Err(StoreError::InvalidWrite(_))),
+            "{nested:?}"
+        );
+    }
 }
 
 backend_tests!(
@@ -1108,5 +1185,6 @@ backend_tests!(
         grouped_appends_check_each_position,
         start_game_is_all_or_nothing,
         end_game_is_all_or_nothing,
+        a_batch_of_room_writes_is_all_or_nothing,
     ]
 );

@@ -145,37 +145,32 @@ async fn step(d: &mut Driver, k: usize, req: u64) -> Option<Step> {
     Some(judge(d, answer, before.0, refused(d)))
 }
 
-/// Luis leaves (coming back first if an earlier leave's write failed: his connection
-/// was dropped with its `ok`, the seat still plays).
+/// Luis leaves. The leave is acknowledged only once the forfeit it causes is stored: a
+/// refused forfeit refuses the leave with the store's code (issue 25: no acknowledgement
+/// before durability), changes nothing, and Luis keeps his seat and his connection.
 async fn leave(d: &mut Driver, req: u64, seq_before: u64, _: bool) -> Step {
-    let conn = match d.core.seats()[1].conn {
-        Some(conn) => conn,
-        None => {
-            let conn = 1_000 + req;
-            d.input(parchis_room_core::Input::Resume {
-                conn,
-                req,
-                token: "token-2".into(),
-                last_seq: d.core.seq(),
-            })
-            .await;
-            assert!(matches!(d.replies.pop(), Some(Ok(_))), "Luis comes back");
-            conn
-        }
-    };
+    let conn = d.core.seats()[1].conn.expect("Luis is connected");
     let refused_before = d.refused_writes;
     let answer = d.cmd(conn, member(2), req, SeatCmd::Leave).await;
-    // Leaving is always answered `ok`; the forfeit it causes may be refused by the store.
-    assert!(matches!(answer, ServerMessage::Ok { .. }), "{answer:?}");
     if d.refused_writes > refused_before {
+        match &answer {
+            ServerMessage::Error { code, .. } => assert_eq!(*code, expected(d), "{answer:?}"),
+            other => panic!("a leave whose forfeit was not stored is refused: {other:?}"),
+        }
         assert_eq!(
             d.core.seq(),
             seq_before,
             "a refused forfeit changes nothing"
         );
         assert_eq!(d.core.status(), RoomStatus::Playing);
+        assert_eq!(
+            d.core.seats()[1].conn,
+            Some(conn),
+            "Luis keeps his connection"
+        );
         Step::Refused
     } else {
+        assert!(matches!(answer, ServerMessage::Ok { .. }), "{answer:?}");
         assert_eq!(
             d.core.status(),
             RoomStatus::Finished,

@@ -2,6 +2,8 @@
 //! inputs at chosen times and carries out its effects like the actor does (writes go to a
 //! store, or succeed without one), recording what every connection received.
 //!
+//! * `acks` — acknowledgements wait for the seat rows they change (leave, colour,
+//!   grace, bot takeover); a failed write refuses and changes nothing.
 //! * `clock` — turn timeouts at the deadline, grace expiry, strikes to abandonment, bot
 //!   scheduling, resume windows.
 //! * `reattach` — cluster mode's reattach: seat back, replaced connection, spectator,
@@ -16,6 +18,7 @@
 //!   not): the room settles the doubt from its log, rebuilds itself when the log is ahead,
 //!   and its clients see every committed event once, in order.
 
+mod acks;
 mod clock;
 mod faults;
 mod fenced;
@@ -135,6 +138,17 @@ impl FaultyStore {
 
 #[async_trait]
 impl Store for FaultyStore {
+    /// A room write fails whole (the real backends' writes are one transaction each, a
+    /// batch included): one fault check, then the memory store's atomic write.
+    async fn write_room(
+        &self,
+        code: &str,
+        fence: Option<&parchis_store::Fence>,
+        write: parchis_store::RoomWrite,
+    ) -> parchis_store::Result<()> {
+        self.check()?;
+        self.inner.write_room(code, fence, write).await
+    }
     async fn create_room(&self, room: &RoomRecord) -> parchis_store::Result<()> {
         self.check()?;
         self.inner.create_room(room).await

@@ -5,7 +5,7 @@ use parchis_records::{EventRecord, GameRecord, NodeRecord, RoomRecord, SeatRecor
 use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(super) struct Inner {
     pub(super) closed: bool,
     pub(super) rooms: HashMap<String, RoomRecord>,
@@ -19,6 +19,7 @@ pub(super) struct Inner {
 }
 
 /// One room's lease; times in ms of the store's clock.
+#[derive(Clone)]
 pub(super) struct MemLease {
     pub(super) owner: String,
     pub(super) epoch: i64,
@@ -27,6 +28,7 @@ pub(super) struct MemLease {
 }
 
 /// One node's heartbeat; `seen_at` in ms of the store's clock.
+#[derive(Clone)]
 pub(super) struct MemNode {
     pub(super) record: NodeRecord,
     pub(super) seen_at: i64,

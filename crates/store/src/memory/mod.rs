@@ -146,6 +146,15 @@ impl Inner {
                 Ok(true)
             }
             RoomWrite::RoomStatus(update) => self.set_status(code, update).map(|()| true),
+            // All or nothing: applied to a copy, kept only when every write succeeded.
+            RoomWrite::Batch(writes) => {
+                let mut trial = self.clone();
+                for write in writes {
+                    trial.write(code, write)?;
+                }
+                *self = trial;
+                Ok(true)
+            }
         }
     }
 

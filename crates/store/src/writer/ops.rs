@@ -114,6 +114,14 @@ pub(crate) fn room_ops(room_code: &str, write: RoomWrite) -> Result<Vec<WriteOp>
             code: room_code.to_owned(),
             update,
         }],
+        // One transaction: the ops of each write, in order (`check_room` refused nesting).
+        RoomWrite::Batch(writes) => {
+            let mut ops = Vec::new();
+            for write in writes {
+                ops.extend(room_ops(room_code, write)?);
+            }
+            ops
+        }
     })
 }
 
