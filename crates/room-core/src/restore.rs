@@ -13,6 +13,12 @@ use rand::Rng;
 use std::collections::VecDeque;
 use uuid::Uuid;
 
+/// How far beyond a fresh full turn clock a restored game's stored deadline may lie and
+/// still be kept (ms). A deadline is written at most a full clock after the moment it is
+/// written, so one further ahead than this of this node's fresh clock was written by a
+/// node whose wall clock ran ahead.
+pub const DEADLINE_SKEW_MS: Ms = 1_000;
+
 /// What became of a restored room.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Restored {
@@ -70,7 +76,10 @@ impl Core {
     /// clock from `now` (R-CLOCK: nobody loses a throw because a server died or a room
     /// moved, however little of the old clock was left, and every seat comes back
     /// disconnected), announced by a new `turn` event (the returned effects store it
-    /// first); a stored deadline at least that far ahead is kept as it is.
+    /// first). A stored deadline between that fresh one and [`DEADLINE_SKEW_MS`] beyond
+    /// it is kept as it is; one further ahead can only come from an owner whose wall clock
+    /// ran ahead of this node's, and is replaced by a fresh clock from this node's (issue
+    /// 25: a skewed clock does not carry over a takeover).
     pub fn restore_game(
         &mut self,
         id: Uuid,
@@ -113,11 +122,20 @@ impl Core {
         // games table's column is a convenience copy that may lag behind it.
         let fresh = self.fresh_deadline(now);
         match replayed.last_turn_deadline.or(stored_deadline) {
-            Some(ms) if ms >= fresh => {
+            Some(ms) if ms >= fresh && ms <= fresh + DEADLINE_SKEW_MS => {
                 self.deadline = Some(ms);
                 (Restored::Running, Vec::new())
             }
-            _ => {
+            stored => {
+                if let Some(ms) = stored.filter(|ms| *ms > fresh + DEADLINE_SKEW_MS) {
+                    crate::note!(
+                        self,
+                        Warn,
+                        "stored turn deadline beyond a full clock: the previous owner's clock ran ahead; a fresh clock from this node's",
+                        "stored_deadline_ms={ms} fresh_deadline_ms={fresh} ahead_ms={}",
+                        ms - fresh
+                    );
+                }
                 // Time the server was down (or the room had no owner) is not held against
                 // the player to act, nor is the time it takes them to reconnect: a fresh
                 // full clock, however much of the old one was left.

@@ -14,6 +14,7 @@ use crate::{Member, Ms, SeatCmd};
 use parchis_engine::{Action, Colour, Preset};
 use parchis_protocol::{Play, RoomStatus, ServerMessage};
 use parchis_room_core::core::{Core, Effect};
+use parchis_room_core::persist::Write;
 use parchis_room_core::{persist, replay, Input};
 use parchis_store::Store;
 use rand::{Rng, SeedableRng};
@@ -452,4 +453,44 @@ async fn frames_rebuilt_from_the_log_equal_the_live_frames_positions_included() 
         );
     }
     assert!(total.positioned < total.frames, "{total:?}");
+}
+
+/// Issue 25, point 4: an owner whose wall clock ran 45 s ahead wrote the turn deadline
+/// 45 s too late. The node that takes the room over (its clock right) does not keep that
+/// deadline: the player to act gets a fresh full clock from the new owner's clock,
+/// announced by a `turn` event stored first. A deadline within a full clock is kept.
+#[tokio::test]
+async fn a_deadline_written_by_a_clock_running_ahead_is_not_kept_by_the_next_owner() {
+    let g = Game::start(11).await;
+    let stored = g.d.core.deadline().expect("a clock runs");
+    let clock_ms = i64::from(g.d.core.settings().turn_clock_secs) * 1000;
+    // The new owner's `now` is 45 s behind the old owner's.
+    let now = g.d.now - 45_000;
+    let (core, effects) = g.rebuild(now).await;
+    assert!(
+        stored > now + clock_ms + 1_000,
+        "the stored deadline is a skewed one"
+    );
+    let fresh = now + clock_ms;
+    assert!(
+        effects.iter().any(|e| matches!(
+            e,
+            Effect::Persist(Write::Append { events, .. }) if events.len() == 1
+        )),
+        "a fresh `turn` is stored: {effects:?}"
+    );
+    assert!(
+        effects.iter().any(|e| matches!(
+            e,
+            Effect::Store(Write::SetDeadline { deadline_ms: Some(d), .. }) if *d == fresh
+        )),
+        "the games table's copy follows: {effects:?}"
+    );
+    drop(core);
+    // Restored again a moment after the fresh clock was written, it is kept.
+    let (_, again) = g.rebuild(stored - clock_ms).await;
+    assert!(
+        !again.iter().any(|e| matches!(e, Effect::Persist(_))),
+        "a deadline within a full clock is kept: {again:?}"
+    );
 }
