@@ -304,7 +304,10 @@ impl Actor {
     /// One command from the room's queue (`actor_cmd.rs`): an attach or a connection's
     /// command is the core's input; an operator's or the host's request is met here.
     async fn on_cmd(&mut self, cmd: RoomCmd) {
-        let cmd = match self.attach_input(cmd).or_else(|cmd| self.command_input(cmd)) {
+        let cmd = match self
+            .attach_input(cmd)
+            .or_else(|cmd| self.command_input(cmd))
+        {
             Ok(input) => return self.input(input).await,
             Err(cmd) => cmd,
         };
