@@ -346,10 +346,8 @@ impl RuleSet {
     }
 
     /// The rule set of a named preset (reference §3 matrix).
+    // Long (86 lines): one arm per preset, one line per setting that differs from `online` (a column of the §3 matrix); split, a preset would no longer read as one column.
     pub fn preset(p: Preset) -> RuleSet {
-        // Long by nature: one arm per preset, one line per setting where it differs
-        // from `online` (a column of the §3 matrix); split, a preset would no longer
-        // read as one column.
         let online = RuleSet::online();
         match p {
             Preset::Online => online,

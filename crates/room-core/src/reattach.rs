@@ -73,16 +73,7 @@ impl Core {
             ))));
             return;
         }
-        if let Some(old) = replaces.filter(|old| *old != conn) {
-            // The same client's previous link: gone without a grace period or a word.
-            self.spectators.retain(|c| *c != old);
-            for seat in &mut self.seats {
-                if seat.conn == Some(old) {
-                    seat.conn = None;
-                }
-            }
-            self.emit(Effect::Forget { conn: old });
-        }
+        self.forget_replaced(conn, replaces);
         if !self.can_replay(last_seq) {
             self.emit(Effect::Reply(Err(Refusal::new(
                 ErrorCode::RoomUnavailable,
@@ -94,55 +85,14 @@ impl Core {
             ))));
             return;
         }
-        let seat = match reattach {
-            Reattach::Player(colour) => self
-                .seats
-                .iter()
-                .position(|s| s.colour == colour && !s.abandoned && s.bot.is_none()),
-            Reattach::Spectator => None,
-        };
-        // Whatever it was before, the connection is attached once only.
-        self.spectators.retain(|c| *c != conn);
-        if let Some(i) = seat {
-            let held = self.seats[i].conn.is_some_and(|c| c != conn);
-            if held && !self.seats[i].reattached {
-                crate::note!(
-                    self,
-                    Info,
-                    "stale reattach refused: the seat is held by a newer connection",
-                    "conn={conn} holder={:?} colour={}",
-                    self.seats[i].conn,
-                    self.seats[i].colour
-                );
-                self.emit(Effect::Reply(Err(Refusal::new(
-                    ErrorCode::NotJoined,
-                    "another connection took over this seat",
-                ))));
+        let seat = match self.reattach_seat(conn, reattach) {
+            Ok(seat) => seat,
+            Err(refusal) => {
+                self.emit(Effect::Reply(Err(refusal)));
                 return;
             }
-        }
-        let member = match seat {
-            Some(i) => {
-                if let Some(old) = self.seats[i].conn.take().filter(|old| *old != conn) {
-                    let reason = "another connection took over this seat";
-                    // The kick sends the one `closing` frame, then the close frame (ws/writer.rs).
-                    self.emit(Effect::Kick {
-                        conn: old,
-                        code: close_code::SESSION_REPLACED,
-                        reason: reason.into(),
-                    });
-                    self.emit(Effect::Forget { conn: old });
-                }
-                self.seats[i].conn = Some(conn);
-                self.seats[i].reattached = true;
-                self.seats[i].grace_until = None;
-                Member::Player(self.seats[i].id)
-            }
-            None => {
-                self.spectators.push(conn);
-                Member::Spectator
-            }
         };
+        let member = self.take_seat_or_watch(conn, seat);
         self.emit(Effect::Attach { conn });
         for frame in self.missed(last_seq) {
             self.emit(Effect::Send { conn, frame });
@@ -163,5 +113,83 @@ impl Core {
             }
         }
         self.emit(Effect::Reply(Ok(member)));
+    }
+
+    /// Forgets `replaces`, the same client's previous link (unless it is `conn` itself):
+    /// gone without a grace period or a word.
+    fn forget_replaced(&mut self, conn: ConnId, replaces: Option<ConnId>) {
+        if let Some(old) = replaces.filter(|old| *old != conn) {
+            self.spectators.retain(|c| *c != old);
+            for seat in &mut self.seats {
+                if seat.conn == Some(old) {
+                    seat.conn = None;
+                }
+            }
+            self.emit(Effect::Forget { conn: old });
+        }
+    }
+
+    /// The seat a reattach gets back (`None`: the connection stays as a spectator), with
+    /// `conn` no longer among the spectators; refused if the seat is held by a newer
+    /// connection (one that did not come by a reattach).
+    fn reattach_seat(
+        &mut self,
+        conn: ConnId,
+        reattach: Reattach,
+    ) -> Result<Option<usize>, Refusal> {
+        let seat = match reattach {
+            Reattach::Player(colour) => self
+                .seats
+                .iter()
+                .position(|s| s.colour == colour && !s.abandoned && s.bot.is_none()),
+            Reattach::Spectator => None,
+        };
+        // Whatever it was before, the connection is attached once only.
+        self.spectators.retain(|c| *c != conn);
+        if let Some(i) = seat {
+            let held = self.seats[i].conn.is_some_and(|c| c != conn);
+            if held && !self.seats[i].reattached {
+                crate::note!(
+                    self,
+                    Info,
+                    "stale reattach refused: the seat is held by a newer connection",
+                    "conn={conn} holder={:?} colour={}",
+                    self.seats[i].conn,
+                    self.seats[i].colour
+                );
+                return Err(Refusal::new(
+                    ErrorCode::NotJoined,
+                    "another connection took over this seat",
+                ));
+            }
+        }
+        Ok(seat)
+    }
+
+    /// Puts `conn` on seat `seat` (replacing a connection still on it, which is told and
+    /// closed) or, with no seat, among the spectators.
+    fn take_seat_or_watch(&mut self, conn: ConnId, seat: Option<usize>) -> Member {
+        match seat {
+            Some(i) => {
+                if let Some(old) = self.seats[i].conn.take().filter(|old| *old != conn) {
+                    let reason = "another connection took over this seat";
+                    // The kick sends the one `closing` frame, then the close frame (ws/writer.rs).
+                    self.emit(Effect::Kick {
+                        conn: old,
+                        code: close_code::SESSION_REPLACED,
+                        reason: reason.into(),
+                    });
+                    self.emit(Effect::Forget { conn: old });
+                }
+                self.seats[i].conn = Some(conn);
+                self.seats[i].reattached = true;
+                self.seats[i].grace_until = None;
+                Member::Player(self.seats[i].id)
+            }
+            None => {
+                self.spectators.push(conn);
+                Member::Spectator
+            }
+        }
     }
 }

@@ -15,15 +15,15 @@
 //! room and, when the store is ahead, stops the room to have it rebuilt from its stored
 //! state ([`RoomEnd::Rebuild`]; `actor_doubt.rs`).
 //!
-//! Size (~660 lines): the task's loop, its effects, its one write path and its end share
-//! the actor's state and are read together; what a stopping room owes (`actor_moving.rs`)
-//! and a write in doubt (`actor_doubt.rs`) live in their own files.
+//! Size (~600 lines): the task's loop, its effects, its one write path and its end share
+//! the actor's state and are read together; what a command from the queue becomes
+//! (`actor_cmd.rs`), what a stopping room owes (`actor_moving.rs`) and a write in doubt
+//! (`actor_doubt.rs`) live in their own files.
 
 use super::{
     now_ms, BotChoice, ConnId, ConnLink, Listing, Member, Ms, Refusal, RoomCmd, RoomHandle,
 };
 use crate::end::{Rehomed, RoomEnd};
-use crate::ids;
 use crate::rooms::Rooms;
 use parchis_protocol::{close_code, ErrorCode};
 use parchis_room_core::core::{BotJob, Core, Effect, Input, WriteFailed};
@@ -301,112 +301,17 @@ impl Actor {
         out
     }
 
+    /// One command from the room's queue (`actor_cmd.rs`): an attach or a connection's
+    /// command is the core's input; an operator's or the host's request is met here.
     async fn on_cmd(&mut self, cmd: RoomCmd) {
-        let input = match cmd {
-            RoomCmd::Join {
-                link,
-                req,
-                name,
-                colour,
-                client_seed,
-                reply,
-            } => {
-                let conn = link.id;
-                self.pending(link, reply);
-                Input::Join {
-                    conn,
-                    req,
-                    name,
-                    colour,
-                    client_seed,
-                    token: ids::session_token(),
-                }
-            }
-            RoomCmd::Watch { link, req, reply } => {
-                let conn = link.id;
-                self.pending(link, reply);
-                Input::Watch { conn, req }
-            }
-            RoomCmd::Resume {
-                link,
-                req,
-                token,
-                last_seq,
-                reply,
-            } => {
-                let conn = link.id;
-                self.pending(link, reply);
-                Input::Resume {
-                    conn,
-                    req,
-                    token,
-                    last_seq,
-                }
-            }
-            RoomCmd::Reattach {
-                link,
-                reattach,
-                last_seq,
-                replaces,
-                reply,
-            } => {
-                let conn = link.id;
-                self.pending(link, reply);
-                Input::Reattach {
-                    conn,
-                    reattach,
-                    last_seq,
-                    replaces,
-                }
-            }
-            RoomCmd::Command {
-                conn,
-                member,
-                req,
-                seq,
-                cmd,
-                received,
-            } => {
-                self.received = Some((conn, req, received));
-                Input::Command {
-                    conn,
-                    member,
-                    req,
-                    seq,
-                    cmd,
-                }
-            }
-            RoomCmd::Detach { conn } => Input::Detach { conn },
-            RoomCmd::View { reply } => {
-                let _ = reply.send(self.core.view());
-                return;
-            }
-            RoomCmd::BotChose(choice) => Input::BotChose(choice),
-            RoomCmd::Inspect { reply } => {
-                let _ = reply.send(self.core.inspect());
-                return;
-            }
-            RoomCmd::Close { reply } => {
-                let (answer, effects) = self.core.close_by_admin(now_ms());
-                self.execute(effects).await;
-                let _ = reply.send(answer);
-                return;
-            }
-            RoomCmd::Stop { why } => {
-                self.ending.get_or_insert(RoomEnd::Lost(why));
-                return;
-            }
-            RoomCmd::Handoff { reply } => {
-                self.ending.get_or_insert(RoomEnd::Handoff(reply));
-                return;
-            }
+        let cmd = match self
+            .attach_input(cmd)
+            .or_else(|cmd| self.command_input(cmd))
+        {
+            Ok(input) => return self.input(input).await,
+            Err(cmd) => cmd,
         };
-        self.input(input).await;
-    }
-
-    fn pending(&mut self, link: ConnLink, reply: oneshot::Sender<Result<Member, Refusal>>) {
-        self.pending_link = Some(link);
-        self.reply = Some(reply);
+        self.on_request(cmd).await;
     }
 
     /// Feeds one input to the core and carries out everything it leads to, then detaches
@@ -678,6 +583,9 @@ mod moving;
 
 #[path = "actor_doubt.rs"]
 mod doubt;
+
+#[path = "actor_cmd.rs"]
+mod cmd;
 
 #[cfg(test)]
 #[path = "actor_test_room.rs"]

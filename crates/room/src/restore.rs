@@ -113,42 +113,13 @@ pub async fn restore(
             .map_err(|_| RestoreError::Register);
     };
     if record.is_finished() {
-        // A store written before game ends were one transaction: the result is stored
-        // but the room still says playing. Close it.
-        let at = record.finished_at_ms.unwrap_or(now);
-        let update = parchis_store::RoomStatusUpdate {
-            status: StoredStatus::Finished,
-            started_at_ms: None,
-            finished_at_ms: Some(at),
-            updated_at_ms: now,
-        };
-        let write = parchis_store::RoomWrite::RoomStatus(update);
-        match rooms.store().write_room(&code, fence.as_ref(), write).await {
-            Ok(()) => {}
-            Err(parchis_store::StoreError::Fenced { .. }) => return Err(RestoreError::Fenced),
-            Err(e) => {
-                tracing::warn!(room = %code, game = %record.id, error = %e, "store failed closing a finished room")
-            }
-        }
-        info!(room = %code, game = %record.id, "restored game had already ended: room closed");
-        return Ok(Restored::Over);
+        return close_finished(rooms, &code, fence.as_ref(), record, now).await;
     }
     let (restored, effects) = core.restore_game(record.id, &log, replayed, record.deadline_ms, now);
     let mut actor = Actor::new(rooms, core).with_fence(fence);
     let span = tracing::info_span!("room", room = %code, game = %record.id);
     actor.execute(effects).instrument(span).await;
-    if actor.is_rebuilding() {
-        // The fresh clock's `turn` may be stored: this restore's core may be behind.
-        return Err(RestoreError::Store(
-            "a write of the restore got no answer".into(),
-        ));
-    }
-    if actor.is_stopping() {
-        return Err(RestoreError::Fenced);
-    }
-    if let Some(e) = actor.persist_error.take() {
-        return Err(RestoreError::Store(e));
-    }
+    restore_written(&mut actor)?;
     if let Restored::Over = restored {
         info!(room = %code, game = %record.id, "restored game had already ended: room closed");
         return Ok(Restored::Over);
@@ -166,6 +137,53 @@ pub async fn restore(
         .await
         .map(|()| Restored::Running)
         .map_err(|_| RestoreError::Register)
+}
+
+/// Closes the room of a restored game that had already ended.
+async fn close_finished(
+    rooms: &Rooms,
+    code: &str,
+    fence: Option<&parchis_store::Fence>,
+    record: &parchis_store::GameRecord,
+    now: crate::Ms,
+) -> Result<Restored, RestoreError> {
+    // A store written before game ends were one transaction: the result is stored
+    // but the room still says playing. Close it.
+    let at = record.finished_at_ms.unwrap_or(now);
+    let update = parchis_store::RoomStatusUpdate {
+        status: StoredStatus::Finished,
+        started_at_ms: None,
+        finished_at_ms: Some(at),
+        updated_at_ms: now,
+    };
+    let write = parchis_store::RoomWrite::RoomStatus(update);
+    match rooms.store().write_room(code, fence, write).await {
+        Ok(()) => {}
+        Err(parchis_store::StoreError::Fenced { .. }) => return Err(RestoreError::Fenced),
+        Err(e) => {
+            tracing::warn!(room = %code, game = %record.id, error = %e, "store failed closing a finished room")
+        }
+    }
+    info!(room = %code, game = %record.id, "restored game had already ended: room closed");
+    Ok(Restored::Over)
+}
+
+/// Whether the restore's own writes (the fresh clock's `turn`) went through: not in doubt
+/// (the actor rebuilding), fenced (the actor stopping) or failed.
+fn restore_written(actor: &mut Actor) -> Result<(), RestoreError> {
+    if actor.is_rebuilding() {
+        // The fresh clock's `turn` may be stored: this restore's core may be behind.
+        return Err(RestoreError::Store(
+            "a write of the restore got no answer".into(),
+        ));
+    }
+    if actor.is_stopping() {
+        return Err(RestoreError::Fenced);
+    }
+    if let Some(e) = actor.persist_error.take() {
+        return Err(RestoreError::Store(e));
+    }
+    Ok(())
 }
 
 /// The dice of a restored room (`docs/FAIR_DICE.md`). A game's dice come back from its

@@ -12,7 +12,7 @@ use axum::Json;
 use parchis_admission::Denied;
 use parchis_protocol::{CreateRoomResponse, ErrorCode, HttpError, RoomList, RoomSettings};
 use parchis_room::ids::normalise_code;
-use parchis_room::{self, RoomCmd};
+use parchis_room::{self, Refusal, RoomCmd};
 use tokio::sync::oneshot;
 
 /// `Retry-After` of a cluster creation that no node took (every node full, draining or
@@ -99,6 +99,48 @@ pub async fn create_room(
     Extension(ClientAddr(client)): Extension<ClientAddr>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<(StatusCode, Json<CreateRoomResponse>), ApiError> {
+    let settings = settings_of(body)?;
+    if state.shutdown_token().is_cancelled() {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::ShuttingDown,
+            ErrorCode::ShuttingDown.describe(),
+        ));
+    }
+    let bots = settings.bots.is_some();
+    // Counted among the address's open rooms from here (given back if the creation
+    // fails), so concurrent creations cannot pass its limits together.
+    let reservation = state.admission().may_create(client, bots, |code| {
+        state.room(code).map(|h| h.listing().status)
+    })?;
+    // Cluster mode: here unless draining or full, else on another node (placement).
+    let created = if state.cluster().is_some() {
+        parchis_cluster::ownership::placement::create(state.node(), settings.clone(), Some(client))
+            .await
+    } else if state.is_full() {
+        return Err(Denied::ServerFull { what: "rooms" }.into());
+    } else {
+        parchis_room::create(state.rooms(), settings.clone()).await
+    };
+    let code = created.map_err(creation_refused)?;
+    reservation.created(&code);
+    // The invite names this node: any node serves any room.
+    let base = state.config().public_url.trim_end_matches('/');
+    Ok((
+        StatusCode::CREATED,
+        Json(CreateRoomResponse {
+            invite_url: format!("{base}/?room={code}"),
+            code,
+            settings,
+        }),
+    ))
+}
+
+/// The settings of a `POST /api/rooms` body: strict JSON, validated, the preset under
+/// its canonical name.
+fn settings_of(
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<RoomSettings, ApiError> {
     // A body over the limit (or one that broke off) is answered in JSON like every other
     // error, not with the framework's plain text.
     let body = body.map_err(|r| {
@@ -130,57 +172,27 @@ pub async fn create_room(
     if let Ok(rules) = settings.rules() {
         settings.preset = rules.name();
     }
-    if state.shutdown_token().is_cancelled() {
-        return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            ErrorCode::ShuttingDown,
-            ErrorCode::ShuttingDown.describe(),
-        ));
-    }
-    let bots = settings.bots.is_some();
-    // Counted among the address's open rooms from here (given back if the creation
-    // fails), so concurrent creations cannot pass its limits together.
-    let reservation = state.admission().may_create(client, bots, |code| {
-        state.room(code).map(|h| h.listing().status)
-    })?;
-    // Cluster mode: here unless draining or full, else on another node (placement).
-    let created = if state.cluster().is_some() {
-        parchis_cluster::ownership::placement::create(state.node(), settings.clone(), Some(client))
-            .await
-    } else if state.is_full() {
-        return Err(Denied::ServerFull { what: "rooms" }.into());
-    } else {
-        parchis_room::create(state.rooms(), settings.clone()).await
-    };
-    let code = created.map_err(|r| {
-        let (status, retry) = match r.code {
-            ErrorCode::Internal => (StatusCode::INTERNAL_SERVER_ERROR, None),
-            // Another node holds this address's open rooms (cluster placement): as for
-            // the open rooms here, they must close first.
-            ErrorCode::RateLimited => (StatusCode::TOO_MANY_REQUESTS, Some(60)),
-            // No node took it (full, draining, overloaded) or the database is out of
-            // reach: worth trying again shortly.
-            ErrorCode::ServerFull | ErrorCode::ShuttingDown | ErrorCode::RoomUnavailable => {
-                (StatusCode::SERVICE_UNAVAILABLE, Some(PLACEMENT_RETRY_SECS))
-            }
-            _ => (StatusCode::SERVICE_UNAVAILABLE, None),
-        };
-        ApiError {
-            retry_after_secs: retry,
-            ..ApiError::new(status, r.code, r.message)
+    Ok(settings)
+}
+
+/// The HTTP error for a creation the room layer or the cluster's placement refused.
+fn creation_refused(r: Refusal) -> ApiError {
+    let (status, retry) = match r.code {
+        ErrorCode::Internal => (StatusCode::INTERNAL_SERVER_ERROR, None),
+        // Another node holds this address's open rooms (cluster placement): as for
+        // the open rooms here, they must close first.
+        ErrorCode::RateLimited => (StatusCode::TOO_MANY_REQUESTS, Some(60)),
+        // No node took it (full, draining, overloaded) or the database is out of
+        // reach: worth trying again shortly.
+        ErrorCode::ServerFull | ErrorCode::ShuttingDown | ErrorCode::RoomUnavailable => {
+            (StatusCode::SERVICE_UNAVAILABLE, Some(PLACEMENT_RETRY_SECS))
         }
-    })?;
-    reservation.created(&code);
-    // The invite names this node: any node serves any room.
-    let base = state.config().public_url.trim_end_matches('/');
-    Ok((
-        StatusCode::CREATED,
-        Json(CreateRoomResponse {
-            invite_url: format!("{base}/?room={code}"),
-            code,
-            settings,
-        }),
-    ))
+        _ => (StatusCode::SERVICE_UNAVAILABLE, None),
+    };
+    ApiError {
+        retry_after_secs: retry,
+        ..ApiError::new(status, r.code, r.message)
+    }
 }
 
 /// Query of `GET /api/rooms`.

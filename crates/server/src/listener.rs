@@ -11,7 +11,7 @@
 //! connection is closed at once, so descriptors stay free for health checks and clients.
 
 use crate::client_addr::{client_addr, ClientAddr};
-use crate::config::Limits;
+use crate::config::{Limits, ServerConfig};
 use crate::state::AppState;
 use axum::extract::ConnectInfo;
 use axum::http::{header, HeaderValue, Request, Response, StatusCode};
@@ -122,43 +122,7 @@ pub async fn serve(
         }
         let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
         match state.admission().connect(peer.ip()) {
-            Ok(slot) => {
-                let io = TokioIo::new(Admitted {
-                    tcp,
-                    _slot: Some(slot),
-                });
-                let router = router.clone();
-                let trusted = cfg.limits.trusted_proxies.clone();
-                let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
-                    let forwarded = req
-                        .headers()
-                        .get("x-forwarded-for")
-                        .and_then(|v| v.to_str().ok());
-                    let client = client_addr(peer.ip(), forwarded, &trusted);
-                    req.extensions_mut().insert(ClientAddr(client));
-                    req.extensions_mut().insert(ConnectInfo(peer));
-                    router.clone().oneshot(req)
-                });
-                let mut http = hyper::server::conn::http1::Builder::new();
-                http.timer(TokioTimer::new())
-                    .header_read_timeout(cfg.timeouts.header_read);
-                let conn = http.serve_connection(io, service).with_upgrades();
-                let stop = shutdown.clone();
-                http_conns.spawn(async move {
-                    let mut conn = std::pin::pin!(conn);
-                    let ended = tokio::select! {
-                        r = conn.as_mut() => r,
-                        _ = stop.cancelled() => {
-                            // Finish the request in flight, then close.
-                            conn.as_mut().graceful_shutdown();
-                            conn.await
-                        }
-                    };
-                    if let Err(e) = ended {
-                        debug!(%peer, error = %e, "http connection ended");
-                    }
-                });
-            }
+            Ok(slot) => serve_admitted(&http_conns, tcp, slot, peer, &router, &cfg, &shutdown),
             Err(denied) => {
                 if refusing.load(Ordering::Relaxed) >= max_refusals {
                     drop(tcp);
@@ -184,6 +148,55 @@ pub async fn serve(
     http_conns.close();
     let _ = tokio::time::timeout(Duration::from_secs(5), http_conns.wait()).await;
     Ok(())
+}
+
+/// Serves HTTP (and WebSocket upgrades) on admitted connection `tcp`, which holds its
+/// admission `slot` for as long as it lives; an in-flight request is finished on
+/// `shutdown`.
+fn serve_admitted(
+    http_conns: &TaskTracker,
+    tcp: TcpStream,
+    slot: ConnGuard,
+    peer: SocketAddr,
+    router: &Router,
+    cfg: &ServerConfig,
+    shutdown: &CancellationToken,
+) {
+    let io = TokioIo::new(Admitted {
+        tcp,
+        _slot: Some(slot),
+    });
+    let router = router.clone();
+    let trusted = cfg.limits.trusted_proxies.clone();
+    let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+        let forwarded = req
+            .headers()
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok());
+        let client = client_addr(peer.ip(), forwarded, &trusted);
+        req.extensions_mut().insert(ClientAddr(client));
+        req.extensions_mut().insert(ConnectInfo(peer));
+        router.clone().oneshot(req)
+    });
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(cfg.timeouts.header_read);
+    let conn = http.serve_connection(io, service).with_upgrades();
+    let stop = shutdown.clone();
+    http_conns.spawn(async move {
+        let mut conn = std::pin::pin!(conn);
+        let ended = tokio::select! {
+            r = conn.as_mut() => r,
+            _ = stop.cancelled() => {
+                // Finish the request in flight, then close.
+                conn.as_mut().graceful_shutdown();
+                conn.await
+            }
+        };
+        if let Err(e) = ended {
+            debug!(%peer, error = %e, "http connection ended");
+        }
+    });
 }
 
 /// What a connection over a limit needs to serve an operator's request.

@@ -292,22 +292,12 @@ fn sqlite_options(args: &Args) -> SqliteOptions {
     }
 }
 
-async fn serve(args: Args) -> Result<(), MainError> {
-    let addr = SocketAddr::new(args.bind, args.port);
-    let cluster = match cluster_config(&args)? {
-        Some(config) => {
-            let cluster = parchis_cluster::Cluster::connect(config).await?;
-            tracing::info!(node = %cluster.node(), cluster = %cluster.config.cluster, "cluster mode");
-            Some(std::sync::Arc::new(cluster))
-        }
-        None => None,
-    };
-    let sqlite = sqlite_options(&args);
-    let admission_limits = limits(&args);
-    // Lease connections only in cluster mode (a single node has no leases).
-    let postgres = PostgresOptions {
+/// The PostgreSQL pool options of `args`; lease connections only in cluster mode (a
+/// single node has no leases).
+fn postgres_options(args: &Args, cluster: bool) -> PostgresOptions {
+    PostgresOptions {
         pool_connections: args.pg_pool_size.max(2),
-        lease_connections: if cluster.is_some() {
+        lease_connections: if cluster {
             args.pg_lease_pool_size.max(1)
         } else {
             0
@@ -315,16 +305,12 @@ async fn serve(args: Args) -> Result<(), MainError> {
         lease_statement_timeout: Duration::from_millis(args.pg_lease_statement_timeout_ms.max(100)),
         // A node stopped inside a room write must not block the room's takeover for good.
         idle_in_transaction_timeout: cluster
-            .is_some()
             .then(|| Duration::from_millis(args.lease_ttl_ms.max(100))),
-    };
-    let store = parchis_store::open_store_tuned(
-        args.database_url.as_deref(),
-        &args.data_dir,
-        sqlite,
-        postgres,
-    )
-    .await?;
+    }
+}
+
+/// The server's configuration from `args`, listening on `addr`.
+fn server_config(args: Args, addr: SocketAddr, admission_limits: Limits) -> ServerConfig {
     let public_url = args.public_url.unwrap_or_else(|| format!("http://{addr}"));
     let allowed_origins = if args.allowed_origins.is_empty() {
         parchis_server::origin::origin_of(&public_url)
@@ -334,7 +320,7 @@ async fn serve(args: Args) -> Result<(), MainError> {
         args.allowed_origins
     };
     let secs = Duration::from_secs;
-    let config = ServerConfig {
+    ServerConfig {
         public_url,
         max_message_bytes: args.max_message_bytes,
         hard_max_message_bytes: args.max_message_bytes.saturating_mul(4),
@@ -361,7 +347,30 @@ async fn serve(args: Args) -> Result<(), MainError> {
         },
         allowed_origins,
         ..ServerConfig::default()
+    }
+}
+
+async fn serve(args: Args) -> Result<(), MainError> {
+    let addr = SocketAddr::new(args.bind, args.port);
+    let cluster = match cluster_config(&args)? {
+        Some(config) => {
+            let cluster = parchis_cluster::Cluster::connect(config).await?;
+            tracing::info!(node = %cluster.node(), cluster = %cluster.config.cluster, "cluster mode");
+            Some(std::sync::Arc::new(cluster))
+        }
+        None => None,
     };
+    let sqlite = sqlite_options(&args);
+    let admission_limits = limits(&args);
+    let postgres = postgres_options(&args, cluster.is_some());
+    let store = parchis_store::open_store_tuned(
+        args.database_url.as_deref(),
+        &args.data_dir,
+        sqlite,
+        postgres,
+    )
+    .await?;
+    let config = server_config(args, addr, admission_limits);
     let state = AppState::with_cluster(config, store, cluster);
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, "listening");

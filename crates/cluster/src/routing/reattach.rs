@@ -13,8 +13,10 @@ use super::metrics as m;
 use super::relay::{follow, Follow};
 use super::wire::{AttachAnswer, AttachHow, Role, RoomOp};
 use crate::state::NodeState;
+use crate::Cluster;
 use parchis_protocol::{close_code, ErrorCode};
 use parchis_room::{ConnId, ConnLink, Reattach};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -154,65 +156,82 @@ async fn reattach_loop(state: NodeState, conn: ConnId, cause: &'static str) {
                 continue;
             }
         };
-        let op = RoomOp::Attach {
-            edge: cluster.node().to_string(),
-            conn,
-            gen: a.gen,
-            how: AttachHow::Reattach {
-                reattach: a.reattach,
-                last_seq: a.last_seq,
-            },
-        };
-        let answer = ask(&state, &a.room, a.owner, op)
-            .await
-            .ok()
-            .and_then(|b| serde_json::from_slice::<AttachAnswer>(&b).ok());
-        match judge(edge, conn, a.gen, answer) {
-            Step::Gone { attached } => {
-                // The socket closed meanwhile: its detach may have reached the owner
-                // before this attach did.
-                if attached {
-                    detach(&state, &a.room, conn).await;
-                }
-                return;
+        if let ControlFlow::Break(()) = attempt(&state, &cluster, conn, cause, until, a).await {
+            return;
+        }
+    }
+}
+
+/// One reattach attempt: asks the room's owner to take the connection and acts on its
+/// answer. `Continue`: try again, after the retry wait (or a wake) done here.
+async fn attempt(
+    state: &NodeState,
+    cluster: &Cluster,
+    conn: ConnId,
+    cause: &'static str,
+    until: tokio::time::Instant,
+    a: Attempt,
+) -> ControlFlow<()> {
+    let edge = &cluster.routing.edge;
+    let op = RoomOp::Attach {
+        edge: cluster.node().to_string(),
+        conn,
+        gen: a.gen,
+        how: AttachHow::Reattach {
+            reattach: a.reattach,
+            last_seq: a.last_seq,
+        },
+    };
+    let answer = ask(state, &a.room, a.owner, op)
+        .await
+        .ok()
+        .and_then(|b| serde_json::from_slice::<AttachAnswer>(&b).ok());
+    match judge(edge, conn, a.gen, answer) {
+        Step::Gone { attached } => {
+            // The socket closed meanwhile: its detach may have reached the owner
+            // before this attach did.
+            if attached {
+                detach(state, &a.room, conn).await;
             }
-            Step::Refused {
-                link,
-                code: ErrorCode::NotJoined,
-                message,
-            } => {
-                superseded(&state, conn, &link, cause, &message);
-                return;
+            ControlFlow::Break(())
+        }
+        Step::Refused {
+            link,
+            code: ErrorCode::NotJoined,
+            message,
+        } => {
+            superseded(state, conn, &link, cause, &message);
+            ControlFlow::Break(())
+        }
+        Step::Refused { link, message, .. } => {
+            give_up(state, conn, &link, cause, &message);
+            ControlFlow::Break(())
+        }
+        Step::Done => {
+            info!(node = %cluster.node(), room = %a.room, conn, last_seq = a.last_seq, cause, "relayed connection reattached");
+            metrics::counter!(m::REATTACHES, "cause" => cause, "outcome" => "ok").increment(1);
+            ControlFlow::Break(())
+        }
+        Step::Retry if tokio::time::Instant::now() >= until => {
+            let link = edge.lock().get(&conn).map(|e| e.link.clone());
+            if let Some(link) = link {
+                give_up(
+                    state,
+                    conn,
+                    &link,
+                    cause,
+                    "no node took the room over in time",
+                );
             }
-            Step::Refused { link, message, .. } => {
-                give_up(&state, conn, &link, cause, &message);
-                return;
+            ControlFlow::Break(())
+        }
+        Step::Retry => {
+            crate::ownership::wake_sweeper(state);
+            tokio::select! {
+                () = tokio::time::sleep(REATTACH_RETRY) => {}
+                () = a.wake.notified() => {}
             }
-            Step::Done => {
-                info!(node = %cluster.node(), room = %a.room, conn, last_seq = a.last_seq, cause, "relayed connection reattached");
-                metrics::counter!(m::REATTACHES, "cause" => cause, "outcome" => "ok").increment(1);
-                return;
-            }
-            Step::Retry if tokio::time::Instant::now() >= until => {
-                let link = edge.lock().get(&conn).map(|e| e.link.clone());
-                if let Some(link) = link {
-                    give_up(
-                        &state,
-                        conn,
-                        &link,
-                        cause,
-                        "no node took the room over in time",
-                    );
-                }
-                return;
-            }
-            Step::Retry => {
-                crate::ownership::wake_sweeper(&state);
-                tokio::select! {
-                    () = tokio::time::sleep(REATTACH_RETRY) => {}
-                    () = a.wake.notified() => {}
-                }
-            }
+            ControlFlow::Continue(())
         }
     }
 }

@@ -13,7 +13,7 @@ use super::wire::{
 use crate::state::NodeState;
 use crate::{Cluster, NodeId};
 use futures_util::StreamExt;
-use parchis_room::{ConnId, Member, Refusal, RoomCmd, RoomHandle};
+use parchis_room::{ConnId, ConnLink, Member, Refusal, RoomCmd, RoomHandle};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -178,37 +178,12 @@ async fn on_request(
             cmd,
         } => {
             m::room_command();
-            // Only on the link the edge waits for the reply on (not one a reattach
-            // replaced or is replacing: the edge answered the command itself).
-            let remote = lock(remotes)
-                .get(&(edge, conn))
-                .copied()
-                .filter(|r| gen.is_none_or(|g| g == r.gen));
-            let answer = match remote {
-                None => CommandAnswer::NotAttached,
-                Some(r) => {
-                    let command = RoomCmd::Command {
-                        conn: r.id,
-                        member: r.member,
-                        req,
-                        seq,
-                        cmd: cmd.into(),
-                        received: tokio::time::Instant::now(),
-                    };
-                    match handle.sender().send(command).await {
-                        Ok(()) => CommandAnswer::Taken,
-                        Err(_) => CommandAnswer::Gone,
-                    }
-                }
-            };
+            let answer = command(handle, remotes, (edge, conn), gen, req, seq, cmd).await;
             respond(client, &msg, wire::to_bytes(&answer)).await;
         }
         RoomOp::Detach { edge, conn } => {
             metrics::counter!(m::ROOM_REQUESTS, "op" => "detach").increment(1);
-            let remote = lock(remotes).remove(&(edge, conn));
-            if let Some(r) = remote {
-                let _ = handle.sender().send(RoomCmd::Detach { conn: r.id }).await;
-            }
+            detach(handle, remotes, (edge, conn)).await;
             respond(client, &msg, wire::to_bytes(&CommandAnswer::Taken)).await;
         }
         RoomOp::Probe => {
@@ -217,16 +192,64 @@ async fn on_request(
         }
         RoomOp::View => {
             metrics::counter!(m::ROOM_REQUESTS, "op" => "view").increment(1);
-            let (reply, answer) = oneshot::channel();
-            let body = match handle.sender().send(RoomCmd::View { reply }).await {
-                Ok(()) => match answer.await {
-                    Ok(view) => wire::to_bytes(&view),
-                    Err(_) => wire::to_bytes(&CommandAnswer::Gone),
-                },
-                Err(_) => wire::to_bytes(&CommandAnswer::Gone),
-            };
+            let body = view(handle).await;
             respond(client, &msg, body).await;
         }
+    }
+}
+
+/// A seat's command from edge connection `key`, only on the link the edge waits for the
+/// reply on (not one a reattach replaced or is replacing: the edge answered the command
+/// itself).
+async fn command(
+    handle: &RoomHandle,
+    remotes: &Remotes,
+    key: (String, u64),
+    gen: Option<u64>,
+    req: u64,
+    seq: u64,
+    cmd: wire::WireCmd,
+) -> CommandAnswer {
+    let remote = lock(remotes)
+        .get(&key)
+        .copied()
+        .filter(|r| gen.is_none_or(|g| g == r.gen));
+    match remote {
+        None => CommandAnswer::NotAttached,
+        Some(r) => {
+            let command = RoomCmd::Command {
+                conn: r.id,
+                member: r.member,
+                req,
+                seq,
+                cmd: cmd.into(),
+                received: tokio::time::Instant::now(),
+            };
+            match handle.sender().send(command).await {
+                Ok(()) => CommandAnswer::Taken,
+                Err(_) => CommandAnswer::Gone,
+            }
+        }
+    }
+}
+
+/// Detaches edge connection `key`'s link, if it has one.
+async fn detach(handle: &RoomHandle, remotes: &Remotes, key: (String, u64)) {
+    let remote = lock(remotes).remove(&key);
+    if let Some(r) = remote {
+        let _ = handle.sender().send(RoomCmd::Detach { conn: r.id }).await;
+    }
+}
+
+/// The room's view for an operator, or `Gone` if its actor has stopped.
+async fn view(handle: &RoomHandle) -> bytes::Bytes {
+    let (reply, answer) = oneshot::channel();
+    match handle.sender().send(RoomCmd::View { reply }).await {
+        Ok(()) => match answer.await {
+            Ok(view) => wire::to_bytes(&view),
+            Err(_) => wire::to_bytes(&CommandAnswer::Gone),
+        },
+        Err(_) => wire::to_bytes(&CommandAnswer::Gone),
     }
 }
 
@@ -262,7 +285,41 @@ async fn attach(
     let link = remote_link(state, out, handle.code(), addr);
     let id = link.id;
     let (reply, answer) = oneshot::channel::<Result<Member, Refusal>>();
-    let cmd = match how {
+    let cmd = attach_cmd(how, link, old, reply);
+    if handle.sender().send(cmd).await.is_err() {
+        respond(&client, &msg, wire::to_bytes(&AttachAnswer::Gone)).await;
+        return;
+    }
+    let remotes = remotes.clone();
+    let span = tracing::info_span!("attach", room = %handle.code(), edge = %edge, edge_conn = conn, conn = id);
+    tokio::spawn(
+        async move {
+            let answer = match answer.await {
+                Ok(Ok(member)) => {
+                    lock(&remotes).insert(key, Remote { id, member, gen });
+                    debug!(?member, "edge connection attached");
+                    AttachAnswer::Attached {
+                        role: member.into(),
+                    }
+                }
+                Ok(Err(refusal)) => AttachAnswer::refused(refusal),
+                Err(_) => AttachAnswer::Gone,
+            };
+            respond(&client, &msg, wire::to_bytes(&answer)).await;
+        }
+        .instrument(span),
+    );
+}
+
+/// The room command that attaches `link` as `how` asks (`replaces`: the link a reattach
+/// replaces).
+fn attach_cmd(
+    how: AttachHow,
+    link: ConnLink,
+    replaces: Option<ConnId>,
+    reply: oneshot::Sender<Result<Member, Refusal>>,
+) -> RoomCmd {
+    match how {
         AttachHow::Join {
             req,
             name,
@@ -292,31 +349,8 @@ async fn attach(
             link,
             reattach,
             last_seq,
-            replaces: old,
+            replaces,
             reply,
         },
-    };
-    if handle.sender().send(cmd).await.is_err() {
-        respond(&client, &msg, wire::to_bytes(&AttachAnswer::Gone)).await;
-        return;
     }
-    let remotes = remotes.clone();
-    let span = tracing::info_span!("attach", room = %handle.code(), edge = %edge, edge_conn = conn, conn = id);
-    tokio::spawn(
-        async move {
-            let answer = match answer.await {
-                Ok(Ok(member)) => {
-                    lock(&remotes).insert(key, Remote { id, member, gen });
-                    debug!(?member, "edge connection attached");
-                    AttachAnswer::Attached {
-                        role: member.into(),
-                    }
-                }
-                Ok(Err(refusal)) => AttachAnswer::refused(refusal),
-                Err(_) => AttachAnswer::Gone,
-            };
-            respond(&client, &msg, wire::to_bytes(&answer)).await;
-        }
-        .instrument(span),
-    );
 }

@@ -23,6 +23,7 @@ use self::session::{Flow, Session};
 use self::writer::{writer, WRITE_BATCH_BYTES};
 
 use crate::client_addr::ClientAddr;
+use crate::config::Timeouts;
 use crate::names::display_name;
 use crate::state::AppState;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
@@ -30,6 +31,7 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
+use futures_util::stream::SplitStream;
 use futures_util::StreamExt;
 use parchis_cluster::routing::{self, Route};
 use parchis_protocol::{close_code, parse_client_message, ClientMessage, ErrorCode, ServerMessage};
@@ -39,7 +41,9 @@ use std::collections::{HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 use tracing::{debug, Instrument};
 
 /// `GET /ws`: upgrades to a WebSocket with the configured size limits. A page whose
@@ -107,6 +111,19 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr) {
     };
     parchis_telemetry::observe::socket_opened(conn);
     session.state.connection_opened(conn, kick.clone());
+    read_loop(&mut session, &mut stream, &kick, &shutdown, &timeouts).await;
+    close(session, conn, &kick, writer).await;
+}
+
+/// Reads frames until the connection is kicked, the server shuts down, the client goes
+/// away or a read fails, or the liveness check finds it silent (or unjoined) too long.
+async fn read_loop(
+    session: &mut Session,
+    stream: &mut SplitStream<WebSocket>,
+    kick: &Kick,
+    shutdown: &CancellationToken,
+    timeouts: &Timeouts,
+) {
     let silence = timeouts.ping_interval + timeouts.pong_timeout;
     let mut last_heard = Instant::now();
     // Unjoined since: the join timeout runs while this is set.
@@ -164,6 +181,11 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr) {
             }
         }
     }
+}
+
+/// The connection's end: records an abnormal kick, detaches from its room (here or on
+/// its owner), forgets its route, closes the socket and waits for the writer.
+async fn close(mut session: Session, conn: u64, kick: &Kick, writer: JoinHandle<()>) {
     if let Some((code, reason)) = kick.reason() {
         if code != close_code::NORMAL && code != close_code::GOING_AWAY {
             let room = session.joined.as_ref().map(|j| j.code.as_str());
@@ -286,69 +308,76 @@ impl Session {
             ClientMessage::Join { .. } | ClientMessage::Watch { .. } | ClientMessage::Resume { .. }
         );
         if entry {
-            if self.joined.is_some() {
-                return self.error(
-                    Some(req),
-                    ErrorCode::AlreadyJoined,
-                    ErrorCode::AlreadyJoined.describe(),
-                );
-            }
-            let admission = self.state.admission();
-            let limited = admission.lookup(self.ip).and_then(|()| match msg {
-                ClientMessage::Watch { .. } => admission.watch(self.ip),
-                _ => Ok(()),
-            });
-            if let Err(denied) = limited {
-                return self.error(Some(req), denied.code(), denied.to_string());
-            }
-            if !parchis_room::ids::is_plausible_code(&room) {
-                // Never looked up (NATS subjects, the store): no room has such a code.
-                return self.error(
-                    Some(req),
-                    ErrorCode::UnknownRoom,
-                    ErrorCode::UnknownRoom.describe(),
-                );
-            }
-            let entry = match msg {
-                ClientMessage::Join {
+            return self.enter(msg, req, room).await;
+        }
+        self.seat_command(msg, req, room, received).await
+    }
+
+    /// `join`, `watch` or `resume`: refused if this connection already joined, if its
+    /// address is over its limits or if the code cannot be a room's; else to the room here,
+    /// on its owner (cluster mode) or answered as unserved.
+    async fn enter(&mut self, msg: ClientMessage, req: u64, room: String) -> Flow {
+        if self.joined.is_some() {
+            return self.error(
+                Some(req),
+                ErrorCode::AlreadyJoined,
+                ErrorCode::AlreadyJoined.describe(),
+            );
+        }
+        let admission = self.state.admission();
+        let limited = admission.lookup(self.ip).and_then(|()| match msg {
+            ClientMessage::Watch { .. } => admission.watch(self.ip),
+            _ => Ok(()),
+        });
+        if let Err(denied) = limited {
+            return self.error(Some(req), denied.code(), denied.to_string());
+        }
+        if !parchis_room::ids::is_plausible_code(&room) {
+            // Never looked up (NATS subjects, the store): no room has such a code.
+            return self.error(
+                Some(req),
+                ErrorCode::UnknownRoom,
+                ErrorCode::UnknownRoom.describe(),
+            );
+        }
+        let entry = match msg {
+            ClientMessage::Join {
+                name,
+                colour,
+                client_seed,
+                ..
+            } => match display_name(&name) {
+                Ok(name) => Entry::Join {
                     name,
                     colour,
                     client_seed,
-                    ..
-                } => match display_name(&name) {
-                    Ok(name) => Entry::Join {
-                        name,
-                        colour,
-                        client_seed,
-                    },
-                    Err(e) => return self.error(Some(req), ErrorCode::BadRequest, e.to_string()),
                 },
-                ClientMessage::Watch { .. } => Entry::Watch,
-                ClientMessage::Resume {
-                    token, last_seq, ..
-                } => Entry::Resume { token, last_seq },
-                _ => return Flow::Continue,
-            };
-            return match self.state.room(&room) {
-                Some(handle) => self.local_entry(handle, room, req, entry).await,
-                None if self.state.cluster().is_some() => self.remote_entry(room, req, entry).await,
-                None => self.unserved(room, req, &entry, Unserved::Unknown).await,
-            };
+                Err(e) => return self.error(Some(req), ErrorCode::BadRequest, e.to_string()),
+            },
+            ClientMessage::Watch { .. } => Entry::Watch,
+            ClientMessage::Resume {
+                token, last_seq, ..
+            } => Entry::Resume { token, last_seq },
+            _ => return Flow::Continue,
+        };
+        match self.state.room(&room) {
+            Some(handle) => self.local_entry(handle, room, req, entry).await,
+            None if self.state.cluster().is_some() => self.remote_entry(room, req, entry).await,
+            None => self.unserved(room, req, &entry, Unserved::Unknown).await,
         }
+    }
+
+    /// A seat's command (`choose_colour` … `rematch`) for the room this connection joined:
+    /// to its actor here or to its owner; a `leave` that went through unjoins the session.
+    async fn seat_command(
+        &mut self,
+        msg: ClientMessage,
+        req: u64,
+        room: String,
+        received: Instant,
+    ) -> Flow {
         let Some(joined) = &self.joined else {
-            // `not_joined` or `unknown_room` tells whether the code exists: a lookup by
-            // code like a `join`, limited alike (and in cluster mode it asks NATS).
-            if let Err(denied) = self.state.admission().lookup(self.ip) {
-                return self.error(Some(req), denied.code(), denied.to_string());
-            }
-            let code = if parchis_room::ids::is_plausible_code(&room)
-                && entry::served_somewhere(&self.state, &room).await
-            {
-                ErrorCode::NotJoined
-            } else {
-                ErrorCode::UnknownRoom
-            };
-            return self.error(Some(req), code, code.describe());
+            return self.not_joined(req, &room).await;
         };
         if joined.code != room {
             return self.error(
@@ -380,16 +409,7 @@ impl Session {
                     received,
                 };
                 if handle.sender().send(command).await.is_err() {
-                    if self.state.cluster().is_some() {
-                        // The room stopped here and is moving: the session follows it.
-                        return self.error(
-                            Some(req),
-                            ErrorCode::RoomUnavailable,
-                            ErrorCode::RoomUnavailable.describe(),
-                        );
-                    }
-                    self.joined = None;
-                    return self.error(Some(req), ErrorCode::UnknownRoom, "the room has closed");
+                    return self.room_gone(req);
                 }
             }
             Route::Remote => {
@@ -408,5 +428,37 @@ impl Session {
             }
         }
         Flow::Continue
+    }
+
+    /// A seat's command on a connection that joined no room: `not_joined` or
+    /// `unknown_room` tells whether the code exists: a lookup by code like a `join`,
+    /// limited alike (and in cluster mode it asks NATS).
+    async fn not_joined(&mut self, req: u64, room: &str) -> Flow {
+        if let Err(denied) = self.state.admission().lookup(self.ip) {
+            return self.error(Some(req), denied.code(), denied.to_string());
+        }
+        let code = if parchis_room::ids::is_plausible_code(room)
+            && entry::served_somewhere(&self.state, room).await
+        {
+            ErrorCode::NotJoined
+        } else {
+            ErrorCode::UnknownRoom
+        };
+        self.error(Some(req), code, code.describe())
+    }
+
+    /// The local actor took no command: `room_unavailable` in cluster mode, else the
+    /// room has closed and the session leaves it.
+    fn room_gone(&mut self, req: u64) -> Flow {
+        if self.state.cluster().is_some() {
+            // The room stopped here and is moving: the session follows it.
+            return self.error(
+                Some(req),
+                ErrorCode::RoomUnavailable,
+                ErrorCode::RoomUnavailable.describe(),
+            );
+        }
+        self.joined = None;
+        self.error(Some(req), ErrorCode::UnknownRoom, "the room has closed")
     }
 }
