@@ -7,7 +7,7 @@ use crate::persist::{self, StoredSeat, Write};
 use crate::replay::{LoggedEvent, Replayed};
 use crate::seat::SeatBot;
 use crate::{encode, Ms};
-use parchis_engine::SeatStatus;
+use parchis_engine::{Colour, SeatStatus};
 use parchis_protocol::{RoomEvent, RoomStatus};
 use rand::Rng;
 use std::collections::VecDeque;
@@ -136,35 +136,42 @@ impl Core {
                         ms - fresh
                     );
                 }
-                // Time the server was down (or the room had no owner) is not held against
-                // the player to act, nor is the time it takes them to reconnect: a fresh
-                // full clock, however much of the old one was left.
-                let d = fresh;
-                let turn = RoomEvent::Turn {
-                    colour: game.turn(),
-                    deadline_ms: d,
-                };
-                self.stage_events(EventsCommit {
-                    game: None,
-                    events: vec![turn],
-                    at_ms: now,
-                    deadline: Some(d),
-                    turn: false,
-                    action: None,
-                    thrown: false,
-                    then: Then::Nothing,
-                });
-                let mut effects = std::mem::take(&mut self.out);
-                effects.insert(
-                    0,
-                    Effect::Store(Write::SetDeadline {
-                        game_id: id,
-                        deadline_ms: Some(d),
-                    }),
-                );
-                (Restored::Running, effects)
+                (
+                    Restored::Running,
+                    self.fresh_clock(id, game.turn(), fresh, now),
+                )
             }
         }
+    }
+
+    /// Time the server was down (or the room had no owner) is not held against the player
+    /// to act, nor is the time it takes them to reconnect: a fresh full clock (deadline
+    /// `deadline`), however much of the old one was left, announced by a `turn` event
+    /// stored first, and the games table's copy of the deadline.
+    fn fresh_clock(&mut self, id: Uuid, turn: Colour, deadline: Ms, now: Ms) -> Vec<Effect> {
+        let turn = RoomEvent::Turn {
+            colour: turn,
+            deadline_ms: deadline,
+        };
+        self.stage_events(EventsCommit {
+            game: None,
+            events: vec![turn],
+            at_ms: now,
+            deadline: Some(deadline),
+            turn: false,
+            action: None,
+            thrown: false,
+            then: Then::Nothing,
+        });
+        let mut effects = std::mem::take(&mut self.out);
+        effects.insert(
+            0,
+            Effect::Store(Write::SetDeadline {
+                game_id: id,
+                deadline_ms: Some(deadline),
+            }),
+        );
+        effects
     }
 
     /// The last `history_len` events of `log` as the frames sent for them: a positioned
