@@ -278,3 +278,66 @@ async fn resume_replays_missed_events_inside_the_window_and_snapshots_outside_it
         "event 1 fell out of a 2-event history"
     );
 }
+
+/// The one order of refusals (proto/README.md, issue 25): an expired clock is applied
+/// first, then `not_your_turn` for a roll or play from a player whose turn it is not,
+/// whatever its seq (stale or ahead), and only then `stale_seq`.
+#[tokio::test]
+async fn not_your_turn_comes_before_stale_seq_whatever_the_seq() {
+    let (mut d, ana, luis) = two_players(json!({})).await;
+    let code_of = |m: &ServerMessage| match m {
+        ServerMessage::Error { code, .. } => Some(*code),
+        _ => None,
+    };
+    let seq = d.core.seq();
+    for (req, sent_seq) in [(20, seq - 1), (21, seq + 5), (22, seq)] {
+        d.input(parchis_room_core::Input::Command {
+            conn: 2,
+            member: luis,
+            req,
+            seq: sent_seq,
+            cmd: SeatCmd::Roll,
+        })
+        .await;
+        let answer = d.answer(2, req).expect("answered");
+        assert_eq!(
+            code_of(&answer),
+            Some(parchis_protocol::ErrorCode::NotYourTurn),
+            "Luis, seq {sent_seq} (room at {seq}): {answer:?}"
+        );
+    }
+    // Ana, whose turn it is, with a stale seq: `stale_seq`.
+    d.input(parchis_room_core::Input::Command {
+        conn: 1,
+        member: ana,
+        req: 23,
+        seq: seq - 1,
+        cmd: SeatCmd::Roll,
+    })
+    .await;
+    let answer = d.answer(1, 23).expect("answered");
+    assert_eq!(
+        code_of(&answer),
+        Some(parchis_protocol::ErrorCode::StaleSeq),
+        "{answer:?}"
+    );
+    // After her deadline (the timer not yet run), the same stale command: her clock is
+    // applied first and the turn passes, so `not_your_turn`.
+    let deadline = d.core.deadline().expect("a clock runs");
+    d.now = deadline + 1;
+    d.input(parchis_room_core::Input::Command {
+        conn: 1,
+        member: ana,
+        req: 24,
+        seq: seq - 1,
+        cmd: SeatCmd::Roll,
+    })
+    .await;
+    let answer = d.answer(1, 24).expect("answered");
+    assert_eq!(
+        code_of(&answer),
+        Some(parchis_protocol::ErrorCode::NotYourTurn),
+        "{answer:?}"
+    );
+    assert!(d.core.seq() > seq, "the timeout was applied");
+}
