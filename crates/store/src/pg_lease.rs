@@ -100,6 +100,14 @@ impl crate::LeaseKeeper for Keeper {
     async fn heartbeat_node(&self, node: &NodeRecord) -> Result<()> {
         heartbeat(&self.pool, node).await
     }
+
+    async fn clock_ms(&self) -> Result<Option<i64>> {
+        let ms: i64 =
+            sqlx::query_scalar("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint")
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(Some(ms))
+    }
 }
 
 /// A transaction whose commit does not wait for the WAL flush (see the module docs).

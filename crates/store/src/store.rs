@@ -30,6 +30,16 @@ pub trait LeaseKeeper: Send + Sync {
     /// # Errors
     /// As [`Store::heartbeat_node`].
     async fn heartbeat_node(&self, node: &NodeRecord) -> Result<()>;
+
+    /// The database's wall clock now, unix milliseconds (`clock_timestamp()` on
+    /// PostgreSQL), for a node to compare with its own; `Ok(None)` from a keeper whose
+    /// store has no clock of its own (the memory store, a fallback through the store).
+    ///
+    /// # Errors
+    /// The database's.
+    async fn clock_ms(&self) -> Result<Option<i64>> {
+        Ok(None)
+    }
 }
 
 /// A store's own [`Store::renew_leases`] and [`Store::heartbeat_node`] as a

@@ -345,3 +345,34 @@ async fn a_renewal_is_a_hot_update() {
     side.close().await.expect("close side connection");
     h.finish().await;
 }
+
+/// The lease keeper reads the database's wall clock (issue 25, "Clock": a node compares
+/// its own with it at every heartbeat). Here both run on one machine: they agree within
+/// the round trip, and a keeper through the store itself has no clock to offer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lease_keeper_reads_the_database_clock() {
+    let Some(h) = Harness::postgres("the_lease_keeper_reads_the_database_clock").await else {
+        return;
+    };
+    let keeper = h
+        .store
+        .open_lease_keeper()
+        .await
+        .expect("lease connections")
+        .expect("PostgreSQL has a lease keeper");
+    let before = common::now_ms();
+    let db = keeper.clock_ms().await.expect("read").expect("a clock");
+    let after = common::now_ms();
+    assert!(
+        db >= before - 1_000 && db <= after + 1_000,
+        "database clock {db} against this machine's {before}..{after}"
+    );
+    let via = parchis_store::ViaStore(h.store.clone());
+    assert_eq!(
+        parchis_store::LeaseKeeper::clock_ms(&via)
+            .await
+            .expect("read"),
+        None
+    );
+    h.finish().await;
+}

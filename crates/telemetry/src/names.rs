@@ -112,3 +112,6 @@ pub const ROOM_REQUESTS: &str = "parchis_cluster_room_requests_total";
 /// `read` (asked, found unknown and remembered) or `cached` (answered unknown from the
 /// negative cache, `cluster::routing::unknown`, without NATS or the store).
 pub const UNKNOWN_CODE_LOOKUPS: &str = "parchis_cluster_unknown_code_lookups_total";
+/// Gauge: the database's wall clock minus this node's, seconds, at the last heartbeat
+/// (cluster mode; beyond one second either way the node warns).
+pub const CLOCK_SKEW: &str = "parchis_cluster_clock_skew_seconds";

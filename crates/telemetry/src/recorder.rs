@@ -178,6 +178,10 @@ fn describe() {
         "Lease renewal start delay after its scheduled tick"
     );
     describe_gauge!(SHEDDING, "1 while this node sheds load (no new rooms)");
+    describe_gauge!(
+        CLOCK_SKEW,
+        "The database's wall clock minus this node's, seconds (cluster mode)"
+    );
     describe_counter!(SHED_EPISODES, "Times this node started shedding, by why");
     describe_counter!(
         CREATIONS_SHED,

@@ -21,6 +21,9 @@ pub struct Ownership {
     /// Held by the renewer while its statement runs and by `lease::release`: a lease
     /// released for a hand-off is never renewed again by a statement already under way.
     pub(super) gate: tokio::sync::Mutex<()>,
+    /// This node's clock differed from the database's beyond the bound at the last
+    /// heartbeat ([`super::clock`]).
+    pub clock_skewed: AtomicBool,
     /// The renewal clock and whether this node sheds load ([`super::shedding`]).
     pub load: shedding::Load,
 }

@@ -19,11 +19,14 @@
 //! * [`shedding`]: an overloaded node takes no new rooms and is not ready, before its
 //!   renewals run late enough to lose its leases; [`monitor`] samples the load.
 //! * [`run`]: start, clean exit, waking the sweeper.
+//! * [`clock`]: this node's wall clock against the database's (a skew gauge, a warning
+//!   beyond a second).
 //! * [`observe`]: the log lines and metrics of all of the above.
 //!
 //! Every room actor in cluster mode holds its [`Fence`]; its writes go through
 //! `Store::write_room` with it, so a node that lost a room can never write into its log.
 
+pub mod clock;
 pub mod drain;
 pub mod held;
 pub mod lease;
