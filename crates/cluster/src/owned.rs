@@ -5,8 +5,10 @@
 //! in the same `room_leases` table under codes of its own, told apart by
 //! [`Owned::claims`]; its writes fenced like a room's, through the store's fence).
 //!
-//! Each kind is registered once per node in [`Kinds`]; the lease of code `c` belongs to
-//! [`Kinds::of`]`(c)`.
+//! The node's kinds are a [`Kinds`]; the lease of code `c` belongs to [`Kinds::of`]`(c)`.
+//! Today every `NodeState` builds `Kinds::rooms_only` from its rooms (`state.rs`, and the
+//! `ClusterHost`'s per-call `NodeState`): registering a second kind means building the
+//! node's `Kinds` with it ([`Kinds::new`]) in that one place.
 
 use futures_util::future::BoxFuture;
 use parchis_room::{Rehomed, RoomHandle};

@@ -378,6 +378,7 @@ impl Core {
                 None => {
                     self.reply_ok(conn, req);
                     if drop_link {
+                        self.emit(Effect::Left { conn });
                         self.drop_link(conn);
                     }
                 }

@@ -165,6 +165,12 @@ pub enum Effect {
         /// Its request id.
         req: u64,
     },
+    /// `conn` left the room: its `leave` is stored and answered `ok` (the gateway
+    /// unjoins its session only now: a refused leave keeps it joined).
+    Left {
+        /// The connection.
+        conn: ConnId,
+    },
     /// Call [`Core::handle`] with [`Input::Timers`] at this time (unix ms), or never.
     Wake(Option<Ms>),
 }

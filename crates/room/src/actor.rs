@@ -63,6 +63,8 @@ pub(crate) struct Actor {
     recorded_game: Option<uuid::Uuid>,
     /// When the command being handled was read by its connection: `(conn, req, when)`.
     received: Option<(ConnId, u64, tokio::time::Instant)>,
+    /// The `leave` being handled and where its session learns whether it left.
+    leave_outcome: Option<(ConnId, oneshot::Sender<bool>)>,
     /// The channel, until [`Actor::start`] hands its sender to the registry.
     channel: Option<(mpsc::Sender<RoomCmd>, mpsc::Receiver<RoomCmd>)>,
     /// Cluster mode: the lease this node holds for the room; every write carries it.
@@ -146,6 +148,7 @@ impl Actor {
             span,
             recorded_game: None,
             received: None,
+            leave_outcome: None,
             channel: Some((tx, rx)),
             fence: None,
             ending: None,
@@ -265,7 +268,7 @@ impl Actor {
     }
 
     /// The room ends here: deregisters; in cluster mode the lease is retired, released or
-    /// left (it is lost) and the local connections move on ([`lease::room_ended`]).
+    /// left (it is lost) and the local connections move on (the host's [`crate::Host::ended`]).
     async fn finish(mut self, end: RoomEnd) {
         self.rooms.deregister(self.core.code());
         let conns = if moves(&end) {
@@ -308,7 +311,15 @@ impl Actor {
             .attach_input(cmd)
             .or_else(|cmd| self.command_input(cmd))
         {
-            Ok(input) => return self.input(input).await,
+            Ok(input) => {
+                self.input(input).await;
+                // A leave not answered `ok` by now was refused (or is in doubt): its
+                // session stays joined.
+                if let Some((_, outcome)) = self.leave_outcome.take() {
+                    let _ = outcome.send(false);
+                }
+                return;
+            }
             Err(cmd) => cmd,
         };
         self.on_request(cmd).await;
@@ -442,6 +453,11 @@ impl Actor {
             Effect::Acted { conn, req } => {
                 if let Some((_, _, at)) = self.received.take_if(|r| r.0 == conn && r.1 == req) {
                     parchis_telemetry::observe::action_latency(at.elapsed().as_secs_f64());
+                }
+            }
+            Effect::Left { conn } => {
+                if let Some((_, outcome)) = self.leave_outcome.take_if(|(c, _)| *c == conn) {
+                    let _ = outcome.send(true);
                 }
             }
             Effect::Wake(at) => self.wake = at,

@@ -84,6 +84,24 @@ impl Actor {
     /// or detach, or of a bot's choice; any other command is given back.
     pub(super) fn command_input(&mut self, cmd: RoomCmd) -> Result<Input, RoomCmd> {
         Ok(match cmd {
+            RoomCmd::Leave {
+                conn,
+                member,
+                req,
+                seq,
+                received,
+                outcome,
+            } => {
+                self.received = Some((conn, req, received));
+                self.leave_outcome = Some((conn, outcome));
+                Input::Command {
+                    conn,
+                    member,
+                    req,
+                    seq,
+                    cmd: parchis_room_core::SeatCmd::Leave,
+                }
+            }
             RoomCmd::Command {
                 conn,
                 member,
@@ -133,6 +151,7 @@ impl Actor {
             | RoomCmd::Resume { .. }
             | RoomCmd::Reattach { .. }
             | RoomCmd::Command { .. }
+            | RoomCmd::Leave { .. }
             | RoomCmd::Detach { .. }
             | RoomCmd::BotChose(_) => {
                 unreachable!("inputs are attach_input's and command_input's")

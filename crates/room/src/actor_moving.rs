@@ -18,8 +18,11 @@ impl Actor {
     pub(super) fn refuse_queued(&mut self, rx: &mut mpsc::Receiver<RoomCmd>) {
         rx.close();
         while let Ok(cmd) = rx.try_recv() {
-            if let RoomCmd::Command { conn, req, .. } = cmd {
-                self.refuse(conn, req);
+            match cmd {
+                RoomCmd::Command { conn, req, .. } | RoomCmd::Leave { conn, req, .. } => {
+                    self.refuse(conn, req)
+                }
+                _ => {}
             }
         }
     }

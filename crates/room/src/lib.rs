@@ -134,6 +134,23 @@ pub enum RoomCmd {
         /// When the connection read the command (for the action latency metric).
         received: tokio::time::Instant,
     },
+    /// A member's `leave`, whose outcome its session waits for: `true` once the leave is
+    /// stored and answered `ok`, `false` (or the sender dropped) when it was refused or
+    /// not handled; the answer itself goes to the connection's queue like any command's.
+    Leave {
+        /// The connection.
+        conn: ConnId,
+        /// Its membership.
+        member: Member,
+        /// Request id.
+        req: u64,
+        /// The seq it was based on.
+        seq: u64,
+        /// When the connection read the command.
+        received: tokio::time::Instant,
+        /// Whether the connection left.
+        outcome: oneshot::Sender<bool>,
+    },
     /// The connection closed.
     Detach {
         /// The connection.

@@ -21,7 +21,7 @@ pub enum LogFormat {
 }
 
 /// Installs the global subscriber writing to stdout. `filter` uses `EnvFilter` syntax
-/// (`info`, `parchis_server=debug,tower_http=info`); an invalid filter falls back to
+/// (`info`, `parchis_server=debug,parchis_room=debug,tower_http=info`); an invalid filter falls back to
 /// `info`. Does nothing if a subscriber is already installed.
 pub fn init(format: LogFormat, filter: &str) {
     let filter = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));

@@ -55,7 +55,7 @@ struct Args {
         default_value_t = 2000
     )]
     pg_lease_statement_timeout_ms: u64,
-    /// Log filter (tracing `EnvFilter` syntax), e.g. `info` or `parchis_server=debug`.
+    /// Log filter (tracing `EnvFilter` syntax), e.g. `info` or `parchis_server=debug,parchis_room=debug,parchis_cluster=debug` (the gateway, the rooms and cluster mode are crates of their own).
     #[arg(long, env = "PARCHIS_LOG", default_value = "info")]
     log: String,
     /// Log line format: `text` (colours only on a terminal) or `json` (one object a line).

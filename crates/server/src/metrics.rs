@@ -3,7 +3,8 @@
 //!
 //! Counters end in `_total`, durations are histograms in seconds (`_seconds`), label values
 //! are closed sets (no room codes or ids). Room and connection gauges are computed from the
-//! room registry at scrape time. The names, with their help texts, are the constants below;
+//! room registry at scrape time. The names, with their help texts, are the constants of
+//! `parchis_telemetry::names` (re-exported here);
 //! `deploy/grafana-dashboard.json` charts them.
 //!
 //! The names and the recorder live in `parchis-telemetry` (re-exported here); this module

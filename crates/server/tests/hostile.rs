@@ -1214,3 +1214,48 @@ async fn a_command_after_the_deadline_gets_not_your_turn() {
         "{e}"
     );
 }
+
+/// A `leave` is acknowledged only once stored (issue 25): when the database cannot be
+/// reached the leave is refused `room_unavailable`, the player keeps the seat and the
+/// session stays joined (its next command reaches the room, not `not_joined`), nobody
+/// hears of a leave; the same `leave` sent again is stored, acknowledged, announced, and
+/// the session may join again.
+#[tokio::test]
+async fn a_refused_leave_keeps_the_seat_and_the_session_joined() {
+    use crate::gated_store::GatedStore;
+    use std::sync::atomic::Ordering;
+    let store = std::sync::Arc::new(GatedStore::default());
+    store.pings.open();
+    let server = common::start_on(test_config(), store.clone()).await;
+    let code = server.create_room(json!({"seats": 4})).await;
+    let mut clients = common::yellow_and_red(&server, &code).await;
+    let (mut ana, mut luis) = (clients.remove(0), clients.remove(0));
+    store.failing_seat_deletes.store(1, Ordering::SeqCst);
+    let refused = luis
+        .refused(
+            json!({"type": "leave", "room": code, "seq": 2}),
+            "room_unavailable",
+        )
+        .await;
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("nothing was applied")),
+        "{refused}"
+    );
+    // Still joined: a colour change reaches the room (and is applied).
+    let seq = server.room(&code).await["seq"].as_u64().expect("seq");
+    luis.ok(json!({"type": "choose_colour", "room": code, "seq": seq, "colour": "green"}))
+        .await;
+    let view = server.room(&code).await;
+    assert_eq!(view["seats"].as_array().map(Vec::len), Some(2), "{view}");
+    let seq = view["seq"].as_u64().expect("seq");
+    luis.ok(json!({"type": "leave", "room": code, "seq": seq}))
+        .await;
+    ana.until("Luis left", |v| v["event"]["type"] == "player_left")
+        .await;
+    let view = server.room(&code).await;
+    assert_eq!(view["seats"].as_array().map(Vec::len), Some(1), "{view}");
+    // Unjoined now: the session may join again.
+    luis.join(&code, "Luis", Some("blue")).await;
+}

@@ -217,36 +217,9 @@ pub trait Store: Send + Sync {
             write => vec![write],
         };
         for write in writes {
-            self.write_one(room_code, write).await?;
+            write_one(self, room_code, write).await?;
         }
         Ok(())
-    }
-
-    /// One write of [`Store::write_room`]'s provided body (a batch is applied write by
-    /// write there: that body is for test wrappers, never a backend of this crate).
-    ///
-    /// # Errors
-    /// Those of the matching separate method; [`StoreError::InvalidWrite`] for a batch.
-    async fn write_one(&self, room_code: &str, write: RoomWrite) -> Result<()> {
-        match write {
-            RoomWrite::UpsertSeat(seat) => self.upsert_seat(&seat).await,
-            RoomWrite::DeleteSeat { colour } => {
-                self.delete_seat(room_code, &colour).await.map(drop)
-            }
-            RoomWrite::Append {
-                game_id,
-                after_seq,
-                events,
-            } => self.append_after(game_id, after_seq, events).await,
-            RoomWrite::Start(start) => self.start_game(*start).await,
-            RoomWrite::End(end) => self.end_game(*end).await,
-            RoomWrite::SetDeadline {
-                game_id,
-                deadline_ms,
-            } => self.set_deadline(game_id, deadline_ms).await,
-            RoomWrite::RoomStatus(update) => self.update_room_status(room_code, update).await,
-            RoomWrite::Batch(_) => Err(StoreError::InvalidWrite("a batch inside a batch".into())),
-        }
     }
 
     /// Creates a room and its first lease (epoch 1) for `node` in ONE transaction, so no
@@ -458,3 +431,28 @@ pub trait Store: Send + Sync {
 
 /// The [`StoreError::Unsupported`] message of the lease and node methods on SQLite.
 pub(crate) const NEEDS_POSTGRES: &str = "cluster mode needs PostgreSQL";
+
+/// One write of [`Store::write_room`]'s provided body (a batch is applied write by
+/// write there: that body is for test wrappers, never a backend of this crate).
+///
+/// # Errors
+/// Those of the matching separate method; [`StoreError::InvalidWrite`] for a batch.
+async fn write_one<S: Store + ?Sized>(store: &S, room_code: &str, write: RoomWrite) -> Result<()> {
+    match write {
+        RoomWrite::UpsertSeat(seat) => store.upsert_seat(&seat).await,
+        RoomWrite::DeleteSeat { colour } => store.delete_seat(room_code, &colour).await.map(drop),
+        RoomWrite::Append {
+            game_id,
+            after_seq,
+            events,
+        } => store.append_after(game_id, after_seq, events).await,
+        RoomWrite::Start(start) => store.start_game(*start).await,
+        RoomWrite::End(end) => store.end_game(*end).await,
+        RoomWrite::SetDeadline {
+            game_id,
+            deadline_ms,
+        } => store.set_deadline(game_id, deadline_ms).await,
+        RoomWrite::RoomStatus(update) => store.update_room_status(room_code, update).await,
+        RoomWrite::Batch(_) => Err(StoreError::InvalidWrite("a batch inside a batch".into())),
+    }
+}

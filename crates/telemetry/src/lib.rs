@@ -1,5 +1,6 @@
-//! Telemetry of the Parchís server, a leaf crate that nothing in it has to come back up
-//! from:
+//! Telemetry of the Parchís server: below the rooms, the cluster and the gateway, and
+//! depending on none of them (only on the engine's and the protocol's types it labels),
+//! so nothing in it comes back up to the code that calls it:
 //!
 //! * [`names`]: every metric's name;
 //! * [`recorder`]: the process-global Prometheus recorder, its buckets and help texts,

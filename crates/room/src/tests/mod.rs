@@ -401,7 +401,7 @@ impl Driver {
                 self.attached.remove(&conn);
             }
             Effect::Kick { conn, code, .. } => self.kicks.push((conn, code)),
-            Effect::Publish | Effect::Acted { .. } => {}
+            Effect::Publish | Effect::Acted { .. } | Effect::Left { .. } => {}
             Effect::Reply(r) => self.replies.push(r),
             Effect::Store(w) => {
                 // Best effort, as in the actor. Random faults spare these: a failed one

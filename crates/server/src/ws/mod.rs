@@ -399,6 +399,26 @@ impl Session {
         let leaving = cmd == SeatCmd::Leave;
         let conn = self.link.id;
         match routing::route_of(&joined.cell) {
+            Route::Local { handle, member } if leaving => {
+                let (outcome, left) = tokio::sync::oneshot::channel();
+                let command = RoomCmd::Leave {
+                    conn,
+                    member,
+                    req,
+                    seq,
+                    received,
+                    outcome,
+                };
+                if handle.sender().send(command).await.is_err() {
+                    return self.room_gone(req);
+                }
+                // The room answers the client itself; the session unjoins only once the
+                // leave is stored and answered `ok`: a refused one keeps it joined (the
+                // player still holds the seat and may send `leave` again).
+                if left.await != Ok(true) {
+                    return Flow::Continue;
+                }
+            }
             Route::Local { handle, member } => {
                 let command = RoomCmd::Command {
                     conn,

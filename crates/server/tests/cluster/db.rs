@@ -72,7 +72,7 @@ impl Cluster {
 
     /// The stored events of game `id` in seq order, each as
     /// `{"seq","at_ms","event","positioned"}` (`positioned`: the stored mark that the live
-    /// frame carried the position, room/persist.rs POSITION_KEY, taken out of `event`).
+    /// frame carried the position, crates/room-core/src/persist.rs POSITION_KEY, taken out of `event`).
     pub async fn stored_events(&self, id: &str) -> Vec<Value> {
         sqlx::query(
             "SELECT seq, created_at_ms, event FROM game_events WHERE game_id = $1::UUID ORDER BY seq",
@@ -85,7 +85,7 @@ impl Cluster {
         .map(|r| {
             let text: String = r.get("event");
             let mut event: Value = serde_json::from_str(&text).expect("stored event is JSON");
-            // The stored format version and position mark (room/persist.rs, FORMAT_KEY,
+            // The stored format version and position mark (crates/room-core/src/persist.rs, FORMAT_KEY,
             // POSITION_KEY) are not on the wire.
             let mut positioned = false;
             if let Some(obj) = event.as_object_mut() {

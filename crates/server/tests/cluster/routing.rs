@@ -218,7 +218,7 @@ fn same_stream(clients: &[Client], names: [&str; 3]) {
     for (c, name) in clients.iter().zip(names).skip(1) {
         // Whole frames, `position` included: a frame sent again from the history of a room
         // rebuilt from its log (after a takeover) carries the position its live frame did
-        // (room/persist.rs, POSITION_KEY).
+        // (crates/room-core/src/persist.rs, POSITION_KEY).
         assert_eq!(frames(c, from, last), reference, "{name} saw other frames");
     }
     assert_eq!((spans[0].0, spans[1].0, spans[2].0), (2, 3, 3));

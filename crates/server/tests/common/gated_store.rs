@@ -1,6 +1,7 @@
 //! A [`MemoryStore`] whose readiness query (`ping`) waits until the test opens its gate,
 //! so `/readyz` requests can be held in flight, and whose room creations (`create_room`)
-//! can be held at a gate of their own ([`GatedStore::holding_creations`]); every other
+//! can be held at a gate of their own ([`GatedStore::holding_creations`]), and whose next
+//! seat deletes can be made to fail ([`GatedStore::failing_seat_deletes`]); every other
 //! call goes straight through.
 
 use async_trait::async_trait;
@@ -62,6 +63,8 @@ pub struct GatedStore {
     pub pings: Gate,
     /// The gate of `create_room` (open at first unless [`GatedStore::holding_creations`]).
     pub creations: Gate,
+    /// The next this many seat deletes fail as a database out of reach (nothing applied).
+    pub failing_seat_deletes: std::sync::atomic::AtomicUsize,
 }
 
 impl Default for GatedStore {
@@ -70,6 +73,7 @@ impl Default for GatedStore {
             inner: MemoryStore::new(),
             pings: Gate::new(false),
             creations: Gate::new(true),
+            failing_seat_deletes: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 }
@@ -97,6 +101,15 @@ impl Store for GatedStore {
         self.inner.upsert_seat(seat).await
     }
     async fn delete_seat(&self, code: &str, colour: &str) -> Result<bool> {
+        use std::sync::atomic::Ordering;
+        let failing = self.failing_seat_deletes.load(Ordering::SeqCst);
+        if failing > 0 {
+            self.failing_seat_deletes
+                .store(failing - 1, Ordering::SeqCst);
+            return Err(parchis_store::StoreError::from(sqlx::Error::Io(
+                std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "injected"),
+            )));
+        }
         self.inner.delete_seat(code, colour).await
     }
     async fn create_game(&self, game: &GameRecord) -> Result<()> {
