@@ -197,9 +197,15 @@ impl Core {
     /// durable write; nobody hears of it before that write is stored
     /// ([`Core::seat_left`]). A `leave`'s `ok` waits for it too ([`Work::ReplyOk`]).
     pub(super) fn free_seat(&mut self, seat_id: u64, why: &'static str, _now: Ms) {
-        let Some(i) = self.seat_index(seat_id) else {
-            return;
-        };
+        if let Some(write) = self.release_write(seat_id) {
+            self.stage(write, Staged::Leave { seat_id, why });
+        }
+    }
+
+    /// The one write that frees seat `seat_id`: its row deleted and, when it created the
+    /// room, the next player's row as creator. `None` for a seat the room does not have.
+    fn release_write(&self, seat_id: u64) -> Option<Write> {
+        let i = self.seat_index(seat_id)?;
         let mut writes = vec![Write::DeleteSeat {
             colour: self.seats[i].colour.to_string(),
         }];
@@ -210,7 +216,7 @@ impl Core {
                 writes.push(Write::UpsertSeat(record));
             }
         }
-        self.stage(Write::Batch(writes), Staged::Leave { seat_id, why });
+        Some(Write::Batch(writes))
     }
 
     /// The freed seat is stored: it goes, the creator role passes on, everyone hears of it.
@@ -252,37 +258,15 @@ impl Core {
         }
     }
 
-    /// Frees an abandoned seat as a rematch begins, best effort: the row's delete is not
-    /// waited for (the rematch's start, stored next, is what makes the new game), so a
-    /// restore between the two may still list the abandoned seat.
+    /// Frees an abandoned seat as a rematch begins, best effort: the write
+    /// ([`Core::release_write`]) is not waited for (the rematch's start, stored next, is
+    /// what makes the new game), so a restore between the two may still list the
+    /// abandoned seat.
     pub(super) fn release_abandoned_seat(&mut self, seat_id: u64, now: Ms) {
-        let Some(i) = self.seat_index(seat_id) else {
-            return;
-        };
-        let seat = self.seats.remove(i);
-        self.emit(Effect::Store(Write::DeleteSeat {
-            colour: seat.colour.to_string(),
-        }));
-        let mut events = vec![RoomEvent::PlayerLeft {
-            colour: seat.colour,
-        }];
-        if seat.creator {
-            if let Some(next) = self.seats.first_mut() {
-                next.creator = true;
-                events.push(RoomEvent::CreatorChanged {
-                    colour: next.colour,
-                });
-                let record = persist::seat_record(&self.code, &self.seats[0]);
-                self.emit(Effect::Store(Write::UpsertSeat(record)));
-            }
+        if let Some(write) = self.release_write(seat_id) {
+            self.emit(Effect::Store(write));
+            self.seat_left(seat_id, "rematch", now);
         }
-        self.obs
-            .seat_freed(&self.code, seat.colour, seat.conn, "rematch");
-        if let Some(conn) = seat.conn {
-            self.spectators.push(conn);
-        }
-        self.broadcast_events(events, now, None);
-        self.emit(Effect::Publish);
     }
 
     /// The next throw of the fair dice (`docs/FAIR_DICE.md`): the rule set's 1 or 2 dice

@@ -198,3 +198,22 @@ impl Default for ServerConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rooms' and the room core's defaults (used by their own tests, below this
+    /// crate) are the server's defaults: one set of numbers, checked here.
+    #[test]
+    fn the_rooms_defaults_are_the_servers() {
+        let server = ServerConfig::default().rooms_config();
+        let rooms = parchis_room::RoomsConfig::default();
+        assert_eq!(server.room_queue, rooms.room_queue);
+        assert_eq!(server.history_len, rooms.history_len);
+        assert_eq!(server.max_rooms, rooms.max_rooms);
+        assert_eq!(server.dice, rooms.dice);
+        assert_eq!(server.limits, rooms.limits);
+        assert_eq!(server.limits, parchis_room_core::RoomLimits::default());
+    }
+}

@@ -1,0 +1,712 @@
+//! The JSON shapes between nodes (`docs/CLUSTER.md`, "NATS subjects"), serde, versioned:
+//! every request and notice carries `v` ([`WIRE_VERSION`]); a node refuses another
+//! version with a clear error instead of misreading it. Clients never see these.
+//!
+//! * `P.room.<CODE>` requests: [`RoomRequest`]; answers [`AttachAnswer`],
+//!   [`CommandAnswer`], or a [`parchis_protocol::RoomView`] for `view`.
+//! * `P.edge.<NODE>` messages: the frame itself as the body behind a line per link naming
+//!   the link, its counter, the [`Kind`] and the frame's [`Tag`] (read from the frame by
+//!   [`frame_tag`]): [`super::edge_msg`]; a kick's body is [`KickBody`].
+//! * `P.moved`: [`Moved`]. `P.lobby`: [`LobbyAsk`] → [`LobbyAnswer`].
+//!
+//! Size: about 700 lines, 300 of them the tests that pin every shape on the wire; the
+//! shapes belong together (one version for all of them).
+
+use parchis_engine::Colour;
+use parchis_protocol::{ErrorCode, Play, RoomSummary};
+use parchis_room::{Member, Reattach, Refusal, SeatCmd};
+use serde::{Deserialize, Serialize};
+
+/// The version of every shape here.
+pub const WIRE_VERSION: u32 = 1;
+
+/// What a `P.edge` message is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A frame for the client (the body, as is).
+    Frame,
+    /// Close the client's socket ([`KickBody`]).
+    Kick,
+    /// The owner forgot the link (left, detached, replaced): nothing more comes.
+    End,
+}
+
+impl Kind {
+    /// Its name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Frame => "frame",
+            Kind::Kick => "kick",
+            Kind::End => "end",
+        }
+    }
+
+    /// Reads its name on the wire.
+    pub fn parse(s: &str) -> Option<Kind> {
+        match s {
+            "frame" => Some(Kind::Frame),
+            "kick" => Some(Kind::Kick),
+            "end" => Some(Kind::End),
+            _ => None,
+        }
+    }
+}
+
+/// The stream tag of a frame, read from its first bytes without parsing it: `event` and
+/// `your_turn` frames are serialized as `{"type":…,"room":"CODE","seq":N,…` (serde keeps
+/// field order; room codes are `[A-Z0-9]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tag {
+    /// An event of the room's stream, with its seq.
+    Event(u64),
+    /// `your_turn` at this seq.
+    Turn(u64),
+    /// An `ok` or `error` replying to request `req` (read by the edge from the frame;
+    /// never sent in a message's line).
+    Reply(u64),
+    /// Anything else (`welcome`, `presence`, `closing`, an `error` without `req`).
+    Other,
+}
+
+/// Reads the [`Tag`] of `frame`.
+pub fn frame_tag(frame: &str) -> Tag {
+    let seq_after = |prefix: &str| -> Option<u64> {
+        let rest = frame.strip_prefix(prefix)?;
+        let (_, rest) = rest.split_once("\",\"seq\":")?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        rest[..digits].parse().ok()
+    };
+    if let Some(seq) = seq_after(r#"{"type":"event","room":""#) {
+        return Tag::Event(seq);
+    }
+    if let Some(seq) = seq_after(r#"{"type":"your_turn","room":""#) {
+        return Tag::Turn(seq);
+    }
+    let req_after = |prefix: &str| -> Option<u64> {
+        let rest = frame.strip_prefix(prefix)?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        rest[..digits].parse().ok()
+    };
+    // `ok` and `error` frames are serialized `{"type":…,"req":N,…` (`null` without one).
+    if let Some(req) =
+        req_after(r#"{"type":"ok","req":"#).or_else(|| req_after(r#"{"type":"error","req":"#))
+    {
+        return Tag::Reply(req);
+    }
+    Tag::Other
+}
+
+/// A request to a room's owner on `P.room.<CODE>`. Written as one flat object (`v`,
+/// `owner`, `op` and the op's fields); read through [`FlatRequest`] (one pass, no
+/// buffering of the object as `flatten` and an internally tagged enum do: every relayed
+/// command is read here).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "FlatRequest")]
+pub struct RoomRequest {
+    /// [`WIRE_VERSION`].
+    pub v: u32,
+    /// The node the asker was told owns the room now (a `moved` notice): any other node
+    /// that still serves the room (one that lost it and does not know yet) stays silent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// What is asked.
+    #[serde(flatten)]
+    pub op: RoomOp,
+}
+
+/// The name of a [`RoomOp`] (`op`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum OpName {
+    Attach,
+    Command,
+    Detach,
+    View,
+    Probe,
+}
+
+/// [`RoomRequest`] as read: every field any op has, each op's required ones checked by
+/// `TryFrom` (unknown fields are ignored, as they were with the flattened enum).
+#[derive(Deserialize)]
+struct FlatRequest {
+    v: u32,
+    #[serde(default)]
+    owner: Option<String>,
+    op: OpName,
+    #[serde(default)]
+    edge: Option<String>,
+    #[serde(default)]
+    conn: Option<u64>,
+    #[serde(default)]
+    gen: Option<u64>,
+    #[serde(default)]
+    req: Option<u64>,
+    #[serde(default)]
+    seq: Option<u64>,
+    #[serde(default)]
+    cmd: Option<WireCmd>,
+    #[serde(default)]
+    how: Option<AttachHow>,
+}
+
+impl TryFrom<FlatRequest> for RoomRequest {
+    type Error = String;
+
+    fn try_from(f: FlatRequest) -> Result<RoomRequest, String> {
+        fn need<T>(v: Option<T>, field: &str) -> Result<T, String> {
+            v.ok_or_else(|| format!("missing field `{field}`"))
+        }
+        let op = match f.op {
+            OpName::Attach => RoomOp::Attach {
+                edge: need(f.edge, "edge")?,
+                conn: need(f.conn, "conn")?,
+                gen: need(f.gen, "gen")?,
+                how: need(f.how, "how")?,
+            },
+            OpName::Command => RoomOp::Command {
+                edge: need(f.edge, "edge")?,
+                conn: need(f.conn, "conn")?,
+                gen: f.gen,
+                req: need(f.req, "req")?,
+                seq: need(f.seq, "seq")?,
+                cmd: need(f.cmd, "cmd")?,
+            },
+            OpName::Detach => RoomOp::Detach {
+                edge: need(f.edge, "edge")?,
+                conn: need(f.conn, "conn")?,
+            },
+            OpName::View => RoomOp::View,
+            OpName::Probe => RoomOp::Probe,
+        };
+        Ok(RoomRequest {
+            v: f.v,
+            owner: f.owner,
+            op,
+        })
+    }
+}
+
+/// The operations of [`RoomRequest`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum RoomOp {
+    /// Attach edge `edge`'s connection `conn` (a remote link publishing to
+    /// `P.edge.<edge>` with generation `gen`).
+    Attach {
+        /// The edge node.
+        edge: String,
+        /// Its connection id.
+        conn: u64,
+        /// The generation the edge chose for this attach.
+        gen: u64,
+        /// How.
+        how: AttachHow,
+    },
+    /// A command of an attached connection (answered [`CommandAnswer`]: taken by the
+    /// room's queue, not applied: the room answers `ok`/`error` on the link).
+    Command {
+        /// The edge node.
+        edge: String,
+        /// Its connection id.
+        conn: u64,
+        /// The generation of the link the edge waits for its reply on: the owner takes
+        /// it only on that link ([`CommandAnswer::NotAttached`] otherwise). `None` from
+        /// an edge that does not say (any link).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gen: Option<u64>,
+        /// Request id.
+        req: u64,
+        /// The seq it was based on.
+        seq: u64,
+        /// What to do.
+        cmd: WireCmd,
+    },
+    /// The connection closed (no answer needed).
+    Detach {
+        /// The edge node.
+        edge: String,
+        /// Its connection id.
+        conn: u64,
+    },
+    /// The room's public state (answered with a `RoomView`, or [`CommandAnswer::Gone`]).
+    View,
+    /// Whether the room is served (answered [`CommandAnswer::Taken`] at once, without
+    /// asking the room).
+    Probe,
+}
+
+/// How a connection attaches.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AttachHow {
+    /// `join` (the name already checked by the edge).
+    Join {
+        /// Request id.
+        req: u64,
+        /// Display name.
+        name: String,
+        /// Wanted colour.
+        colour: Option<Colour>,
+        /// Fair-dice client seed.
+        client_seed: Option<String>,
+    },
+    /// `watch`.
+    Watch {
+        /// Request id.
+        req: u64,
+    },
+    /// `resume` with the session token.
+    Resume {
+        /// Request id.
+        req: u64,
+        /// Session token.
+        token: String,
+        /// Last seq the client saw.
+        last_seq: u64,
+    },
+    /// Back without a token ([`parchis_room::Input::Reattach`]).
+    Reattach {
+        /// What it was.
+        reattach: Reattach,
+        /// Last event seq delivered to the client.
+        last_seq: u64,
+    },
+}
+
+/// A [`SeatCmd`] on the wire.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum WireCmd {
+    /// [`SeatCmd::ChooseColour`].
+    ChooseColour {
+        /// Colour.
+        colour: Colour,
+    },
+    /// [`SeatCmd::ClientSeed`].
+    ClientSeed {
+        /// Seed.
+        seed: String,
+    },
+    /// [`SeatCmd::Start`].
+    Start,
+    /// [`SeatCmd::Roll`].
+    Roll,
+    /// [`SeatCmd::Play`].
+    Play {
+        /// Action.
+        action: Play,
+    },
+    /// [`SeatCmd::Leave`].
+    Leave,
+    /// [`SeatCmd::Rematch`].
+    Rematch,
+}
+
+impl From<SeatCmd> for WireCmd {
+    fn from(c: SeatCmd) -> WireCmd {
+        match c {
+            SeatCmd::ChooseColour(colour) => WireCmd::ChooseColour { colour },
+            SeatCmd::ClientSeed(seed) => WireCmd::ClientSeed { seed },
+            SeatCmd::Start => WireCmd::Start,
+            SeatCmd::Roll => WireCmd::Roll,
+            SeatCmd::Play(action) => WireCmd::Play { action },
+            SeatCmd::Leave => WireCmd::Leave,
+            SeatCmd::Rematch => WireCmd::Rematch,
+        }
+    }
+}
+
+impl From<WireCmd> for SeatCmd {
+    fn from(c: WireCmd) -> SeatCmd {
+        match c {
+            WireCmd::ChooseColour { colour } => SeatCmd::ChooseColour(colour),
+            WireCmd::ClientSeed { seed } => SeatCmd::ClientSeed(seed),
+            WireCmd::Start => SeatCmd::Start,
+            WireCmd::Roll => SeatCmd::Roll,
+            WireCmd::Play { action } => SeatCmd::Play(action),
+            WireCmd::Leave => SeatCmd::Leave,
+            WireCmd::Rematch => SeatCmd::Rematch,
+        }
+    }
+}
+
+/// A [`Member`] on the wire (the owner keeps the seat id; the edge only needs the role).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Holds a seat.
+    Player,
+    /// Watches.
+    Spectator,
+}
+
+impl From<Member> for Role {
+    fn from(m: Member) -> Role {
+        match m {
+            Member::Player(_) => Role::Player,
+            Member::Spectator => Role::Spectator,
+        }
+    }
+}
+
+/// The answer to an attach.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case")]
+pub enum AttachAnswer {
+    /// Attached; its frames follow on `P.edge`.
+    Attached {
+        /// What it is in the room now.
+        role: Role,
+    },
+    /// Refused (nothing attached): the error for the client.
+    Refused {
+        /// Code.
+        code: ErrorCode,
+        /// Text.
+        message: String,
+        /// Rule id.
+        rule: Option<String>,
+    },
+    /// The room is not (or no longer) running on the answering node.
+    Gone,
+    /// The request's version or shape is not understood.
+    Bad {
+        /// Why.
+        message: String,
+    },
+}
+
+impl AttachAnswer {
+    /// The answer for a refusal.
+    pub fn refused(r: Refusal) -> AttachAnswer {
+        AttachAnswer::Refused {
+            code: r.code,
+            message: r.message,
+            rule: r.rule,
+        }
+    }
+}
+
+/// The answer to a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case")]
+pub enum CommandAnswer {
+    /// In the room's queue: its `ok`/`error` comes on the link.
+    Taken,
+    /// The owner has no link for this connection (it must reattach first).
+    NotAttached,
+    /// The room is not running here.
+    Gone,
+}
+
+/// The body of a `kick` on `P.edge`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KickBody {
+    /// WebSocket close code.
+    pub code: u16,
+    /// Reason.
+    pub reason: String,
+}
+
+/// `P.moved`: `node` acquired `room` at `epoch`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Moved {
+    /// [`WIRE_VERSION`].
+    pub v: u32,
+    /// Room code.
+    pub room: String,
+    /// The new owner.
+    pub node: String,
+    /// Its lease epoch.
+    pub epoch: i64,
+}
+
+/// `P.lobby` request: every node's public rooms.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LobbyAsk {
+    /// [`WIRE_VERSION`].
+    pub v: u32,
+    /// `false`: lobbies; `true`: games in progress that allow spectators.
+    pub playing: bool,
+    /// The asking node (it answers itself without the bus).
+    pub from: String,
+}
+
+/// A node's answer to [`LobbyAsk`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LobbyAnswer {
+    /// [`WIRE_VERSION`].
+    pub v: u32,
+    /// The answering node.
+    pub node: String,
+    /// Its matching rooms.
+    pub rooms: Vec<RoomSummary>,
+}
+
+/// Why a message from another node could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    /// Not JSON of the expected shape.
+    #[error("unreadable: {0}")]
+    Json(#[from] serde_json::Error),
+    /// Another version.
+    #[error("wire version {0}, this node speaks {WIRE_VERSION}")]
+    Version(u32),
+}
+
+/// Reads a [`RoomRequest`], checking its version.
+///
+/// # Errors
+/// [`WireError`] for bad JSON or another version.
+pub fn read_request(body: &[u8]) -> Result<RoomRequest, WireError> {
+    // Parsed once (every relayed command comes through here); only a body that does not
+    // read is looked at again, for its version: another version may have another shape,
+    // and is refused as such.
+    match serde_json::from_slice::<RoomRequest>(body) {
+        Ok(r) if r.v == WIRE_VERSION => Ok(r),
+        Ok(r) => Err(WireError::Version(r.v)),
+        Err(e) => {
+            #[derive(Deserialize)]
+            struct V {
+                v: u32,
+            }
+            match serde_json::from_slice::<V>(body) {
+                Ok(V { v }) if v != WIRE_VERSION => Err(WireError::Version(v)),
+                _ => Err(WireError::Json(e)),
+            }
+        }
+    }
+}
+
+/// Serializes a value for the bus (these plain types cannot fail to serialize).
+pub fn to_bytes<T: Serialize>(value: &T) -> bytes::Bytes {
+    bytes::Bytes::from(serde_json::to_vec(value).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parchis_protocol::ServerMessage;
+    use parchis_room::encode;
+
+    #[test]
+    fn requests_round_trip_with_their_version_and_names() {
+        let req = RoomRequest {
+            v: WIRE_VERSION,
+            owner: None,
+            op: RoomOp::Attach {
+                edge: "b".into(),
+                conn: 7,
+                gen: 2,
+                how: AttachHow::Reattach {
+                    reattach: Reattach::Player(Colour::Red),
+                    last_seq: 41,
+                },
+            },
+        };
+        let text = String::from_utf8(to_bytes(&req).to_vec()).expect("utf-8");
+        assert_eq!(
+            text,
+            r#"{"v":1,"op":"attach","edge":"b","conn":7,"gen":2,"how":{"kind":"reattach","reattach":{"as":"player","colour":"red"},"last_seq":41}}"#
+        );
+        assert_eq!(read_request(text.as_bytes()).expect("reads"), req);
+        let spectator = serde_json::to_string(&Reattach::Spectator).expect("json");
+        assert_eq!(spectator, r#"{"as":"spectator"}"#);
+        let cmd = RoomRequest {
+            v: WIRE_VERSION,
+            owner: Some("c".into()),
+            op: RoomOp::Command {
+                edge: "b".into(),
+                conn: 7,
+                gen: Some(4),
+                req: 3,
+                seq: 9,
+                cmd: WireCmd::from(SeatCmd::Play(Play::Exit)),
+            },
+        };
+        let back = read_request(&to_bytes(&cmd)).expect("reads");
+        assert_eq!(back.owner.as_deref(), Some("c"));
+        let RoomOp::Command { cmd: c, gen, .. } = back.op else {
+            panic!("a command");
+        };
+        assert_eq!(gen, Some(4));
+        assert_eq!(SeatCmd::from(c), SeatCmd::Play(Play::Exit));
+    }
+
+    #[test]
+    fn every_op_reads_back_as_written() {
+        let ops = [
+            RoomOp::Attach {
+                edge: "b".into(),
+                conn: 1,
+                gen: 2,
+                how: AttachHow::Join {
+                    req: 3,
+                    name: "Ana \"la\" \u{e9}".into(),
+                    colour: Some(Colour::Blue),
+                    client_seed: None,
+                },
+            },
+            RoomOp::Attach {
+                edge: "b".into(),
+                conn: 1,
+                gen: 2,
+                how: AttachHow::Watch { req: 4 },
+            },
+            RoomOp::Attach {
+                edge: "b".into(),
+                conn: 1,
+                gen: 2,
+                how: AttachHow::Resume {
+                    req: 5,
+                    token: "t".into(),
+                    last_seq: 6,
+                },
+            },
+            RoomOp::Command {
+                edge: "b".into(),
+                conn: 1,
+                gen: None,
+                req: 7,
+                seq: 8,
+                cmd: WireCmd::ClientSeed { seed: "s".into() },
+            },
+            RoomOp::Command {
+                edge: "b".into(),
+                conn: 1,
+                gen: Some(9),
+                req: 10,
+                seq: 11,
+                cmd: WireCmd::Play {
+                    action: Play::Move {
+                        piece: 2,
+                        die: 5,
+                        capture: true,
+                    },
+                },
+            },
+            RoomOp::Detach {
+                edge: "b".into(),
+                conn: 1,
+            },
+            RoomOp::View,
+            RoomOp::Probe,
+        ];
+        for op in ops {
+            for owner in [None, Some("c".to_owned())] {
+                let req = RoomRequest {
+                    v: WIRE_VERSION,
+                    owner,
+                    op: op.clone(),
+                };
+                assert_eq!(read_request(&to_bytes(&req)).expect("reads"), req);
+            }
+        }
+    }
+
+    #[test]
+    fn another_version_or_shape_is_refused() {
+        let err = read_request(br#"{"v":2,"op":"view"}"#).expect_err("v2");
+        assert!(matches!(err, WireError::Version(2)), "{err}");
+        // Another version in a shape this one does not know is refused for its version.
+        let err = read_request(br#"{"v":3,"op":"teleport","to":[1]}"#).expect_err("v3");
+        assert!(matches!(err, WireError::Version(3)), "{err}");
+        let err = read_request(br#"{"v":1,"op":"teleport"}"#).expect_err("unknown op");
+        assert!(matches!(err, WireError::Json(_)), "{err}");
+        // Each op's own fields are required (and only those).
+        let err = read_request(
+            br#"{"v":1,"op":"command","edge":"b","conn":7,"req":3,"cmd":{"type":"roll"}}"#,
+        )
+        .expect_err("no seq");
+        assert!(err.to_string().contains("missing field `seq`"), "{err}");
+        let err = read_request(
+            br#"{"v":1,"op":"attach","edge":"b","conn":7,"how":{"kind":"watch","req":1}}"#,
+        )
+        .expect_err("no gen");
+        assert!(err.to_string().contains("missing field `gen`"), "{err}");
+        assert!(read_request(br#"{"v":1,"op":"detach","edge":"b"}"#).is_err());
+        let probe = read_request(br#"{"v":1,"op":"probe","edge":"b","extra":[1,{"x":2}]}"#);
+        assert_eq!(probe.expect("reads").op, RoomOp::Probe);
+        // A command without `gen` (an edge that does not say) is for any link.
+        let any = read_request(
+            br#"{"v":1,"op":"command","edge":"b","conn":7,"req":3,"seq":9,"cmd":{"type":"roll"}}"#,
+        )
+        .expect("reads");
+        assert_eq!(
+            any.op,
+            RoomOp::Command {
+                edge: "b".into(),
+                conn: 7,
+                gen: None,
+                req: 3,
+                seq: 9,
+                cmd: WireCmd::Roll
+            }
+        );
+        assert!(read_request(br#"{"v":1,"op":"fly"}"#).is_err());
+        assert!(read_request(b"[1]").is_err());
+        assert!(read_request(br#"{"v":1,"op":"view"}"#).is_ok());
+    }
+
+    #[test]
+    fn answers_are_tagged() {
+        let a = AttachAnswer::refused(Refusal::code(ErrorCode::RoomFull));
+        let text = serde_json::to_string(&a).expect("json");
+        assert!(
+            text.starts_with(r#"{"answer":"refused","code":"room_full""#),
+            "{text}"
+        );
+        let ok: AttachAnswer =
+            serde_json::from_str(r#"{"answer":"attached","role":"player"}"#).expect("reads");
+        assert_eq!(ok, AttachAnswer::Attached { role: Role::Player });
+        let taken = serde_json::to_string(&CommandAnswer::Taken).expect("json");
+        assert_eq!(taken, r#"{"answer":"taken"}"#);
+    }
+
+    #[test]
+    fn the_tag_of_real_frames_is_read_from_their_first_bytes() {
+        let event = encode(&parchis_room_core::frames::event_message(
+            "7QK2M9D4TX",
+            1234,
+            5,
+            parchis_protocol::RoomEvent::PlayerJoined {
+                colour: Colour::Red,
+                name: "Ana".into(),
+                creator: true,
+                bot: None,
+            },
+            None,
+        ));
+        assert_eq!(frame_tag(&event), Tag::Event(1234), "{event}");
+        let ok = encode(&ServerMessage::Ok { req: 3, seq: 8 });
+        assert_eq!(frame_tag(&ok), Tag::Reply(3));
+        let refused = Refusal::code(ErrorCode::StaleSeq).to_message(Some(41));
+        assert_eq!(frame_tag(&encode(&refused)), Tag::Reply(41));
+        let unread = Refusal::code(ErrorCode::BadJson).to_message(None);
+        assert_eq!(frame_tag(&encode(&unread)), Tag::Other);
+        let presence = encode(&ServerMessage::Presence {
+            room: "AB".into(),
+            seq: 8,
+            connected: vec![],
+            spectators: 0,
+        });
+        assert_eq!(frame_tag(&presence), Tag::Other);
+        assert_eq!(
+            frame_tag(r#"{"type":"your_turn","room":"AB","seq":77,"colour":"red"}"#),
+            Tag::Turn(77)
+        );
+        assert_eq!(
+            frame_tag(r#"{"type":"event","room":"AB","seq":"x"}"#),
+            Tag::Other
+        );
+        assert_eq!(frame_tag(r#"{"type":"event""#), Tag::Other);
+    }
+
+    #[test]
+    fn kinds_read_back() {
+        for k in [Kind::Frame, Kind::Kick, Kind::End] {
+            assert_eq!(Kind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!(Kind::parse("other"), None);
+    }
+}
