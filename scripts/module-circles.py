@@ -12,6 +12,9 @@ items under the parent's path, is not depending on its code), and test-only file
 (`tests.rs`, `*_tests.rs`, `tests/…`) and inline `#[cfg(test)] mod` blocks are left out:
 tests may import anything. A circle is a strongly connected set of two or more
 modules; each is printed with one edge per line (`file:line`) and the exit code is 1.
+The same is checked with modules taken whole at each depth of the tree (`a::b::c` read as
+`a`, then as `a::b`, …): a subsystem `a/` whose files import `b/` while `b/`'s import
+`a/` is a circle even when no two files import each other.
 
 Dependencies between crates are kept one-way by Cargo itself; this keeps them one-way
 inside a crate.
@@ -204,7 +207,21 @@ def main(argv):
         if not os.path.isdir(src):
             continue
         files, edges = crate_edges(src)
-        for comp in sccs(sorted(files), edges):
+        found = []
+        depth = max((len(m) for m in files), default=0)
+        for d in range(1, depth + 1):
+            cut = lambda m: m[:d]
+            nodes = sorted({cut(m) for m in files if m})
+            grouped = {}
+            for a, targets in edges.items():
+                for b, where in targets.items():
+                    ca, cb = cut(a), cut(b)
+                    if ca != cb and ca and cb:
+                        grouped.setdefault(ca, {}).setdefault(cb, where)
+            for comp in sccs(nodes, grouped):
+                if sorted(comp) not in [sorted(c) for c, _ in found]:
+                    found.append((comp, grouped))
+        for comp, edges in found:
             bad += 1
             members = set(comp)
             print(f"{os.path.basename(crate.rstrip('/'))}: circle of {len(comp)} modules: "

@@ -14,15 +14,18 @@
 //!
 //! Single-node mode has no [`Cluster`] at all (`NodeState::cluster()` is `None`).
 //!
-//! Module order (each imports only modules before it): `config`, `bus`, `ownership::held`
-//! and `routing::table` (data), `membership`, `owned`, `state`, the rest of `routing` and
+//! Module order (each imports only modules before it): `config`, `bus`, `held` (the
+//! ownership's bookkeeping) and `links` (the routing's tables and the wire), `membership`,
+//! `owned`, `state`, the rest of `routing` and
 //! `ownership`, `host`. This file only declares and re-exports.
 
 #![warn(missing_docs)]
 
 pub mod bus;
 pub mod config;
+pub mod held;
 pub mod host;
+pub mod links;
 pub mod membership;
 pub mod owned;
 pub mod ownership;

@@ -4,8 +4,8 @@
 use crate::bus::Bus;
 use crate::config::ClusterConfig;
 use crate::config::NodeId;
-use crate::ownership::held::Ownership;
-use crate::routing::table::Routing;
+use crate::held::Ownership;
+use crate::links::table::Routing;
 
 /// Why cluster mode could not start.
 #[derive(Debug, thiserror::Error)]

@@ -5,9 +5,9 @@
 //! against that client's address here too) and the sizes of connection queues (relayed
 //! connections get the same as local ones). Cheap to clone.
 
+use crate::held::Ownership;
 use crate::membership::Cluster;
 use crate::owned::Kinds;
-use crate::ownership::held::Ownership;
 use parchis_admission::Admission;
 use parchis_room::{RoomHandle, Rooms};
 use parchis_store::Store;
@@ -70,6 +70,15 @@ impl NodeState {
     /// This node's ownership bookkeeping; `None` on a single node.
     pub fn ownership(&self) -> Option<&Ownership> {
         self.cluster.as_ref().map(|c| &c.ownership)
+    }
+
+    /// Asks this node's sweeper to look for expired or unowned rooms now rather than at
+    /// its next tick (a client reached a room nobody serves). Cheap; may be called often
+    /// (the sweeper runs at most once per 50 ms). Nothing on a single node.
+    pub fn wake_sweeper(&self) {
+        if let Some(own) = self.ownership() {
+            own.wake.notify_one();
+        }
     }
 
     /// Admission control.

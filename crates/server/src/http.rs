@@ -277,7 +277,7 @@ pub async fn get_room(
             }
             if let Ok(Some(s)) = stored {
                 if s.room.status != parchis_store::RoomStatus::Finished {
-                    parchis_cluster::ownership::wake_sweeper(state.node());
+                    state.node().wake_sweeper();
                     return Err(ApiError {
                         retry_after_secs: Some(1),
                         ..ApiError::new(

@@ -21,7 +21,6 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tracing::{debug, info};
 
-
 /// How long a command the owner took may go without its reply before the edge answers
 /// it `room_unavailable` (its owner died and nobody took the room over yet).
 pub const REPLY_WINDOW: Duration = Duration::from_secs(10);

@@ -6,8 +6,8 @@
 //! finished or disposed, released on a hand-off or a shutdown, released and adopted again
 //! here for a rebuild, nothing when it was lost.
 
-use super::held::Ownership;
 use super::observe;
+use crate::held::Ownership;
 use crate::state::NodeState;
 
 use parchis_store::{Fence, LeaseKeeper};
@@ -82,7 +82,7 @@ pub fn renewal_budget(
 /// bounded by [`renewal_budget`], a statement that hangs counts as failed); the rooms
 /// whose lease is lost are stopped; if nothing was renewed for a whole TTL (the database
 /// is unreachable), every room is. Each renewal's time goes to the load monitor
-/// ([`super::shedding`]) and to `parchis_cluster_lease_renewal_seconds`. Ends at
+/// ([`crate::held::shedding`]) and to `parchis_cluster_lease_renewal_seconds`. Ends at
 /// shutdown.
 pub async fn renewer(state: NodeState, keeper: &dyn LeaseKeeper) {
     let (Some(cluster), Some(own)) = (state.cluster().cloned(), state.ownership()) else {

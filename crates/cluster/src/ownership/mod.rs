@@ -18,7 +18,7 @@
 //! * [`drain`]: the SIGTERM hand-off.
 //! * [`shedding`]: an overloaded node takes no new rooms and is not ready, before its
 //!   renewals run late enough to lose its leases; [`monitor`] samples the load.
-//! * [`run`]: start, clean exit, waking the sweeper.
+//! * [`run`]: start and clean exit (waking the sweeper is `NodeState::wake_sweeper`).
 //! * [`clock`]: this node's wall clock against the database's (a skew gauge, a warning
 //!   beyond a second).
 //! * [`observe`]: the log lines and metrics of all of the above.
@@ -26,9 +26,7 @@
 //! Every room actor in cluster mode holds its [`Fence`]; its writes go through
 //! `Store::write_room` with it, so a node that lost a room can never write into its log.
 
-pub mod clock;
 pub mod drain;
-pub mod held;
 pub mod lease;
 pub mod lease_thread;
 pub mod monitor;
@@ -36,10 +34,11 @@ pub mod node;
 pub mod observe;
 pub mod placement;
 pub mod run;
-pub mod shedding;
 pub mod sweeper;
 pub mod takeover;
 
-pub use held::Ownership;
+// The ownership's bookkeeping sits below the node's state (`crate::held`); offered here
+// under its old paths.
+pub use crate::held::{self, clock, shedding, Ownership};
 pub use parchis_room::RoomEnd;
-pub use run::{leave, start, wake_sweeper};
+pub use run::{leave, start};

@@ -1,8 +1,8 @@
-//! The load monitor of load shedding ([`super::shedding`]): the I/O edge that samples the
+//! The load monitor of load shedding ([`crate::held::shedding`]): the I/O edge that samples the
 //! renewal clock and the store's write pressure, applies the pure decision and logs and
 //! counts the changes; and the reason this node sheds, for `/readyz` and refusals.
 
-use super::shedding::{guard, Limits, Sample, Shed};
+use crate::held::shedding::{guard, Limits, Sample, Shed};
 use crate::state::NodeState;
 use parchis_telemetry::names as m;
 use std::time::Duration;

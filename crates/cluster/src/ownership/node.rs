@@ -123,29 +123,29 @@ async fn beat_on(state: &NodeState, keeper: &dyn LeaseKeeper) {
     check_clock(cluster.node().as_str(), own, keeper).await;
 }
 
-/// Reads the database's clock and compares this node's with it ([`super::clock`]): the
+/// Reads the database's clock and compares this node's with it ([`crate::held::clock`]): the
 /// skew gauge, and a log line when it goes beyond the bound or comes back. Nothing when
 /// the keeper has no clock of its own, or the reading fails (the heartbeat logged it).
-async fn check_clock(node: &str, own: &super::held::Ownership, keeper: &dyn LeaseKeeper) {
+async fn check_clock(node: &str, own: &crate::held::Ownership, keeper: &dyn LeaseKeeper) {
     let sent = parchis_room::now_ms();
     let Ok(Some(db)) = keeper.clock_ms().await else {
         return;
     };
-    let skew = super::clock::skew_ms(db, sent, parchis_room::now_ms());
+    let skew = crate::held::clock::skew_ms(db, sent, parchis_room::now_ms());
     metrics::gauge!(parchis_telemetry::names::CLOCK_SKEW).set(skew as f64 / 1000.0);
     let was = own.clock_skewed.load(std::sync::atomic::Ordering::Relaxed);
-    match super::clock::judge(was, skew) {
+    match crate::held::clock::judge(was, skew) {
         Some(true) => tracing::warn!(
             node,
             skew_ms = skew,
-            bound_ms = super::clock::SKEW_WARN_MS,
+            bound_ms = crate::held::clock::SKEW_WARN_MS,
             "this node's clock differs from the database's beyond the bound: the turn deadlines it writes are replaced by the next owner"
         ),
         Some(false) => tracing::info!(node, skew_ms = skew, "this node's clock agrees with the database's again"),
         None => {}
     }
     own.clock_skewed.store(
-        skew.abs() > super::clock::SKEW_WARN_MS,
+        skew.abs() > crate::held::clock::SKEW_WARN_MS,
         std::sync::atomic::Ordering::Relaxed,
     );
 }

@@ -1,5 +1,5 @@
-//! Starting and ending cluster mode's ownership on this node: the background tasks, the
-//! clean exit, and waking the sweeper.
+//! Starting and ending cluster mode's ownership on this node: the background tasks and the
+//! clean exit.
 
 use super::{lease_thread, monitor, node, sweeper};
 use crate::state::NodeState;
@@ -26,14 +26,5 @@ pub async fn leave(state: &NodeState) {
     };
     if let Err(e) = state.store().forget_node(cluster.node().as_str()).await {
         tracing::warn!(node = %cluster.node(), error = %e, "could not remove the node's heartbeat");
-    }
-}
-
-/// Asks this node's sweeper to look for expired or unowned rooms now rather than at its
-/// next tick (a client reached a room nobody serves). Cheap; may be called often (the
-/// sweeper runs at most once per 50 ms).
-pub fn wake_sweeper(state: &NodeState) {
-    if let Some(own) = state.ownership() {
-        own.wake.notify_one();
     }
 }

@@ -1,5 +1,5 @@
 //! The sweeper (`docs/CLUSTER.md`, "Failover"): every `sweep-ms`, or at once when woken
-//! ([`super::wake_sweeper`]), claims rooms whose lease expired (or that have none) with
+//! (`NodeState::wake_sweeper`), claims rooms whose lease expired (or that have none) with
 //! `claim_expired` (`FOR UPDATE SKIP LOCKED`, so nodes split the work) and brings each
 //! one up through the restart's restore ([`super::takeover`]).
 //!

@@ -5,7 +5,7 @@
 //! room has handled it) or a view waits up to [`REQUEST_TIMEOUT`]. A subject nobody
 //! serves answers at once: NATS reports no responders.
 
-use super::wire::{self, RoomOp, RoomRequest, WIRE_VERSION};
+use crate::links::wire::{self, RoomOp, RoomRequest, WIRE_VERSION};
 use crate::state::NodeState;
 use async_nats::RequestErrorKind;
 use std::time::Duration;

@@ -1,20 +1,20 @@
 //! The edge's inbound side: the node's one subscription on `P.edge.<me>` ([`on_edge_message`])
 //! and the owners' `moved` notices ([`on_moved`]). Each line of a message is judged by its
-//! link's relay ([`super::relay`]) and its frame queued to the socket; a gap, the owner's
+//! link's relay ([`crate::links::relay`]) and its frame queued to the socket; a gap, the owner's
 //! `end` or a `moved` notice makes the connection reattach ([`super::reattach`]).
 
-use super::edge::Edge;
-use super::edge_msg::{self, EdgeLine};
-use super::metrics::{self as m, Relayed};
-use super::relay::{welcome_info, Verdict};
-use super::wire::{self, KickBody, Kind, Tag};
+use crate::links::edge::Edge;
+use crate::links::edge_msg::{self, EdgeLine};
+use crate::links::metrics::{self as m, Relayed};
+use crate::links::relay::{welcome_info, Verdict};
+use crate::links::wire::{self, KickBody, Kind, Tag};
 use crate::state::NodeState;
 use parchis_protocol::close_code;
 use parchis_room::ConnId;
 use std::sync::Arc;
 use tracing::{debug, info};
 
-/// Handles one `P.edge.<me>` message ([`super::edge_msg`]): each of its lines is judged
+/// Handles one `P.edge.<me>` message ([`crate::links::edge_msg`]): each of its lines is judged
 /// by its link's relay, in order, under one lock; the body is copied once and shared by
 /// every socket it is delivered to. Links that saw a gap or their owner's `end` reattach
 /// afterwards (each on its own: the others of the message go on).

@@ -4,8 +4,10 @@
 //! `P.room.<CODE>`.
 
 use super::ask::{ask, Unreachable};
-use super::metrics as m;
-use super::wire::{self, AttachAnswer, AttachHow, CommandAnswer, RoomOp, RoomRequest, WireCmd};
+use crate::links::metrics as m;
+use crate::links::wire::{
+    self, AttachAnswer, AttachHow, CommandAnswer, RoomOp, RoomRequest, WireCmd,
+};
 use crate::state::NodeState;
 use parchis_protocol::ErrorCode;
 use parchis_room::{ConnId, ConnLink, Refusal, SeatCmd};
@@ -88,7 +90,7 @@ pub async fn attach(
 
 /// Forwards command `req` of relayed connection `conn` in room `code`. From the moment
 /// it is registered its one reply is the owner's `ok`/`error` on the link, or the edge's
-/// `room_unavailable` (here, or when the link is given up: [`super::edge`]).
+/// `room_unavailable` (here, or when the link is given up: [`crate::links::edge`]).
 ///
 /// # Errors
 /// A retryable `room_unavailable` refusal for the caller to send when the owner did not
@@ -150,7 +152,7 @@ pub async fn command(
         return Ok(());
     }
     if matches!(answer, Some(Err(Unreachable::NoResponders))) {
-        crate::ownership::wake_sweeper(state);
+        state.wake_sweeper();
     }
     if edge.claim(conn, req) {
         Err(unavailable())

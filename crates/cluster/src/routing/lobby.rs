@@ -8,7 +8,7 @@
 //! `GET /api/rooms` costs the other nodes and the store a bounded number of asks, not
 //! one per request. The node's own rooms are read afresh for every listing.
 
-use super::wire::{self, LobbyAnswer, LobbyAsk, WIRE_VERSION};
+use crate::links::wire::{self, LobbyAnswer, LobbyAsk, WIRE_VERSION};
 use crate::state::NodeState;
 use futures_util::StreamExt;
 use parchis_protocol::RoomSummary;

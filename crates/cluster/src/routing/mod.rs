@@ -22,22 +22,17 @@
 //! another node's room; [`rehome`] swaps it.
 
 pub mod ask;
-pub mod edge;
 pub mod edge_in;
-pub mod edge_msg;
 pub mod forward;
 pub mod lobby;
-pub mod metrics;
-pub mod publisher;
 pub mod reattach;
-pub mod relay;
 pub mod remote_link;
 pub mod run;
 pub mod service;
-pub mod table;
-pub mod unknown;
-pub mod wire;
 
+// The routing's tables and the wire between nodes sit below the node's state
+// (`crate::links`); offered here under their old paths.
+pub use crate::links::{edge, edge_msg, metrics, publisher, relay, table, unknown, wire};
 pub use parchis_room::Reattach;
 pub use run::{announce_moved, rehome, serve_room, start, view, ServeError};
 pub use table::{route_of, GoneEdges, Route, RouteCell, Routing, Shared, PROBE_EVERY, PROBE_WAIT};

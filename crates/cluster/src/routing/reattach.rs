@@ -7,11 +7,11 @@
 //! the seat is held by the client's newer connection closes the socket with 4000.
 
 use super::ask::ask;
-use super::edge::{Edge, EdgeConn};
 use super::forward::detach;
-use super::metrics as m;
-use super::relay::{follow, Follow};
-use super::wire::{AttachAnswer, AttachHow, Role, RoomOp};
+use crate::links::edge::{Edge, EdgeConn};
+use crate::links::metrics as m;
+use crate::links::relay::{follow, Follow};
+use crate::links::wire::{AttachAnswer, AttachHow, Role, RoomOp};
 use crate::state::NodeState;
 use crate::Cluster;
 use parchis_protocol::{close_code, ErrorCode};
@@ -226,7 +226,7 @@ async fn attempt(
             ControlFlow::Break(())
         }
         Step::Retry => {
-            crate::ownership::wake_sweeper(state);
+            state.wake_sweeper();
             tokio::select! {
                 () = tokio::time::sleep(REATTACH_RETRY) => {}
                 () = a.wake.notified() => {}

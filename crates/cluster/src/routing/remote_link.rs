@@ -1,20 +1,20 @@
 //! The owner's side of a relayed connection: a remote [`ConnLink`] (the same bounded
 //! queue, kick switch and unwritten-bytes count the actor uses for local sockets, so the
 //! room core treats every connection alike) whose queue is drained by an egress task
-//! onto its edge node's publisher ([`super::publisher`], `P.edge.<NODE>`,
+//! onto its edge node's publisher ([`crate::links::publisher`], `P.edge.<NODE>`,
 //! `docs/CLUSTER.md`, "Routing").
 //!
 //! Each message is the frame as the room serialised it, behind one line per link
-//! ([`super::edge_msg`]): the edge's connection id and attach generation, this link's
+//! ([`crate::links::edge_msg`]): the edge's connection id and attach generation, this link's
 //! counter from 1, the kind (`frame`, `kick` or `end`) and the `seq` of an `event` /
 //! `your_turn` frame; the egress numbers them, the publisher groups links of one edge
 //! node under one body. The link never blocks the actor: a frame counts as unwritten
 //! until published, and a link over its byte limit or its queue is kicked as a slow
 //! consumer like a local one.
 
-use super::edge_msg::EdgeLine;
-use super::publisher::Item;
-use super::wire::{frame_tag, KickBody, Kind, Tag};
+use crate::links::edge_msg::EdgeLine;
+use crate::links::publisher::Item;
+use crate::links::wire::{frame_tag, KickBody, Kind, Tag};
 use crate::state::NodeState;
 use parchis_protocol::close_code;
 use parchis_room::{ConnLink, Kick, Unwritten};

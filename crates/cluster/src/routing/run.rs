@@ -2,8 +2,8 @@
 //! nodes' edges, serves a room's subject, announces a takeover, rehomes the connections
 //! of a room that stopped here, and reads a remote room's view.
 
-use super::table::{Route, PROBE_EVERY, PROBE_WAIT};
 use super::{ask, edge, edge_in, lobby, reattach, service, wire};
+use crate::links::table::{Route, PROBE_EVERY, PROBE_WAIT};
 use crate::state::NodeState;
 use futures_util::StreamExt;
 use parchis_room::{Rehomed, RoomHandle};
@@ -160,7 +160,7 @@ pub async fn announce_moved(state: &NodeState, code: &str, epoch: i64) {
 /// owner: they become relayed connections (their sessions' routes turn
 /// [`Route::Remote`]) and reattach with what they were and their last `seq`; the clients
 /// do not reconnect. Until a node serves the room they wait (for its `moved` notice, up
-/// to [`edge::REATTACH_WINDOW`]), then are closed with 1012.
+/// to [`super::reattach::REATTACH_WINDOW`]), then are closed with 1012.
 pub fn rehome(state: &NodeState, code: &str, conns: Vec<Rehomed>) {
     let Some(cluster) = state.cluster() else {
         for c in conns {

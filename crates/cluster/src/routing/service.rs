@@ -5,9 +5,9 @@
 //! owner's connection id for that link; `view` answers the room's public state. The
 //! service ends when the room's actor ends.
 
-use super::metrics as m;
 use super::remote_link::{remote_link, EdgeAddr};
-use super::wire::{
+use crate::links::metrics as m;
+use crate::links::wire::{
     self, read_request, AttachAnswer, AttachHow, CommandAnswer, Moved, RoomOp, WIRE_VERSION,
 };
 use crate::state::NodeState;

@@ -5,7 +5,7 @@
 
 use super::session::{Flow, Joined, Session};
 use crate::state::AppState;
-use parchis_cluster::routing::{self, edge::Unreachable, wire::AttachHow, Route, RouteCell};
+use parchis_cluster::routing::{self, ask::Unreachable, wire::AttachHow, Route, RouteCell};
 use parchis_protocol::ErrorCode;
 use parchis_room::RoomCmd;
 use tokio::sync::oneshot;
@@ -155,7 +155,7 @@ impl Session {
                 last_seq: *last_seq,
             },
         };
-        match routing::edge::attach(self.state.node(), &room, &self.link, how).await {
+        match routing::forward::attach(self.state.node(), &room, &self.link, how).await {
             Ok(Ok(())) => {
                 self.joined(room, Route::Remote);
                 Flow::Continue
@@ -179,7 +179,7 @@ impl Session {
     ) -> Flow {
         match found {
             Unserved::Moving => {
-                parchis_cluster::ownership::wake_sweeper(self.state.node());
+                self.state.node().wake_sweeper();
                 self.error(
                     Some(req),
                     ErrorCode::RoomUnavailable,
@@ -218,7 +218,7 @@ pub(super) async fn served_somewhere(state: &AppState, code: &str) -> bool {
     if state.room(code).is_some() {
         return true;
     }
-    !known_unknown(state, code) && routing::edge::served(state.node(), code).await
+    !known_unknown(state, code) && routing::ask::served(state.node(), code).await
 }
 
 /// Cluster mode: what the store says about room `code`, which no node serves. A room the

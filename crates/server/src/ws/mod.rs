@@ -197,7 +197,7 @@ async fn close(mut session: Session, conn: u64, kick: &Kick, writer: JoinHandle<
             Route::Local { handle, .. } => {
                 let _ = handle.sender().send(RoomCmd::Detach { conn }).await;
             }
-            Route::Remote => routing::edge::detach(session.state.node(), &j.code, conn).await,
+            Route::Remote => routing::forward::detach(session.state.node(), &j.code, conn).await,
         }
     }
     if let Some(cluster) = session.state.cluster() {
@@ -435,7 +435,7 @@ impl Session {
             Route::Remote => {
                 let code = joined.code.clone();
                 if let Err(refusal) =
-                    routing::edge::command(self.state.node(), &code, conn, req, seq, cmd).await
+                    routing::forward::command(self.state.node(), &code, conn, req, seq, cmd).await
                 {
                     return self.refuse(Some(req), refusal);
                 }

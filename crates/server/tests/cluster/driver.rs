@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 /// How long a command may go unanswered before the player stops waiting for it: longer
 /// than an edge lets a command go without its reply (10 s, then it answers
-/// `room_unavailable` itself; crates/cluster/src/routing/edge.rs, REPLY_WINDOW).
+/// `room_unavailable` itself; crates/cluster/src/links/edge.rs, REPLY_WINDOW).
 const UNANSWERED: Duration = Duration::from_secs(15);
 /// Replies slower than this are recorded in [`Player::slow`].
 const SLOW: Duration = Duration::from_secs(1);
