@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
-for crate in parchis-room-core parchis-records; do
+for crate in parchis-room-core parchis-records parchis-tournament; do
     tree="$(cargo tree -p "$crate" --prefix none --offline 2>/dev/null \
         || cargo tree -p "$crate" --prefix none)"
     bad="$(printf '%s\n' "$tree" | awk '{print $1}' | sort -u \
