@@ -222,7 +222,11 @@ fn swiss(n: u128, rounds: u32, seed: u64, pairs: bool) -> Harness {
     let played = t.total_rounds();
     assert_eq!(
         played,
-        rounds.min(if n % 2 == 0 { n as u32 - 1 } else { n as u32 })
+        rounds.min(if n.is_multiple_of(2) {
+            n as u32 - 1
+        } else {
+            n as u32
+        })
     );
     let mut tally = Tally::default();
     let mut seen = BTreeSet::new();
@@ -273,7 +277,7 @@ fn avoidable(all: &[EntrantId], tally: &Tally) -> bool {
             perfect(&others, tally)
         })
     }
-    if all.len() % 2 == 0 {
+    if all.len().is_multiple_of(2) {
         return perfect(all, tally);
     }
     all.iter().any(|&bye| {

@@ -144,13 +144,7 @@ impl Harness {
                 })
                 .expect("room opened");
                 if self.auto_seat {
-                    for account in accounts {
-                        self.send(Input::Seated {
-                            id: spec.id,
-                            account,
-                        })
-                        .expect("seated");
-                    }
+                    self.seat_all(spec.id, &accounts);
                 }
             }
             Effect::StartRoom { id, room, .. } => {
@@ -173,6 +167,49 @@ impl Harness {
             | Effect::ResumeClock { .. }
             | Effect::Expel { .. }
             | Effect::Publish => {}
+        }
+    }
+
+    /// Tells the director that `accounts` sit in match `id`'s room (told again after a
+    /// restart: a match whose game started refuses it, harmlessly).
+    fn seat_all(&mut self, id: MatchId, accounts: &[Uuid]) {
+        for &account in accounts {
+            match self.send(Input::Seated { id, account }) {
+                Ok(_) | Err(CommandError::MatchState { .. }) => {}
+                Err(e) => panic!("seat refused: {e}"),
+            }
+        }
+    }
+
+    /// Acts on the first pending effect; false when none is pending.
+    pub fn step_one(&mut self) -> bool {
+        if self.pending.is_empty() {
+            return false;
+        }
+        let e = self.pending.remove(0);
+        self.act(e);
+        true
+    }
+
+    /// A kill -9 of the director: its memory and the effects it had not acted on are
+    /// lost; it folds its stored log again and does what is still owed. The rooms live
+    /// on and tell it again who sits in the rooms it knows as open.
+    pub fn restart(&mut self) {
+        self.t = Tournament::from_entries(&self.log).expect("the log folds");
+        self.pending = self.t.outstanding();
+        let open: Vec<(MatchId, Vec<Uuid>)> = self
+            .t
+            .matches()
+            .filter(|m| m.status == MatchStatus::Open)
+            .filter_map(|m| {
+                let room = self.rooms.get(m.room.as_deref()?)?;
+                Some((m.id, room.accounts.clone()))
+            })
+            .collect();
+        if self.auto_seat {
+            for (id, accounts) in open {
+                self.seat_all(id, &accounts);
+            }
         }
     }
 
