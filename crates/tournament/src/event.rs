@@ -150,6 +150,12 @@ pub enum Event {
         /// Its room code.
         room: String,
     },
+    /// A match's room was reported open when the match no longer wanted it (decided or
+    /// replayed while its creation was in flight): it is to be closed.
+    RoomUnwanted {
+        /// Its room code.
+        room: String,
+    },
     /// A superseded room (of a match replayed, awarded or forfeited) was closed.
     RoomClosed {
         /// Its room code.

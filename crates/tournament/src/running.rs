@@ -49,14 +49,25 @@ impl Step {
     /// The driver created match `id`'s room `room`.
     pub(crate) fn room_opened(&mut self, id: MatchId, room: String) -> Result<(), CommandError> {
         let m = self.running_match(id)?;
-        let expected = crate::ids::room_code(self.next.id(), id, m.attempt);
-        if room != expected {
+        let tournament = self.next.id();
+        let current = crate::ids::room_code(tournament, id, m.attempt);
+        if room != current {
+            // A room of an earlier attempt, created after the replay was ordered.
+            if (0..m.attempt).any(|a| crate::ids::room_code(tournament, id, a) == room)
+                && !self.next.stale_rooms().contains(&room)
+            {
+                return self.emit(Event::RoomUnwanted { room });
+            }
             return Err(CommandError::WrongRoom(room));
         }
         match m.status {
             MatchStatus::Ready => self.emit(Event::RoomOpened { id, room }),
             // Told twice (a retried effect): nothing new.
             _ if m.room.as_deref() == Some(room.as_str()) => Ok(()),
+            // Decided while its room was being created: that room is not wanted.
+            _ if m.room.is_none() && !self.next.stale_rooms().contains(&room) => {
+                self.emit(Event::RoomUnwanted { room })
+            }
             status => Err(CommandError::MatchState { id, status }),
         }
     }

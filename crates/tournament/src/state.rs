@@ -364,6 +364,9 @@ impl Tournament {
                 m.room = Some(room.clone());
                 m.noshow_from = Some(at);
             }
+            Event::RoomUnwanted { room } => {
+                self.stale_rooms.insert(room.clone());
+            }
             Event::RoomClosed { room } => {
                 self.stale_rooms.remove(room);
             }

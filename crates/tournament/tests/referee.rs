@@ -433,3 +433,30 @@ fn a_double_no_show_in_the_final_leaves_no_champion() {
     assert_eq!(h.t.phase(), Phase::Finished);
     assert_eq!(h.t.champion(), None);
 }
+
+#[test]
+fn a_room_created_after_its_match_was_awarded_is_closed() {
+    let mut h = Harness::new(settings("pairs"));
+    h.register_pairs(4);
+    // The close is stored and the rooms are being created when the referee awards
+    // match 1 (the creation effects are still in flight).
+    h.send(Input::Close { by: ORGANISER }).expect("closes");
+    let in_flight = std::mem::take(&mut h.pending);
+    let id = MatchId(1);
+    let winner = h.t.match_(id).expect("m").entrants[0];
+    h.send(Input::Award {
+        by: ORGANISER,
+        id,
+        places: vec![winner],
+        reason: "the other pair withdrew".into(),
+    })
+    .expect("awarded before its room opened");
+    h.pending = in_flight;
+    h.run_effects();
+    let room = parchis_tournament::room_code(h.t.id(), id, 0);
+    assert!(h.rooms[&room].closed, "the unwanted room was closed");
+    assert!(h.t.stale_rooms().is_empty());
+    assert_eq!(h.t.match_(id).expect("m").status, MatchStatus::Awarded);
+    assert_eq!(h.playing().len(), 1);
+    h.assert_replays();
+}
