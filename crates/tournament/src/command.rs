@@ -167,7 +167,8 @@ pub enum CommandError {
     /// The team name is empty, too long or has control characters.
     #[error("team name must be 1 to {MAX_TEAM_NAME_CHARS} characters without control characters")]
     TeamName,
-    /// The tournament has all the entrants it takes.
+    /// The tournament has all the entrants it takes ([`crate::settings::MAX_ENTRANTS`]
+    /// live, four times as many registrations in all, withdrawn ones included).
     #[error("the tournament is full")]
     Full,
     /// The account is not registered.

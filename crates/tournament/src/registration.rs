@@ -71,7 +71,9 @@ impl Step {
                 )
             })
             .count();
-        if live as u32 >= MAX_ENTRANTS {
+        // Withdrawn entrants stay in the log: all registrations ever are bounded too, so
+        // registering and withdrawing in a loop cannot grow the state without end.
+        if live as u32 >= MAX_ENTRANTS || t.entrants().count() as u32 >= 4 * MAX_ENTRANTS {
             return Err(CommandError::Full);
         }
         let name = match (team_name, teams) {

@@ -2,7 +2,8 @@
 //! ([`Tournament::apply`]). Nothing here decides: the fold only records, and refuses an
 //! event that does not fit the state (a corrupt or reordered log).
 //!
-//! Why ~400 lines: the state's types and the fold's one arm per event read together.
+//! Why ~620 lines: the state's types (entrants, matches, rounds, referee actions) and the
+//! fold's one arm per event read together; the fold is what the types are for.
 
 use crate::event::{DrawnTable, Entry, Event, How, EVENT_FORMAT};
 use crate::ids::{EntrantId, MatchId, Ms, Player};

@@ -393,3 +393,29 @@ fn the_view_keeps_the_contracts_fields() {
         .contains("champion"));
     let _ = Tournament::from_entries(&h.log).expect("folds");
 }
+
+#[test]
+fn registrations_are_bounded_even_when_withdrawn() {
+    use parchis_tournament::settings::MAX_ENTRANTS;
+    let mut h = Harness::new(settings("online"));
+    let mut refused = None;
+    for i in 0..(5 * MAX_ENTRANTS as u128) {
+        let r = h.send(Input::Register {
+            account: account(i, None),
+            partner: None,
+            team_name: None,
+        });
+        if let Err(e) = r {
+            refused = Some((i, e));
+            break;
+        }
+        h.send(Input::Unregister {
+            account: Uuid::from_u128(i),
+        })
+        .expect("withdraws");
+    }
+    assert_eq!(
+        refused,
+        Some((4 * MAX_ENTRANTS as u128, CommandError::Full))
+    );
+}
