@@ -57,6 +57,7 @@ fn check_knockout(h: &Harness, n: usize) {
     assert!(losses.values().all(|&l| l == 1));
 }
 
+/// Seed 004: "el campeonato se jugará por sistema de eliminación" (a knockout).
 #[test]
 fn a_knockout_of_five_pairs_gives_three_byes_and_plays_four_games() {
     let h = pairs_knockout(5, 1);

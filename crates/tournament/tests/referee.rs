@@ -76,6 +76,8 @@ fn pause_and_resume_stop_and_start_the_clock() {
     h.assert_replays();
 }
 
+/// Seed 004: "en caso de duda o disputa prevalecerá la decisión del juez árbitro del
+/// campeonato": the referee's award decides the match, whatever its game says.
 #[test]
 fn an_award_decides_the_match_with_its_reason_and_closes_the_room() {
     let mut h = four_pairs_playing();
@@ -144,6 +146,8 @@ fn an_award_decides_the_match_with_its_reason_and_closes_the_room() {
     h.assert_replays();
 }
 
+/// Seed 004: "el equipo que reciba ayuda del público podrá ser DESCALIFICADO"; issue
+/// 27: "disqualify an entrant (its opponents advance)".
 #[test]
 fn a_disqualified_pair_forfeits_its_match_and_its_opponents_advance() {
     let mut h = four_pairs_playing();

@@ -262,6 +262,8 @@ fn unregistering_works_before_the_deadline_only() {
     );
 }
 
+/// Seed 004: "INSCRIPCIÓN HASTA LAS 22:00 DEL DOMINGO 30 DE JULIO": registration ends
+/// at the deadline, and the draw is made then.
 #[test]
 fn the_deadline_closes_registration_drops_unconfirmed_teams_and_draws() {
     let mut h = Harness::new(settings("pairs"));
