@@ -6,8 +6,8 @@
 //! one test binary also keeps the build short.
 
 use parchis_engine::{
-    Action, BonusReason, Colour, Dice, ErrorKind, Event, Game, Location, Preset, SeatStatus,
-    WinReason,
+    Action, BonusReason, Colour, Dice, ErrorKind, Event, Game, GameRecord, Location, Preset,
+    SeatStatus, WinReason,
 };
 
 mod common;
@@ -642,6 +642,76 @@ fn r_bonus_d28_the_order_that_plays_more_bonuses_is_compulsory() {
 }
 
 #[test]
+fn d28_one_pending_bonus_may_be_taken_by_any_piece_that_can_move_it() {
+    // Issue 30: seed 002 "mueve cualquiera de tus peones 20 espacios adicionales". With one
+    // bonus pending there is no order to choose (D-28 compares the orders of the pending
+    // bonuses only), so the 20 that captures red on 50 (30 → 50, earning another 20) is
+    // not compulsory: piece 0 may take it too (10 → 30).
+    for preset in ["parcheesi", "parcheesi-strict"] {
+        let g = game(&format!(
+            "{preset} Y:10,30,n,n R:50,n,n,n turn=Y move=1*,2* bonus=20"
+        ));
+        assert_eq!(legal(&g), vec!["bonus 0 20", "bonus 1 20"], "{preset}");
+        // The capturing one still earns its 20, played next.
+        let (after, ev) = act(&g, "bonus 1 20");
+        assert!(ev.contains(&Event::BonusEarned {
+            colour: Y,
+            amount: 20,
+            reason: BonusReason::Capture
+        }));
+        assert_eq!(legal(&after), vec!["bonus 0 20", "bonus 1 20"], "{preset}");
+        // The other one ends the throw.
+        let (after, ev) = act(&g, "bonus 0 20");
+        assert!(throw_over(&ev), "{preset}");
+        assert_eq!(
+            after.to_string(),
+            format!("{preset} Y:30',30,n,n R:50,n,n,n turn=R roll")
+        );
+        // The same board with red on 48 (no capture): the same two moves.
+        let g = game(&format!(
+            "{preset} Y:10,30,n,n R:48,n,n,n turn=Y move=1*,2* bonus=20"
+        ));
+        assert_eq!(legal(&g), vec!["bonus 0 20", "bonus 1 20"], "{preset}");
+    }
+}
+
+#[test]
+fn d28_a_bonus_earned_by_the_dice_of_real_play_goes_to_any_piece() {
+    // Issue 30, from real play: red throws 3,4, moves piece 0 54 → 57 → 61 and captures
+    // green on 61 (+20). Every red piece can move 20; each may take it (before, only the
+    // capturing 49 → 69 was offered).
+    let g = game("parcheesi R:54,49,63,55 G:67,58,1,61 turn=R roll");
+    let (g, _) = act(&g, "roll 3,4");
+    let (g, _) = act(&g, "move 0 3");
+    let (g, ev) = act(&g, "move 0 4");
+    assert!(ev.contains(&Event::BonusEarned {
+        colour: R,
+        amount: 20,
+        reason: BonusReason::Capture
+    }));
+    assert_eq!(
+        g.to_string(),
+        "parcheesi R:61,49,63,55 G:67,58,1,n turn=R move=3*,4* bonus=20"
+    );
+    assert_eq!(
+        legal(&g),
+        vec!["bonus 0 20", "bonus 1 20", "bonus 2 20", "bonus 3 20"]
+    );
+}
+
+#[test]
+fn d28_bonuses_earned_during_the_bonus_phase_do_not_rank_the_orders() {
+    // Pending 20 and 10. Piece 1's 20 captures red on 50 and earns another 20; piece 0's
+    // does not. Both orders play both pending bonuses, so every first move is legal: the
+    // 20 earned on the way is no "more of the pending bonuses" (D-28, issue 30).
+    let g = game("parcheesi Y:10,30,n,n R:50,n,n,n turn=Y move=1*,2* bonus=20,10");
+    assert_eq!(
+        legal(&g),
+        vec!["bonus 0 10", "bonus 0 20", "bonus 1 10", "bonus 1 20"]
+    );
+}
+
+#[test]
 fn r_bonus_d28_a_bonus_no_order_can_play_is_reported_forfeited() {
     // Piece 0 can take the 10 (19 → 29) but never the 20, before or after it: 19 → 39
     // and 29 → 49 both pass blue's blockade on 32. The 20 is forfeited, and reported.
@@ -719,8 +789,9 @@ fn r_third_pairs_the_last_moved_piece_is_the_finishers_own_in_the_goal() {
         "pairs Y:n,n,n,n B:30,n,n,n R:n,n,n,n G:g,g,g,g turn=G roll doubles=2 last=G0 places=G1"
     );
     let (g, ev) = act(&g, "roll 6");
+    // Issue 30: the event names who threw (green), not the colour green now moves.
     assert!(ev.contains(&Event::ThirdDoublesPenalty {
-        colour: B,
+        colour: G,
         piece: None,
         from: None,
         piece_colour: None,
@@ -744,11 +815,13 @@ fn r_third_pairs_a_partner_piece_moved_last_goes_to_the_nest_named_by_colour() {
         "pairs Y:n,n,n,n B:30,40,n,n R:n,n,n,n G:g,g,g,g turn=G roll doubles=2 last=B1 places=G1",
     );
     let (g, ev) = act(&g, "roll 6");
+    // Issue 30: `colour` is who threw (green, proto/schema "who threw"), `piece_colour`
+    // the colour of the piece sent home (blue's).
     assert!(ev.contains(&Event::ThirdDoublesPenalty {
-        colour: B,
+        colour: G,
         piece: Some(1),
         from: Some(Location::Ring(40)),
-        piece_colour: None,
+        piece_colour: Some(B),
     }));
     assert_eq!(g.pieces(B)[1], Location::Nest);
     assert_eq!(g.pieces(B)[0], Location::Ring(30));
@@ -761,6 +834,44 @@ fn r_third_pairs_a_partner_piece_moved_last_goes_to_the_nest_named_by_colour() {
         json.contains(r#""last_moved":{"colour":"blue","piece":1}"#),
         "{json}"
     );
+}
+
+#[test]
+fn r_third_pairs_a_log_that_named_the_partner_still_replays() {
+    // Games stored before issue 30 carry the penalty labelled with the colour moved
+    // (blue) rather than the thrower (green): the replay accepts that label for the same
+    // piece, and only for it.
+    let new = Event::ThirdDoublesPenalty {
+        colour: G,
+        piece: Some(1),
+        from: Some(Location::Ring(40)),
+        piece_colour: Some(B),
+    };
+    let old = Event::ThirdDoublesPenalty {
+        colour: B,
+        piece: Some(1),
+        from: Some(Location::Ring(40)),
+        piece_colour: None,
+    };
+    assert!(GameRecord::event_matches(&new, &old));
+    assert!(GameRecord::replay_matches(&[new], &[old]));
+    let other_piece = Event::ThirdDoublesPenalty {
+        colour: B,
+        piece: Some(0),
+        from: Some(Location::Ring(40)),
+        piece_colour: None,
+    };
+    assert!(!GameRecord::event_matches(&new, &other_piece));
+    // Nothing sent home: the label is the only difference.
+    let none = |colour| Event::ThirdDoublesPenalty {
+        colour,
+        piece: None,
+        from: None,
+        piece_colour: None,
+    };
+    assert!(GameRecord::event_matches(&none(G), &none(B)));
+    // An opponent's label is no older form of this event.
+    assert!(!GameRecord::event_matches(&none(G), &none(Y)));
 }
 
 // ===== classic+two-out: the colour's first 5 of the game (D-23) ==============================

@@ -1084,6 +1084,8 @@ proptest! {
             _ => None,
         });
         let (colour, sent, piece_colour) = penalty.expect("a third six is penalised");
+        // Issue 30: the event names who threw, even when the piece is the partner's.
+        prop_assert_eq!(colour, turn, "{}", text);
         if matches!(was, Location::Ring(_)) {
             prop_assert_eq!(sent, Some(piece), "{}", text);
             prop_assert_eq!(piece_colour.unwrap_or(colour), owner, "{}", text);
@@ -1224,5 +1226,144 @@ fn stored_logs_and_positions_of_older_versions_still_read() {
             from: Some(Location::Ring(20)),
             piece_colour: None
         }
+    );
+}
+
+// ----- issue 30: one pending bonus goes to any piece that can move it (D-28) ------------
+
+/// A Parcheesi position whose dice are over (two different dice, both used) with one
+/// bonus of `amount` pending. Half the time a lone opponent piece stands `amount`
+/// squares ahead of one of the mover's pieces on a normal square, so that taking the
+/// bonus with that piece captures and earns another bonus. `None` when the drawn
+/// board is not a valid position.
+fn one_bonus_position(rng: &mut ChaCha8Rng, rules: &RuleSet, amount: u8) -> Option<Game> {
+    let mut seated = Colour::ALL.to_vec();
+    for _ in 0..rng.gen_range(0..3) {
+        seated.remove(rng.gen_range(0..seated.len()));
+    }
+    let turn = seated[rng.gen_range(0..seated.len())];
+    let mut board: Vec<(Colour, Vec<String>)> = seated
+        .iter()
+        .map(|&c| {
+            let locs = (0..4)
+                .map(|_| match rng.gen_range(0..10) {
+                    0 => "n".to_string(),
+                    1 => "g".to_string(),
+                    2 => format!("h{}", rng.gen_range(1..=7)),
+                    _ => loc_at(c, rng.gen_range(0..=63)).to_string(),
+                })
+                .collect();
+            (c, locs)
+        })
+        .collect();
+    if rng.gen_range(0..2) == 0 && seated.len() > 1 {
+        // A capture in reach: an opponent's piece `amount` ahead of the mover's piece 0.
+        let start = rng.gen_range(0..=63 - amount);
+        let target = loc_at(turn, start + amount);
+        let Location::Ring(sq) = target else {
+            return None;
+        };
+        if is_safe(sq) {
+            return None;
+        }
+        let victim = loop {
+            let c = seated[rng.gen_range(0..seated.len())];
+            if c != turn {
+                break c;
+            }
+        };
+        for (c, locs) in board.iter_mut() {
+            if *c == turn {
+                locs[0] = loc_at(turn, start).to_string();
+            } else if *c == victim {
+                locs[0] = target.to_string();
+            }
+        }
+    }
+    let a = rng.gen_range(1..=6u8);
+    let b = (a % 6) + 1; // never doubles: no blockade is tracked in this throw
+    let mut text = rules.name();
+    for (c, locs) in &board {
+        text.push_str(&format!(" {}:{}", c.letter(), locs.join(",")));
+    }
+    text.push_str(&format!(
+        " turn={} move={a}*,{b}* bonus={amount}",
+        turn.letter()
+    ));
+    text.parse::<Game>().ok()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn d28_one_pending_bonus_may_be_taken_by_every_piece_that_can_move_it(
+        seed in any::<u64>(),
+        strict in any::<bool>(),
+        ten in any::<bool>(),
+    ) {
+        // Issue 30, both Parcheesi presets: with the dice over and one bonus pending there
+        // is no order of pending bonuses to choose (D-28), so the legal actions are exactly
+        // that bonus by every piece the test's own oracle lets move that many squares —
+        // a move that captures (and earns another bonus) is not preferred.
+        let rules = RuleSet::from_name(if strict { "parcheesi-strict" } else { "parcheesi" })
+            .expect("rule set");
+        let amount = if ten { 10 } else { 20 };
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut checked = 0;
+        for _ in 0..400 {
+            let Some(g) = one_bonus_position(&mut rng, &rules, amount) else {
+                continue;
+            };
+            let c = g.mover();
+            let can: Vec<u8> = (0..4u8)
+                .filter(|&piece| bonus_landing(&g, PieceId { colour: c, piece }, amount).is_some())
+                .collect();
+            let mut offered = Vec::new();
+            for a in g.legal_actions() {
+                match a {
+                    Action::Bonus { piece, amount: n, capture: false } if n == amount => {
+                        offered.push(piece)
+                    }
+                    other => prop_assert!(false, "{g}: unexpected legal action {other}"),
+                }
+            }
+            offered.sort_unstable();
+            prop_assert_eq!(&offered, &can, "{}", g);
+            checked += 1;
+            if checked == 20 {
+                break;
+            }
+        }
+        prop_assert!(checked > 0, "no position drawn");
+    }
+}
+
+#[test]
+fn d28_the_one_bonus_property_draws_captures_that_earn_another_bonus() {
+    // The property above covers the case of issue 30: some drawn positions offer a bonus
+    // move that captures, next to others that do not.
+    let rules = RuleSet::from_name("parcheesi").expect("rule set");
+    let mut rng = ChaCha8Rng::seed_from_u64(30);
+    let mut mixed = 0;
+    for _ in 0..2000 {
+        let Some(g) = one_bonus_position(&mut rng, &rules, 20) else {
+            continue;
+        };
+        let mut capturing = 0;
+        let legal = g.legal_actions();
+        for a in &legal {
+            let (_, ev) = g.apply(a).expect("legal action applies");
+            if ev.iter().any(|e| matches!(e, Event::PieceCaptured { .. })) {
+                capturing += 1;
+            }
+        }
+        if capturing > 0 && capturing < legal.len() {
+            mixed += 1;
+        }
+    }
+    assert!(
+        mixed >= 10,
+        "only {mixed} positions mix capturing and other bonus moves"
     );
 }
