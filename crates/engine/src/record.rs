@@ -332,7 +332,10 @@ impl FromStr for GameRecord {
                     .replace("\\\\", "\\");
                 match key {
                     "Preset" => {
-                        preset = Some(RuleSet::from_name(&value).map_err(|e| syntax(line, e))?)
+                        preset = Some(
+                            // A played game: its rule set as stored (D-33 checks new games only).
+                            RuleSet::from_stored_name(&value).map_err(|e| syntax(line, e))?,
+                        )
                     }
                     "Seats" => {
                         seats = Some(

@@ -492,7 +492,10 @@ fn parcheesi_strict_first_player_is_the_lowest_roll() {
 fn game_records_keep_the_variants_and_the_partner_capture_choice() {
     use parchis_engine::{GameRecord, RuleSet};
     use rand::{Rng, SeedableRng};
-    let rules = RuleSet::from_name("pairs+murcia-12").unwrap();
+    // D-33: new games refuse a variant on `pairs`, but a game stored before that check
+    // keeps its rule set: its record still exports, reads back and replays.
+    assert!(RuleSet::from_name("pairs+murcia-12").is_err());
+    let rules = RuleSet::from_stored_name("pairs+murcia-12").unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
     let mut g = Game::new(rules, &Colour::ALL, Y).unwrap();
     let mut events = Vec::new();
@@ -1002,6 +1005,148 @@ fn d23_two_out_the_first_five_is_recorded_in_both_position_formats() {
     assert!(e.contains("D-23"), "{e}");
 }
 
+// ===== classic+two-out: a bonus between the two exits (D-32) =================================
+
+#[test]
+fn d32_two_out_a_capturing_first_exit_plays_its_20_before_the_second_piece() {
+    // Issue 30's reproduction: blue and red (arrived last) stand on yellow's exit. The
+    // first exit captures red and earns 20, played at once (D-4); the second piece comes
+    // out after it and joins blue, who is alone there by then — no second capture.
+    let g = game("classic+two-out Y:n,n,n,n B:5,n,n,n R:5',n,n,n turn=Y move=5");
+    let (g, ev) = act(&g, "exit");
+    assert_eq!(
+        ev,
+        vec![
+            Event::PieceExited {
+                colour: Y,
+                piece: 0,
+                square: 5
+            },
+            Event::PieceCaptured {
+                colour: R,
+                piece: 0,
+                square: 5,
+                by: Y
+            },
+            Event::BonusEarned {
+                colour: Y,
+                amount: 20,
+                reason: BonusReason::Capture
+            },
+        ]
+    );
+    assert_eq!(
+        g.to_string(),
+        "classic+two-out Y:5',n,n,n B:5,n,n,n R:n,n,n,n turn=Y move=5* bonus=20 exit2=1 first5=-"
+    );
+    assert_eq!(legal(&g), vec!["bonus 0 20"]);
+    assert_eq!(refuse(&g, "exit").rule, "R-BONUS");
+    let (g, _) = act(&g, "bonus 0 20");
+    assert_eq!(
+        g.to_string(),
+        "classic+two-out Y:25,n,n,n B:5,n,n,n R:n,n,n,n turn=Y move=5* exit2=1 first5=-"
+    );
+    assert_eq!(legal(&g), vec!["exit"]);
+    assert_eq!(refuse(&g, "move 0 5").rule, "D-32");
+    let (g, ev) = act(&g, "exit");
+    assert_eq!(
+        ev,
+        vec![
+            Event::PieceExited {
+                colour: Y,
+                piece: 1,
+                square: 5
+            },
+            Event::TurnPassed { from: Y, to: B },
+        ]
+    );
+    assert_eq!(
+        g.to_string(),
+        "classic+two-out Y:25,5',n,n B:5,n,n,n R:n,n,n,n turn=B roll first5=-"
+    );
+}
+
+#[test]
+fn d32_two_out_without_a_capture_both_pieces_come_out_at_once() {
+    // No bonus to play in between: one action brings both out (D-23), as before.
+    let g = game("classic+two-out Y:n,n,n,n B:5,n,n,n turn=Y move=5");
+    let (g, ev) = act(&g, "exit");
+    let exits = ev
+        .iter()
+        .filter(|e| matches!(e, Event::PieceExited { .. }))
+        .count();
+    assert_eq!(exits, 2);
+    assert_eq!(legal(&g), vec!["bonus 0 20", "bonus 1 20"]);
+    assert!(!g.to_string().contains("exit2"), "{g}");
+}
+
+#[test]
+fn d32_the_owed_second_exit_is_read_and_written_in_both_formats() {
+    let text = "classic+two-out Y:25,n,n,n B:5,n,n,n R:n,n,n,n turn=Y move=5* exit2=1 first5=-";
+    let g = game(text);
+    assert_eq!(g.to_string(), text);
+    assert!(
+        g.to_json().contains(r#""second_exit":true"#),
+        "{}",
+        g.to_json()
+    );
+    assert_eq!(Game::from_json(&g.to_json()).unwrap(), g);
+    for bad in [
+        // Not a two-out game.
+        "classic Y:25,n,n,n B:5,n,n,n turn=Y move=5* exit2=1",
+        "online Y:25,n,n,n B:5,n,n,n turn=Y move=5*,3* exit2=1",
+        // The die is not a used 5.
+        "classic+two-out Y:25,n,n,n B:5,n,n,n turn=Y move=5 exit2=1 first5=-",
+        "classic+two-out Y:25,n,n,n B:5,n,n,n turn=Y move=4* exit2=1 first5=-",
+        // Nobody left in the nest.
+        "classic+two-out Y:25,30,40,50 B:5,n,n,n turn=Y move=5* exit2=1 first5=-",
+    ] {
+        let e = bad.parse::<Game>().expect_err(bad).to_string();
+        assert!(e.contains("D-32"), "{bad}: {e}");
+    }
+    let e = "classic+two-out Y:25,n,n,n B:5,n,n,n turn=Y roll exit2=1 first5=-"
+        .parse::<Game>()
+        .expect_err("exit2 on a roll")
+        .to_string();
+    assert!(e.contains("belong to a move= stage"), "{e}");
+}
+
+#[test]
+fn d32_a_two_out_game_stored_before_d32_replays_both_exits_first() {
+    // A game_started position stored earlier has no `two_out_bonus_between_exits` field:
+    // it reads as false, and the game plays on as it was played then — both pieces out,
+    // both opponents captured, both bonuses after (bonus=20,20).
+    let rules = parchis_engine::RuleSet::from_name("classic+two-out").unwrap();
+    assert!(rules.two_out_bonus_between_exits);
+    let mut json: serde_json::Value = serde_json::to_value(rules).unwrap();
+    json.as_object_mut()
+        .unwrap()
+        .remove("two_out_bonus_between_exits");
+    let old: parchis_engine::RuleSet = serde_json::from_value(json).unwrap();
+    assert!(!old.two_out_bonus_between_exits && old.two_out_on_first_five);
+    let mut p = game("classic+two-out Y:n,n,n,n B:5,n,n,n R:5',n,n,n turn=Y move=5").to_position();
+    p.rules = old;
+    let g = Game::try_from(&p).unwrap();
+    let (g, ev) = g.apply(&Action::Exit).unwrap();
+    let captured: Vec<Colour> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::PieceCaptured { colour, .. } => Some(*colour),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(captured, vec![R, B]);
+    let stage = g.to_position().stage;
+    assert!(
+        matches!(&stage, parchis_engine::StagePosition::Move { bonus, second_exit: false, .. } if *bonus == vec![20, 20]),
+        "{stage:?}"
+    );
+    // The rule set is written back with the field, keeping the older rule.
+    let back = Game::from_json(&g.to_json()).unwrap();
+    assert_eq!(back, g);
+    assert!(!back.rules().two_out_bonus_between_exits);
+}
+
 // ===== classic+safe-only: blockades form only on safe squares (D-29) =========================
 
 #[test]
@@ -1054,12 +1199,27 @@ fn d29_safe_only_positions_with_a_pair_off_a_safe_square_are_refused() {
 }
 
 #[test]
-fn d29_safe_only_in_pairs_a_lone_partner_piece_off_a_safe_square_is_captured() {
-    // Without the variant the mover chooses capture or blockade (seed 004); with it the
-    // blockade cannot form on normal square 13, so the capture is the only landing.
-    let g = game(&format!(
-        "pairs+safe-only Y:10,n,n,n R:13,n,n,n {PAIRS_EMPTY} turn=Y move=3"
-    ));
+fn d33_pairs_refuses_safe_only_yet_a_game_stored_with_it_still_plays() {
+    // Seed 004 "Se permite formar barreras en cualquier lugar": the variant is refused on
+    // `pairs`, naming the preset, the variant and the seed's sentence.
+    let e = format!("pairs+safe-only Y:10,n,n,n R:13,n,n,n {PAIRS_EMPTY} turn=Y move=3")
+        .parse::<Game>()
+        .expect_err("pairs+safe-only")
+        .to_string();
+    assert!(
+        e.contains("the variant safe-only is not played with pairs")
+            && e.contains("Se permite formar barreras en cualquier lugar"),
+        "{e}"
+    );
+    // A game created before D-33 carries its rule set as JSON and plays on as it began
+    // (D-29 there): the blockade cannot form on normal square 13, so capturing the lone
+    // partner piece is the only landing.
+    let mut p = game(&format!(
+        "pairs Y:10,n,n,n R:13,n,n,n {PAIRS_EMPTY} turn=Y move=3"
+    ))
+    .to_position();
+    p.rules = parchis_engine::RuleSet::from_stored_name("pairs+safe-only").unwrap();
+    let g = Game::try_from(&p).expect("a stored pairs+safe-only position");
     assert_eq!(legal(&g), vec!["move 0 3 capture"]);
     assert_eq!(refuse(&g, "move 0 3").rule, "D-29");
 }

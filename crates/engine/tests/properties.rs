@@ -192,7 +192,8 @@ const RULE_SETS: [&str; 10] = [
     "classic+mixed-safe+murcia-exact",
     "classic+safe-only",
     "classic+two-out",
-    "pairs+safe-only",
+    // D-33: variants are classic's only (`pairs+safe-only` is refused since issue 30).
+    "classic+mixed-safe+safe-only",
 ];
 
 /// Plays one random legal game, checking every step; returns the number of throws.
@@ -297,7 +298,20 @@ fn invalid_positions_are_rejected_with_the_rule() {
         ("online Y!:5,n,n,n R:n,n,n,n turn=R roll", "abandoned"),
         (
             "online+murcia-12 Y:n,n,n,n R:n,n,n,n turn=Y roll",
-            "needs one die",
+            "murcia-12 is not played with online",
+        ),
+        // D-33 (issue 30): a variant on a preset it was not written for.
+        (
+            "online+two-out Y:n,n,n,n R:n,n,n,n turn=Y roll",
+            "two-out is not played with online",
+        ),
+        (
+            "parcheesi+safe-only Y:n,n,n,n R:n,n,n,n turn=Y roll",
+            "safe-only is not played with parcheesi",
+        ),
+        (
+            "pairs+safe-only Y:n,n,n,n B:n,n,n,n R:n,n,n,n G:n,n,n,n turn=Y roll",
+            "cualquier lugar",
         ),
         ("pairs Y:n,n,n,n R:n,n,n,n turn=Y roll", "4 to 4"),
         (
@@ -689,7 +703,19 @@ impl Tracker {
                     "{before}: two out after the first 5"
                 );
             }
-            if !self.exited[c.index()] && !own_on_exit && in_nest >= 2 && rules.dice == 1 {
+            // D-32: a first exit that captures plays its bonus before the second piece
+            // comes out (in a later action).
+            let bonus_between = rules.two_out_bonus_between_exits
+                && exits == 1
+                && events
+                    .iter()
+                    .any(|e| matches!(e, Event::BonusEarned { .. }));
+            if !self.exited[c.index()]
+                && !own_on_exit
+                && in_nest >= 2
+                && rules.dice == 1
+                && !bonus_between
+            {
                 assert_eq!(exits, 2, "{before}: the first 5 brings two out");
             }
         } else if rules.dice == 1 {
@@ -1115,8 +1141,11 @@ proptest! {
         seed in any::<u64>(),
     ) {
         // classic+two-out: all four pieces in the nest and the first 5 of the game; the
-        // exit square holds 0, 1 or 2 opponent pieces. Two pieces come out and every
-        // opponent there is captured, each for 20 (R-EXIT-CAPTURE, seed 001 "Sobre comer" 3).
+        // exit square holds 0, 1 or 2 opponent pieces. With 0 or 1, two pieces come out at
+        // once and the opponent there is captured by the second, for 20 (R-EXIT-CAPTURE,
+        // seed 001 "Sobre comer" 3). With 2, the first exit captures the one that arrived
+        // last and its 20 is played at once (D-32, D-4); only then does the second piece
+        // come out, joining the opponent left there.
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let c = Colour::ALL[k];
         let exit = c.exit_square();
@@ -1136,21 +1165,39 @@ proptest! {
         let (after, ev) = g.apply(&Action::Exit).expect("exit");
         let exits = ev.iter().filter(|e| matches!(e, Event::PieceExited { .. })).count();
         let captures = ev.iter().filter(|e| matches!(e, Event::PieceCaptured { .. })).count();
-        prop_assert_eq!(exits, 2, "{}", text);
-        prop_assert_eq!(captures, opponents, "{}", text);
-        let on_exit: Vec<PieceId> = occupancy(&after)
-            .get(&(None, Location::Ring(exit)))
-            .cloned()
-            .unwrap_or_default();
-        prop_assert_eq!(on_exit.len(), 2);
-        prop_assert!(on_exit.iter().all(|p| p.colour == c), "{}", after);
-        let pending = match after.to_position().stage {
+        let pending = |g: &Game| match g.to_position().stage {
             parchis_engine::StagePosition::Move { bonus, .. } => bonus,
             _ => Vec::new(),
         };
-        prop_assert_eq!(pending, vec![20; opponents]);
+        let on_exit = |g: &Game| -> Vec<PieceId> {
+            occupancy(g)
+                .get(&(None, Location::Ring(exit)))
+                .cloned()
+                .unwrap_or_default()
+        };
         // The first 5 has come: recorded in both formats.
         prop_assert_eq!(after.to_position().players.iter().find(|p| p.colour == c).and_then(|p| p.first_five), Some(false));
+        if opponents < 2 {
+            prop_assert_eq!(exits, 2, "{}", text);
+            prop_assert_eq!(captures, opponents, "{}", text);
+            prop_assert_eq!(on_exit(&after).len(), 2);
+            prop_assert!(on_exit(&after).iter().all(|p| p.colour == c), "{}", after);
+            prop_assert_eq!(pending(&after), vec![20; opponents]);
+        } else {
+            prop_assert_eq!((exits, captures), (1, 1), "{}", text);
+            prop_assert_eq!(pending(&after), vec![20]);
+            prop_assert_eq!(after.legal_actions(), vec![Action::Bonus { piece: 0, amount: 20, capture: false }]);
+            prop_assert_eq!(after.apply(&Action::Exit).unwrap_err().rule, "R-BONUS");
+            let (after, _) = after.apply(&Action::Bonus { piece: 0, amount: 20, capture: false }).expect("bonus");
+            prop_assert_eq!(after.legal_actions(), vec![Action::Exit]);
+            let (after, ev) = after.apply(&Action::Exit).expect("second exit");
+            let exits = ev.iter().filter(|e| matches!(e, Event::PieceExited { .. })).count();
+            prop_assert_eq!(exits, 1, "{}", text);
+            prop_assert!(!ev.iter().any(|e| matches!(e, Event::PieceCaptured { .. })), "{}", text);
+            let colours: Vec<Colour> = on_exit(&after).iter().map(|p| p.colour).collect();
+            prop_assert_eq!(colours.len(), 2);
+            prop_assert_eq!(colours.iter().filter(|&&o| o == c).count(), 1, "{}", after);
+        }
     }
 }
 

@@ -128,6 +128,9 @@ impl Game {
                 if bonus_due {
                     return Err(self.bonus_first(t));
                 }
+                if t.second_exit {
+                    return Ok(Step::Exit(0)); // D-32: the first 5's second piece
+                }
                 let mask = self
                     .exit_parts(t)
                     .ok_or_else(|| Refusal::NoFive.into_error(colour, 0))?;
@@ -143,6 +146,13 @@ impl Game {
                 }
                 if bonus_due {
                     return Err(self.bonus_first(t));
+                }
+                if t.second_exit {
+                    return Err(ActionError::new(
+                        K::NotAllowed,
+                        "D-32",
+                        "the first 5's second piece comes out now (exit); the 5 moves nothing else",
+                    ));
                 }
                 let d = t
                     .unused()

@@ -76,6 +76,13 @@ impl Game {
             }
             return;
         }
+        if t.second_exit {
+            // D-32: once the bonus is played, the first 5's second piece comes out.
+            if self.plan_exit(k).is_ok() {
+                f(Step::Exit(0), None);
+            }
+            return;
+        }
         if t.remaining() == 0 {
             return;
         }
@@ -179,6 +186,9 @@ impl Game {
     /// first, are those the choice being searched compares (see [`Game::counted_after`]).
     pub(super) fn step_value(&self, step: Step, counted: u8) -> u16 {
         match step {
+            // The first 5's second piece (D-32) is no choice: like the second piece of
+            // an exit without a bonus between, it adds nothing.
+            Step::Exit(0) => 0,
             Step::Exit(mask) => W_EXIT + W_DIE * mask.count_ones() as u16,
             Step::Move(..) => W_DIE,
             // D-28: after the dice, play as many of the pending bonuses as any order can —
