@@ -16,7 +16,7 @@ use clap::{Args, Parser, Subcommand};
 use parchis_engine::{Action, Colour, Dice, Event, Game, Position, RuleSet, WinReason};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -165,7 +165,7 @@ fn random_game(
 }
 
 /// `parchis verify FILE`: prints the verdict; exit code 0, 1 or 2.
-fn run_verify(file: &str) -> Result<ExitCode, String> {
+fn run_verify(file: &str) -> Result<ExitCode, Failure> {
     let text = if file == "-" {
         let mut s = String::new();
         std::io::stdin()
@@ -178,14 +178,14 @@ fn run_verify(file: &str) -> Result<ExitCode, String> {
     let record = verify::read(&text)?;
     Ok(match verify::check(&record) {
         verify::Verdict::Verified(n) => {
-            println!(
+            out(&format!(
                 "dice verified: {n} throws match the commitment {} and the seeds",
                 record.claim.commitment
-            );
+            ))?;
             ExitCode::SUCCESS
         }
         verify::Verdict::Failed(e) => {
-            println!("dice NOT verified: {e}");
+            out(&format!("dice NOT verified: {e}"))?;
             ExitCode::FAILURE
         }
         verify::Verdict::Test(r) => {
@@ -193,15 +193,15 @@ fn run_verify(file: &str) -> Result<ExitCode, String> {
                 Ok(n) => format!("its {n} throws match its seeds"),
                 Err(e) => format!("and it does not check: {e}"),
             };
-            println!(
+            out(&format!(
                 "not verifiable: this game was made with test dice (its server seed was not secret); {how}"
-            );
+            ))?;
             ExitCode::from(2)
         }
     })
 }
 
-fn run(cli: Cli) -> Result<(), String> {
+fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Verify { .. } => unreachable!("handled in main"),
         Command::Legal { position, dice } => legal(&position, dice.as_deref()),
@@ -213,17 +213,46 @@ fn run(cli: Cli) -> Result<(), String> {
     }
 }
 
+/// Why a command stopped early.
+#[derive(Debug)]
+enum Failure {
+    /// An error to report (exit code 1).
+    Message(String),
+    /// Standard output was closed by its reader (`parchis play | head`): stop quietly.
+    BrokenPipe,
+}
+
+impl From<String> for Failure {
+    fn from(m: String) -> Failure {
+        Failure::Message(m)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(m: &str) -> Failure {
+        Failure::Message(m.to_string())
+    }
+}
+
+/// Writes `text` and a newline to standard output. A reader that went away (a closed
+/// pipe) is [`Failure::BrokenPipe`], never a panic as with `println!`.
+fn out(text: &str) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{text}")
+        .and_then(|()| stdout.flush())
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::BrokenPipe => Failure::BrokenPipe,
+            _ => Failure::Message(format!("cannot write to standard output: {e}")),
+        })
+}
+
 /// Prints `out` as pretty JSON on standard output.
-fn print_json(out: &serde_json::Value) -> Result<(), String> {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(out).map_err(|e| e.to_string())?
-    );
-    Ok(())
+fn print_json(value: &serde_json::Value) -> Result<(), Failure> {
+    out(&serde_json::to_string_pretty(value).map_err(|e| e.to_string())?)
 }
 
 /// `parchis legal`: the legal actions, after rolling `dice` when given.
-fn legal(position: &str, dice: Option<&str>) -> Result<(), String> {
+fn legal(position: &str, dice: Option<&str>) -> Result<(), Failure> {
     let mut game = read_position(position)?;
     if let Some(d) = dice {
         let values = d
@@ -241,7 +270,7 @@ fn legal(position: &str, dice: Option<&str>) -> Result<(), String> {
 }
 
 /// `parchis apply`: the position after one action, its events and the legal actions.
-fn apply(position: &str, action: &str) -> Result<(), String> {
+fn apply(position: &str, action: &str) -> Result<(), Failure> {
     let game = read_position(position)?;
     let action: Action = action.parse()?;
     let (next, events) = game
@@ -256,25 +285,24 @@ fn apply(position: &str, action: &str) -> Result<(), String> {
 }
 
 /// `parchis play`: one random game's action log and result.
-fn play(seed: u64, players: u8, preset: &str) -> Result<(), String> {
+fn play(seed: u64, players: u8, preset: &str) -> Result<(), Failure> {
     let rules = RuleSet::from_name(preset)?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut log = Vec::new();
     let (game, turns, captures) = random_game(&mut rng, rules, players, Some(&mut log))?;
     for line in &log {
-        println!("{line}");
+        out(line)?;
     }
     let o = game.outcome().ok_or("game did not finish")?;
-    println!(
+    out(&format!(
         "# {} won ({:?}) after {turns} turns, {captures} captures",
         o.winner, o.reason
-    );
-    println!("# final: {game}");
-    Ok(())
+    ))?;
+    out(&format!("# final: {game}"))
 }
 
 /// `parchis selfplay`: statistics over `games` random games.
-fn selfplay(games: u64, seed: u64, players: u8, preset: &str) -> Result<(), String> {
+fn selfplay(games: u64, seed: u64, players: u8, preset: &str) -> Result<(), Failure> {
     let rules = RuleSet::from_name(preset)?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let start = Instant::now();
@@ -304,19 +332,25 @@ fn selfplay(games: u64, seed: u64, players: u8, preset: &str) -> Result<(), Stri
     }))
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if let Command::Verify { file } = &cli.command {
-        return run_verify(file).unwrap_or_else(|e| {
-            eprintln!("parchis: {e}");
-            ExitCode::FAILURE
-        });
-    }
-    match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+/// The exit code for a command's failure: a closed output pipe ends quietly (success,
+/// as the reader asked for no more); an error is reported on standard error.
+fn failed(f: Failure) -> ExitCode {
+    match f {
+        Failure::BrokenPipe => ExitCode::SUCCESS,
+        Failure::Message(e) => {
             eprintln!("parchis: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Command::Verify { file } = &cli.command {
+        return run_verify(file).unwrap_or_else(failed);
+    }
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => failed(f),
     }
 }

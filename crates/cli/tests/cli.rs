@@ -202,3 +202,94 @@ fn r_bonus_the_parcheesi_goal_bonus_is_offered_when_the_other_die_cannot_be_play
         "parcheesi Y:g,21,g,g B:12,17,n,n turn=B roll"
     );
 }
+
+#[test]
+fn d33_a_variant_on_a_preset_it_was_not_written_for_is_refused() {
+    // Issue 30: the variants are seed 001's, for `classic`; other presets refuse them,
+    // naming the preset and the variant (and, for pairs, seed 004's sentence).
+    for (args, preset, variant) in [
+        (
+            vec![
+                "legal",
+                "pairs+safe-only Y:n,n,n,n B:n,n,n,n R:n,n,n,n G:n,n,n,n turn=Y roll",
+            ],
+            "pairs",
+            "safe-only",
+        ),
+        (
+            vec!["play", "--preset", "online+two-out"],
+            "online",
+            "two-out",
+        ),
+        (
+            vec![
+                "selfplay",
+                "--games",
+                "1",
+                "--preset",
+                "parcheesi+safe-only",
+            ],
+            "parcheesi",
+            "safe-only",
+        ),
+    ] {
+        let o = parchis(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "the variant {variant} is not played with {preset}"
+            )),
+            "{args:?}: {stderr}"
+        );
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    let o = parchis(&[
+        "legal",
+        "pairs+safe-only Y:n,n,n,n B:n,n,n,n R:n,n,n,n G:n,n,n,n turn=Y roll",
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("Se permite formar barreras en cualquier lugar"),
+        "{stderr}"
+    );
+    // classic takes them.
+    let o = parchis(&[
+        "play",
+        "--seed",
+        "2",
+        "--players",
+        "2",
+        "--preset",
+        "classic+safe-only+two-out",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    // Issue 30: `parchis play … | head` must not panic when the reader goes away. The
+    // read end is closed before anything is written, so the first write fails.
+    use std::process::Stdio;
+    for args in [
+        vec!["play", "--seed", "5"],
+        vec![
+            "legal",
+            "online Y:n,n,n,n R:n,n,n,n turn=Y roll",
+            "--dice",
+            "5,3",
+        ],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_parchis"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run parchis");
+        drop(child.stdout.take());
+        let o = child.wait_with_output().expect("wait for parchis");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{args:?}: {:?} {stderr}", o.status);
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}

@@ -156,6 +156,8 @@ struct Tokens<'a> {
     last: Option<&'a str>,
     unplayed: bool,
     lost: bool,
+    /// `exit2=1` (D-32).
+    exit2: bool,
     first5: Option<Vec<Colour>>,
     saw_stage: bool,
     timeouts: Vec<(Colour, u8)>,
@@ -208,6 +210,7 @@ impl<'a> Tokens<'a> {
             "last" => self.last = Some(val),
             "unplayed" => self.unplayed = parse_flag(val, tok)?,
             "lost" => self.lost = parse_flag(val, tok)?,
+            "exit2" => self.exit2 = parse_flag(val, tok)?,
             "first5" => {
                 let mut list = Vec::new();
                 if val != "-" {
@@ -400,9 +403,10 @@ impl FromStr for Position {
                     || open.is_some()
                     || held.is_some()
                     || t.lost
+                    || t.exit2
                 {
                     return err(
-                        "over= cannot be combined with move=, bonus=, open=, held= or lost=",
+                        "over= cannot be combined with move=, bonus=, open=, held=, lost= or exit2=",
                     );
                 }
                 (outcome.winner, StagePosition::Finished { outcome })
@@ -434,8 +438,14 @@ fn play_stage(
     held: Option<Vec<HeldBlockade>>,
 ) -> Result<StagePosition, NotationError> {
     let Some((dice, dice_used)) = t.stage.take() else {
-        if !t.bonus.is_empty() || open.is_some() || held.is_some() || t.parts.is_some() || t.lost {
-            return err("bonus=, open=, held=, parts= and lost= belong to a move= stage");
+        if !t.bonus.is_empty()
+            || open.is_some()
+            || held.is_some()
+            || t.parts.is_some()
+            || t.lost
+            || t.exit2
+        {
+            return err("bonus=, open=, held=, parts=, lost= and exit2= belong to a move= stage");
         }
         return Ok(StagePosition::Roll);
     };
@@ -457,6 +467,7 @@ fn play_stage(
         blockades,
         must_open,
         dice_lost: t.lost,
+        second_exit: t.exit2,
     })
 }
 
@@ -554,6 +565,7 @@ impl Position {
                 blockades,
                 must_open,
                 dice_lost,
+                second_exit,
             } => {
                 write!(f, " turn={} move=", self.turn.letter())?;
                 if parts.is_empty() {
@@ -577,6 +589,9 @@ impl Position {
                 }
                 if *dice_lost {
                     f.write_str(" lost=1")?;
+                }
+                if *second_exit {
+                    f.write_str(" exit2=1")?;
                 }
             }
         }

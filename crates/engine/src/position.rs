@@ -97,6 +97,10 @@ pub enum StagePosition {
         /// moves remain (bonuses after the dice, D-4, D-30). Omitted when false.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         dice_lost: bool,
+        /// Variant `two-out`: the first 5's first exit captured, and its second piece
+        /// comes out once the bonus it earned is played (D-32). Omitted when false.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        second_exit: bool,
     },
     /// The game has ended.
     Finished {
@@ -263,6 +267,7 @@ impl From<&Game> for BoardState {
                     .collect(),
                 must_open: t.must_open && t.open.len > 0,
                 dice_lost: t.dice_lost,
+                second_exit: t.second_exit,
             },
             Stage::Finished(o) => StagePosition::Finished { outcome: o },
         };
@@ -517,10 +522,15 @@ fn read_stage(p: &Position, s: &Seating) -> Result<Stage, PositionError> {
             blockades,
             must_open,
             dice_lost,
+            second_exit,
         } => {
             let mut t = read_dice(&p.rules, *dice, used, parts, bonus)?;
             read_blockades(mover_of(p, &s.pos), blockades, &mut t)?;
             t.must_open = *must_open;
+            if *second_exit {
+                check_second_exit(p, &s.pos, &t)?;
+                t.second_exit = true;
+            }
             if *dice_lost {
                 if p.rules.bonus_timing != crate::rules::BonusTiming::AfterDice
                     || t.nbonus == 0
@@ -534,7 +544,7 @@ fn read_stage(p: &Position, s: &Seating) -> Result<Stage, PositionError> {
                 }
                 t.dice_lost = true;
             }
-            if t.remaining() == 0 && t.nbonus == 0 {
+            if t.remaining() == 0 && t.nbonus == 0 && !t.second_exit {
                 return Err(PositionError::Stage(
                     "every die is used and no bonus is pending: the throw is over".into(),
                 ));
@@ -546,6 +556,32 @@ fn read_stage(p: &Position, s: &Seating) -> Result<Stage, PositionError> {
             Stage::Finished(*outcome)
         }
     })
+}
+
+/// D-32: the first 5's second piece can still be owed only in a `two-out` game whose
+/// rule set plays the bonus between the exits, after its single die showing 5 was used
+/// (by the first exit), with a piece left in the colour's nest to bring out.
+fn check_second_exit(
+    p: &Position,
+    pos: &[[u8; PIECES]; COLOURS],
+    t: &Throw,
+) -> Result<(), PositionError> {
+    let k = mover_of(p, pos).index();
+    let fits = p.rules.two_out_on_first_five
+        && p.rules.two_out_bonus_between_exits
+        && t.part_values() == [5]
+        && t.used[0]
+        && !t.dice_lost
+        && pos[k].contains(&NEST);
+    if fits {
+        Ok(())
+    } else {
+        Err(PositionError::Stage(
+            "D-32: a second exit is owed only in a two-out game, after its die showing 5 \
+             was used by the first exit, with a piece still in the nest"
+                .into(),
+        ))
+    }
 }
 
 /// The values of a throw: as many dice as the rule set throws (R-ROLL), valid pending

@@ -215,16 +215,53 @@ impl GameRecord {
     /// (`bonus_forfeited`) that a log written by an older engine left unreported — a
     /// timeout, a departure or the end of the game forfeited them silently then (D-31).
     /// Those reports change no state, so such a log still restores.
+    ///
+    /// Events are compared with [`GameRecord::event_matches`], which also accepts the
+    /// older labelling of `third_doubles_penalty` in pair play.
     pub fn replay_matches(replayed: &[Event], stored: &[Event]) -> bool {
         let mut s = stored.iter().peekable();
         for e in replayed {
-            if s.peek() == Some(&e) {
+            if s.peek().is_some_and(|st| Self::event_matches(e, st)) {
                 s.next();
             } else if !matches!(e, Event::BonusForfeited { .. }) {
                 return false;
             }
         }
         s.peek().is_none()
+    }
+
+    /// Whether a `replayed` engine event tells the same as a `stored` one: equal, or a
+    /// `third_doubles_penalty` that an older engine labelled with the colour whose
+    /// pieces were moved instead of the thrower's (pair play, a finished player
+    /// throwing for the partner, issue 30). Such an event names the same piece sent to
+    /// the same nest (its colour is `piece_colour`, else `colour`), changes the same
+    /// state, and comes from the same throw, so a log written then still replays.
+    pub fn event_matches(replayed: &Event, stored: &Event) -> bool {
+        match (replayed, stored) {
+            (
+                Event::ThirdDoublesPenalty {
+                    colour: thrower,
+                    piece,
+                    from,
+                    piece_colour,
+                },
+                Event::ThirdDoublesPenalty {
+                    colour: labelled,
+                    piece: stored_piece,
+                    from: stored_from,
+                    piece_colour: stored_piece_colour,
+                },
+            ) if thrower != labelled => {
+                // The older label was the partner (the colour moved): same team, same piece.
+                thrower.index() % 2 == labelled.index() % 2
+                    && piece == stored_piece
+                    && from == stored_from
+                    && piece.is_none_or(|_| {
+                        piece_colour.unwrap_or(*thrower) == stored_piece_colour.unwrap_or(*labelled)
+                    })
+            }
+            _ => replayed == stored,
+        }
     }
 }
 
@@ -295,7 +332,10 @@ impl FromStr for GameRecord {
                     .replace("\\\\", "\\");
                 match key {
                     "Preset" => {
-                        preset = Some(RuleSet::from_name(&value).map_err(|e| syntax(line, e))?)
+                        preset = Some(
+                            // A played game: its rule set as stored (D-33 checks new games only).
+                            RuleSet::from_stored_name(&value).map_err(|e| syntax(line, e))?,
+                        )
                     }
                     "Seats" => {
                         seats = Some(

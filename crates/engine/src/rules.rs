@@ -53,6 +53,41 @@ impl Preset {
     pub fn rules(self) -> RuleSet {
         RuleSet::preset(self)
     }
+
+    /// Why the named variant (one of [`RuleSet::VARIANTS`]) is not played with this
+    /// preset, quoting the seed where it says otherwise; `None` when it is (D-33). The
+    /// variants are those seed 001 lists for its own one-die game, so only `classic`
+    /// takes them: seed 004 (`pairs`) contradicts each one or lists none, and seeds 000,
+    /// 002 and 003 list no variants at all.
+    pub fn variant_refusal(self, variant: &str) -> Option<&'static str> {
+        match (self, variant) {
+            (Preset::Classic, _) => None,
+            (Preset::Pairs, "murcia-12") => Some(
+                "seed 004 counts 7: \"En el caso de que no tenga fichas en casa se contará 7\"",
+            ),
+            (Preset::Pairs, "two-out") => Some(
+                "seed 004 brings out one: \"Al sacar el primer 5, solo se pone 1 ficha en la salida\"",
+            ),
+            (Preset::Pairs, "one-out") => Some(
+                "seed 004 starts in the nest: \"Al comenzar el juego todas las fichas están en la casa de su color\"",
+            ),
+            (Preset::Pairs, "mixed-safe") => Some(
+                "seed 004 mixes colours only with the partner: \"Se permite hacer barreras con fichas de distinto color, siempre que sea la de la pareja\"",
+            ),
+            (Preset::Pairs, "safe-only") => Some(
+                "seed 004 allows blockades anywhere: \"Se permite formar barreras en cualquier lugar\"",
+            ),
+            (Preset::Pairs, _) => Some(
+                "seed 004 is a championship's own rules and lists no variants; this one is seed 001's, for its one-player game",
+            ),
+            (Preset::Online, _) => Some(
+                "seed 000 lists no variants; this one is seed 001's, for its one-die game",
+            ),
+            (Preset::Parcheesi | Preset::ParcheesiStrict, _) => Some(
+                "seeds 002 and 003 list no variants; this one is seed 001's, for its one-die game",
+            ),
+        }
+    }
 }
 
 impl fmt::Display for Preset {
@@ -258,6 +293,12 @@ pub struct RuleSet {
     pub double_five_exits_two: bool,
     /// Variant (001): the first 5 brings two pieces out.
     pub two_out_on_first_five: bool,
+    /// With `two_out_on_first_five`: a bonus the first exit earns (it captured) is played
+    /// before the second piece comes out, as D-4 plays every bonus at once (D-32). Set by
+    /// the `two-out` variant. `false` only in rule sets stored before D-32, whose JSON has
+    /// no such field: those games replay as they were played, both pieces out first.
+    #[serde(default)]
+    pub two_out_bonus_between_exits: bool,
     /// Variant (001): each player starts with one piece on its exit square.
     pub start_with_one_out: bool,
     /// Exit onto an occupied exit square (R-EXIT-CAPTURE).
@@ -323,6 +364,7 @@ impl RuleSet {
             exit_on_sum_five: true,
             double_five_exits_two: true,
             two_out_on_first_five: false,
+            two_out_bonus_between_exits: false,
             start_with_one_out: false,
             exit_capture: ExitCapture::Online,
             blockade: BlockadeKind::AnyTwo,
@@ -440,7 +482,7 @@ impl RuleSet {
     /// Checks that the settings fit together; the error names the conflict.
     pub fn validate(&self) -> Result<(), String> {
         let two = self.dice == 2;
-        let conflicts: [(bool, &str); 17] = [
+        let conflicts: [(bool, &str); 19] = [
             (self.dice == 0 || self.dice > 2, "dice must be 1 or 2"),
             (self.min_players < 2 || self.max_players > 4 || self.min_players > self.max_players,
                 "players must be 2 to 4, with min_players <= max_players"),
@@ -464,6 +506,10 @@ impl RuleSet {
                 "mixed_blockades_on_safe conflicts with safe_with_opponent = forbidden (two colours never share a safe square)"),
             (self.one_die_playable == OneDiePlayable::Larger && !two, "one_die_playable = larger needs two dice"),
             (self.capture_bonus > 40 || self.goal_bonus > 40, "bonuses are at most 40 squares"),
+            (self.two_out_bonus_between_exits && !self.two_out_on_first_five,
+                "two_out_bonus_between_exits needs two_out_on_first_five"),
+            (self.two_out_bonus_between_exits && two,
+                "two_out_bonus_between_exits needs one die (the first 5 is one die showing 5)"),
         ];
         match conflicts.iter().find(|(bad, _)| *bad) {
             Some((_, why)) => Err(format!("invalid rule set ({}): {why}", self.name())),
@@ -486,7 +532,10 @@ impl RuleSet {
     pub fn with_variant(mut self, name: &str) -> Result<RuleSet, String> {
         match name {
             "murcia-12" => self.six_counts_when_nest_empty = Some(12),
-            "two-out" => self.two_out_on_first_five = true,
+            "two-out" => {
+                self.two_out_on_first_five = true;
+                self.two_out_bonus_between_exits = true; // D-32
+            }
             "one-out" => self.start_with_one_out = true,
             "mixed-safe" => self.mixed_blockades_on_safe = true,
             "safe-only" => self.blockades_only_on_safe = true,
@@ -528,13 +577,34 @@ impl RuleSet {
         s
     }
 
-    /// Parses a name written by [`RuleSet::name`] and validates the combination.
+    /// Parses a rule-set name (`classic+murcia-12+two-out`) for a new game and validates
+    /// the combination. A variant is accepted only on a preset it was written for
+    /// ([`Preset::variant_refusal`], D-33): the error names the rule set, the variant,
+    /// the preset and the seed's reason.
     pub fn from_name(name: &str) -> Result<RuleSet, String> {
+        RuleSet::parse_name(name, true)
+    }
+
+    /// As [`RuleSet::from_name`], but without D-33's check of variants against their
+    /// preset: for names stored before that check (a room's settings, a game record's
+    /// `Preset` tag), so that games created then still read and replay. New games use
+    /// [`RuleSet::from_name`].
+    pub fn from_stored_name(name: &str) -> Result<RuleSet, String> {
+        RuleSet::parse_name(name, false)
+    }
+
+    fn parse_name(name: &str, check_variants: bool) -> Result<RuleSet, String> {
         let mut parts = name.split('+');
         let preset: Preset = parts.next().unwrap_or_default().parse()?;
         let mut rules = preset.rules();
         for v in parts {
             rules = rules.with_variant(v)?;
+            if let Some(why) = preset.variant_refusal(v).filter(|_| check_variants) {
+                return Err(format!(
+                    "invalid rule set ({name}): the variant {v} is not played with {preset} \
+                     (D-33: variants are classic's, seed 001): {why}"
+                ));
+            }
         }
         rules.validate()?;
         Ok(rules)
@@ -577,6 +647,35 @@ mod variant_tests {
     use super::*;
 
     #[test]
+    fn d33_variants_are_classics_only() {
+        for v in RuleSet::VARIANTS {
+            assert_eq!(Preset::Classic.variant_refusal(v), None, "{v}");
+            for p in [
+                Preset::Online,
+                Preset::Pairs,
+                Preset::Parcheesi,
+                Preset::ParcheesiStrict,
+            ] {
+                let name = format!("{p}+{v}");
+                let e = RuleSet::from_name(&name).unwrap_err();
+                assert!(
+                    e.contains(&format!("the variant {v} is not played with {p}")),
+                    "{e}"
+                );
+            }
+        }
+        let e = RuleSet::from_name("pairs+safe-only").unwrap_err();
+        assert!(
+            e.contains("Se permite formar barreras en cualquier lugar"),
+            "{e}"
+        );
+        // Stored names of games created before D-33 still read.
+        let r = RuleSet::from_stored_name("pairs+safe-only").unwrap();
+        assert!(r.blockades_only_on_safe);
+        assert_eq!(r.name(), "pairs+safe-only");
+    }
+
+    #[test]
     fn variants_round_trip_through_names() {
         let r = RuleSet::from_name("classic+murcia-12+two-out").unwrap();
         assert_eq!(r.six_counts_when_nest_empty, Some(12));
@@ -587,12 +686,15 @@ mod variant_tests {
 
     #[test]
     fn invalid_combinations_name_the_conflict() {
+        // D-33: the preset check comes first; the stored-name reader still validates.
         let e = RuleSet::from_name("online+murcia-12").unwrap_err();
+        assert!(e.contains("murcia-12 is not played with online"), "{e}");
+        let e = RuleSet::from_stored_name("online+murcia-12").unwrap_err();
         assert!(
             e.contains("six_counts_when_nest_empty needs one die"),
             "{e}"
         );
-        let e = RuleSet::from_name("parcheesi+mixed-safe").unwrap_err();
+        let e = RuleSet::from_stored_name("parcheesi+mixed-safe").unwrap_err();
         assert!(e.contains("safe_with_opponent = forbidden"), "{e}");
         let e = RuleSet::from_name("classic+flying").unwrap_err();
         assert!(e.contains("unknown variant"), "{e}");

@@ -6,8 +6,8 @@
 //! one test binary also keeps the build short.
 
 use parchis_engine::{
-    Action, BonusReason, Colour, Dice, ErrorKind, Event, Game, Location, Preset, SeatStatus,
-    WinReason,
+    Action, BonusReason, Colour, Dice, ErrorKind, Event, Game, GameRecord, Location, Preset,
+    SeatStatus, WinReason,
 };
 
 mod common;
@@ -492,7 +492,10 @@ fn parcheesi_strict_first_player_is_the_lowest_roll() {
 fn game_records_keep_the_variants_and_the_partner_capture_choice() {
     use parchis_engine::{GameRecord, RuleSet};
     use rand::{Rng, SeedableRng};
-    let rules = RuleSet::from_name("pairs+murcia-12").unwrap();
+    // D-33: new games refuse a variant on `pairs`, but a game stored before that check
+    // keeps its rule set: its record still exports, reads back and replays.
+    assert!(RuleSet::from_name("pairs+murcia-12").is_err());
+    let rules = RuleSet::from_stored_name("pairs+murcia-12").unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
     let mut g = Game::new(rules, &Colour::ALL, Y).unwrap();
     let mut events = Vec::new();
@@ -642,6 +645,76 @@ fn r_bonus_d28_the_order_that_plays_more_bonuses_is_compulsory() {
 }
 
 #[test]
+fn d28_one_pending_bonus_may_be_taken_by_any_piece_that_can_move_it() {
+    // Issue 30: seed 002 "mueve cualquiera de tus peones 20 espacios adicionales". With one
+    // bonus pending there is no order to choose (D-28 compares the orders of the pending
+    // bonuses only), so the 20 that captures red on 50 (30 → 50, earning another 20) is
+    // not compulsory: piece 0 may take it too (10 → 30).
+    for preset in ["parcheesi", "parcheesi-strict"] {
+        let g = game(&format!(
+            "{preset} Y:10,30,n,n R:50,n,n,n turn=Y move=1*,2* bonus=20"
+        ));
+        assert_eq!(legal(&g), vec!["bonus 0 20", "bonus 1 20"], "{preset}");
+        // The capturing one still earns its 20, played next.
+        let (after, ev) = act(&g, "bonus 1 20");
+        assert!(ev.contains(&Event::BonusEarned {
+            colour: Y,
+            amount: 20,
+            reason: BonusReason::Capture
+        }));
+        assert_eq!(legal(&after), vec!["bonus 0 20", "bonus 1 20"], "{preset}");
+        // The other one ends the throw.
+        let (after, ev) = act(&g, "bonus 0 20");
+        assert!(throw_over(&ev), "{preset}");
+        assert_eq!(
+            after.to_string(),
+            format!("{preset} Y:30',30,n,n R:50,n,n,n turn=R roll")
+        );
+        // The same board with red on 48 (no capture): the same two moves.
+        let g = game(&format!(
+            "{preset} Y:10,30,n,n R:48,n,n,n turn=Y move=1*,2* bonus=20"
+        ));
+        assert_eq!(legal(&g), vec!["bonus 0 20", "bonus 1 20"], "{preset}");
+    }
+}
+
+#[test]
+fn d28_a_bonus_earned_by_the_dice_of_real_play_goes_to_any_piece() {
+    // Issue 30, from real play: red throws 3,4, moves piece 0 54 → 57 → 61 and captures
+    // green on 61 (+20). Every red piece can move 20; each may take it (before, only the
+    // capturing 49 → 69 was offered).
+    let g = game("parcheesi R:54,49,63,55 G:67,58,1,61 turn=R roll");
+    let (g, _) = act(&g, "roll 3,4");
+    let (g, _) = act(&g, "move 0 3");
+    let (g, ev) = act(&g, "move 0 4");
+    assert!(ev.contains(&Event::BonusEarned {
+        colour: R,
+        amount: 20,
+        reason: BonusReason::Capture
+    }));
+    assert_eq!(
+        g.to_string(),
+        "parcheesi R:61,49,63,55 G:67,58,1,n turn=R move=3*,4* bonus=20"
+    );
+    assert_eq!(
+        legal(&g),
+        vec!["bonus 0 20", "bonus 1 20", "bonus 2 20", "bonus 3 20"]
+    );
+}
+
+#[test]
+fn d28_bonuses_earned_during_the_bonus_phase_do_not_rank_the_orders() {
+    // Pending 20 and 10. Piece 1's 20 captures red on 50 and earns another 20; piece 0's
+    // does not. Both orders play both pending bonuses, so every first move is legal: the
+    // 20 earned on the way is no "more of the pending bonuses" (D-28, issue 30).
+    let g = game("parcheesi Y:10,30,n,n R:50,n,n,n turn=Y move=1*,2* bonus=20,10");
+    assert_eq!(
+        legal(&g),
+        vec!["bonus 0 10", "bonus 0 20", "bonus 1 10", "bonus 1 20"]
+    );
+}
+
+#[test]
 fn r_bonus_d28_a_bonus_no_order_can_play_is_reported_forfeited() {
     // Piece 0 can take the 10 (19 → 29) but never the 20, before or after it: 19 → 39
     // and 29 → 49 both pass blue's blockade on 32. The 20 is forfeited, and reported.
@@ -719,8 +792,9 @@ fn r_third_pairs_the_last_moved_piece_is_the_finishers_own_in_the_goal() {
         "pairs Y:n,n,n,n B:30,n,n,n R:n,n,n,n G:g,g,g,g turn=G roll doubles=2 last=G0 places=G1"
     );
     let (g, ev) = act(&g, "roll 6");
+    // Issue 30: the event names who threw (green), not the colour green now moves.
     assert!(ev.contains(&Event::ThirdDoublesPenalty {
-        colour: B,
+        colour: G,
         piece: None,
         from: None,
         piece_colour: None,
@@ -744,11 +818,13 @@ fn r_third_pairs_a_partner_piece_moved_last_goes_to_the_nest_named_by_colour() {
         "pairs Y:n,n,n,n B:30,40,n,n R:n,n,n,n G:g,g,g,g turn=G roll doubles=2 last=B1 places=G1",
     );
     let (g, ev) = act(&g, "roll 6");
+    // Issue 30: `colour` is who threw (green, proto/schema "who threw"), `piece_colour`
+    // the colour of the piece sent home (blue's).
     assert!(ev.contains(&Event::ThirdDoublesPenalty {
-        colour: B,
+        colour: G,
         piece: Some(1),
         from: Some(Location::Ring(40)),
-        piece_colour: None,
+        piece_colour: Some(B),
     }));
     assert_eq!(g.pieces(B)[1], Location::Nest);
     assert_eq!(g.pieces(B)[0], Location::Ring(30));
@@ -761,6 +837,44 @@ fn r_third_pairs_a_partner_piece_moved_last_goes_to_the_nest_named_by_colour() {
         json.contains(r#""last_moved":{"colour":"blue","piece":1}"#),
         "{json}"
     );
+}
+
+#[test]
+fn r_third_pairs_a_log_that_named_the_partner_still_replays() {
+    // Games stored before issue 30 carry the penalty labelled with the colour moved
+    // (blue) rather than the thrower (green): the replay accepts that label for the same
+    // piece, and only for it.
+    let new = Event::ThirdDoublesPenalty {
+        colour: G,
+        piece: Some(1),
+        from: Some(Location::Ring(40)),
+        piece_colour: Some(B),
+    };
+    let old = Event::ThirdDoublesPenalty {
+        colour: B,
+        piece: Some(1),
+        from: Some(Location::Ring(40)),
+        piece_colour: None,
+    };
+    assert!(GameRecord::event_matches(&new, &old));
+    assert!(GameRecord::replay_matches(&[new], &[old]));
+    let other_piece = Event::ThirdDoublesPenalty {
+        colour: B,
+        piece: Some(0),
+        from: Some(Location::Ring(40)),
+        piece_colour: None,
+    };
+    assert!(!GameRecord::event_matches(&new, &other_piece));
+    // Nothing sent home: the label is the only difference.
+    let none = |colour| Event::ThirdDoublesPenalty {
+        colour,
+        piece: None,
+        from: None,
+        piece_colour: None,
+    };
+    assert!(GameRecord::event_matches(&none(G), &none(B)));
+    // An opponent's label is no older form of this event.
+    assert!(!GameRecord::event_matches(&none(G), &none(Y)));
 }
 
 // ===== classic+two-out: the colour's first 5 of the game (D-23) ==============================
@@ -891,6 +1005,148 @@ fn d23_two_out_the_first_five_is_recorded_in_both_position_formats() {
     assert!(e.contains("D-23"), "{e}");
 }
 
+// ===== classic+two-out: a bonus between the two exits (D-32) =================================
+
+#[test]
+fn d32_two_out_a_capturing_first_exit_plays_its_20_before_the_second_piece() {
+    // Issue 30's reproduction: blue and red (arrived last) stand on yellow's exit. The
+    // first exit captures red and earns 20, played at once (D-4); the second piece comes
+    // out after it and joins blue, who is alone there by then — no second capture.
+    let g = game("classic+two-out Y:n,n,n,n B:5,n,n,n R:5',n,n,n turn=Y move=5");
+    let (g, ev) = act(&g, "exit");
+    assert_eq!(
+        ev,
+        vec![
+            Event::PieceExited {
+                colour: Y,
+                piece: 0,
+                square: 5
+            },
+            Event::PieceCaptured {
+                colour: R,
+                piece: 0,
+                square: 5,
+                by: Y
+            },
+            Event::BonusEarned {
+                colour: Y,
+                amount: 20,
+                reason: BonusReason::Capture
+            },
+        ]
+    );
+    assert_eq!(
+        g.to_string(),
+        "classic+two-out Y:5',n,n,n B:5,n,n,n R:n,n,n,n turn=Y move=5* bonus=20 exit2=1 first5=-"
+    );
+    assert_eq!(legal(&g), vec!["bonus 0 20"]);
+    assert_eq!(refuse(&g, "exit").rule, "R-BONUS");
+    let (g, _) = act(&g, "bonus 0 20");
+    assert_eq!(
+        g.to_string(),
+        "classic+two-out Y:25,n,n,n B:5,n,n,n R:n,n,n,n turn=Y move=5* exit2=1 first5=-"
+    );
+    assert_eq!(legal(&g), vec!["exit"]);
+    assert_eq!(refuse(&g, "move 0 5").rule, "D-32");
+    let (g, ev) = act(&g, "exit");
+    assert_eq!(
+        ev,
+        vec![
+            Event::PieceExited {
+                colour: Y,
+                piece: 1,
+                square: 5
+            },
+            Event::TurnPassed { from: Y, to: B },
+        ]
+    );
+    assert_eq!(
+        g.to_string(),
+        "classic+two-out Y:25,5',n,n B:5,n,n,n R:n,n,n,n turn=B roll first5=-"
+    );
+}
+
+#[test]
+fn d32_two_out_without_a_capture_both_pieces_come_out_at_once() {
+    // No bonus to play in between: one action brings both out (D-23), as before.
+    let g = game("classic+two-out Y:n,n,n,n B:5,n,n,n turn=Y move=5");
+    let (g, ev) = act(&g, "exit");
+    let exits = ev
+        .iter()
+        .filter(|e| matches!(e, Event::PieceExited { .. }))
+        .count();
+    assert_eq!(exits, 2);
+    assert_eq!(legal(&g), vec!["bonus 0 20", "bonus 1 20"]);
+    assert!(!g.to_string().contains("exit2"), "{g}");
+}
+
+#[test]
+fn d32_the_owed_second_exit_is_read_and_written_in_both_formats() {
+    let text = "classic+two-out Y:25,n,n,n B:5,n,n,n R:n,n,n,n turn=Y move=5* exit2=1 first5=-";
+    let g = game(text);
+    assert_eq!(g.to_string(), text);
+    assert!(
+        g.to_json().contains(r#""second_exit":true"#),
+        "{}",
+        g.to_json()
+    );
+    assert_eq!(Game::from_json(&g.to_json()).unwrap(), g);
+    for bad in [
+        // Not a two-out game.
+        "classic Y:25,n,n,n B:5,n,n,n turn=Y move=5* exit2=1",
+        "online Y:25,n,n,n B:5,n,n,n turn=Y move=5*,3* exit2=1",
+        // The die is not a used 5.
+        "classic+two-out Y:25,n,n,n B:5,n,n,n turn=Y move=5 exit2=1 first5=-",
+        "classic+two-out Y:25,n,n,n B:5,n,n,n turn=Y move=4* exit2=1 first5=-",
+        // Nobody left in the nest.
+        "classic+two-out Y:25,30,40,50 B:5,n,n,n turn=Y move=5* exit2=1 first5=-",
+    ] {
+        let e = bad.parse::<Game>().expect_err(bad).to_string();
+        assert!(e.contains("D-32"), "{bad}: {e}");
+    }
+    let e = "classic+two-out Y:25,n,n,n B:5,n,n,n turn=Y roll exit2=1 first5=-"
+        .parse::<Game>()
+        .expect_err("exit2 on a roll")
+        .to_string();
+    assert!(e.contains("belong to a move= stage"), "{e}");
+}
+
+#[test]
+fn d32_a_two_out_game_stored_before_d32_replays_both_exits_first() {
+    // A game_started position stored earlier has no `two_out_bonus_between_exits` field:
+    // it reads as false, and the game plays on as it was played then — both pieces out,
+    // both opponents captured, both bonuses after (bonus=20,20).
+    let rules = parchis_engine::RuleSet::from_name("classic+two-out").unwrap();
+    assert!(rules.two_out_bonus_between_exits);
+    let mut json: serde_json::Value = serde_json::to_value(rules).unwrap();
+    json.as_object_mut()
+        .unwrap()
+        .remove("two_out_bonus_between_exits");
+    let old: parchis_engine::RuleSet = serde_json::from_value(json).unwrap();
+    assert!(!old.two_out_bonus_between_exits && old.two_out_on_first_five);
+    let mut p = game("classic+two-out Y:n,n,n,n B:5,n,n,n R:5',n,n,n turn=Y move=5").to_position();
+    p.rules = old;
+    let g = Game::try_from(&p).unwrap();
+    let (g, ev) = g.apply(&Action::Exit).unwrap();
+    let captured: Vec<Colour> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::PieceCaptured { colour, .. } => Some(*colour),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(captured, vec![R, B]);
+    let stage = g.to_position().stage;
+    assert!(
+        matches!(&stage, parchis_engine::StagePosition::Move { bonus, second_exit: false, .. } if *bonus == vec![20, 20]),
+        "{stage:?}"
+    );
+    // The rule set is written back with the field, keeping the older rule.
+    let back = Game::from_json(&g.to_json()).unwrap();
+    assert_eq!(back, g);
+    assert!(!back.rules().two_out_bonus_between_exits);
+}
+
 // ===== classic+safe-only: blockades form only on safe squares (D-29) =========================
 
 #[test]
@@ -943,12 +1199,27 @@ fn d29_safe_only_positions_with_a_pair_off_a_safe_square_are_refused() {
 }
 
 #[test]
-fn d29_safe_only_in_pairs_a_lone_partner_piece_off_a_safe_square_is_captured() {
-    // Without the variant the mover chooses capture or blockade (seed 004); with it the
-    // blockade cannot form on normal square 13, so the capture is the only landing.
-    let g = game(&format!(
-        "pairs+safe-only Y:10,n,n,n R:13,n,n,n {PAIRS_EMPTY} turn=Y move=3"
-    ));
+fn d33_pairs_refuses_safe_only_yet_a_game_stored_with_it_still_plays() {
+    // Seed 004 "Se permite formar barreras en cualquier lugar": the variant is refused on
+    // `pairs`, naming the preset, the variant and the seed's sentence.
+    let e = format!("pairs+safe-only Y:10,n,n,n R:13,n,n,n {PAIRS_EMPTY} turn=Y move=3")
+        .parse::<Game>()
+        .expect_err("pairs+safe-only")
+        .to_string();
+    assert!(
+        e.contains("the variant safe-only is not played with pairs")
+            && e.contains("Se permite formar barreras en cualquier lugar"),
+        "{e}"
+    );
+    // A game created before D-33 carries its rule set as JSON and plays on as it began
+    // (D-29 there): the blockade cannot form on normal square 13, so capturing the lone
+    // partner piece is the only landing.
+    let mut p = game(&format!(
+        "pairs Y:10,n,n,n R:13,n,n,n {PAIRS_EMPTY} turn=Y move=3"
+    ))
+    .to_position();
+    p.rules = parchis_engine::RuleSet::from_stored_name("pairs+safe-only").unwrap();
+    let g = Game::try_from(&p).expect("a stored pairs+safe-only position");
     assert_eq!(legal(&g), vec!["move 0 3 capture"]);
     assert_eq!(refuse(&g, "move 0 3").rule, "D-29");
 }

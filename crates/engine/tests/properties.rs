@@ -192,7 +192,8 @@ const RULE_SETS: [&str; 10] = [
     "classic+mixed-safe+murcia-exact",
     "classic+safe-only",
     "classic+two-out",
-    "pairs+safe-only",
+    // D-33: variants are classic's only (`pairs+safe-only` is refused since issue 30).
+    "classic+mixed-safe+safe-only",
 ];
 
 /// Plays one random legal game, checking every step; returns the number of throws.
@@ -297,7 +298,20 @@ fn invalid_positions_are_rejected_with_the_rule() {
         ("online Y!:5,n,n,n R:n,n,n,n turn=R roll", "abandoned"),
         (
             "online+murcia-12 Y:n,n,n,n R:n,n,n,n turn=Y roll",
-            "needs one die",
+            "murcia-12 is not played with online",
+        ),
+        // D-33 (issue 30): a variant on a preset it was not written for.
+        (
+            "online+two-out Y:n,n,n,n R:n,n,n,n turn=Y roll",
+            "two-out is not played with online",
+        ),
+        (
+            "parcheesi+safe-only Y:n,n,n,n R:n,n,n,n turn=Y roll",
+            "safe-only is not played with parcheesi",
+        ),
+        (
+            "pairs+safe-only Y:n,n,n,n B:n,n,n,n R:n,n,n,n G:n,n,n,n turn=Y roll",
+            "cualquier lugar",
         ),
         ("pairs Y:n,n,n,n R:n,n,n,n turn=Y roll", "4 to 4"),
         (
@@ -689,7 +703,19 @@ impl Tracker {
                     "{before}: two out after the first 5"
                 );
             }
-            if !self.exited[c.index()] && !own_on_exit && in_nest >= 2 && rules.dice == 1 {
+            // D-32: a first exit that captures plays its bonus before the second piece
+            // comes out (in a later action).
+            let bonus_between = rules.two_out_bonus_between_exits
+                && exits == 1
+                && events
+                    .iter()
+                    .any(|e| matches!(e, Event::BonusEarned { .. }));
+            if !self.exited[c.index()]
+                && !own_on_exit
+                && in_nest >= 2
+                && rules.dice == 1
+                && !bonus_between
+            {
                 assert_eq!(exits, 2, "{before}: the first 5 brings two out");
             }
         } else if rules.dice == 1 {
@@ -1084,6 +1110,8 @@ proptest! {
             _ => None,
         });
         let (colour, sent, piece_colour) = penalty.expect("a third six is penalised");
+        // Issue 30: the event names who threw, even when the piece is the partner's.
+        prop_assert_eq!(colour, turn, "{}", text);
         if matches!(was, Location::Ring(_)) {
             prop_assert_eq!(sent, Some(piece), "{}", text);
             prop_assert_eq!(piece_colour.unwrap_or(colour), owner, "{}", text);
@@ -1113,8 +1141,11 @@ proptest! {
         seed in any::<u64>(),
     ) {
         // classic+two-out: all four pieces in the nest and the first 5 of the game; the
-        // exit square holds 0, 1 or 2 opponent pieces. Two pieces come out and every
-        // opponent there is captured, each for 20 (R-EXIT-CAPTURE, seed 001 "Sobre comer" 3).
+        // exit square holds 0, 1 or 2 opponent pieces. With 0 or 1, two pieces come out at
+        // once and the opponent there is captured by the second, for 20 (R-EXIT-CAPTURE,
+        // seed 001 "Sobre comer" 3). With 2, the first exit captures the one that arrived
+        // last and its 20 is played at once (D-32, D-4); only then does the second piece
+        // come out, joining the opponent left there.
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let c = Colour::ALL[k];
         let exit = c.exit_square();
@@ -1134,21 +1165,39 @@ proptest! {
         let (after, ev) = g.apply(&Action::Exit).expect("exit");
         let exits = ev.iter().filter(|e| matches!(e, Event::PieceExited { .. })).count();
         let captures = ev.iter().filter(|e| matches!(e, Event::PieceCaptured { .. })).count();
-        prop_assert_eq!(exits, 2, "{}", text);
-        prop_assert_eq!(captures, opponents, "{}", text);
-        let on_exit: Vec<PieceId> = occupancy(&after)
-            .get(&(None, Location::Ring(exit)))
-            .cloned()
-            .unwrap_or_default();
-        prop_assert_eq!(on_exit.len(), 2);
-        prop_assert!(on_exit.iter().all(|p| p.colour == c), "{}", after);
-        let pending = match after.to_position().stage {
+        let pending = |g: &Game| match g.to_position().stage {
             parchis_engine::StagePosition::Move { bonus, .. } => bonus,
             _ => Vec::new(),
         };
-        prop_assert_eq!(pending, vec![20; opponents]);
+        let on_exit = |g: &Game| -> Vec<PieceId> {
+            occupancy(g)
+                .get(&(None, Location::Ring(exit)))
+                .cloned()
+                .unwrap_or_default()
+        };
         // The first 5 has come: recorded in both formats.
         prop_assert_eq!(after.to_position().players.iter().find(|p| p.colour == c).and_then(|p| p.first_five), Some(false));
+        if opponents < 2 {
+            prop_assert_eq!(exits, 2, "{}", text);
+            prop_assert_eq!(captures, opponents, "{}", text);
+            prop_assert_eq!(on_exit(&after).len(), 2);
+            prop_assert!(on_exit(&after).iter().all(|p| p.colour == c), "{}", after);
+            prop_assert_eq!(pending(&after), vec![20; opponents]);
+        } else {
+            prop_assert_eq!((exits, captures), (1, 1), "{}", text);
+            prop_assert_eq!(pending(&after), vec![20]);
+            prop_assert_eq!(after.legal_actions(), vec![Action::Bonus { piece: 0, amount: 20, capture: false }]);
+            prop_assert_eq!(after.apply(&Action::Exit).unwrap_err().rule, "R-BONUS");
+            let (after, _) = after.apply(&Action::Bonus { piece: 0, amount: 20, capture: false }).expect("bonus");
+            prop_assert_eq!(after.legal_actions(), vec![Action::Exit]);
+            let (after, ev) = after.apply(&Action::Exit).expect("second exit");
+            let exits = ev.iter().filter(|e| matches!(e, Event::PieceExited { .. })).count();
+            prop_assert_eq!(exits, 1, "{}", text);
+            prop_assert!(!ev.iter().any(|e| matches!(e, Event::PieceCaptured { .. })), "{}", text);
+            let colours: Vec<Colour> = on_exit(&after).iter().map(|p| p.colour).collect();
+            prop_assert_eq!(colours.len(), 2);
+            prop_assert_eq!(colours.iter().filter(|&&o| o == c).count(), 1, "{}", after);
+        }
     }
 }
 
@@ -1224,5 +1273,144 @@ fn stored_logs_and_positions_of_older_versions_still_read() {
             from: Some(Location::Ring(20)),
             piece_colour: None
         }
+    );
+}
+
+// ----- issue 30: one pending bonus goes to any piece that can move it (D-28) ------------
+
+/// A Parcheesi position whose dice are over (two different dice, both used) with one
+/// bonus of `amount` pending. Half the time a lone opponent piece stands `amount`
+/// squares ahead of one of the mover's pieces on a normal square, so that taking the
+/// bonus with that piece captures and earns another bonus. `None` when the drawn
+/// board is not a valid position.
+fn one_bonus_position(rng: &mut ChaCha8Rng, rules: &RuleSet, amount: u8) -> Option<Game> {
+    let mut seated = Colour::ALL.to_vec();
+    for _ in 0..rng.gen_range(0..3) {
+        seated.remove(rng.gen_range(0..seated.len()));
+    }
+    let turn = seated[rng.gen_range(0..seated.len())];
+    let mut board: Vec<(Colour, Vec<String>)> = seated
+        .iter()
+        .map(|&c| {
+            let locs = (0..4)
+                .map(|_| match rng.gen_range(0..10) {
+                    0 => "n".to_string(),
+                    1 => "g".to_string(),
+                    2 => format!("h{}", rng.gen_range(1..=7)),
+                    _ => loc_at(c, rng.gen_range(0..=63)).to_string(),
+                })
+                .collect();
+            (c, locs)
+        })
+        .collect();
+    if rng.gen_range(0..2) == 0 && seated.len() > 1 {
+        // A capture in reach: an opponent's piece `amount` ahead of the mover's piece 0.
+        let start = rng.gen_range(0..=63 - amount);
+        let target = loc_at(turn, start + amount);
+        let Location::Ring(sq) = target else {
+            return None;
+        };
+        if is_safe(sq) {
+            return None;
+        }
+        let victim = loop {
+            let c = seated[rng.gen_range(0..seated.len())];
+            if c != turn {
+                break c;
+            }
+        };
+        for (c, locs) in board.iter_mut() {
+            if *c == turn {
+                locs[0] = loc_at(turn, start).to_string();
+            } else if *c == victim {
+                locs[0] = target.to_string();
+            }
+        }
+    }
+    let a = rng.gen_range(1..=6u8);
+    let b = (a % 6) + 1; // never doubles: no blockade is tracked in this throw
+    let mut text = rules.name();
+    for (c, locs) in &board {
+        text.push_str(&format!(" {}:{}", c.letter(), locs.join(",")));
+    }
+    text.push_str(&format!(
+        " turn={} move={a}*,{b}* bonus={amount}",
+        turn.letter()
+    ));
+    text.parse::<Game>().ok()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn d28_one_pending_bonus_may_be_taken_by_every_piece_that_can_move_it(
+        seed in any::<u64>(),
+        strict in any::<bool>(),
+        ten in any::<bool>(),
+    ) {
+        // Issue 30, both Parcheesi presets: with the dice over and one bonus pending there
+        // is no order of pending bonuses to choose (D-28), so the legal actions are exactly
+        // that bonus by every piece the test's own oracle lets move that many squares —
+        // a move that captures (and earns another bonus) is not preferred.
+        let rules = RuleSet::from_name(if strict { "parcheesi-strict" } else { "parcheesi" })
+            .expect("rule set");
+        let amount = if ten { 10 } else { 20 };
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut checked = 0;
+        for _ in 0..400 {
+            let Some(g) = one_bonus_position(&mut rng, &rules, amount) else {
+                continue;
+            };
+            let c = g.mover();
+            let can: Vec<u8> = (0..4u8)
+                .filter(|&piece| bonus_landing(&g, PieceId { colour: c, piece }, amount).is_some())
+                .collect();
+            let mut offered = Vec::new();
+            for a in g.legal_actions() {
+                match a {
+                    Action::Bonus { piece, amount: n, capture: false } if n == amount => {
+                        offered.push(piece)
+                    }
+                    other => prop_assert!(false, "{g}: unexpected legal action {other}"),
+                }
+            }
+            offered.sort_unstable();
+            prop_assert_eq!(&offered, &can, "{}", g);
+            checked += 1;
+            if checked == 20 {
+                break;
+            }
+        }
+        prop_assert!(checked > 0, "no position drawn");
+    }
+}
+
+#[test]
+fn d28_the_one_bonus_property_draws_captures_that_earn_another_bonus() {
+    // The property above covers the case of issue 30: some drawn positions offer a bonus
+    // move that captures, next to others that do not.
+    let rules = RuleSet::from_name("parcheesi").expect("rule set");
+    let mut rng = ChaCha8Rng::seed_from_u64(30);
+    let mut mixed = 0;
+    for _ in 0..2000 {
+        let Some(g) = one_bonus_position(&mut rng, &rules, 20) else {
+            continue;
+        };
+        let mut capturing = 0;
+        let legal = g.legal_actions();
+        for a in &legal {
+            let (_, ev) = g.apply(a).expect("legal action applies");
+            if ev.iter().any(|e| matches!(e, Event::PieceCaptured { .. })) {
+                capturing += 1;
+            }
+        }
+        if capturing > 0 && capturing < legal.len() {
+            mixed += 1;
+        }
+    }
+    assert!(
+        mixed >= 10,
+        "only {mixed} positions mix capturing and other bonus moves"
     );
 }

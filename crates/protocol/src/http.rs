@@ -67,9 +67,10 @@ pub enum OnAbandon {
 #[serde(deny_unknown_fields)]
 pub struct RoomSettings {
     /// The rule set, as a name accepted by [`RuleSet::from_name`]: a preset (`online`,
-    /// `classic`, `pairs`, `parcheesi`, `parcheesi-strict`) followed by any `+variant`
-    /// (see [`RuleSet::VARIANTS`]), e.g. `classic+murcia-12+two-out`. The server answers
-    /// with the canonical name ([`RuleSet::name`]).
+    /// `classic`, `pairs`, `parcheesi`, `parcheesi-strict`), for `classic` followed by any
+    /// `+variant` (see [`RuleSet::VARIANTS`]), e.g. `classic+murcia-12+two-out`; the other
+    /// presets take no variant (D-33). The server answers with the canonical name
+    /// ([`RuleSet::name`]).
     #[serde(default = "default_preset")]
     pub preset: String,
     /// Number of seats, 2 to 4, within the rule set's player range (`pairs`: 4).
@@ -177,9 +178,17 @@ impl RoomSettings {
         Ok(())
     }
 
-    /// The rule set named by `preset`, validated; the error names the conflict.
+    /// The rule set named by `preset`, validated; the error names the conflict (a variant
+    /// on a preset it was not written for included, D-33). For a new room.
     pub fn rules(&self) -> Result<RuleSet, String> {
         RuleSet::from_name(self.preset.trim())
+    }
+
+    /// The rule set of settings read back from the store: as [`RoomSettings::rules`], but
+    /// a room created before D-33 with a variant on another preset than `classic` still
+    /// reads ([`RuleSet::from_stored_name`]).
+    pub fn stored_rules(&self) -> Result<RuleSet, String> {
+        RuleSet::from_stored_name(self.preset.trim())
     }
 }
 

@@ -152,8 +152,10 @@ pub fn room_record(code: &str, settings: &RoomSettings, created_at_ms: Ms) -> Ro
 pub fn settings_from(value: &Value) -> Result<(RoomSettings, RuleSet), Unreadable> {
     let settings: RoomSettings =
         serde_json::from_value(value.clone()).map_err(|e| unreadable("room settings", e))?;
+    // Stored settings: a room created before D-33 (a variant on another preset than
+    // classic) still reads.
     let rules = settings
-        .rules()
+        .stored_rules()
         .map_err(|e| unreadable("room rule set", e))?;
     Ok((settings, rules))
 }

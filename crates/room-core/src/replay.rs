@@ -130,12 +130,16 @@ pub fn replay(events: &[LoggedEvent]) -> Result<Replayed, ReplayError> {
     let mut before = record.start().map_err(engine)?;
     // Stored engine events the actions so far account for (matched as
     // `GameRecord::replay_matches` does: a newer engine's extra `bonus_forfeited` reports
-    // are not in the log).
+    // are not in the log, and an older engine's `third_doubles_penalty` may name the
+    // partner, `GameRecord::event_matches`).
     let mut matched = 0;
     let (game, replayed) = record
         .replay_with(|after, produced| {
             for e in produced {
-                if stored.get(matched) == Some(e) {
+                if stored
+                    .get(matched)
+                    .is_some_and(|s| GameRecord::event_matches(e, s))
+                {
                     matched += 1;
                 }
             }

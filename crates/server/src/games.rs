@@ -74,9 +74,10 @@ fn store_query(query: &GamesQuery) -> Result<GameQuery, ApiError> {
     };
     let preset = match &query.rules {
         // `+` in a query string reads as a space: `?rules=classic+two-out` means
-        // `classic+two-out` (no rule-set name has a space).
+        // `classic+two-out` (no rule-set name has a space). Stored games are searched, so
+        // a name created before D-33 (a variant on another preset) is still accepted.
         Some(name) => Some(
-            parchis_engine::RuleSet::from_name(&name.trim().replace(' ', "+"))
+            parchis_engine::RuleSet::from_stored_name(&name.trim().replace(' ', "+"))
                 .map_err(bad_request)?
                 .name(),
         ),

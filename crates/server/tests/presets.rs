@@ -277,8 +277,27 @@ async fn parcheesi_strict_starts_with_the_lowest_opening_roll() {
 async fn invalid_combinations_are_refused_naming_the_conflict() {
     let server = start(test_config()).await;
     for (preset, why) in [
-        ("online+murcia-12", "needs one die"),
-        ("parcheesi+mixed-safe", "mixed_blockades_on_safe conflicts"),
+        // D-33 (issue 30): a variant only on the preset it was written for (classic).
+        (
+            "online+murcia-12",
+            "the variant murcia-12 is not played with online",
+        ),
+        (
+            "parcheesi+mixed-safe",
+            "the variant mixed-safe is not played with parcheesi",
+        ),
+        (
+            "pairs+safe-only",
+            "Se permite formar barreras en cualquier lugar",
+        ),
+        (
+            "online+two-out",
+            "the variant two-out is not played with online",
+        ),
+        (
+            "parcheesi+safe-only",
+            "the variant safe-only is not played with parcheesi",
+        ),
         ("classic+bogus", "unknown variant"),
         ("chess", "unknown preset"),
     ] {

@@ -90,7 +90,10 @@ async fn refused_room(server: &common::Server, body: &str, code: &str) -> String
 /// valid one is accepted and named canonically.
 async fn presets_are_checked_at_creation(server: &common::Server) {
     let message = refused_room(server, r#"{"preset": "online+murcia-12"}"#, "bad_request").await;
-    assert!(message.contains("needs one die"), "{message}");
+    assert!(
+        message.contains("the variant murcia-12 is not played with online"),
+        "{message}"
+    );
     let message = refused_room(server, r#"{"preset": "classic+nope"}"#, "bad_request").await;
     assert!(message.contains("unknown variant"), "{message}");
     let message = refused_room(server, r#"{"preset": "pairs", "seats": 2}"#, "bad_request").await;

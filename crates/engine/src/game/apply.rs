@@ -96,11 +96,12 @@ impl Game {
             Stage::Move(t) => t.remaining() as u16,
             _ => 0,
         };
-        let top = node.best();
+        let counted = node.pending_count();
+        let top = node.best(counted);
         if node.all_or_none_blocked(top) {
             return None;
         }
-        let mine = Self::child_value(&node, step, None, remaining);
+        let mine = Self::child_value(&node, step, None, remaining, counted);
         let top = node.key(top);
         if mine.is_none() || node.key(mine) != top {
             return None;
@@ -109,7 +110,7 @@ impl Game {
         if !matches!(step, Step::Exit(_)) {
             let exit_first = steps.as_slice().iter().any(|&s| {
                 matches!(s, Step::Exit(_))
-                    && node.key(Self::child_value(&node, s, None, remaining)) == top
+                    && node.key(Self::child_value(&node, s, None, remaining, counted)) == top
             });
             if exit_first {
                 return None;
@@ -127,6 +128,9 @@ impl Game {
                 if bonus_due {
                     return Err(self.bonus_first(t));
                 }
+                if t.second_exit {
+                    return Ok(Step::Exit(0)); // D-32: the first 5's second piece
+                }
                 let mask = self
                     .exit_parts(t)
                     .ok_or_else(|| Refusal::NoFive.into_error(colour, 0))?;
@@ -142,6 +146,13 @@ impl Game {
                 }
                 if bonus_due {
                     return Err(self.bonus_first(t));
+                }
+                if t.second_exit {
+                    return Err(ActionError::new(
+                        K::NotAllowed,
+                        "D-32",
+                        "the first 5's second piece comes out now (exit); the 5 moves nothing else",
+                    ));
                 }
                 let d = t
                     .unused()
@@ -479,9 +490,12 @@ impl Game {
         Ok(())
     }
 
-    /// R-THIRD: the third repeat in a row is not played; a piece goes to the nest.
+    /// R-THIRD: the third repeat in a row is not played; a piece goes to the nest. `k`
+    /// is the colour whose pieces the thrower moves (a finished pair player moves the
+    /// partner's); the event names the thrower (`self.turn`) and, apart, the colour of
+    /// the piece sent home when it is not the thrower's.
     pub(super) fn third_repeat_penalty(&mut self, k: usize, ev: &mut Vec<Event>) {
-        let colour = Colour::ALL[k];
+        let colour = self.turn;
         let victim: Option<PieceId> = match self.rules.third_repeat {
             // The last moved piece, whatever its colour (a finished pair player moves the
             // partner's pieces): nothing goes home when it is in the home column or goal.
@@ -494,7 +508,7 @@ impl Game {
                 .filter(|&i| self.pos[k][i] != NEST && self.pos[k][i] != GOAL)
                 .max_by_key(|&i| self.pos[k][i])
                 .map(|i| PieceId {
-                    colour,
+                    colour: Colour::ALL[k],
                     piece: i as u8,
                 }),
             ThirdRepeat::None => None,

@@ -72,6 +72,9 @@ pub(crate) struct Throw {
     /// The unused dice could not be played and are lost; only the pending bonus moves
     /// remain to be played (D-4, D-30: bonuses after the dice).
     pub(crate) dice_lost: bool,
+    /// Variant `two-out` (D-32): the first 5's second piece is still to come out, once
+    /// the bonus its first exit earned is played.
+    pub(crate) second_exit: bool,
 }
 
 impl Throw {
@@ -90,6 +93,7 @@ impl Throw {
             bonus14: false,
             done: false,
             dice_lost: false,
+            second_exit: false,
         }
     }
     pub(crate) fn part_values(&self) -> &[u8] {
@@ -337,7 +341,8 @@ impl Refusal {
 /// One step of a throw, internally.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
-    /// Exit using the part mask (bit i: part i).
+    /// Exit using the part mask (bit i: part i); mask 0 is the first 5's second piece
+    /// coming out after a bonus (variant `two-out`, D-32).
     Exit(u8),
     /// Move piece by the part at index; capture a lone partner piece (pairs).
     Move(u8, u8, bool),

@@ -181,6 +181,13 @@ impl Game {
                 let Ok((i, victim, bonus)) = self.plan_exit(k) else {
                     return;
                 };
+                if mask == 0 {
+                    // D-32: the first 5's second piece, now that the bonus is played.
+                    t.second_exit = false;
+                    self.stage = Stage::Move(t);
+                    self.exit_piece(k, i, victim, bonus, sink);
+                    return;
+                }
                 // Variant `two-out` (seed 001 "al sacar el primer 5"): the colour's first 5
                 // of the game brings out two pieces, room permitting (D-23).
                 let first_five = self.rules.two_out_on_first_five && self.first_five[k];
@@ -193,9 +200,17 @@ impl Game {
                 self.stage = Stage::Move(t);
                 self.exit_piece(k, i, victim, bonus, sink);
                 if first_five {
-                    // The second exit is an exit like any other: it captures as R-EXIT-CAPTURE
-                    // says, and is barred only by two own pieces (or an empty nest).
-                    if let Ok((j, victim, bonus)) = self.plan_exit(k) {
+                    let earned = matches!(self.stage, Stage::Move(t) if t.nbonus > 0);
+                    if earned && self.rules.two_out_bonus_between_exits {
+                        // D-32 (D-4): the bonus the first exit earned is played at once;
+                        // the second piece comes out after it (`Step::Exit(0)`).
+                        if let Stage::Move(t) = &mut self.stage {
+                            t.second_exit = true;
+                        }
+                    } else if let Ok((j, victim, bonus)) = self.plan_exit(k) {
+                        // The second exit is an exit like any other: it captures as
+                        // R-EXIT-CAPTURE says, and is barred only by two own pieces (or an
+                        // empty nest).
                         self.exit_piece(k, j, victim, bonus, sink);
                     }
                 }

@@ -76,6 +76,13 @@ impl Game {
             }
             return;
         }
+        if t.second_exit {
+            // D-32: once the bonus is played, the first 5's second piece comes out.
+            if self.plan_exit(k).is_ok() {
+                f(Step::Exit(0), None);
+            }
+            return;
+        }
         if t.remaining() == 0 {
             return;
         }
@@ -175,13 +182,43 @@ impl Game {
         }
     }
 
-    pub(super) fn step_value(&self, step: Step) -> u16 {
+    /// Value of `step` itself. `counted`: how many of the pending bonuses, from the
+    /// first, are those the choice being searched compares (see [`Game::counted_after`]).
+    pub(super) fn step_value(&self, step: Step, counted: u8) -> u16 {
         match step {
+            // The first 5's second piece (D-32) is no choice: like the second piece of
+            // an exit without a bonus between, it adds nothing.
+            Step::Exit(0) => 0,
             Step::Exit(mask) => W_EXIT + W_DIE * mask.count_ones() as u16,
             Step::Move(..) => W_DIE,
-            // D-28: after the dice, play as many of the pending bonuses as any order can.
-            Step::Bonus(..) if self.rules.bonus_timing == BonusTiming::AfterDice => W_BONUS,
+            // D-28: after the dice, play as many of the pending bonuses as any order can —
+            // of those pending at the choice, not of the bonuses earned on the way.
+            Step::Bonus(_, slot, _)
+                if self.rules.bonus_timing == BonusTiming::AfterDice && slot < counted =>
+            {
+                W_BONUS
+            }
             Step::Bonus(..) => 0,
+        }
+    }
+
+    /// D-28 compares the orders of the bonuses pending at the choice: they are the first
+    /// `counted` of the pending list (bonuses earned later are appended after them). After
+    /// `step`, how many of the pending bonuses are still among them.
+    #[inline]
+    pub(super) fn counted_after(step: Step, counted: u8) -> u8 {
+        match step {
+            Step::Bonus(_, slot, _) if slot < counted => counted - 1,
+            _ => counted,
+        }
+    }
+
+    /// The bonuses a choice at this node compares (D-28): every bonus pending now.
+    #[inline]
+    pub(super) fn pending_count(&self) -> u8 {
+        match self.stage {
+            Stage::Move(t) => t.nbonus,
+            _ => 0,
         }
     }
 
@@ -227,12 +264,14 @@ impl Game {
         Some(v)
     }
 
-    /// Value of taking `s` from `node` and then playing as well as possible.
+    /// Value of taking `s` from `node` and then playing as well as possible; `counted` as
+    /// in [`Game::step_value`].
     pub(super) fn child_value(
         node: &Game,
         s: Step,
         hint: Option<Landing>,
         remaining: u16,
+        counted: u8,
     ) -> Option<u16> {
         let mut child = *node;
         child.exec(s, hint, &mut Discard);
@@ -245,9 +284,11 @@ impl Game {
             // D-14: a play that wins (or finishes the player) counts as using every die.
             let used = Self::step_parts(s).min(remaining);
             let open = (node.open_required()) as u16 * W_OPEN;
-            Some(node.step_value(s) + W_DIE * (remaining - used) + open)
+            Some(node.step_value(s, counted) + W_DIE * (remaining - used) + open)
         } else {
-            child.best().map(|b| node.step_value(s) + b)
+            child
+                .best(Self::counted_after(s, counted))
+                .map(|b| node.step_value(s, counted) + b)
         }
     }
 
@@ -276,9 +317,11 @@ impl Game {
 
     /// Best value over all plays continuing from this position (D-14 order of filters),
     /// stopping as soon as a play reaches the upper bound. `None`: every play is
-    /// forbidden.
-    pub(super) fn best(&self) -> Option<u16> {
+    /// forbidden. `counted`: the first pending bonuses whose playing counts (D-28; at
+    /// the node where the choice is made, [`Game::pending_count`]).
+    pub(super) fn best(&self, counted: u8) -> Option<u16> {
         let mut node = *self;
+        let mut counted = counted;
         loop {
             let Stage::Move(mut t) = node.stage else {
                 return node.leaf_value();
@@ -292,7 +335,7 @@ impl Game {
             let mut any = false;
             node.for_each_step(|s, hint| {
                 any = true;
-                let v = Self::child_value(&node, s, hint, remaining);
+                let v = Self::child_value(&node, s, hint, remaining, counted);
                 best = best.max(v);
                 bonus_phase || best.is_none_or(|b| b / BONUS_BITS < bound)
             });
@@ -307,6 +350,7 @@ impl Game {
                 t.dice_lost = true; // D-30: the dice cannot be played, the bonuses can come
             } else {
                 t.pop_bonus(); // R-BONUS: no order lets a piece take it, it is lost
+                counted = counted.saturating_sub(1); // it was the first pending one
             }
             node.stage = Stage::Move(t);
         }
@@ -329,8 +373,9 @@ impl Game {
         };
         let mut values = [None; 24];
         let mut top = None;
+        let counted = node.pending_count();
         for (i, &s) in raw.as_slice().iter().enumerate() {
-            values[i] = Self::child_value(&node, s, raw.hints[i], remaining);
+            values[i] = Self::child_value(&node, s, raw.hints[i], remaining, counted);
             top = top.max(values[i]);
         }
         let mut legal = Steps::new();
