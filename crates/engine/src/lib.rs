@@ -24,6 +24,7 @@ mod position;
 mod preview;
 mod record;
 mod rules;
+mod standings;
 mod types;
 
 pub use action::{Action, ActionError, BonusReason, ErrorKind, Event, MoveKind};
@@ -40,4 +41,5 @@ pub use rules::{
     OneDiePlayable, OpenOn, Preset, RollAgainOn, RuleSet, SafeWithOpponent, ThirdRepeat,
     TurnDirection,
 };
+pub use standings::{standings, Standing};
 pub use types::{Dice, Outcome, PieceId, SeatStatus, WinReason};

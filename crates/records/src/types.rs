@@ -239,8 +239,8 @@ pub struct GameStart {
 }
 
 /// The end of a game, written by `parchis_store::Store::end_game` in ONE
-/// transaction: the events that end it, the result on the game row and the room's new
-/// status.
+/// transaction: the events that end it, the result on the game row, the room's new
+/// status and, for a rated game, its players' new ratings with their history rows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GameEnd {
     /// The game that ends.
@@ -261,6 +261,11 @@ pub struct GameEnd {
     pub finished_at_ms: i64,
     /// The room's new status and timestamps (normally `finished`).
     pub room: RoomStatusUpdate,
+    /// A rated game's result: its players' ratings in the pool are updated and one
+    /// history row per player written, in the same transaction (issue 26). `None` for a
+    /// casual game.
+    #[serde(default)]
+    pub rated: Option<crate::ratings::RatedGame>,
 }
 
 /// Everything needed to bring one room back after a restart.

@@ -367,6 +367,8 @@ pub fn game_end(
         reason: reason_text(outcome).to_owned(),
         finished_at_ms: at,
         room: status_finished(at),
+        // Rated rooms come with issue 26's room integration.
+        rated: None,
     }
 }
 
@@ -399,6 +401,8 @@ pub fn game_closed(
         reason: "closed_by_admin".to_owned(),
         finished_at_ms: at,
         room: status_finished(at),
+        // Rated rooms come with issue 26's room integration.
+        rated: None,
     }
 }
 

@@ -44,10 +44,14 @@ mod checkpoint;
 mod error;
 mod memory;
 mod pg_lease;
+mod pg_ratings;
 mod pg_writer;
 mod postgres;
+mod rating_rows;
+mod rating_update;
 mod rows;
 mod sqlite;
+mod sqlite_ratings;
 mod store;
 mod writer;
 
@@ -62,6 +66,7 @@ pub use parchis_records::{
     RoomSnapshot, RoomStatus, RoomStatusUpdate, SeatRecord, UnknownRoomStatus,
 };
 pub use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
+pub use parchis_records::{RatedGame, RatedPlayer, RatingHistoryRecord, RatingRecord};
 pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::SqliteStore;
 pub use store::{LeaseKeeper, Store, ViaStore};

@@ -205,6 +205,11 @@ impl Backend for PgBackend {
                 }
                 Ok(true)
             }
+            WriteOp::RateGame {
+                game_id,
+                at_ms,
+                rated,
+            } => crate::pg_ratings::rate_game(conn, *game_id, *at_ms, rated).await,
         }
     }
 

@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use crate::error::{Result, StoreError};
 use crate::pg_lease;
+use crate::pg_ratings;
 use crate::pg_writer::PgBackend;
 use crate::rows::{
     self, EventRow, GameRow, RoomRow, SeatRow, EVENT_COLUMNS, GAME_COLUMNS, LATEST_GAME,
@@ -22,6 +23,7 @@ use parchis_records::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
     RoomStatusUpdate, SeatRecord,
 };
+use parchis_records::{RatingHistoryRecord, RatingRecord};
 
 /// Connection pools of a [`PostgresStore`] (`--pg-pool-size`, `--pg-lease-pool-size`,
 /// `--pg-lease-statement-timeout-ms` of the server; docs/CLUSTER.md, "Lease connections").
@@ -467,6 +469,28 @@ impl Store for PostgresStore {
             .into_iter()
             .map(rows::game)
             .collect()
+    }
+
+    async fn ratings_of(&self, account_id: Uuid) -> Result<Vec<RatingRecord>> {
+        pg_ratings::ratings_of(&self.pool, account_id).await
+    }
+
+    async fn rating_history(
+        &self,
+        account_id: Uuid,
+        pool: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<RatingHistoryRecord>> {
+        pg_ratings::rating_history(&self.pool, account_id, pool, limit).await
+    }
+
+    async fn leaderboard(
+        &self,
+        pool: &str,
+        limit: u32,
+        min_games: i64,
+    ) -> Result<Vec<RatingRecord>> {
+        pg_ratings::leaderboard(&self.pool, pool, limit, min_games).await
     }
 
     async fn ping(&self) -> Result<()> {

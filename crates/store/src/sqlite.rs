@@ -21,6 +21,7 @@ use crate::rows::{
     self, EventRow, GameRow, RoomRow, SeatRow, EVENT_COLUMNS, GAME_COLUMNS, LATEST_GAME,
     ROOM_COLUMNS, SEAT_COLUMNS,
 };
+use crate::sqlite_ratings;
 use crate::store::NEEDS_POSTGRES;
 use crate::writer::{Backend, WriteOp, Writer};
 use crate::{Fence, RoomWrite, Store};
@@ -28,6 +29,7 @@ use parchis_records::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
     RoomStatusUpdate, SeatRecord,
 };
+use parchis_records::{RatingHistoryRecord, RatingRecord};
 
 /// Connections in the pool: one for the writer task, the rest for concurrent readers.
 const MAX_CONNECTIONS: u32 = 4;
@@ -452,6 +454,11 @@ impl Backend for SqliteBackend {
                 }
                 Ok(true)
             }
+            WriteOp::RateGame {
+                game_id,
+                at_ms,
+                rated,
+            } => crate::sqlite_ratings::rate_game(conn, *game_id, *at_ms, rated).await,
         }
     }
 
@@ -696,6 +703,28 @@ impl Store for SqliteStore {
             .into_iter()
             .map(rows::game)
             .collect()
+    }
+
+    async fn ratings_of(&self, account_id: Uuid) -> Result<Vec<RatingRecord>> {
+        sqlite_ratings::ratings_of(&self.pool, account_id).await
+    }
+
+    async fn rating_history(
+        &self,
+        account_id: Uuid,
+        pool: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<RatingHistoryRecord>> {
+        sqlite_ratings::rating_history(&self.pool, account_id, pool, limit).await
+    }
+
+    async fn leaderboard(
+        &self,
+        pool: &str,
+        limit: u32,
+        min_games: i64,
+    ) -> Result<Vec<RatingRecord>> {
+        sqlite_ratings::leaderboard(&self.pool, pool, limit, min_games).await
     }
 
     async fn ping(&self) -> Result<()> {

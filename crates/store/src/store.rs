@@ -11,6 +11,7 @@ use parchis_records::{
     RoomStatusUpdate, SeatRecord,
 };
 use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
+use parchis_records::{RatingHistoryRecord, RatingRecord};
 
 /// The two lease statements a node must never miss (docs/CLUSTER.md, "Lease thread"):
 /// the renewal and the heartbeat, on connections opened by
@@ -152,12 +153,17 @@ pub trait Store: Send + Sync {
 
     /// Ends a game in ONE transaction ([`GameEnd`]): appends the final events (checked as by
     /// [`append_after`](Store::append_after)), stores the result as
-    /// [`finish_game`](Store::finish_game) does, and sets the room's status. On `Err`
+    /// [`finish_game`](Store::finish_game) does, sets the room's status and, for a rated
+    /// game ([`GameEnd::rated`]), reads its players' ratings in the pool, updates them
+    /// (Weng-Lin, `parchis-ratings`) and writes one history row per player. On `Err`
     /// nothing of it was written.
     ///
     /// # Errors
     /// As [`append_after`](Store::append_after), [`finish_game`](Store::finish_game) and
-    /// [`update_room_status`](Store::update_room_status).
+    /// [`update_room_status`](Store::update_room_status);
+    /// [`StoreError::InvalidWrite`] for a rated result that cannot be rated (an account
+    /// twice, a pool that is not a rule set's canonical name, partners with different
+    /// places, fewer than 2 or more than 4 units, a place out of range).
     async fn end_game(&self, end: GameEnd) -> Result<()>;
 
     /// Sets (or with `None` clears) the game's absolute turn-clock deadline (unix ms).
@@ -405,6 +411,49 @@ pub trait Store: Send + Sync {
     /// that key is stable: games created later never shift an older page.
     async fn find_games(&self, query: &GameQuery) -> Result<Vec<GameRecord>>;
 
+    /// An account's ratings (issue 26), one per pool it has played rated games in,
+    /// ordered by pool name (bytewise). Empty for an unknown account.
+    ///
+    /// # Errors
+    /// The database's; [`StoreError::Unsupported`] from a store without ratings (the
+    /// provided body, for test wrappers).
+    async fn ratings_of(&self, account_id: Uuid) -> Result<Vec<RatingRecord>> {
+        let _ = account_id;
+        Err(StoreError::Unsupported(NO_RATINGS))
+    }
+
+    /// An account's rating history (one row per rated game), newest first (`at_ms`, then
+    /// game id, descending), in `pool` only when given, at most `limit` rows (the caller
+    /// bounds it).
+    ///
+    /// # Errors
+    /// As [`ratings_of`](Store::ratings_of).
+    async fn rating_history(
+        &self,
+        account_id: Uuid,
+        pool: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<RatingHistoryRecord>> {
+        let _ = (account_id, pool, limit);
+        Err(StoreError::Unsupported(NO_RATINGS))
+    }
+
+    /// A pool's leaderboard: the ratings with at least `min_games` games, best first by
+    /// the conservative rating μ − 3σ, then more games, then account id; at most `limit`
+    /// (the caller bounds it).
+    ///
+    /// # Errors
+    /// As [`ratings_of`](Store::ratings_of).
+    async fn leaderboard(
+        &self,
+        pool: &str,
+        limit: u32,
+        min_games: i64,
+    ) -> Result<Vec<RatingRecord>> {
+        let _ = (pool, limit, min_games);
+        Err(StoreError::Unsupported(NO_RATINGS))
+    }
+
     /// Readiness probe: a cheap query that proves the store can serve reads and writes
     /// (`SELECT 1 FROM rooms LIMIT 1` on SQL backends; on SQLite the database file must also
     /// still be the one opened, not deleted or replaced). Used by `GET /readyz`.
@@ -428,6 +477,9 @@ pub trait Store: Send + Sync {
     /// [`StoreError::Closed`](crate::StoreError::Closed). Calling it twice is harmless.
     async fn close(&self);
 }
+
+/// The [`StoreError::Unsupported`] message of the rating reads of a store without them.
+pub(crate) const NO_RATINGS: &str = "this store keeps no ratings";
 
 /// The [`StoreError::Unsupported`] message of the lease and node methods on SQLite.
 pub(crate) const NEEDS_POSTGRES: &str = "cluster mode needs PostgreSQL";

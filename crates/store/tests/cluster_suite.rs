@@ -93,6 +93,7 @@ mod cases {
                 finished_at_ms: Some(99),
                 updated_at_ms: 99,
             },
+            rated: None,
         }))
     }
 

@@ -1059,6 +1059,7 @@ mod cases {
                 finished_at_ms: Some(99),
                 updated_at_ms: 99,
             },
+            rated: None,
         };
         assert!(matches!(
             s.end_game(end(1)).await,

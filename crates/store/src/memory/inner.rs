@@ -1,7 +1,9 @@
-//! The memory store's tables: rooms, seats, games, events, leases and node heartbeats, as
+//! The memory store's tables: rooms, seats, games, events, leases, node heartbeats and
+//! ratings, as
 //! plain maps behind the store's one mutex.
 
 use parchis_records::{EventRecord, GameRecord, NodeRecord, RoomRecord, SeatRecord};
+use parchis_records::{RatingHistoryRecord, RatingRecord};
 use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
@@ -16,6 +18,10 @@ pub(super) struct Inner {
     pub(super) events: HashMap<Uuid, BTreeMap<i64, EventRecord>>,
     pub(super) leases: BTreeMap<String, MemLease>,
     pub(super) nodes: HashMap<String, MemNode>,
+    /// Current ratings, keyed by `(account, pool)` (issue 26).
+    pub(super) ratings: BTreeMap<(Uuid, String), RatingRecord>,
+    /// Rating history rows, in the order written.
+    pub(super) rating_history: Vec<RatingHistoryRecord>,
 }
 
 /// One room's lease; times in ms of the store's clock.

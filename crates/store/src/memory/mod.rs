@@ -3,6 +3,7 @@
 
 mod inner;
 mod lease;
+mod ratings;
 
 use inner::Inner;
 
@@ -20,6 +21,7 @@ use parchis_records::{
     RoomStatusUpdate, SeatRecord,
 };
 use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
+use parchis_records::{RatingHistoryRecord, RatingRecord};
 
 /// A [`Store`] kept in process memory, for tests of code that uses a store.
 ///
@@ -245,8 +247,16 @@ impl Inner {
             let last = self.last_seq(game_id);
             check_follows(game_id, Follows::After(end.after_seq), last, &end.events)?;
         }
+        // Computed (and checked) before anything changes: the end stays all or nothing.
+        let rating_rows = match &end.rated {
+            Some(rated) => Some(self.rating_rows(game_id, end.finished_at_ms, rated)?),
+            None => None,
+        };
         self.set_status(&end.room_code, end.room)?;
         self.finish(game_id, end.result, end.reason, end.finished_at_ms)?;
+        if let Some(rows) = rating_rows {
+            self.apply_rating_rows(rows);
+        }
         let log = self.events.entry(game_id).or_default();
         for e in end.events {
             log.insert(e.seq, e);
@@ -480,6 +490,28 @@ impl Store for MemoryStore {
         games.sort_by_key(|g| std::cmp::Reverse((g.created_at_ms, g.id)));
         games.truncate(query.limit as usize);
         Ok(games)
+    }
+
+    async fn ratings_of(&self, account_id: Uuid) -> Result<Vec<RatingRecord>> {
+        Ok(self.lock()?.ratings_of(account_id))
+    }
+
+    async fn rating_history(
+        &self,
+        account_id: Uuid,
+        pool: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<RatingHistoryRecord>> {
+        Ok(self.lock()?.rating_history(account_id, pool, limit))
+    }
+
+    async fn leaderboard(
+        &self,
+        pool: &str,
+        limit: u32,
+        min_games: i64,
+    ) -> Result<Vec<RatingRecord>> {
+        Ok(self.lock()?.leaderboard(pool, limit, min_games))
     }
 
     async fn ping(&self) -> Result<()> {

@@ -7,7 +7,8 @@ use uuid::Uuid;
 
 use crate::error::{Result, StoreError};
 use parchis_records::{
-    EventRecord, GameEnd, GameRecord, GameStart, RoomRecord, RoomStatusUpdate, SeatRecord,
+    EventRecord, GameEnd, GameRecord, GameStart, RatedGame, RoomRecord, RoomStatusUpdate,
+    SeatRecord,
 };
 use parchis_records::{Fence, RoomWrite};
 
@@ -43,6 +44,13 @@ pub(crate) enum WriteOp {
         result: Value,
         reason: String,
         finished_at_ms: i64,
+    },
+    /// A rated game's new ratings and history rows (issue 26), computed from the ratings
+    /// read in the same transaction; always after the game's `FinishGame`.
+    RateGame {
+        game_id: Uuid,
+        at_ms: i64,
+        rated: RatedGame,
     },
 }
 
@@ -166,8 +174,9 @@ fn end_ops(end: GameEnd) -> Vec<WriteOp> {
         reason,
         finished_at_ms,
         room,
+        rated,
     } = end;
-    let mut ops = Vec::with_capacity(3);
+    let mut ops = Vec::with_capacity(4);
     if !events.is_empty() {
         ops.push(WriteOp::AppendEvents {
             game_id,
@@ -185,6 +194,13 @@ fn end_ops(end: GameEnd) -> Vec<WriteOp> {
         code: room_code,
         update: room,
     });
+    if let Some(rated) = rated {
+        ops.push(WriteOp::RateGame {
+            game_id,
+            at_ms: finished_at_ms,
+            rated,
+        });
+    }
     ops
 }
 
