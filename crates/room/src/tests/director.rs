@@ -461,3 +461,64 @@ async fn a_late_spectator_is_welcomed_at_the_delayed_position() {
     assert_ne!(game.position, d.core.game().expect("game").to_position());
     assert_eq!(d.core.spectator_view().seq, seq);
 }
+
+/// The `Rooms` API over the real actor: create-if-absent by code (a retry makes no second
+/// room, a restart finds it stored), the director's start, pause, and close.
+#[tokio::test]
+async fn rooms_open_a_directors_room_once_and_direct_it() {
+    use crate::{Opened, RoomsConfig, SingleNode};
+    use parchis_store::{MemoryStore, Store};
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let rooms = SingleNode::rooms(RoomsConfig::default(), store.clone());
+    let s = settings(
+        json!({"preset": "online", "seats": 2, "bot_think_ms": 0, "spectator_delay_throws": 3}),
+    );
+    let director = DirectorRoom {
+        reserved: vec![bot(Colour::Yellow), bot(Colour::Red)],
+    };
+    let opened = rooms
+        .open_director_room("MATCH0001", s.clone(), director.clone())
+        .await;
+    assert_eq!(opened.expect("created"), Opened::Created);
+    let again = rooms
+        .open_director_room("MATCH0001", s.clone(), director.clone())
+        .await;
+    assert_eq!(again.expect("answered"), Opened::Existing);
+    assert_eq!(rooms.room_count(), 1);
+    // Stored with its reservations (a restore reads them back), and refused bad input.
+    let stored = store
+        .get_room("MATCH0001")
+        .await
+        .expect("read")
+        .expect("stored");
+    let read = parchis_room_core::persist::director_from(&stored.room.settings).expect("reads");
+    assert_eq!(read, Some(director.clone()));
+    let (back, _) =
+        parchis_room_core::persist::settings_from(&stored.room.settings).expect("settings");
+    assert_eq!(back, s);
+    let bad = rooms
+        .open_director_room("no spaces", s.clone(), director.clone())
+        .await;
+    assert_eq!(code_of(bad), ErrorCode::BadRequest);
+    // Another process (a restarted director) retrying finds it in the store.
+    let other = SingleNode::rooms(RoomsConfig::default(), store.clone());
+    let retried = other.open_director_room("MATCH0001", s, director).await;
+    assert_eq!(retried.expect("answered"), Opened::Existing);
+    assert_eq!(other.room_count(), 0, "no second room");
+    // Two bots: the director starts it, pauses it, and closes it.
+    let started = rooms
+        .direct("MATCH0001", DirectorCmd::Start { absent: vec![] })
+        .await
+        .expect("started");
+    let game_id = started.game_id.expect("a game");
+    let paused = rooms.direct("MATCH0001", DirectorCmd::PauseClock).await;
+    // The bots may have finished already at 0 ms: then the pause is refused game_over.
+    match paused {
+        Ok(a) => assert!(a.paused && a.game_id == Some(game_id)),
+        Err(r) => assert_eq!(r.code, ErrorCode::GameOver),
+    }
+    let closed = rooms.close_room("MATCH0001").await.expect("closed");
+    assert!(closed.is_some());
+    let unknown = rooms.direct("NOSUCHROOM", DirectorCmd::PauseClock).await;
+    assert_eq!(code_of(unknown), ErrorCode::UnknownRoom);
+}
