@@ -13,6 +13,11 @@ use std::fmt;
 pub enum ErrorCode {
     /// The text frame is not valid JSON.
     BadJson,
+    /// The room's seats are reserved (a tournament table): only the drawn entrant may
+    /// take each one, by claiming it; `join` is refused.
+    SeatReserved,
+    /// The referee paused the game's clock: nobody may roll or play until it is resumed.
+    ClockPaused,
     /// A binary frame was sent; the protocol uses text frames only.
     BinaryFrame,
     /// The `type` field is missing or names no known message.
@@ -97,6 +102,8 @@ impl ErrorCode {
         use ErrorCode::*;
         match self {
             BadJson => "bad_json",
+            SeatReserved => "seat_reserved",
+            ClockPaused => "clock_paused",
             BinaryFrame => "binary_frame",
             UnknownType => "unknown_type",
             MissingField => "missing_field",
@@ -139,6 +146,8 @@ impl ErrorCode {
         use ErrorCode::*;
         match self {
             BadJson => "the frame is not valid JSON",
+            SeatReserved => "the seats of this room are reserved for the drawn entrants",
+            ClockPaused => "the referee paused the game: wait for the clock to be resumed",
             BinaryFrame => "binary frames are not supported; send JSON text frames",
             UnknownType => "unknown or missing message type",
             MissingField => "a required field is missing",

@@ -107,7 +107,22 @@ pub struct RoomSettings {
     /// `too_many_spectators`.
     #[serde(default = "default_max_spectators")]
     pub max_spectators: u32,
+    /// Spectators see the game this many throws behind (issue 27, "no help from the
+    /// public"), 0 to 20 (default 0: live). On every channel a spectator can look at (the
+    /// WebSocket stream, the room view, the games API and the export of a running game)
+    /// an event is shown once `spectator_delay_throws` more throws have been made after
+    /// it; the events before the game's first throw at once; everything at the game's
+    /// end. Players of the game see everything at once.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub spectator_delay_throws: u8,
 }
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
+}
+
+/// The longest spectator delay a room takes, in throws.
+pub const MAX_SPECTATOR_DELAY_THROWS: u8 = 20;
 
 impl Default for RoomSettings {
     fn default() -> Self {
@@ -123,6 +138,7 @@ impl Default for RoomSettings {
             on_abandon: OnAbandon::Forfeit,
             bot_think_ms: default_bot_think(),
             max_spectators: default_max_spectators(),
+            spectator_delay_throws: 0,
         }
     }
 }
@@ -163,6 +179,12 @@ impl RoomSettings {
             return Err(format!(
                 "max_spectators must be 1 to {MAX_SPECTATORS}, got {}",
                 self.max_spectators
+            ));
+        }
+        if self.spectator_delay_throws > MAX_SPECTATOR_DELAY_THROWS {
+            return Err(format!(
+                "spectator_delay_throws must be 0 to {MAX_SPECTATOR_DELAY_THROWS}, got {}",
+                self.spectator_delay_throws
             ));
         }
         let rules = self.rules()?;

@@ -266,6 +266,9 @@ pub enum AbandonReason {
     Disconnected,
     /// Timed out the configured number of turns in a row.
     Timeouts,
+    /// Expelled by the tournament's referee (disqualified, issue 27): the seat forfeits;
+    /// no bot takes it over.
+    Disqualified,
 }
 
 /// One entry of a room's event stream. Every entry has its own `seq` in
@@ -353,6 +356,23 @@ pub enum RoomEvent {
         level: BotLevel,
         /// Why the player abandoned.
         reason: AbandonReason,
+    },
+    /// The referee stopped the turn clock of `colour` (a tournament game): `remaining_ms`
+    /// of its throw's clock are kept; nobody may roll or play (`clock_paused`) until
+    /// `clock_resumed`. Stored with the game, so a restart keeps the pause.
+    ClockPaused {
+        /// Whose clock stopped (the player to act).
+        colour: Colour,
+        /// What was left of the throw's clock (ms).
+        remaining_ms: i64,
+    },
+    /// The referee ran the clock again: `colour` has until `deadline_ms` (now plus what
+    /// was left at the pause); a `turn` event with the same deadline follows.
+    ClockResumed {
+        /// Whose clock runs.
+        colour: Colour,
+        /// The new absolute deadline, unix ms.
+        deadline_ms: i64,
     },
     /// After the game, `colour` asked for a rematch ([`ClientMessage::Rematch`]).
     RematchWanted {

@@ -52,6 +52,9 @@ impl Core {
             let update = persist::status_finished(now);
             self.emit(Effect::Store(Write::RoomStatus(update)));
         }
+        // Spectators of a delayed game get what was held back before the close.
+        self.delay_flush();
+        self.paused = None;
         self.status = RoomStatus::Finished;
         self.deadline = None;
         self.bot_due = None;

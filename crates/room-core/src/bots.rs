@@ -14,7 +14,8 @@ use rand::Rng;
 impl Core {
     /// The seat of the bot to act, while the game runs.
     pub(super) fn bot_to_act(&self) -> Option<usize> {
-        if self.status != RoomStatus::Playing {
+        // Bots wait, like everyone, while the referee holds the clock.
+        if self.status != RoomStatus::Playing || self.paused.is_some() {
             return None;
         }
         let game = self.game.as_ref()?;

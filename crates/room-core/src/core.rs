@@ -102,6 +102,10 @@ pub(super) enum Then {
     },
     /// A bot acted.
     Bot { colour: Colour },
+    /// The referee's pause is stored: the clock of `colour` stops with `remaining` ms.
+    Paused { colour: Colour, remaining: Ms },
+    /// The referee's resume is stored: the clock runs.
+    Resumed,
     /// Nothing more.
     Nothing,
 }
@@ -196,6 +200,8 @@ pub(super) enum Work {
         req: u64,
         drop_link: bool,
     },
+    /// Answer the director's command (its error if a write of it failed).
+    Directed,
     /// Send `your_turn` if a step asked for it.
     Flush,
 }
@@ -249,6 +255,13 @@ pub struct Core {
     pub(super) step_failure: Option<crate::Refusal>,
     /// Where logs and metrics go ([`crate::observer`]).
     pub(crate) obs: Arc<dyn Observer>,
+    /// The referee stopped the clock of this colour with this much of it left (ms)
+    /// ([`crate::referee`]).
+    pub(super) paused: Option<(Colour, Ms)>,
+    /// What spectators have been shown of a delayed game ([`crate::delay`]).
+    pub(super) delay: crate::held::SpectatorDelay,
+    /// A tournament director's room: its reserved seats ([`crate::reserved`]).
+    pub(super) director: Option<crate::reserved::DirectorRoom>,
 }
 
 impl Core {
@@ -294,6 +307,9 @@ impl Core {
             presence_dirty: false,
             presence_sent_at: None,
             lobby_restored: false,
+            paused: None,
+            delay: Default::default(),
+            director: None,
         }
     }
 
@@ -383,6 +399,13 @@ impl Core {
                     }
                 }
             },
+            Work::Directed => {
+                let answer = match self.step_failure.take() {
+                    Some(refusal) => Err(refusal),
+                    None => Ok(self.director_answer()),
+                };
+                self.emit(Effect::Directed(answer));
+            }
             Work::Flush => {
                 if std::mem::take(&mut self.turn_pending) {
                     self.send_turn_info();
@@ -432,6 +455,14 @@ impl Core {
             Input::Timers => self.timers(now),
             Input::ClockOwed => self.clock_owed(now),
             Input::BotChose(choice) => self.bot_chose(choice),
+            Input::Claim {
+                conn,
+                req,
+                key,
+                client_seed,
+                token,
+            } => self.claim(conn, req, &key, client_seed, token, now),
+            Input::Director(cmd) => self.director_cmd(cmd, now),
         }
     }
 
@@ -494,6 +525,7 @@ impl Core {
         match staged {
             Staged::Join { .. } => self.emit(Effect::Reply(Err(refusal))),
             Staged::Colour { conn, req, .. } => self.reply_err(conn, req, &refusal),
+            Staged::Start(plan) if plan.director => self.step_failure = Some(refusal),
             Staged::Start(plan) => self.reply_err(plan.conn, plan.req, &refusal),
             Staged::Events(commit) => {
                 self.then_failed(commit.then, &refusal, now);
@@ -601,6 +633,7 @@ impl Core {
         for (n, event) in events.into_iter().enumerate() {
             self.seq += 1;
             let after = after.as_ref().filter(|_| n + 1 == last);
+            let throw = crate::held::is_throw(&event);
             let frame = crate::encode(&crate::frames::event_message(
                 &self.code, self.seq, at_ms, event, after,
             ));
@@ -608,13 +641,22 @@ impl Core {
             while self.history.len() > self.history_len {
                 self.history.pop_front();
             }
-            self.emit(Effect::Broadcast { frame });
+            if self.delaying() {
+                let seq = self.seq;
+                let shown = after.copied();
+                self.delay_frame(seq, throw, frame, shown);
+            } else {
+                self.emit(Effect::Broadcast { frame });
+            }
         }
     }
 
     /// The room's state once its game has an outcome (the result is durable already: it
     /// was written with the final events).
     fn finished(&mut self, outcome: parchis_engine::Outcome) {
+        // Spectators of a delayed game get what was held back before the end.
+        self.delay_flush();
+        self.paused = None;
         self.status = RoomStatus::Finished;
         self.deadline = None;
         for seat in &mut self.seats {
@@ -641,8 +683,11 @@ impl Core {
 
     /// Tracks how long a lobby has had neither seats nor connections.
     fn update_idle(&mut self, now: Ms) {
-        let empty =
-            self.status == RoomStatus::Lobby && self.seats.is_empty() && self.nobody_attached();
+        // A director's room waits for its entrants however long (the director closes it).
+        let empty = self.status == RoomStatus::Lobby
+            && self.director.is_none()
+            && self.seats.is_empty()
+            && self.nobody_attached();
         match (empty, self.idle_since) {
             (true, None) => self.idle_since = Some(now),
             (false, Some(_)) => self.idle_since = None,
@@ -679,6 +724,7 @@ impl Core {
             RoomStatus::Finished => nobody,
             RoomStatus::Lobby => {
                 nobody
+                    && self.director.is_none()
                     && self.seats.is_empty()
                     && self
                         .idle_since

@@ -2,6 +2,7 @@
 //! driver.
 
 use crate::persist::Write;
+use crate::reserved::{DirectorAnswer, DirectorCmd};
 use crate::{BotChoice, ConnId, Member, Ms, Refusal, SeatCmd};
 use parchis_engine::{Action, Colour, Game};
 use parchis_protocol::ErrorCode;
@@ -87,6 +88,22 @@ pub enum Input {
     ClockOwed,
     /// A bot's search finished.
     BotChose(BotChoice),
+    /// A connection claims the seat reserved for `key` in a director's room
+    /// ([`crate::reserved`]); answered like a `join` ([`Effect::Reply`]).
+    Claim {
+        /// The connection.
+        conn: ConnId,
+        /// Request id.
+        req: u64,
+        /// The reservation's `reserved_for` key (an account id, from the session).
+        key: String,
+        /// Client seed for the fair dice, if given.
+        client_seed: Option<String>,
+        /// The new session token (made by the caller).
+        token: String,
+    },
+    /// The tournament's director commands the room; answered by [`Effect::Directed`].
+    Director(DirectorCmd),
 }
 
 /// A bot's search to run off the room's thread; its result comes back as
@@ -173,6 +190,8 @@ pub enum Effect {
     },
     /// Call [`Core::handle`] with [`Input::Timers`] at this time (unix ms), or never.
     Wake(Option<Ms>),
+    /// The answer to the current [`Input::Director`], once what it changed is durable.
+    Directed(Result<DirectorAnswer, Refusal>),
 }
 
 /// Why the durable write of an [`Effect::Persist`] failed, as the driver reports it to

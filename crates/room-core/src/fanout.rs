@@ -72,6 +72,9 @@ impl Core {
     }
 
     fn presence_now(&mut self) {
+        if self.delay.is_holding() {
+            return self.presence_delayed();
+        }
         let msg = ServerMessage::Presence {
             room: self.code.clone(),
             seq: self.seq,
@@ -86,6 +89,35 @@ impl Core {
         self.emit(Effect::Broadcast {
             frame: encode(&msg),
         });
+    }
+
+    /// The presence frame while spectators are shown a delayed game: theirs names the
+    /// last seq they were shown, not the room's.
+    fn presence_delayed(&mut self) {
+        let connected: Vec<_> = self
+            .seats
+            .iter()
+            .filter(|s| s.conn.is_some())
+            .map(|s| s.colour)
+            .collect();
+        let spectators = self.spectators.len() as u32;
+        let frame = |seq| {
+            encode(&ServerMessage::Presence {
+                room: self.code.clone(),
+                seq,
+                connected: connected.clone(),
+                spectators,
+            })
+        };
+        let (players, watchers) = (frame(self.seq), frame(self.spectator_seq()));
+        for conn in self.player_conns() {
+            let frame = players.clone();
+            self.emit(Effect::Send { conn, frame });
+        }
+        for conn in self.spectators.clone() {
+            let frame = watchers.clone();
+            self.emit(Effect::Send { conn, frame });
+        }
     }
 
     /// Forgets a connection without starting a grace period (after `leave`).
@@ -152,8 +184,8 @@ impl Core {
             role: Role::Spectator,
             colour: None,
             token: None,
-            seq: self.seq,
-            snapshot: Some(Box::new(self.view())),
+            seq: self.spectator_seq(),
+            snapshot: Some(Box::new(self.spectator_view())),
         };
         self.send_to(conn, &welcome);
         self.presence();

@@ -22,21 +22,25 @@
 //!   core calls an [`Observer`] its driver hands in, never a global.
 //!
 //! Module order (each imports only those below it in this list, never one above):
-//! `types`, `observer`, `dice`, `frames`, `replay`, `seat` (a seat and its bot), `persist`,
-//! `plan`, `effect`, `doubt`, `core`, then the parts of the core (`owed`, `fanout`, `view`,
-//! `bots`, `lobby`, `play`, `reattach`, `rematch`, `restore`, `admin`), which extend
-//! [`Core`] with `impl` blocks and import `core`, never the other way round.
+//! `types`, `observer`, `dice`, `frames`, `replay`, `seat` (a seat and its bot),
+//! `reserved` (a director's room: reserved seats and commands), `held` (the spectator
+//! delay's rule and buffer), `persist`, `plan`,
+//! `effect`, `doubt`, `core`, then the parts of the core (`owed`, `delay`, `fanout`,
+//! `view`, `bots`, `lobby`, `play`, `reattach`, `rematch`, `restore`, `referee`, `admin`),
+//! which extend [`Core`] with `impl` blocks and import `core`, never the other way round.
 
 #![warn(missing_docs)]
 
 pub mod admin;
 pub mod bots;
 pub mod core;
+pub mod delay;
 pub mod dice;
 pub mod doubt;
 pub mod effect;
 pub mod fanout;
 pub mod frames;
+mod held;
 pub mod lobby;
 pub mod observer;
 mod owed;
@@ -44,8 +48,10 @@ pub mod persist;
 mod plan;
 pub mod play;
 pub mod reattach;
+pub mod referee;
 pub mod rematch;
 pub mod replay;
+pub mod reserved;
 pub mod restore;
 pub mod seat;
 pub mod types;

@@ -5,7 +5,7 @@
 use crate::core::{Core, Effect, Staged};
 use crate::dice::DiceSource;
 use crate::persist::{self, Write};
-use crate::plan::{SeatAsk, StartPlan};
+use crate::plan::{BotFill, SeatAsk, StartPlan};
 use crate::seat::{bot_kind, Seat, SeatBot};
 use crate::{ConnId, Member, Ms, Refusal};
 use parchis_engine::fair_dice;
@@ -58,6 +58,9 @@ impl Core {
                 ErrorCode::GameStarted,
                 "the game has started: you can still watch as a spectator",
             ));
+        }
+        if self.director.is_some() {
+            return Err(Refusal::code(ErrorCode::SeatReserved));
         }
         let name = valid_name(&name)?;
         if let Some(seed) = &client_seed {
@@ -425,9 +428,29 @@ impl Core {
         now: Ms,
     ) -> Result<StartPlan, Refusal> {
         let (colours, fill) = self.starting_colours(i)?;
-        let rules = self.rules;
         let creator = self.seats[i].colour;
-        let (bots, bot_events) = self.bot_seats(&fill, now);
+        let fill: Vec<BotFill> = match self.settings.bots {
+            Some(level) => fill.into_iter().map(|c| (c, level, None)).collect(),
+            None => Vec::new(),
+        };
+        self.plan_start(&colours, &fill, creator, (conn, req), now)
+    }
+
+    /// The start of a game among `colours` (seats, then the bots of `fill`): the
+    /// opening roll if the rule set has one (else `creator` plays first), the game, its
+    /// id and first clock. `by`: the command's `(conn, req)` answered once stored.
+    pub(crate) fn plan_start(
+        &mut self,
+        colours: &[Colour],
+        fill: &[BotFill],
+        creator: Colour,
+        by: (ConnId, u64),
+        now: Ms,
+    ) -> Result<StartPlan, Refusal> {
+        let (conn, req) = by;
+        let colours = colours.to_vec();
+        let rules = self.rules;
+        let (bots, bot_events) = self.bot_seats(fill, now);
         let mut dice = self.dice_for_game(&colours)?;
         let (opening, first) = if rules.first_player == FirstPlayer::Creator {
             (Vec::new(), creator)
@@ -458,6 +481,7 @@ impl Core {
         Ok(StartPlan {
             conn,
             req,
+            director: false,
             bots,
             bot_events,
             game,
@@ -470,14 +494,13 @@ impl Core {
         })
     }
 
-    /// Bot seats (with their `player_joined` events) for the colours in `fill`.
-    fn bot_seats(&mut self, fill: &[Colour], now: Ms) -> (Vec<Seat>, Vec<RoomEvent>) {
-        let Some(level) = self.settings.bots else {
-            return (Vec::new(), Vec::new());
-        };
+    /// Bot seats (with their `player_joined` events) for the colours in `fill`, each
+    /// with its level and name (default: "Greedy bot 2").
+    fn bot_seats(&mut self, fill: &[BotFill], now: Ms) -> (Vec<Seat>, Vec<RoomEvent>) {
         let mut seats = Vec::new();
         let mut events = Vec::new();
-        for (n, &colour) in fill.iter().enumerate() {
+        for (n, (colour, level, name)) in fill.iter().enumerate() {
+            let (colour, level) = (*colour, *level);
             let kind = bot_kind(level).name();
             let mut chars = kind.chars();
             let title: String = chars
@@ -486,7 +509,9 @@ impl Core {
                 .into_iter()
                 .chain(chars)
                 .collect();
-            let name = format!("{title} bot {}", n + 1);
+            let name = name
+                .clone()
+                .unwrap_or_else(|| format!("{title} bot {}", n + 1));
             let seed = self.rng.gen();
             seats.push(Seat {
                 id: self.next_seat_id + n as u64,
@@ -514,7 +539,7 @@ impl Core {
     }
 
     /// The start's one transaction: game row, room status, bot seats, first events.
-    fn start_write(&self, plan: &StartPlan) -> Write {
+    pub(crate) fn start_write(&self, plan: &StartPlan) -> Write {
         // The bots' `player_joined` events come first (lobby events: not stored).
         let first_seq = self.seq + plan.bot_events.len() as u64 + 1;
         // Their last frame carries the game's first position (`start_stored`): marked.
@@ -553,6 +578,9 @@ impl Core {
         self.game = Some(plan.game);
         self.dice = plan.dice;
         self.broadcast_events(plan.events, plan.at_ms, Some(plan.game));
+        // The start is shown to spectators at once; a delay counts from here.
+        self.delay_game_started(plan.game);
+        self.paused = None;
         self.status = RoomStatus::Playing;
         self.deadline = Some(plan.deadline);
         let colours: Vec<Colour> = self.seats.iter().map(|s| s.colour).collect();
@@ -565,6 +593,9 @@ impl Core {
         );
         self.emit(Effect::Publish);
         self.turn_pending = true;
-        self.reply_ok(plan.conn, plan.req);
+        // A director's start is answered by the work queued after it (`referee.rs`).
+        if !plan.director {
+            self.reply_ok(plan.conn, plan.req);
+        }
     }
 }

@@ -38,6 +38,7 @@ impl Core {
 fn staged_reply(staged: &Staged) -> Option<(ConnId, u64)> {
     match staged {
         Staged::Join { conn, req, .. } | Staged::Colour { conn, req, .. } => Some((*conn, *req)),
+        Staged::Start(plan) if plan.director => None,
         Staged::Start(plan) => Some((plan.conn, plan.req)),
         Staged::Events(commit) => match commit.then {
             Then::Reply { conn, req } => Some((conn, req)),

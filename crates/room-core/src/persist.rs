@@ -132,6 +132,32 @@ pub fn settings_value(settings: &RoomSettings) -> Value {
     serde_json::to_value(settings).unwrap_or_default()
 }
 
+/// The key of a director's reservations in the stored settings object.
+pub const DIRECTOR_KEY: &str = "director";
+
+/// The stored form of a director's room settings: the settings object with the
+/// reservations under [`DIRECTOR_KEY`] (no migration: the store keeps settings opaque).
+pub fn director_value(settings: &RoomSettings, director: &crate::reserved::DirectorRoom) -> Value {
+    let mut value = settings_value(settings);
+    if let (Some(map), Ok(d)) = (value.as_object_mut(), serde_json::to_value(director)) {
+        map.insert(DIRECTOR_KEY.to_owned(), d);
+    }
+    value
+}
+
+/// A stored room's reservations, if a director runs it.
+///
+/// # Errors
+/// [`Unreadable`] if the reservations are there but do not read.
+pub fn director_from(value: &Value) -> Result<Option<crate::reserved::DirectorRoom>, Unreadable> {
+    match value.get(DIRECTOR_KEY) {
+        None => Ok(None),
+        Some(d) => serde_json::from_value(d.clone())
+            .map(Some)
+            .map_err(|e| unreadable("room reservations", e)),
+    }
+}
+
 /// A new room's record.
 pub fn room_record(code: &str, settings: &RoomSettings, created_at_ms: Ms) -> RoomRecord {
     RoomRecord {
@@ -150,8 +176,13 @@ pub fn room_record(code: &str, settings: &RoomSettings, created_at_ms: Ms) -> Ro
 /// # Errors
 /// [`Unreadable`] if the JSON is not settings or names no rule set.
 pub fn settings_from(value: &Value) -> Result<(RoomSettings, RuleSet), Unreadable> {
+    let mut value = value.clone();
+    // A director's reservations are stored beside the settings (`director_value`).
+    if let Some(map) = value.as_object_mut() {
+        map.remove(DIRECTOR_KEY);
+    }
     let settings: RoomSettings =
-        serde_json::from_value(value.clone()).map_err(|e| unreadable("room settings", e))?;
+        serde_json::from_value(value).map_err(|e| unreadable("room settings", e))?;
     // Stored settings: a room created before D-33 (a variant on another preset than
     // classic) still reads.
     let rules = settings

@@ -12,6 +12,8 @@ use uuid::Uuid;
 pub(crate) struct StartPlan {
     pub conn: ConnId,
     pub req: u64,
+    /// Started by a tournament's director: no connection's command to answer.
+    pub director: bool,
     /// Bot seats filling the free colours, with their `player_joined` events.
     pub bots: Vec<Seat>,
     pub bot_events: Vec<RoomEvent>,
@@ -25,6 +27,9 @@ pub(crate) struct StartPlan {
     /// The dice with the client seeds fixed and the opening throws counted.
     pub dice: DiceSource,
 }
+
+/// A bot to seat at the start: its colour, level and name (`None`: "Random bot 1").
+pub(crate) type BotFill = (Colour, parchis_protocol::BotLevel, Option<String>);
 
 /// What a `join` asks for: a display name, a colour (or any free one) and a client seed
 /// for the fair dice (or the default).

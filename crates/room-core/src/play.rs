@@ -174,6 +174,9 @@ impl Core {
         if self.game.is_none() {
             return Err(Refusal::code(ErrorCode::GameNotStarted));
         }
+        if self.paused.is_some() {
+            return Err(Refusal::code(ErrorCode::ClockPaused));
+        }
         if let Some(refusal) = self.not_to_act(i) {
             return Err(refusal);
         }
@@ -228,7 +231,9 @@ impl Core {
             _ => false,
         };
         let mut deadline = self.deadline;
-        if new_throw {
+        // While the referee holds the clock (an expelled seat's abandon), no clock runs:
+        // the resume gives the player to act what was left at the pause.
+        if new_throw && self.paused.is_none() {
             let d = self.fresh_deadline(now);
             events.push(RoomEvent::Turn {
                 colour: next.turn(),
@@ -283,6 +288,14 @@ impl Core {
                 }
                 self.emit(crate::Effect::Publish);
             }
+            Then::Paused { colour, remaining } => {
+                self.paused = Some((colour, remaining));
+                self.emit(crate::Effect::Publish);
+            }
+            Then::Resumed => {
+                self.paused = None;
+                self.emit(crate::Effect::Publish);
+            }
             Then::Bot { .. } | Then::Nothing => {}
         }
     }
@@ -306,7 +319,7 @@ impl Core {
             Then::Bot { colour } => {
                 crate::note!(self, Warn, "bot action not applied", "colour={colour}");
             }
-            Then::Nothing => {}
+            Then::Paused { .. } | Then::Resumed | Then::Nothing => {}
         }
     }
 

@@ -94,7 +94,12 @@ impl Core {
         };
         let member = self.take_seat_or_watch(conn, seat);
         self.emit(Effect::Attach { conn });
-        for frame in self.missed(last_seq) {
+        // A spectator of a delayed game gets only what spectators have been shown.
+        let missed = match member {
+            Member::Spectator => self.spectator_missed(last_seq),
+            Member::Player(_) => self.missed(last_seq),
+        };
+        for frame in missed {
             self.emit(Effect::Send { conn, frame });
         }
         crate::note!(

@@ -65,6 +65,9 @@ pub struct Replayed {
     pub seq: u64,
     /// The deadline of the last `turn` event (unix ms).
     pub last_turn_deadline: Option<Ms>,
+    /// The referee's pause in force at the end of the log (a `clock_paused` after the
+    /// last `turn`): the colour and what was left of its clock (ms).
+    pub paused: Option<(Colour, Ms)>,
     /// The engine events, as stored (and as replayed).
     pub engine_events: Vec<Event>,
     /// For each [positioned](LoggedEvent::positioned) event, ascending by seq: its seq and
@@ -91,6 +94,7 @@ pub fn replay(events: &[LoggedEvent]) -> Result<Replayed, ReplayError> {
     // Each positioned event: its seq and how many stored engine events come up to it.
     let mut marks = Vec::new();
     let mut last_turn_deadline = None;
+    let mut paused = None;
     let mut seq = 0u64;
     for (i, e) in events.iter().enumerate() {
         if i > 0 && e.seq != seq + 1 {
@@ -114,7 +118,14 @@ pub fn replay(events: &[LoggedEvent]) -> Result<Replayed, ReplayError> {
                     *first,
                 ));
             }
-            RoomEvent::Turn { deadline_ms, .. } => last_turn_deadline = Some(*deadline_ms),
+            RoomEvent::Turn { deadline_ms, .. } => {
+                last_turn_deadline = Some(*deadline_ms);
+                paused = None;
+            }
+            RoomEvent::ClockPaused {
+                colour,
+                remaining_ms,
+            } => paused = Some((*colour, *remaining_ms)),
             RoomEvent::Game { event, .. } => stored.push(*event),
             _ => {}
         }
@@ -171,6 +182,7 @@ pub fn replay(events: &[LoggedEvent]) -> Result<Replayed, ReplayError> {
         start: (rules, seats, first),
         seq,
         last_turn_deadline,
+        paused,
         engine_events: stored,
         positions,
     })

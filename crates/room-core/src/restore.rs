@@ -99,6 +99,18 @@ impl Core {
         }
         self.seq = replayed.seq;
         self.history = self.frames(log, &replayed.positions);
+        if let Ok(start) = replayed.record.start() {
+            let code = self.code.clone();
+            self.delay_restored(log, &replayed.positions, start, |e, after| {
+                encode(&crate::frames::event_message(
+                    &code,
+                    e.seq,
+                    e.at_ms,
+                    e.event.clone(),
+                    after,
+                ))
+            });
+        }
         self.game_id = Some(id);
         self.game = Some(game);
         if let Some(outcome) = game.outcome() {
@@ -118,6 +130,12 @@ impl Core {
             );
         }
         self.status = RoomStatus::Playing;
+        // The referee's pause outlives a restart: no clock runs until the resume.
+        if let Some(paused) = replayed.paused {
+            self.paused = Some(paused);
+            self.deadline = None;
+            return (Restored::Running, Vec::new());
+        }
         // The last `turn` event is authoritative (it is written with the action); the
         // games table's column is a convenience copy that may lag behind it.
         let fresh = self.fresh_deadline(now);

@@ -45,6 +45,8 @@ pub(crate) struct Actor {
     pending_link: Option<ConnLink>,
     /// Where the current join, watch or resume is answered.
     reply: Option<oneshot::Sender<Result<Member, Refusal>>>,
+    /// Where the current director's command is answered.
+    directed: Option<oneshot::Sender<Result<parchis_room_core::reserved::DirectorAnswer, Refusal>>>,
     listing: watch::Sender<Listing>,
     /// The room's own command channel, for the bots' choices (weak: the room still ends
     /// when every handle is gone).
@@ -138,6 +140,7 @@ impl Actor {
             links: HashMap::new(),
             pending_link: None,
             reply: None,
+            directed: None,
             listing,
             self_tx: tx.downgrade(),
             wake: None,
@@ -341,20 +344,28 @@ impl Actor {
         // here) must not leave a caller hanging.
         self.pending_link = None;
         if let Some(reply) = self.reply.take() {
-            let refusal = if self.is_rebuilding() {
-                Refusal::new(
-                    ErrorCode::RoomUnavailable,
-                    parchis_room_core::effect::STORE_REBUILD,
-                )
-            } else if self.is_stopping() {
-                Refusal::new(
-                    ErrorCode::RoomUnavailable,
-                    "the room moved to another server: try again",
-                )
-            } else {
-                Refusal::code(ErrorCode::Internal)
-            };
-            let _ = reply.send(Err(refusal));
+            let _ = reply.send(Err(self.unanswered()));
+        }
+        if let Some(directed) = self.directed.take() {
+            let _ = directed.send(Err(self.unanswered()));
+        }
+    }
+
+    /// The refusal of a command the core did not answer: the room stops here (rebuilt or
+    /// moved), or a fault.
+    fn unanswered(&self) -> Refusal {
+        if self.is_rebuilding() {
+            Refusal::new(
+                ErrorCode::RoomUnavailable,
+                parchis_room_core::effect::STORE_REBUILD,
+            )
+        } else if self.is_stopping() {
+            Refusal::new(
+                ErrorCode::RoomUnavailable,
+                "the room moved to another server: try again",
+            )
+        } else {
+            Refusal::code(ErrorCode::Internal)
         }
     }
 
@@ -461,6 +472,11 @@ impl Actor {
                 }
             }
             Effect::Wake(at) => self.wake = at,
+            Effect::Directed(answer) => {
+                if let Some(directed) = self.directed.take() {
+                    let _ = directed.send(answer);
+                }
+            }
             // Handled by `execute`.
             Effect::Persist(_) => {}
         }

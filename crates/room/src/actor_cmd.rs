@@ -34,6 +34,27 @@ impl Actor {
                     token: ids::session_token(),
                 }
             }
+            RoomCmd::Claim {
+                link,
+                req,
+                key,
+                client_seed,
+                reply,
+            } => {
+                let conn = link.id;
+                self.pending(link, reply);
+                Input::Claim {
+                    conn,
+                    req,
+                    key,
+                    client_seed,
+                    token: ids::session_token(),
+                }
+            }
+            RoomCmd::Director { cmd, reply } => {
+                self.directed = Some(reply);
+                Input::Director(cmd)
+            }
             RoomCmd::Watch { link, req, reply } => {
                 let conn = link.id;
                 self.pending(link, reply);
@@ -130,7 +151,8 @@ impl Actor {
     pub(super) async fn on_request(&mut self, cmd: RoomCmd) {
         match cmd {
             RoomCmd::View { reply } => {
-                let _ = reply.send(self.core.view());
+                // The public view: a delayed game as its spectators see it.
+                let _ = reply.send(self.core.spectator_view());
             }
             RoomCmd::Inspect { reply } => {
                 let _ = reply.send(self.core.inspect());
@@ -147,6 +169,8 @@ impl Actor {
                 self.ending.get_or_insert(RoomEnd::Handoff(reply));
             }
             RoomCmd::Join { .. }
+            | RoomCmd::Claim { .. }
+            | RoomCmd::Director { .. }
             | RoomCmd::Watch { .. }
             | RoomCmd::Resume { .. }
             | RoomCmd::Reattach { .. }

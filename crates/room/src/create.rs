@@ -86,50 +86,66 @@ pub async fn create(rooms: &Rooms, settings: RoomSettings) -> Result<String, Ref
                 return Err(write_failed(&e).refusal());
             }
         };
-        // The server seed comes from the OS here, at the edge; the core gets it as a value.
-        let dice = DiceSource::draw(&rooms.config().dice, rooms.next_id()).map_err(|e| {
-            tracing::warn!(room = %code, error = %e, "no dice for the room");
-            Refusal::code(ErrorCode::Internal)
-        })?;
-        let core = Core::new(room_init(
-            rooms,
-            &code,
-            settings,
-            rules,
-            created_at_ms,
-            dice,
-        ));
-        if let Err(why) = Actor::new(rooms, core)
-            .with_fence(fence.clone())
-            .start()
-            .await
-        {
-            // Never to run: a sweeper must not bring back a lobby nobody got the code of.
-            if let Some(fence) = &fence {
-                rooms.host().never_ran(rooms, fence).await;
-            }
-            return Err(match why {
-                Unstarted::Full => Refusal::new(ErrorCode::ServerFull, "too many rooms"),
-                Unstarted::Unserved => Refusal::new(
-                    ErrorCode::Internal,
-                    "the cluster's message bus did not take the room",
-                ),
-            });
-        }
-        match &fence {
-            Some(f) => {
-                // Renewed from now on. (A claimed or adopted room is held by the takeover
-                // from its acquisition on, and not again here: it may have been lost
-                // while it was restored.)
-                rooms.host().created(rooms, f);
-                info!(room = %code, node = %f.node, epoch = f.epoch, "room created");
-            }
-            None => info!(room = %code, "room created"),
-        }
+        run_new(rooms, &code, settings, rules, created_at_ms, fence, None).await?;
         return Ok(code);
     }
     Err(Refusal::new(
         ErrorCode::Internal,
         "could not allocate a room code",
     ))
+}
+
+/// Runs a room just stored with `fence` (by [`Host::store_new`](crate::Host::store_new)):
+/// draws its dice, builds its core (a director's room with `director`'s reservations),
+/// starts its actor and has its lease renewed.
+///
+/// # Errors
+/// `internal` without dice, `server_full`, or `internal` when the cluster's bus did not
+/// take the room (its lease is then retired).
+pub(crate) async fn run_new(
+    rooms: &Rooms,
+    code: &str,
+    settings: RoomSettings,
+    rules: parchis_engine::RuleSet,
+    created_at_ms: Ms,
+    fence: Option<parchis_store::Fence>,
+    director: Option<parchis_room_core::reserved::DirectorRoom>,
+) -> Result<(), Refusal> {
+    // The server seed comes from the OS here, at the edge; the core gets it as a value.
+    let dice = DiceSource::draw(&rooms.config().dice, rooms.next_id()).map_err(|e| {
+        tracing::warn!(room = %code, error = %e, "no dice for the room");
+        Refusal::code(ErrorCode::Internal)
+    })?;
+    let mut core = Core::new(room_init(rooms, code, settings, rules, created_at_ms, dice));
+    if let Some(director) = director {
+        core.set_director(director);
+    }
+    if let Err(why) = Actor::new(rooms, core)
+        .with_fence(fence.clone())
+        .start()
+        .await
+    {
+        // Never to run: a sweeper must not bring back a lobby nobody got the code of.
+        if let Some(fence) = &fence {
+            rooms.host().never_ran(rooms, fence).await;
+        }
+        return Err(match why {
+            Unstarted::Full => Refusal::new(ErrorCode::ServerFull, "too many rooms"),
+            Unstarted::Unserved => Refusal::new(
+                ErrorCode::Internal,
+                "the cluster's message bus did not take the room",
+            ),
+        });
+    }
+    match &fence {
+        Some(f) => {
+            // Renewed from now on. (A claimed or adopted room is held by the takeover
+            // from its acquisition on, and not again here: it may have been lost
+            // while it was restored.)
+            rooms.host().created(rooms, f);
+            info!(room = %code, node = %f.node, epoch = f.epoch, "room created");
+        }
+        None => info!(room = %code, "room created"),
+    }
+    Ok(())
 }

@@ -18,8 +18,8 @@
 //!   `parchis-telemetry`.
 //!
 //! Module order (each imports only modules before it in this list): `ids`, `link`, `end`,
-//! `observed`, the types below (in this file), `rooms`, `actor`, `create`, `restore`,
-//! `rebuild`, `single_node`.
+//! `observed`, the types below (in this file), `rooms`, `actor`, `create`, `director`,
+//! `restore`, `rebuild`, `single_node`.
 //!
 //! Connections send [`RoomCmd`]s through a bounded channel; joins and views are answered on
 //! a oneshot, everything else goes to the connections' outbound queues, in order.
@@ -28,6 +28,7 @@
 
 pub mod actor;
 pub mod create;
+pub mod director;
 pub mod end;
 pub mod ids;
 pub mod link;
@@ -41,6 +42,7 @@ pub mod single_node;
 mod tests;
 
 pub use self::create::create;
+pub use self::director::Opened;
 pub use self::end::{Rehomed, RoomEnd};
 pub use self::link::{ConnLink, Kick, Unwritten};
 pub use self::restore::{restore, RestoreError};
@@ -80,6 +82,27 @@ pub enum RoomCmd {
         client_seed: Option<String>,
         /// The outcome.
         reply: oneshot::Sender<Result<Member, Refusal>>,
+    },
+    /// Claim the seat reserved for `key` in a tournament director's room
+    /// ([`parchis_room_core::reserved`]); answered like a join.
+    Claim {
+        /// The connection.
+        link: ConnLink,
+        /// Request id.
+        req: u64,
+        /// The reservation's key (the logged-in account, from the session).
+        key: String,
+        /// Client seed for the fair dice, if given.
+        client_seed: Option<String>,
+        /// The outcome.
+        reply: oneshot::Sender<Result<Member, Refusal>>,
+    },
+    /// A tournament director's command ([`Rooms::direct`]).
+    Director {
+        /// What to do.
+        cmd: parchis_room_core::reserved::DirectorCmd,
+        /// The outcome, once what it changed is stored.
+        reply: oneshot::Sender<Result<parchis_room_core::reserved::DirectorAnswer, Refusal>>,
     },
     /// Watch.
     Watch {

@@ -99,6 +99,10 @@ pub async fn restore(
         snapshot.room.created_at_ms,
         dice,
     ));
+    // A tournament director's room keeps its reservations (stored beside the settings).
+    if let Some(director) = persist::director_from(&snapshot.room.settings)? {
+        core.set_director(director);
+    }
     for record in &snapshot.seats {
         core.restore_seat(persist::seat_from(record)?, now);
     }

@@ -10,7 +10,7 @@ use crate::http::ApiError;
 use crate::state::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Extension, Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use parchis_engine::Colour;
@@ -191,10 +191,15 @@ pub(crate) type StoredGame = (
 /// `429 rate_limited` past the reads' budget, `400 bad_request` for a malformed id, `404 unknown_game`, `403 spectators_not_allowed`
 /// while the game runs in a room that allows no spectators (it would show what a
 /// `watch` of the room is refused), `500` when the store fails.
+///
+/// A running game of a room with a spectator delay (`spectator_delay_throws` N > 0) is
+/// cut to what its spectators were shown (the events older than N throws), unless
+/// `headers` carry the session token of one of its seats ([`SEAT_TOKEN_HEADER`]).
 pub(crate) async fn load_game(
     state: &AppState,
     client: std::net::IpAddr,
     id: &str,
+    headers: &HeaderMap,
 ) -> Result<StoredGame, ApiError> {
     state.admission().game_read(client)?;
     let id = parse_game_id(id)?;
@@ -228,8 +233,48 @@ pub(crate) async fn load_game(
             "this room does not allow spectators: its game can be read once it has ended",
         ));
     }
+    let delay = room
+        .as_ref()
+        .and_then(|r| parchis_room_core::persist::settings_from(&r.room.settings).ok())
+        .map_or(0, |(settings, _)| settings.spectator_delay_throws);
     let seats = room.map(|r| r.seats).unwrap_or_default();
+    let events = if delay > 0 && !game.is_finished() && !is_seated(headers, &seats) {
+        spectators_part(&game, events, delay)?
+    } else {
+        events
+    };
     Ok((game, events, seats))
+}
+
+/// The header by which a player of a running game shows its seat's session token, to read
+/// the whole game despite the room's spectator delay.
+pub const SEAT_TOKEN_HEADER: &str = "x-parchis-seat-token";
+
+/// Whether the request carries the session token of one of `seats`.
+fn is_seated(headers: &HeaderMap, seats: &[parchis_store::SeatRecord]) -> bool {
+    headers
+        .get(SEAT_TOKEN_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(parchis_store::hash_token)
+        .is_some_and(|hash| {
+            seats
+                .iter()
+                .any(|s| !s.token_hash.is_empty() && s.token_hash == hash)
+        })
+}
+
+/// The part of a running game's stored `events` that its spectators have been shown
+/// with a delay of `delay` throws (`parchis_room_core::delay`'s rule, the live stream's).
+fn spectators_part(
+    game: &GameRecord,
+    mut events: Vec<parchis_store::EventRecord>,
+    delay: u8,
+) -> Result<Vec<parchis_store::EventRecord>, ApiError> {
+    let log = parchis_room_core::persist::events_from(&events)
+        .map_err(|e| corrupt(game, e.to_string()))?;
+    let shown = parchis_room_core::delay::visible_prefix(log.iter().map(|e| &e.event), delay);
+    events.truncate(shown);
+    Ok(events)
 }
 
 fn bot_level(name: Option<&str>) -> Option<BotLevel> {
@@ -282,8 +327,9 @@ pub async fn get_game(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
     Path(id): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Json<GameDetail>, ApiError> {
-    let (game, events, seats) = load_game(&state, client, &id).await?;
+    let (game, events, seats) = load_game(&state, client, &id, &headers).await?;
     let events = room_events(&game, &events)?;
     Ok(Json(GameDetail {
         game: live_summary(&state, game),
@@ -329,8 +375,9 @@ pub async fn export_game(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
     Path(id): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let (game, events, seats) = load_game(&state, client, &id).await?;
+    let (game, events, seats) = load_game(&state, client, &id, &headers).await?;
     // The server's one replay of a stored log (checks seqs and the engine events).
     let log = parchis_room_core::persist::events_from(&events)
         .map_err(|e| corrupt(&game, e.to_string()))?;

@@ -92,8 +92,9 @@ pub async fn get_replay(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
     Path(id): Path<String>,
+    headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
-    let (game, events, seats) = load_game(&state, client, &id).await?;
+    let (game, events, seats) = load_game(&state, client, &id, &headers).await?;
     let game_summary = live_summary(&state, game.clone());
     let built = tokio::task::spawn_blocking(move || build(game, &events, seats, game_summary))
         .await

@@ -29,7 +29,7 @@ pub const STORE_COMMIT: &str = "parchis_store_commit_duration_seconds";
 pub const STORE_GROUP: &str = "parchis_store_commit_group_size";
 /// Counter: turn clocks that ran out (R-CLOCK).
 pub const TIMEOUTS: &str = "parchis_turn_timeouts_total";
-/// Counter: abandonments by `reason` (`left`, `disconnected`, `timeouts`).
+/// Counter: abandonments by `reason` (`left`, `disconnected`, `timeouts`, `disqualified`).
 pub const ABANDONMENTS: &str = "parchis_abandonments_total";
 /// Counter: abandoned seats a bot took over, by `reason`.
 pub const BOT_TAKEOVERS: &str = "parchis_bot_takeovers_total";

@@ -27,6 +27,7 @@ fn abandon_label(reason: AbandonReason) -> &'static str {
         AbandonReason::Left => "left",
         AbandonReason::Disconnected => "disconnected",
         AbandonReason::Timeouts => "timeouts",
+        AbandonReason::Disqualified => "disqualified",
     }
 }
 

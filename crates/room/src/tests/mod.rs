@@ -20,6 +20,7 @@
 
 mod acks;
 mod clock;
+mod director;
 mod faults;
 mod fenced;
 mod history;
@@ -283,6 +284,8 @@ pub struct Driver {
     pending: Option<ConnId>,
     /// Answers to joins, watches and resumes.
     pub replies: Vec<Result<Member, Refusal>>,
+    /// Answers to director's commands.
+    pub directed: Vec<Result<parchis_room_core::reserved::DirectorAnswer, Refusal>>,
     /// Durable writes that succeeded, in order.
     pub persisted: Vec<Write>,
     /// Durable writes that failed.
@@ -310,6 +313,7 @@ impl Driver {
             attached: HashSet::new(),
             pending: None,
             replies: Vec::new(),
+            directed: Vec::new(),
             persisted: Vec::new(),
             refused_writes: 0,
             kicks: Vec::new(),
@@ -330,6 +334,7 @@ impl Driver {
     /// Feeds `input` at the current time and carries out what follows.
     pub async fn input(&mut self, input: Input) {
         if let Input::Join { conn, .. }
+        | Input::Claim { conn, .. }
         | Input::Watch { conn, .. }
         | Input::Resume { conn, .. }
         | Input::Reattach { conn, .. } = &input
@@ -417,6 +422,7 @@ impl Driver {
             }
             Effect::Think(job) => self.thinking.push(job),
             Effect::Wake(at) => self.wake = at,
+            Effect::Directed(answer) => self.directed.push(answer),
             Effect::Persist(_) => unreachable!("handled by input"),
         }
     }

@@ -1,0 +1,139 @@
+//! The rooms a tournament's director runs (issue 27, `docs/TOURNAMENTS.md`): the room
+//! layer's side of its effects, as an internal API on [`Rooms`].
+//!
+//! * [`Rooms::open_director_room`] (`CreateRoom`): create-if-absent under the director's
+//!   deterministic code, seats reserved, no creator and no auto-start. A retried create
+//!   answers [`Opened::Existing`] and never makes a second room (the store refuses a
+//!   second row with the code, `StoreError::RoomExists`).
+//! * [`Rooms::direct`] (`StartRoom`, `PauseClock`, `ResumeClock`, `Expel`): a
+//!   [`DirectorCmd`] to the room's actor, answered once what it changed is stored.
+//! * [`Rooms::close_room`] (`CloseRoom`): the room closes without a result, as an
+//!   administrator's close does.
+//!
+//! These reach rooms running in this process only; in a cluster the director's node must
+//! route them to the room's owner (not built yet).
+
+use crate::create::run_new;
+use crate::ids;
+use crate::rooms::Rooms;
+use crate::{now_ms, Refusal, RoomCmd};
+use parchis_protocol::{AdminCloseRoom, ErrorCode, RoomSettings};
+use parchis_room_core::persist;
+use parchis_room_core::reserved::{DirectorAnswer, DirectorCmd, DirectorRoom};
+use parchis_store::{RoomRecord, StoreError};
+use tokio::sync::oneshot;
+use tracing::{info, warn};
+
+/// What [`Rooms::open_director_room`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opened {
+    /// The room was created now.
+    Created,
+    /// A room with the code existed already (running here, or stored: a retried effect):
+    /// nothing was created.
+    Existing,
+}
+
+impl Rooms {
+    /// Creates room `code` for a tournament match if no room has that code: `settings`
+    /// (validated; `spectator_delay_throws` as the tournament sets it) with `director`'s
+    /// reserved seats. Nobody can start it but [`Rooms::direct`]; it is never disposed of
+    /// as an idle lobby.
+    ///
+    /// # Errors
+    /// `bad_request` for a code that is not 1 to 32 ASCII letters and digits, invalid
+    /// settings or reservations (or reserved colours the settings' seats cannot hold);
+    /// `room_unavailable` when the store cannot be reached; `server_full`; `internal`.
+    pub async fn open_director_room(
+        &self,
+        code: &str,
+        settings: RoomSettings,
+        director: DirectorRoom,
+    ) -> Result<Opened, Refusal> {
+        let bad = |m: String| Refusal::new(ErrorCode::BadRequest, m);
+        if !ids::is_plausible_code(code) {
+            return Err(bad("a room code is 1 to 32 ASCII letters and digits".into()));
+        }
+        settings.validate().map_err(bad)?;
+        director.validate().map_err(bad)?;
+        if director.reserved.len() > usize::from(settings.seats) {
+            return Err(bad(format!(
+                "{} seats reserved in a room of {}",
+                director.reserved.len(),
+                settings.seats
+            )));
+        }
+        let rules = settings.rules().map_err(bad)?;
+        if self.room(code).is_some() {
+            return Ok(Opened::Existing);
+        }
+        let created_at_ms = now_ms();
+        let record = RoomRecord {
+            settings: persist::director_value(&settings, &director),
+            ..persist::room_record(code, &settings, created_at_ms)
+        };
+        let fence = match self.host().store_new(self, &record).await {
+            Ok(fence) => fence,
+            Err(StoreError::RoomExists(_)) => {
+                info!(room = %code, "director's room exists already");
+                return Ok(Opened::Existing);
+            }
+            Err(e) => {
+                warn!(room = %code, error = %e, "store failed creating a director's room");
+                return Err(crate::actor::write_failed(&e).refusal());
+            }
+        };
+        run_new(
+            self,
+            code,
+            settings,
+            rules,
+            created_at_ms,
+            fence,
+            Some(director),
+        )
+        .await?;
+        info!(room = %code, "director's room created");
+        Ok(Opened::Created)
+    }
+
+    /// Sends the director's `cmd` to room `code` and waits for its answer (given once
+    /// what it changed is stored).
+    ///
+    /// # Errors
+    /// `unknown_room` if the room does not run here; the room's refusal (see
+    /// [`DirectorCmd`]); `room_unavailable` if the room stopped meanwhile.
+    pub async fn direct(&self, code: &str, cmd: DirectorCmd) -> Result<DirectorAnswer, Refusal> {
+        let handle = self
+            .room(code)
+            .ok_or_else(|| Refusal::code(ErrorCode::UnknownRoom))?;
+        let (reply, answer) = oneshot::channel();
+        let gone = || Refusal::code(ErrorCode::RoomUnavailable);
+        handle
+            .sender()
+            .send(RoomCmd::Director { cmd, reply })
+            .await
+            .map_err(|_| gone())?;
+        answer.await.map_err(|_| gone())?
+    }
+
+    /// Closes room `code` without a result (a match awarded, forfeited or replayed): a
+    /// running game ends `closed_by_admin`, its connections are closed and the room is
+    /// stored finished. A room that no longer runs here is answered as closed.
+    ///
+    /// # Errors
+    /// `room_unavailable` if the room stopped while closing.
+    pub async fn close_room(&self, code: &str) -> Result<Option<AdminCloseRoom>, Refusal> {
+        let Some(handle) = self.room(code) else {
+            return Ok(None);
+        };
+        let (reply, answer) = oneshot::channel();
+        let gone = || Refusal::code(ErrorCode::RoomUnavailable);
+        handle
+            .sender()
+            .send(RoomCmd::Close { reply })
+            .await
+            .map_err(|_| gone())?;
+        answer.await.map(Some).map_err(|_| gone())
+    }
+}
