@@ -333,6 +333,32 @@ pub fn plain_text<'t>(
     op
 }
 
+/// Adds OpenAPI links to a response (the next calls a client, or a fuzzer's stateful
+/// phase, can make with what it returned): each `(name, operation id, [(parameter,
+/// runtime expression)])`, e.g. `("GetRoom", "getRoom", &[("code", "$response.body#/code")])`.
+pub fn links<'t, T>(
+    mut response: aide::transform::TransformResponse<'t, T>,
+    links: &[(&str, &str, &[(&str, &str)])],
+) -> aide::transform::TransformResponse<'t, T> {
+    for &(name, operation_id, parameters) in links {
+        response.inner().links.insert(
+            name.to_owned(),
+            ReferenceOr::Item(aide::openapi::Link {
+                description: None,
+                operation: aide::openapi::LinkOperation::OperationId(operation_id.to_owned()),
+                request_body: None,
+                parameters: parameters
+                    .iter()
+                    .map(|&(p, e)| (p.to_owned(), serde_json::Value::String(e.to_owned())))
+                    .collect(),
+                server: None,
+                extensions: Map::default(),
+            }),
+        );
+    }
+    response
+}
+
 /// Marks an operation as the admin API's: the bearer token, and its refusals (401, 404
 /// `admin_disabled`, 429 after too many wrong tokens).
 pub fn admin<'t>(op: TransformOperation<'t>) -> TransformOperation<'t> {

@@ -186,7 +186,22 @@ pub fn list_games_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
              invitation).",
         )
         .tag("games")
-        .response_with::<200, Json<GameList>, _>(|r| r.description("One page of games."));
+        .response_with::<200, Json<GameList>, _>(|r| {
+            let first = &[("id", "$response.body#/games/0/id")];
+            api_doc::links(
+                r.description("One page of games."),
+                &[
+                    ("GetGame", "getGame", first),
+                    ("GetGameReplay", "getGameReplay", first),
+                    ("ExportGame", "exportGame", first),
+                    (
+                        "NextPage",
+                        "listGames",
+                        &[("cursor", "$response.body#/next_cursor")],
+                    ),
+                ],
+            )
+        });
     api_doc::errors(
         op,
         &[
@@ -251,7 +266,16 @@ pub fn get_game_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
              event with its `seq`, exactly as sent on the WebSocket.",
         )
         .tag("games")
-        .response_with::<200, Json<GameDetail>, _>(|r| r.description("The game."));
+        .response_with::<200, Json<GameDetail>, _>(|r| {
+            let this = &[("id", "$response.body#/id")];
+            api_doc::links(
+                r.description("The game."),
+                &[
+                    ("GetGameReplay", "getGameReplay", this),
+                    ("ExportGame", "exportGame", this),
+                ],
+            )
+        });
     game_errors(op, &[])
 }
 

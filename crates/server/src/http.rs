@@ -166,7 +166,26 @@ pub fn create_room_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
             Some("The room's settings: one JSON object, unknown fields refused.".into());
     }
     let op = op.response_with::<201, Json<CreateRoomResponse>, _>(|r| {
-        r.description("Created: the room's code, invite link and settings (the preset under its canonical name).")
+        let r = r.description(
+            "Created: the room's code, invite link and settings (the preset under its \
+             canonical name).",
+        );
+        api_doc::links(
+            r,
+            &[
+                ("GetRoom", "getRoom", &[("code", "$response.body#/code")]),
+                (
+                    "ListRoomGames",
+                    "listGames",
+                    &[("room", "$response.body#/code")],
+                ),
+                (
+                    "AdminCloseRoom",
+                    "adminCloseRoom",
+                    &[("code", "$response.body#/code")],
+                ),
+            ],
+        )
     });
     api_doc::errors(
         op,
@@ -316,7 +335,16 @@ pub fn list_rooms_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
              every node.",
         )
         .tag("rooms")
-        .response_with::<200, Json<RoomList>, _>(|r| r.description("The rooms."));
+        .response_with::<200, Json<RoomList>, _>(|r| {
+            api_doc::links(
+                r.description("The rooms."),
+                &[(
+                    "GetRoom",
+                    "getRoom",
+                    &[("code", "$response.body#/rooms/0/code")],
+                )],
+            )
+        });
     api_doc::errors(
         op,
         &[(
