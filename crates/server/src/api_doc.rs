@@ -333,12 +333,15 @@ pub fn plain_text<'t>(
     op
 }
 
+/// One OpenAPI link: `(name, operation id, [(parameter, runtime expression)])`.
+pub type LinkTo<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+
 /// Adds OpenAPI links to a response (the next calls a client, or a fuzzer's stateful
 /// phase, can make with what it returned): each `(name, operation id, [(parameter,
 /// runtime expression)])`, e.g. `("GetRoom", "getRoom", &[("code", "$response.body#/code")])`.
 pub fn links<'t, T>(
     mut response: aide::transform::TransformResponse<'t, T>,
-    links: &[(&str, &str, &[(&str, &str)])],
+    links: &[LinkTo<'_>],
 ) -> aide::transform::TransformResponse<'t, T> {
     for &(name, operation_id, parameters) in links {
         response.inner().links.insert(
