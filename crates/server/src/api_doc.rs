@@ -3,7 +3,7 @@
 //! `proto/schema/`). Served at `GET /api/openapi.json`, checked in as
 //! `proto/openapi.json` (`crates/server/tests/openapi.rs` fails when it drifts).
 //!
-//! How a route is documented (`proto/README.md`, "Documenting a route"): register it with
+//! How a route is documented (`docs/API_DOCS.md`, "Documenting a route"): register it with
 //! `api_route(path, get_with(handler, handler_docs))` and write `handler_docs` next to the
 //! handler: its operation id, summary, tag, success answer and [`errors`]. Parameters and
 //! bodies come from the handler's extractors (`Path<T>`, `Query<T>`, `Json<T>` with
@@ -61,8 +61,9 @@ where
         ..OpenApi::default()
     };
     let router = routes().finish_api_with(&mut api, |t| t);
-    aide::generate::reset_context();
     finish(&mut api);
+    // Leave the thread's generator as aide makes it (and drop the complaints' handler).
+    aide::generate::reset_context();
     let complaints = complaints.borrow().clone();
     (router, api, complaints)
 }

@@ -6,8 +6,9 @@
 //!   ([`metrics`]), `POST/GET /api/rooms`, `GET /api/rooms/{code}`,
 //!   `GET /api/games` ([`games`]: paged, filtered), `GET /api/games/{id}`,
 //!   `GET /api/games/{id}/export` and `GET /api/games/{id}/replay` ([`replay`]), the admin
-//!   API ([`admin`]), the
-//!   WebSocket endpoint `/ws`, and the web client's spot at `/` ([`static_files`]).
+//!   API ([`admin`]), the OpenAPI document of them all at `/api/openapi.json`
+//!   ([`api_doc`]), the WebSocket endpoint `/ws`, and the web client's spot at `/`
+//!   ([`static_files`]). [`api_routes`] registers each documented route with its docs.
 //! * [`run`] serves a router on a listener until a shutdown token fires, then tells every
 //!   client, waits for the room actors and flushes the store. Tests call it on port 0.
 //! * One actor task per room ([`room`]) owns the room and its [`parchis_engine::Game`];
