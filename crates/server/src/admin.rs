@@ -12,13 +12,13 @@
 use crate::admin_auth::authorize;
 use crate::api_doc;
 use crate::client_addr::ClientAddr;
-use crate::http::{ApiError, RoomCodePath};
+use crate::http::{ApiError, ApiPath, RoomCodePath};
 use crate::metrics::ADMIN_ACTIONS;
 use crate::state::AppState;
 use aide::axum::routing::{get_with, post_with};
 use aide::axum::ApiRouter;
 use aide::transform::TransformOperation;
-use axum::extract::{Extension, Path, State};
+use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use parchis_protocol::{close_code, AdminCloseRoom, AdminDisconnect, AdminRoomList, ErrorCode};
@@ -89,6 +89,10 @@ pub fn close_room_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
         api_doc::admin(op),
         &[
             (
+                400,
+                "bad_request: the code is not UTF-8 once percent-decoded.",
+            ),
+            (
                 404,
                 "admin_disabled: no admin token is configured; unknown_room: no live room \
                  has this code.",
@@ -113,11 +117,17 @@ pub fn disconnect_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
         .response_with::<200, Json<AdminDisconnect>, _>(|r| r.description("Disconnected."));
     api_doc::errors(
         api_doc::admin(op),
-        &[(
-            404,
-            "admin_disabled: no admin token is configured; unknown_connection: no open \
-             connection has this id.",
-        )],
+        &[
+            (
+                400,
+                "bad_request: the id is not UTF-8 once percent-decoded.",
+            ),
+            (
+                404,
+                "admin_disabled: no admin token is configured; unknown_connection: no open \
+                 connection has this id.",
+            ),
+        ],
     )
 }
 
@@ -159,7 +169,7 @@ pub async fn close_room(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
     headers: HeaderMap,
-    Path(RoomCodePath { code }): Path<RoomCodePath>,
+    ApiPath(RoomCodePath { code }): ApiPath<RoomCodePath>,
 ) -> Result<Json<AdminCloseRoom>, ApiError> {
     authorize(&state, client, &headers, "close_room")?;
     let code = normalise_code(&code);
@@ -206,7 +216,7 @@ pub async fn disconnect(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
     headers: HeaderMap,
-    Path(ConnectionIdPath { id }): Path<ConnectionIdPath>,
+    ApiPath(ConnectionIdPath { id }): ApiPath<ConnectionIdPath>,
 ) -> Result<Json<AdminDisconnect>, ApiError> {
     authorize(&state, client, &headers, "disconnect")?;
     let unknown = || {

@@ -7,11 +7,11 @@
 
 use crate::api_doc;
 use crate::client_addr::ClientAddr;
-use crate::http::ApiError;
+use crate::http::{ApiError, ApiPath};
 use crate::state::AppState;
 use aide::transform::TransformOperation;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Extension, Path, Query, State};
+use axum::extract::{Extension, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -237,7 +237,10 @@ pub(crate) fn game_errors<'t>(
     api_doc::errors(
         op,
         &[
-            (400, "bad_request: the id is not a UUID."),
+            (
+                400,
+                "bad_request: the id is not a UUID (or not UTF-8 once percent-decoded).",
+            ),
             (
                 403,
                 "spectators_not_allowed: the game runs in a room that allows no spectators \
@@ -402,7 +405,7 @@ fn room_events(
 pub async fn get_game(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
-    Path(GameIdPath { id }): Path<GameIdPath>,
+    ApiPath(GameIdPath { id }): ApiPath<GameIdPath>,
 ) -> Result<Json<GameDetail>, ApiError> {
     let (game, events, seats) = load_game(&state, client, &id).await?;
     let events = room_events(&game, &events)?;
@@ -449,7 +452,7 @@ fn colour_tag(colour: Colour) -> String {
 pub async fn export_game(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
-    Path(GameIdPath { id }): Path<GameIdPath>,
+    ApiPath(GameIdPath { id }): ApiPath<GameIdPath>,
 ) -> Result<Response, ApiError> {
     let (game, events, seats) = load_game(&state, client, &id).await?;
     // The server's one replay of a stored log (checks seqs and the engine events).

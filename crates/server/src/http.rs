@@ -6,7 +6,8 @@ use crate::client_addr::ClientAddr;
 use crate::state::AppState;
 use aide::transform::TransformOperation;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
@@ -78,6 +79,42 @@ impl IntoResponse for ApiError {
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         response
+    }
+}
+
+/// `Path<T>` whose refusal (a segment that is not UTF-8 once percent-decoded, or does not
+/// parse as `T`) is `400 bad_request` in JSON like every other error, not the framework's
+/// plain text. Documented as `Path<T>`: one parameter per field of `T` (`T: JsonSchema`).
+#[derive(Debug, Clone)]
+pub struct ApiPath<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiPath<T>
+where
+    T: serde::de::DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(value)| ApiPath(value))
+            .map_err(|rejection| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    ErrorCode::BadRequest,
+                    rejection.body_text(),
+                )
+            })
+    }
+}
+
+impl<T: schemars::JsonSchema> aide::OperationInput for ApiPath<T> {
+    fn operation_input(
+        ctx: &mut aide::generate::GenContext,
+        operation: &mut aide::openapi::Operation,
+    ) {
+        Path::<T>::operation_input(ctx, operation);
     }
 }
 
@@ -368,6 +405,10 @@ pub fn get_room_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
     api_doc::errors(
         op,
         &[
+            (
+                400,
+                "bad_request: the code is not UTF-8 once percent-decoded.",
+            ),
             (404, "unknown_room: no room has this code."),
             (
                 429,
@@ -391,7 +432,7 @@ pub fn get_room_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
 pub async fn get_room(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
-    Path(RoomCodePath { code }): Path<RoomCodePath>,
+    ApiPath(RoomCodePath { code }): ApiPath<RoomCodePath>,
 ) -> Result<Json<RoomView>, ApiError> {
     state.admission().lookup(client)?;
     let code = normalise_code(&code);

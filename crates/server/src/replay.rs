@@ -7,10 +7,10 @@
 
 use crate::client_addr::ClientAddr;
 use crate::games::{game_errors, live_summary, load_game, players, GameIdPath};
-use crate::http::ApiError;
+use crate::http::{ApiError, ApiPath};
 use crate::state::AppState;
 use aide::transform::TransformOperation;
-use axum::extract::{Extension, Path, State};
+use axum::extract::{Extension, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use parchis_engine::{Action, BoardState, Colour, Event, GameRecord, Location, RuleSet};
@@ -107,7 +107,7 @@ pub fn get_replay_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
 pub async fn get_replay(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
-    Path(GameIdPath { id }): Path<GameIdPath>,
+    ApiPath(GameIdPath { id }): ApiPath<GameIdPath>,
 ) -> Result<Response, ApiError> {
     let (game, events, seats) = load_game(&state, client, &id).await?;
     let game_summary = live_summary(&state, game.clone());

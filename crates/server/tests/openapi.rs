@@ -162,3 +162,24 @@ async fn the_server_serves_the_checked_in_document() {
     assert_eq!(served, generated);
     server.shutdown.cancel();
 }
+
+/// A path segment that is not UTF-8 once percent-decoded is refused in JSON, as the
+/// document says (`400` `HttpError`), not with the framework's plain text.
+#[tokio::test]
+async fn a_path_that_is_not_utf8_is_a_documented_json_400() {
+    let server = start(test_config()).await;
+    let (_, doc) = generated();
+    for (method, path, route) in [
+        ("GET", "/api/rooms/%FF", "/api/rooms/{code}"),
+        ("GET", "/api/games/%FF", "/api/games/{id}"),
+        ("GET", "/api/games/%FF/replay", "/api/games/{id}/replay"),
+        ("GET", "/api/games/%FF/export", "/api/games/{id}/export"),
+    ] {
+        let (status, body) = server.http(method, path, None).await;
+        assert_eq!(status, 400, "{path}");
+        assert_eq!(body["code"], "bad_request", "{path}: {body}");
+        let documented = &doc["paths"][route][method.to_lowercase()]["responses"]["400"];
+        assert!(documented.is_object(), "{method} {route} documents 400");
+    }
+    server.shutdown.cancel();
+}
