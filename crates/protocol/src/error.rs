@@ -224,4 +224,22 @@ pub mod close_code {
     pub const JOIN_TIMEOUT: u16 = 4004;
     /// Nothing (not even a pong) arrived within the ping interval plus the pong timeout.
     pub const PING_TIMEOUT: u16 = 4005;
+
+    /// Every close code above with its name and meaning, in code order, for the
+    /// AsyncAPI document (`proto/asyncapi.json`, [`crate::asyncapi`]).
+    pub const ALL: &[(u16, &str, &str)] = &[
+        (NORMAL, "normal", "Normal closure (the client left, or the server closed an idle finished room)."),
+        (GOING_AWAY, "going_away", "The server is shutting down."),
+        (PROTOCOL_ERROR, "protocol_error", "A WebSocket protocol violation (bad framing, unmasked client frame, bad opcode…)."),
+        (INVALID_PAYLOAD, "invalid_payload", "A text frame that is not valid UTF-8."),
+        (POLICY, "policy", "Sustained abuse: more errors than allowed in the error window, rate-limited commands included."),
+        (TOO_BIG, "too_big", "A frame above the hard size limit (four times the message limit)."),
+        (SERVICE_RESTART, "service_restart", "The room moved to another node (cluster mode) or was rebuilt from its stored log: reconnect (to any node) and `resume` with the session token and last `seq`."),
+        (SESSION_REPLACED, "session_replaced", "Another connection took over this seat (another tab)."),
+        (SLOW_CONSUMER, "slow_consumer", "The client did not read its messages fast enough: too many bytes queued for it, or a frame not written within the write timeout (it may `resume`)."),
+        (CLOSED_BY_ADMIN, "closed_by_admin", "An administrator closed the room (its game, if running, ended `closed_by_admin`)."),
+        (DISCONNECTED_BY_ADMIN, "disconnected_by_admin", "An administrator disconnected this connection (a player may `resume`)."),
+        (JOIN_TIMEOUT, "join_timeout", "The connection joined, watched or resumed no room within the join timeout."),
+        (PING_TIMEOUT, "ping_timeout", "Nothing (not even a pong) arrived within the ping interval plus the pong timeout."),
+    ];
 }

@@ -75,15 +75,19 @@ pub struct RoomSettings {
     pub preset: String,
     /// Number of seats, 2 to 4, within the rule set's player range (`pairs`: 4).
     #[serde(default = "default_seats")]
+    #[schemars(range(min = 2, max = 4))]
     pub seats: u8,
     /// Seconds to roll and play each throw (R-CLOCK, D-12), 1 to 600.
     #[serde(default = "default_clock")]
+    #[schemars(range(min = 1, max = 600))]
     pub turn_clock_secs: u32,
     /// Seconds a player may stay disconnected before abandoning (R-LEAVE), 1 to 3600.
     #[serde(default = "default_grace")]
+    #[schemars(range(min = 1, max = 3600))]
     pub disconnect_grace_secs: u32,
     /// Consecutive timeouts after which a player has abandoned (R-LEAVE), 1 to 10.
     #[serde(default = "default_timeouts")]
+    #[schemars(range(min = 1, max = 10))]
     pub timeouts_to_abandon: u8,
     /// Listed by `GET /api/rooms` while not started (and, if spectators may watch, by
     /// `GET /api/rooms?status=playing` while its game runs).
@@ -102,10 +106,12 @@ pub struct RoomSettings {
     /// How long a bot waits before each roll and move, in ms, 0 to 10000 (default 600),
     /// and less than the turn clock: bots act well within their clock.
     #[serde(default = "default_bot_think")]
+    #[schemars(range(max = 10000))]
     pub bot_think_ms: u32,
     /// Spectators watching at once, 1 to 1000 (default 200); a `watch` beyond gets
     /// `too_many_spectators`.
     #[serde(default = "default_max_spectators")]
+    #[schemars(range(min = 1, max = 1000))]
     pub max_spectators: u32,
     /// Spectators see the game this many throws behind (issue 27, "no help from the
     /// public"), 0 to 20 (default 0: live). On every channel a spectator can look at (the

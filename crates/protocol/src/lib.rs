@@ -18,6 +18,7 @@
 //! `proto/README.md` documents the connection lifecycle and every message with an example.
 
 mod admin;
+pub mod asyncapi;
 mod dice;
 mod error;
 mod games;

@@ -10,14 +10,17 @@
 //!   `404 unknown_connection`
 
 use crate::admin_auth::authorize;
+use crate::api_doc;
 use crate::client_addr::ClientAddr;
-use crate::http::ApiError;
+use crate::http::{ApiError, ApiPath, RoomCodePath};
 use crate::metrics::ADMIN_ACTIONS;
 use crate::state::AppState;
-use axum::extract::{Extension, Path, State};
+use aide::axum::routing::{get_with, post_with};
+use aide::axum::ApiRouter;
+use aide::transform::TransformOperation;
+use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use parchis_protocol::{close_code, AdminCloseRoom, AdminDisconnect, AdminRoomList, ErrorCode};
 use parchis_room::ids::normalise_code;
 use parchis_room::RoomCmd;
@@ -28,14 +31,104 @@ use tracing::info;
 /// How long a room actor may take to answer an admin request.
 const ROOM_ANSWER: Duration = Duration::from_secs(2);
 
-/// The admin routes (mounted at the root: paths start with `/admin`).
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/admin/rooms", get(list_rooms))
-        .route("/admin/rooms/{code}/close", post(close_room))
-        .route("/admin/connections/{id}/disconnect", post(disconnect))
-        .route("/admin/debug/stall", post(crate::stall::stall))
-        .route("/admin/debug/shed", post(crate::stall::shed))
+/// The admin routes (mounted at the root: paths start with `/admin`), each with its docs.
+pub fn router() -> ApiRouter<AppState> {
+    use crate::stall;
+    ApiRouter::new()
+        .api_route("/admin/rooms", get_with(list_rooms, list_rooms_docs))
+        .api_route(
+            "/admin/rooms/{code}/close",
+            post_with(close_room, close_room_docs),
+        )
+        .api_route(
+            "/admin/connections/{id}/disconnect",
+            post_with(disconnect, disconnect_docs),
+        )
+        .api_route(
+            "/admin/debug/stall",
+            post_with(stall::stall, stall::stall_docs),
+        )
+        .api_route(
+            "/admin/debug/shed",
+            post_with(stall::shed, stall::shed_docs),
+        )
+}
+
+/// The path of `POST /admin/connections/{id}/disconnect`.
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
+pub struct ConnectionIdPath {
+    /// The connection's id (decimal), as `GET /admin/rooms` lists it; anything else is no
+    /// open connection's id (404).
+    pub id: String,
+}
+
+/// The docs of [`list_rooms`].
+pub fn list_rooms_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("adminListRooms")
+        .summary("Every live room with its connections")
+        .description("Every live room on this node, oldest first, with its seats' and spectators' connection ids.")
+        .response_with::<200, Json<AdminRoomList>, _>(|r| r.description("The rooms."));
+    api_doc::errors(
+        api_doc::admin(op),
+        &[(404, "admin_disabled: no admin token is configured.")],
+    )
+}
+
+/// The docs of [`close_room`].
+pub fn close_room_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("adminCloseRoom")
+        .summary("Close a room")
+        .description(
+            "The running game ends with reason `closed_by_admin` (stored); every connection \
+             closes with 4002.",
+        )
+        .response_with::<200, Json<AdminCloseRoom>, _>(|r| r.description("Closed."));
+    api_doc::errors(
+        api_doc::admin(op),
+        &[
+            (
+                400,
+                "bad_request: the code is not UTF-8 once percent-decoded.",
+            ),
+            (
+                404,
+                "admin_disabled: no admin token is configured; unknown_room: no live room \
+                 has this code.",
+            ),
+            (
+                503,
+                "internal: the room did not answer in time; server_full.",
+            ),
+        ],
+    )
+}
+
+/// The docs of [`disconnect`].
+pub fn disconnect_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("adminDisconnect")
+        .summary("Disconnect a connection")
+        .description(
+            "Closes the connection with 4003; a player's seat keeps its grace period, as for \
+             any dropped connection.",
+        )
+        .response_with::<200, Json<AdminDisconnect>, _>(|r| r.description("Disconnected."));
+    api_doc::errors(
+        api_doc::admin(op),
+        &[
+            (
+                400,
+                "bad_request: the id is not UTF-8 once percent-decoded.",
+            ),
+            (
+                404,
+                "admin_disabled: no admin token is configured; unknown_connection: no open \
+                 connection has this id.",
+            ),
+        ],
+    )
 }
 
 fn counted(action: &'static str) {
@@ -76,7 +169,7 @@ pub async fn close_room(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
     headers: HeaderMap,
-    Path(code): Path<String>,
+    ApiPath(RoomCodePath { code }): ApiPath<RoomCodePath>,
 ) -> Result<Json<AdminCloseRoom>, ApiError> {
     authorize(&state, client, &headers, "close_room")?;
     let code = normalise_code(&code);
@@ -123,7 +216,7 @@ pub async fn disconnect(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    ApiPath(ConnectionIdPath { id }): ApiPath<ConnectionIdPath>,
 ) -> Result<Json<AdminDisconnect>, ApiError> {
     authorize(&state, client, &headers, "disconnect")?;
     let unknown = || {

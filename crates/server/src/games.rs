@@ -5,11 +5,13 @@
 //! * `GET /api/games/{id}` — [`GameDetail`]: players, result and every stored event.
 //! * `GET /api/games/{id}/export` — the text notation of `proto/GAME_EXPORT.md`.
 
+use crate::api_doc;
 use crate::client_addr::ClientAddr;
-use crate::http::ApiError;
+use crate::http::{ApiError, ApiPath};
 use crate::state::AppState;
+use aide::transform::TransformOperation;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Extension, Path, Query, State};
+use axum::extract::{Extension, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -173,6 +175,129 @@ pub async fn list_games(
     }))
 }
 
+/// The docs of [`list_games`].
+pub fn list_games_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("listGames")
+        .summary("Stored games, newest first, one page")
+        .description(
+            "Stored games (by start time, then id), `limit` per page (default 20, at most \
+             100) and `next_cursor` for the next page. Without `room`, only the games of \
+             public rooms; with it, that room's games (a private room's code is its \
+             invitation).",
+        )
+        .tag("games")
+        .response_with::<200, Json<GameList>, _>(|r| {
+            let first = &[("id", "$response.body#/games/0/id")];
+            api_doc::links(
+                r.description("One page of games."),
+                &[
+                    ("GetGame", "getGame", first),
+                    ("GetGameReplay", "getGameReplay", first),
+                    ("ExportGame", "exportGame", first),
+                    (
+                        "NextPage",
+                        "listGames",
+                        &[("cursor", "$response.body#/next_cursor")],
+                    ),
+                ],
+            )
+        });
+    api_doc::errors(
+        op,
+        &[
+            (
+                400,
+                "bad_request: an unknown parameter, or a bad value (a limit outside 1 to 100, \
+                 an unknown rule set or result, a room that is not a code, a cursor not from \
+                 `next_cursor`).",
+            ),
+            (
+                429,
+                "rate_limited: this address's stored-game reads (or a connection limit).",
+            ),
+            (500, "internal: the game store failed."),
+        ],
+    )
+}
+
+/// The path of a stored game's routes (`/api/games/{id}`, its replay and export).
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
+pub struct GameIdPath {
+    /// The game's id, a UUID (as in `GameSummary.id`).
+    #[schemars(extend("format" = "uuid"))]
+    pub id: String,
+}
+
+/// The errors of every route of one stored game ([`load_game`]), besides `extra`.
+pub(crate) fn game_errors<'t>(
+    op: TransformOperation<'t>,
+    extra: &[(u16, &str)],
+) -> TransformOperation<'t> {
+    let op = api_doc::errors(op, extra);
+    api_doc::errors(
+        op,
+        &[
+            (
+                400,
+                "bad_request: the id is not a UUID (or not UTF-8 once percent-decoded).",
+            ),
+            (
+                403,
+                "spectators_not_allowed: the game runs in a room that allows no spectators \
+                 (readable once it has ended).",
+            ),
+            (404, "unknown_game: no game has this id."),
+            (
+                429,
+                "rate_limited: this address's stored-game reads (or a connection limit).",
+            ),
+            (
+                500,
+                "internal: the game store failed, or the stored game does not read back.",
+            ),
+        ],
+    )
+}
+
+/// The docs of [`get_game`].
+pub fn get_game_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("getGame")
+        .summary("One stored game with every event")
+        .description(
+            "Players (with their bot level), preset, result, fair dice and every stored \
+             event with its `seq`, exactly as sent on the WebSocket.",
+        )
+        .tag("games")
+        .response_with::<200, Json<GameDetail>, _>(|r| {
+            let this = &[("id", "$response.body#/id")];
+            api_doc::links(
+                r.description("The game."),
+                &[
+                    ("GetGameReplay", "getGameReplay", this),
+                    ("ExportGame", "exportGame", this),
+                ],
+            )
+        });
+    game_errors(op, &[])
+}
+
+/// The docs of [`export_game`].
+pub fn export_game_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("exportGame")
+        .summary("One stored game in the text notation")
+        .description(
+            "The game in the notation of `proto/GAME_EXPORT.md`, with tags `Room`, `Game`, \
+             `Date`, `Result`, `Termination`, one per player and one per bot seat, and the \
+             fair dice's tags.",
+        )
+        .tag("games")
+        .response_with::<200, String, _>(|r| r.description("The game as text (`text/plain`)."));
+    game_errors(op, &[])
+}
+
 fn parse_game_id(id: &str) -> Result<uuid::Uuid, ApiError> {
     uuid::Uuid::parse_str(id)
         .map_err(|e| bad_request(format!("{id:?} is not a game id (UUID): {e}")))
@@ -326,7 +451,7 @@ fn room_events(
 pub async fn get_game(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
-    Path(id): Path<String>,
+    ApiPath(GameIdPath { id }): ApiPath<GameIdPath>,
     headers: HeaderMap,
 ) -> Result<Json<GameDetail>, ApiError> {
     let (game, events, seats) = load_game(&state, client, &id, &headers).await?;
@@ -374,7 +499,7 @@ fn colour_tag(colour: Colour) -> String {
 pub async fn export_game(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
-    Path(id): Path<String>,
+    ApiPath(GameIdPath { id }): ApiPath<GameIdPath>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let (game, events, seats) = load_game(&state, client, &id, &headers).await?;

@@ -8,6 +8,7 @@
 //!   sheds load (`docs/CLUSTER.md`, "Load shedding") is not ready either.
 
 use crate::state::AppState;
+use aide::transform::TransformOperation;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
@@ -20,6 +21,50 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(2);
 /// `GET /healthz`: liveness only.
 pub async fn healthz() -> &'static str {
     "ok"
+}
+
+/// The docs of [`healthz`].
+pub fn healthz_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    op.id("healthz")
+        .summary("Liveness")
+        .description(
+            "`ok` while the process serves HTTP, even to a connection over a connection \
+             limit (for supervisors).",
+        )
+        .tag("operations")
+        .response_with::<200, &'static str, _>(|r| r.description("`ok` (`text/plain`)."))
+}
+
+/// What a `503` of `/readyz` carries: the store's answer ([`Readiness`]), or, beyond the
+/// connections reserved for operators, the connection limit's [`parchis_protocol::HttpError`].
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum NotReady {
+    /// The server is not ready: the store failed or is slow, it sheds load, or it shuts down.
+    Readiness(Readiness),
+    /// A connection limit's refusal (`server_full`), with `Retry-After`.
+    Refused(parchis_protocol::HttpError),
+}
+
+/// The docs of [`readyz`].
+pub fn readyz_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("readyz")
+        .summary("Readiness")
+        .description(
+            "Ready only when the store answers a cheap query within 2 s (and, in cluster \
+             mode, the node does not shed load), for load balancers.",
+        )
+        .tag("operations")
+        .response_with::<200, Json<Readiness>, _>(|r| r.description("`{\"status\":\"ready\"}`."))
+        .response_with::<503, Json<NotReady>, _>(|r| {
+            r.description(
+                "Not ready: `{\"status\":\"unavailable\",\"reason\":…}`; or a connection \
+                 limit's `server_full` (with `Retry-After`).",
+            )
+        });
+    crate::api_doc::errors(op, &[])
 }
 
 /// `GET /readyz`: `200 {"status":"ready"}`, or `503 {"status":"unavailable","reason":…}`

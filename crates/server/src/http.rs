@@ -1,16 +1,21 @@
 //! HTTP API: create, list and inspect rooms (stored games: [`crate::games`]). Errors are
 //! JSON [`HttpError`] bodies.
 
+use crate::api_doc;
 use crate::client_addr::ClientAddr;
 use crate::state::AppState;
+use aide::transform::TransformOperation;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use axum::Json;
 use parchis_admission::Denied;
-use parchis_protocol::{CreateRoomResponse, ErrorCode, HttpError, RoomList, RoomSettings};
+use parchis_protocol::{
+    CreateRoomRequest, CreateRoomResponse, ErrorCode, HttpError, RoomList, RoomSettings, RoomView,
+};
 use parchis_room::ids::normalise_code;
 use parchis_room::{self, Refusal, RoomCmd};
 use tokio::sync::oneshot;
@@ -60,6 +65,11 @@ impl From<Denied> for ApiError {
     }
 }
 
+/// Error answers are documented per route ([`api_doc::errors`]): nothing is inferred.
+impl aide::OperationOutput for ApiError {
+    type Inner = HttpError;
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut response = (self.status, Json(self.body)).into_response();
@@ -69,6 +79,42 @@ impl IntoResponse for ApiError {
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         response
+    }
+}
+
+/// `Path<T>` whose refusal (a segment that is not UTF-8 once percent-decoded, or does not
+/// parse as `T`) is `400 bad_request` in JSON like every other error, not the framework's
+/// plain text. Documented as `Path<T>`: one parameter per field of `T` (`T: JsonSchema`).
+#[derive(Debug, Clone)]
+pub struct ApiPath<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiPath<T>
+where
+    T: serde::de::DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(value)| ApiPath(value))
+            .map_err(|rejection| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    ErrorCode::BadRequest,
+                    rejection.body_text(),
+                )
+            })
+    }
+}
+
+impl<T: schemars::JsonSchema> aide::OperationInput for ApiPath<T> {
+    fn operation_input(
+        ctx: &mut aide::generate::GenContext,
+        operation: &mut aide::openapi::Operation,
+    ) {
+        Path::<T>::operation_input(ctx, operation);
     }
 }
 
@@ -136,6 +182,75 @@ pub async fn create_room(
     ))
 }
 
+/// The docs of [`create_room`] (`docs/API_DOCS.md`).
+pub fn create_room_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let mut op = op
+        .id("createRoom")
+        .summary("Create a room")
+        .description(
+            "Creates a room with these settings (every field optional; an empty body means \
+             every default). The creator then joins it over the WebSocket (`join`) and \
+             shares `invite_url` or `code`.",
+        )
+        .tag("rooms");
+    // The handler reads the raw body (to refuse arrays and answer in JSON); it is the
+    // settings as JSON, and may be empty.
+    op.inner_mut().request_body = None;
+    let mut op = op.input::<Json<CreateRoomRequest>>();
+    if let Some(aide::openapi::ReferenceOr::Item(body)) = op.inner_mut().request_body.as_mut() {
+        body.required = false;
+        body.description =
+            Some("The room's settings: one JSON object, unknown fields refused.".into());
+    }
+    let op = op.response_with::<201, Json<CreateRoomResponse>, _>(|r| {
+        let r = r.description(
+            "Created: the room's code, invite link and settings (the preset under its \
+             canonical name).",
+        );
+        api_doc::links(
+            r,
+            &[
+                ("GetRoom", "getRoom", &[("code", "$response.body#/code")]),
+                (
+                    "ListRoomGames",
+                    "listGames",
+                    &[("room", "$response.body#/code")],
+                ),
+                (
+                    "AdminCloseRoom",
+                    "adminCloseRoom",
+                    &[("code", "$response.body#/code")],
+                ),
+            ],
+        )
+    });
+    api_doc::errors(
+        op,
+        &[
+            (
+                400,
+                "bad_request: not one JSON object, an unknown field, a value out of range or \
+                 an invalid combination (the message names it); bad_json: not JSON.",
+            ),
+            (413, "bad_request: the body is over 16 KiB."),
+            (
+                429,
+                "rate_limited: room creations per minute, open lobbies or rooms with bots of \
+                 this address (or a connection limit).",
+            ),
+            (
+                500,
+                "internal: the room could not be created (a bug or a store that closed).",
+            ),
+            (
+                503,
+                "server_full (rooms or rooms with bots; in cluster mode no node takes it), \
+                 shutting_down, or room_unavailable (the database is out of reach or busy).",
+            ),
+        ],
+    )
+}
+
 /// The settings of a `POST /api/rooms` body: strict JSON, validated, the preset under
 /// its canonical name.
 fn settings_of(
@@ -196,11 +311,22 @@ fn creation_refused(r: Refusal) -> ApiError {
 }
 
 /// Query of `GET /api/rooms`.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoomsQuery {
-    /// `lobby` (the default) or `playing`.
+    /// `lobby` (the default: rooms not yet started) or `playing` (games in progress that
+    /// allow spectators).
+    #[schemars(extend("enum" = ["lobby", "playing"]))]
     pub status: Option<String>,
+}
+
+/// The path of a room's routes (`/api/rooms/{code}`, `/admin/rooms/{code}/close`).
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
+pub struct RoomCodePath {
+    /// The room's code: 10 characters of Crockford base32, read case-insensitively (`O`
+    /// as `0`, `I` and `L` as `1`, `-` and spaces ignored). Anything else is no room's
+    /// code (404).
+    pub code: String,
 }
 
 /// `GET /api/rooms`: public rooms not yet started, oldest first (in cluster mode, those of
@@ -234,6 +360,69 @@ pub async fn list_rooms(
     Ok(Json(RoomList { rooms }))
 }
 
+/// The docs of [`list_rooms`].
+pub fn list_rooms_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("listRooms")
+        .summary("The lobby: public rooms")
+        .description(
+            "Public rooms not yet started, oldest first (each with its rule set, clock, free \
+             colours and whether spectators may watch); with `status=playing`, public rooms \
+             whose game is in progress and that allow spectators. In cluster mode, those of \
+             every node.",
+        )
+        .tag("rooms")
+        .response_with::<200, Json<RoomList>, _>(|r| {
+            api_doc::links(
+                r.description("The rooms."),
+                &[(
+                    "GetRoom",
+                    "getRoom",
+                    &[("code", "$response.body#/rooms/0/code")],
+                )],
+            )
+        });
+    api_doc::errors(
+        op,
+        &[(
+            400,
+            "bad_request: an unknown `status` or another parameter.",
+        )],
+    )
+}
+
+/// The docs of [`get_room`].
+pub fn get_room_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("getRoom")
+        .summary("One room's public state")
+        .description(
+            "The room as the WebSocket's `welcome` shows it: settings, rule set, seats, \
+             teams, the board's marked squares, and the running game's position.",
+        )
+        .tag("rooms")
+        .response_with::<200, Json<RoomView>, _>(|r| r.description("The room."));
+    api_doc::errors(
+        op,
+        &[
+            (
+                400,
+                "bad_request: the code is not UTF-8 once percent-decoded.",
+            ),
+            (404, "unknown_room: no room has this code."),
+            (
+                429,
+                "rate_limited: this address's lookups by code per minute (or a connection limit).",
+            ),
+            (
+                503,
+                "room_unavailable (cluster mode: an unfinished room no node serves right now; \
+                 Retry-After), or server_full.",
+            ),
+        ],
+    )
+}
+
 /// `GET /api/rooms/{code}`: one room's public state ([`parchis_protocol::RoomView`]);
 /// 404 `unknown_room` when no room has that code. Cluster mode: a room owned by another
 /// node is asked on `P.room.<CODE>`; one that no node serves right now but is unfinished
@@ -243,8 +432,8 @@ pub async fn list_rooms(
 pub async fn get_room(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
-    Path(code): Path<String>,
-) -> Result<Json<parchis_protocol::RoomView>, ApiError> {
+    ApiPath(RoomCodePath { code }): ApiPath<RoomCodePath>,
+) -> Result<Json<RoomView>, ApiError> {
     state.admission().lookup(client)?;
     let code = normalise_code(&code);
     let unknown = || {

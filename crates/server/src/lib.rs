@@ -6,8 +6,9 @@
 //!   ([`metrics`]), `POST/GET /api/rooms`, `GET /api/rooms/{code}`,
 //!   `GET /api/games` ([`games`]: paged, filtered), `GET /api/games/{id}`,
 //!   `GET /api/games/{id}/export` and `GET /api/games/{id}/replay` ([`replay`]), the admin
-//!   API ([`admin`]), the
-//!   WebSocket endpoint `/ws`, and the web client's spot at `/` ([`static_files`]).
+//!   API ([`admin`]), the OpenAPI document of them all at `/api/openapi.json`
+//!   ([`api_doc`]), the WebSocket endpoint `/ws`, and the web client's spot at `/`
+//!   ([`static_files`]). [`api_routes`] registers each documented route with its docs.
 //! * [`run`] serves a router on a listener until a shutdown token fires, then tells every
 //!   client, waits for the room actors and flushes the store. Tests call it on port 0.
 //! * One actor task per room ([`room`]) owns the room and its [`parchis_engine::Game`];
@@ -17,6 +18,7 @@
 
 pub mod admin;
 pub mod admin_auth;
+pub mod api_doc;
 pub mod client_addr;
 pub mod config;
 pub mod games;
@@ -33,6 +35,8 @@ pub mod state;
 pub mod static_files;
 pub mod ws;
 
+use aide::axum::routing::get_with;
+use aide::axum::ApiRouter;
 use axum::routing::get;
 use axum::Router;
 use std::io;
@@ -42,31 +46,70 @@ use tokio_util::sync::CancellationToken;
 pub use config::ServerConfig;
 pub use state::AppState;
 
-/// The router: HTTP API, WebSocket endpoint and the static web client's spot.
+/// The documented routes: the HTTP API, each registered with its docs
+/// ([`api_doc`]: `api_route(path, get_with(handler, handler_docs))`), and the undocumented
+/// ones (the WebSocket, described by `proto/asyncapi.json`, and the web client's files).
+pub fn api_routes() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/api/rooms",
+            get_with(http::list_rooms, http::list_rooms_docs)
+                .post_with(http::create_room, http::create_room_docs)
+                .layer(axum::extract::DefaultBodyLimit::max(
+                    http::MAX_CREATE_BODY_BYTES,
+                )),
+        )
+        .api_route(
+            "/api/rooms/{code}",
+            get_with(http::get_room, http::get_room_docs),
+        )
+        .api_route(
+            "/api/games",
+            get_with(games::list_games, games::list_games_docs),
+        )
+        .api_route(
+            "/api/games/{id}",
+            get_with(games::get_game, games::get_game_docs),
+        )
+        .api_route(
+            "/api/games/{id}/export",
+            get_with(games::export_game, games::export_game_docs),
+        )
+        .api_route(
+            "/api/games/{id}/replay",
+            get_with(replay::get_replay, replay::get_replay_docs),
+        )
+        .api_route(
+            "/api/openapi.json",
+            get_with(api_doc::serve, api_doc::serve_docs),
+        )
+        .route("/ws", get(ws::upgrade))
+        .api_route("/healthz", get_with(health::healthz, health::healthz_docs))
+        .api_route("/readyz", get_with(health::readyz, health::readyz_docs))
+        .api_route("/metrics", get_with(metrics::scrape, metrics::scrape_docs))
+        .merge(admin::router())
+        .merge(static_files::router())
+}
+
+/// The OpenAPI document of [`api_routes`] (`proto/openapi.json`), and aide's complaints
+/// while generating it (none expected).
+pub fn openapi() -> (aide::openapi::OpenApi, Vec<String>) {
+    let (_, api, complaints) = api_doc::generate(api_routes);
+    (api, complaints)
+}
+
+/// The router: HTTP API, WebSocket endpoint and the static web client's spot, with the
+/// OpenAPI document of its routes at `/api/openapi.json`.
 ///
 /// Handlers read the client's address from [`client_addr::ClientAddr`], which
 /// [`listener::serve`] attaches; every request must be answered within
 /// [`config::Timeouts::request`] (408 otherwise).
 pub fn app(state: AppState) -> Router {
     let request_timeout = state.config().timeouts.request;
-    Router::new()
-        .route(
-            "/api/rooms",
-            get(http::list_rooms).post(http::create_room).layer(
-                axum::extract::DefaultBodyLimit::max(http::MAX_CREATE_BODY_BYTES),
-            ),
-        )
-        .route("/api/rooms/{code}", get(http::get_room))
-        .route("/api/games", get(games::list_games))
-        .route("/api/games/{id}", get(games::get_game))
-        .route("/api/games/{id}/export", get(games::export_game))
-        .route("/api/games/{id}/replay", get(replay::get_replay))
-        .route("/ws", get(ws::upgrade))
-        .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
-        .route("/metrics", get(metrics::scrape))
-        .merge(admin::router())
-        .merge(static_files::router())
+    let (router, api, _) = api_doc::generate(api_routes);
+    let document = api_doc::Document(api_doc::render(&api).into());
+    router
+        .layer(axum::Extension(document))
         .layer(access_log())
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             axum::http::StatusCode::REQUEST_TIMEOUT,

@@ -11,6 +11,7 @@
 //! is the endpoint: it samples the room gauges at scrape time and renders.
 
 use crate::state::AppState;
+use aide::transform::TransformOperation;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
@@ -40,6 +41,32 @@ fn sample(state: &AppState) {
     if let Some(own) = state.node().ownership() {
         metrics::gauge!(CLUSTER_ROOMS_OWNED).set(own.count() as f64);
     }
+}
+
+/// The docs of [`scrape`].
+pub fn scrape_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("metrics")
+        .summary("Prometheus metrics")
+        .description("The text exposition format 0.0.4; the names are `parchis_telemetry::names`.")
+        .tag("operations")
+        .response_with::<200, String, _>(|r| {
+            r.description("`text/plain; version=0.0.4`: the metrics.")
+        });
+    let op = crate::api_doc::errors(
+        op,
+        &[(
+            503,
+            "server_full: a connection limit (JSON, with `Retry-After`).",
+        )],
+    );
+    crate::api_doc::plain_text(
+        op,
+        &[(
+            503,
+            "This process has no Prometheus recorder (`text/plain`).",
+        )],
+    )
 }
 
 /// `GET /metrics`: every metric in the Prometheus text format (`text/plain;

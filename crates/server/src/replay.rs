@@ -6,10 +6,11 @@
 //! their actions through the engine (the log is read by [`parchis_room_core::replay()`]).
 
 use crate::client_addr::ClientAddr;
-use crate::games::{live_summary, load_game, players};
-use crate::http::ApiError;
+use crate::games::{game_errors, live_summary, load_game, players, GameIdPath};
+use crate::http::{ApiError, ApiPath};
 use crate::state::AppState;
-use axum::extract::{Extension, Path, State};
+use aide::transform::TransformOperation;
+use axum::extract::{Extension, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use parchis_engine::{Action, BoardState, Colour, Event, GameRecord, Location, RuleSet};
@@ -80,6 +81,21 @@ pub fn replay_steps(
     Ok(steps)
 }
 
+/// The docs of [`get_replay`].
+pub fn get_replay_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("getGameReplay")
+        .summary("One stored game, step by step")
+        .description(
+            "For a replay viewer: step 0 is the start, then one step per action (a roll, a \
+             move, a timeout, an abandonment) with its engine events, the moves and the \
+             board after it; the rule set is given once.",
+        )
+        .tag("games")
+        .response_with::<200, axum::Json<GameReplay>, _>(|r| r.description("The replay."));
+    game_errors(op, &[])
+}
+
 /// `GET /api/games/{id}/replay`: the stored game as [`GameReplay`]. `400 bad_request` for a
 /// malformed id, `404 unknown_game`, `403 spectators_not_allowed` while a game of a room
 /// without spectators runs, `429 rate_limited` past the address's stored-game reads,
@@ -91,7 +107,7 @@ pub fn replay_steps(
 pub async fn get_replay(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
-    Path(id): Path<String>,
+    ApiPath(GameIdPath { id }): ApiPath<GameIdPath>,
     headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
     let (game, events, seats) = load_game(&state, client, &id, &headers).await?;

@@ -10,9 +10,11 @@
 //! stops shedding by the usual rule once the time is up. Both need the admin token too;
 //! without the setting the routes answer 404 `admin_disabled`.
 
+use crate::api_doc;
 use crate::client_addr::ClientAddr;
 use crate::http::ApiError;
 use crate::state::AppState;
+use aide::transform::TransformOperation;
 use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
@@ -26,7 +28,7 @@ const LONGEST: Duration = Duration::from_secs(30);
 const HEAD_START: Duration = Duration::from_millis(100);
 
 /// The body of `POST /admin/debug/stall`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct StallRequest {
     /// Milliseconds every worker thread stays blocked.
     pub ms: u64,
@@ -48,6 +50,41 @@ fn allowed(
         ));
     }
     crate::admin_auth::authorize(state, client, headers, what)
+}
+
+/// What both hooks answer besides 202: the admin API's refusals and the JSON body's.
+fn hook_docs<'t>(op: TransformOperation<'t>, extra: &[(u16, &str)]) -> TransformOperation<'t> {
+    let op = op
+        .tag("debug")
+        .response_with::<202, (), _>(|r| r.description("Accepted (no body)."));
+    let op = api_doc::errors(op, extra);
+    let op = api_doc::errors(
+        api_doc::admin(op),
+        &[(
+            404,
+            "admin_disabled: the hook is off (`--debug-stall-hook`) or no admin token is \
+             configured.",
+        )],
+    );
+    api_doc::json_body_rejections(op)
+}
+
+/// The docs of [`stall`].
+pub fn stall_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    hook_docs(
+        op.id("debugStall")
+            .summary("Block every worker thread for `ms` (tests only)"),
+        &[],
+    )
+}
+
+/// The docs of [`shed`].
+pub fn shed_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    hook_docs(
+        op.id("debugShed")
+            .summary("Make a cluster node shed load for `ms` (tests only)"),
+        &[(400, "bad_request: load shedding needs cluster mode.")],
+    )
 }
 
 /// `POST /admin/debug/stall`: answers at once (202), then, 100 ms later, blocks every

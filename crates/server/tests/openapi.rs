@@ -1,0 +1,185 @@
+//! The OpenAPI document: the checked-in `proto/openapi.json` must equal what the routes
+//! generate (regenerate with `UPDATE_SCHEMA=1 cargo test -p parchis-server --test
+//! openapi`), the server serves exactly it at `GET /api/openapi.json`, and it documents
+//! every route of the HTTP API with its parameters and answers.
+
+mod common;
+
+use common::{start, test_config};
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn checked_in_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto/openapi.json")
+}
+
+fn generated() -> (String, Value) {
+    let (api, complaints) = parchis_server::openapi();
+    assert!(complaints.is_empty(), "aide complained: {complaints:?}");
+    let text = parchis_server::api_doc::render(&api);
+    let value = serde_json::from_str(&text).expect("the document is JSON");
+    (text, value)
+}
+
+#[test]
+fn checked_in_openapi_matches_the_code() {
+    let (text, _) = generated();
+    let path = checked_in_path();
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, &text).expect("write proto/openapi.json");
+        return;
+    }
+    let current = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        current == text,
+        "proto/openapi.json is out of date; regenerate with:\n  UPDATE_SCHEMA=1 cargo test -p parchis-server --test openapi"
+    );
+}
+
+#[test]
+fn every_route_is_documented_with_its_answers() {
+    let (_, doc) = generated();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let paths = doc["paths"].as_object().expect("paths");
+    let mut operations: Vec<String> = paths
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, _)| k.as_str() != "parameters")
+                .map(move |(method, _)| format!("{} {path}", method.to_uppercase()))
+        })
+        .collect();
+    operations.sort();
+    assert_eq!(
+        operations,
+        [
+            "GET /admin/rooms",
+            "GET /api/games",
+            "GET /api/games/{id}",
+            "GET /api/games/{id}/export",
+            "GET /api/games/{id}/replay",
+            "GET /api/openapi.json",
+            "GET /api/rooms",
+            "GET /api/rooms/{code}",
+            "GET /healthz",
+            "GET /metrics",
+            "GET /readyz",
+            "POST /admin/connections/{id}/disconnect",
+            "POST /admin/debug/shed",
+            "POST /admin/debug/stall",
+            "POST /admin/rooms/{code}/close",
+            "POST /api/rooms",
+        ]
+    );
+    // Every operation has an id, a tag, a 2xx and the request timeout's 408.
+    for (path, item) in paths {
+        for (method, op) in item.as_object().expect("path item") {
+            let responses = op["responses"].as_object().expect("responses");
+            assert!(
+                op["operationId"].is_string(),
+                "{method} {path}: operationId"
+            );
+            assert!(op["tags"][0].is_string(), "{method} {path}: tag");
+            assert!(
+                responses.keys().any(|s| s.starts_with('2')),
+                "{method} {path}: 2xx"
+            );
+            assert!(responses.contains_key("408"), "{method} {path}: 408");
+            // Every 429 carries a required Retry-After.
+            if let Some(limited) = responses.get("429") {
+                assert_eq!(
+                    limited["headers"]["Retry-After"]["required"], true,
+                    "{method} {path}: Retry-After on 429"
+                );
+            }
+        }
+    }
+    let create = &paths["/api/rooms"]["post"];
+    assert_eq!(
+        create["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/RoomSettings"
+    );
+    assert_ne!(
+        create["requestBody"]["required"], true,
+        "an empty body is allowed"
+    );
+    let statuses: Vec<&String> = create["responses"]
+        .as_object()
+        .expect("responses")
+        .keys()
+        .collect();
+    assert_eq!(statuses, ["201", "400", "408", "413", "429", "500", "503"]);
+    // Parameters come from the handlers' extractors.
+    let room = &paths["/api/rooms/{code}"]["get"]["parameters"][0];
+    assert_eq!(
+        (&room["name"], &room["in"], &room["required"]),
+        (&"code".into(), &"path".into(), &true.into())
+    );
+    let games: Vec<&str> = paths["/api/games"]["get"]["parameters"]
+        .as_array()
+        .expect("parameters")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(
+        games,
+        ["cursor", "limit", "result", "room", "rules", "since"]
+    );
+    // The admin API names its security scheme.
+    assert_eq!(
+        paths["/admin/rooms"]["get"]["security"][0]["admin_token"],
+        serde_json::json!([])
+    );
+    assert_eq!(
+        doc["components"]["securitySchemes"]["admin_token"]["scheme"],
+        "bearer"
+    );
+    // Schemas are the protocol's, in components.
+    for name in [
+        "HttpError",
+        "RoomView",
+        "GameDetail",
+        "GameReplay",
+        "CreateRoomResponse",
+    ] {
+        assert!(
+            doc["components"]["schemas"][name].is_object(),
+            "schema {name}"
+        );
+    }
+    // Parameter structs are inlined as parameters, not left as unused schemas.
+    assert!(doc["components"]["schemas"]["GamesQuery"].is_null());
+}
+
+#[tokio::test]
+async fn the_server_serves_the_checked_in_document() {
+    let server = start(test_config()).await;
+    let (status, served) = server.http("GET", "/api/openapi.json", None).await;
+    assert_eq!(status, 200);
+    let (_, generated) = generated();
+    assert_eq!(served, generated);
+    server.shutdown.cancel();
+}
+
+/// A path segment that is not UTF-8 once percent-decoded is refused in JSON, as the
+/// document says (`400` `HttpError`), not with the framework's plain text.
+#[tokio::test]
+async fn a_path_that_is_not_utf8_is_a_documented_json_400() {
+    let server = start(test_config()).await;
+    let (_, doc) = generated();
+    for (method, path, route) in [
+        ("GET", "/api/rooms/%FF", "/api/rooms/{code}"),
+        ("GET", "/api/games/%FF", "/api/games/{id}"),
+        ("GET", "/api/games/%FF/replay", "/api/games/{id}/replay"),
+        ("GET", "/api/games/%FF/export", "/api/games/{id}/export"),
+    ] {
+        let (status, body) = server.http(method, path, None).await;
+        assert_eq!(status, 400, "{path}");
+        assert_eq!(body["code"], "bad_request", "{path}: {body}");
+        let documented = &doc["paths"][route][method.to_lowercase()]["responses"]["400"];
+        assert!(documented.is_object(), "{method} {route} documents 400");
+    }
+    server.shutdown.cancel();
+}
