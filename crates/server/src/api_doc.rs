@@ -396,3 +396,33 @@ pub fn serve_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
             r.description("The OpenAPI 3.1 document (as `proto/openapi.json`).")
         })
 }
+
+/// Adds the optional request header `name` (a string) with `description` to an operation,
+/// for headers a handler reads from its `HeaderMap` (aide sees only typed extractors).
+pub fn optional_header<'t>(
+    mut op: TransformOperation<'t>,
+    name: &str,
+    description: &str,
+) -> TransformOperation<'t> {
+    op.inner_mut()
+        .parameters
+        .push(ReferenceOr::Item(aide::openapi::Parameter::Header {
+            parameter_data: aide::openapi::ParameterData {
+                name: name.to_owned(),
+                description: Some(description.to_owned()),
+                required: false,
+                deprecated: None,
+                format: ParameterSchemaOrContent::Schema(SchemaObject {
+                    json_schema: schemars::json_schema!({"type": "string", "maxLength": 256}),
+                    external_docs: None,
+                    example: None,
+                }),
+                example: None,
+                examples: Map::default(),
+                explode: None,
+                extensions: Map::default(),
+            },
+            style: HeaderStyle::Simple,
+        }));
+    op
+}

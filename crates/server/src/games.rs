@@ -234,7 +234,12 @@ pub(crate) fn game_errors<'t>(
     op: TransformOperation<'t>,
     extra: &[(u16, &str)],
 ) -> TransformOperation<'t> {
-    let op = api_doc::errors(op, extra);
+    let op = api_doc::optional_header(
+        api_doc::errors(op, extra),
+        "X-Parchis-Seat-Token",
+        "The session token of one of the game's seats: a player of a running game with a \
+         spectator delay reads all of it; anyone else reads only what spectators were shown.",
+    );
     api_doc::errors(
         op,
         &[
