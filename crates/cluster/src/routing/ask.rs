@@ -18,6 +18,12 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// queue taking it: milliseconds), well within the client's patience: the edge then
 /// answers `room_unavailable`.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_millis(1500);
+/// A forwarded command's deadline, from the moment it is sent (`RoomOp::Command`'s
+/// `deadline_ms`): an owner that gets it later does not apply it. Shorter than
+/// [`COMMAND_TIMEOUT`] by a margin for the nodes' clock readings (each corrected by its
+/// skew to the database's, measured over a round trip), so a command the owner takes
+/// is taken before the edge stops waiting for it.
+pub const COMMAND_DEADLINE: Duration = Duration::from_millis(1250);
 
 /// Why a room's owner could not be asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,10 +99,12 @@ mod tests {
             req: 2,
             seq: 3,
             cmd: SeatCmd::Roll.into(),
+            deadline_ms: None,
         };
         assert_eq!(bound(&cmd), COMMAND_TIMEOUT);
         assert_eq!(bound(&RoomOp::Probe), COMMAND_TIMEOUT);
         assert_eq!(bound(&RoomOp::View), REQUEST_TIMEOUT);
         assert!(COMMAND_TIMEOUT * 3 <= REQUEST_TIMEOUT + Duration::from_millis(500));
+        assert!(COMMAND_DEADLINE + Duration::from_millis(200) <= COMMAND_TIMEOUT);
     }
 }
