@@ -81,7 +81,7 @@ impl Bus {
                         async_nats::Event::Connected => true,
                         async_nats::Event::Disconnected => false,
                         other => {
-                            tracing::info!(node = %node, event = %other, "NATS event");
+                            tracing::debug!(node = %node, event = %other, "NATS event");
                             return;
                         }
                     };

@@ -28,7 +28,8 @@ pub const COMMAND_DEADLINE: Duration = Duration::from_millis(1250);
 /// Why a room's owner could not be asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unreachable {
-    /// Nobody serves the room's subject.
+    /// Nobody serves the room's subject (or this node has no NATS connection: nothing
+    /// was sent).
     NoResponders,
     /// Somebody does but did not answer in time, or NATS failed.
     Failed,
@@ -56,6 +57,11 @@ pub async fn ask(
     let Some(cluster) = state.cluster() else {
         return Err(Unreachable::NoResponders);
     };
+    if !cluster.bus.is_connected() {
+        // Not sent: async-nats would hold it until NATS is back and deliver it then,
+        // late (a resume taking a seat back from the client's newer connection).
+        return Err(Unreachable::NoResponders);
+    }
     let timeout = bound(&op);
     let body = wire::to_bytes(&RoomRequest {
         v: WIRE_VERSION,

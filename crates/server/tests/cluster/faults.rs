@@ -40,7 +40,7 @@ async fn a_game_through_a_fault(
     fault: impl FnOnce(&mut Cluster),
     heal: impl AsyncFnOnce(&mut Cluster),
 ) -> (String, Vec<Player>, Instant) {
-    let (code, mut players) = two_player_game(cluster, 0, test, 15).await;
+    let (code, mut players) = two_player_game(cluster, 0, "p", 15).await;
     let mut spectator = Player::watch(&cluster.roster, 1, &code, "eve").await;
     spectator.wait_seq(3).await;
     for (j, p) in players.iter_mut().enumerate() {
@@ -264,4 +264,107 @@ async fn a_command_late_after_a_stalled_owner_link_is_not_applied() {
         .ok(json!({"type": "roll", "room": code, "seq": seq}))
         .await;
     assert_eq!(again["type"], "ok", "{again}");
+}
+
+/// The colours of room `code`'s seats as node `i` shows them (asked again while it
+/// answers 503: a room just taken over), and as stored.
+async fn seats(cluster: &Cluster, i: usize, code: &str) -> (Vec<String>, Vec<String>) {
+    let until = Instant::now() + Duration::from_secs(5);
+    let view = loop {
+        let (status, view) = cluster
+            .http(i, "GET", &format!("/api/rooms/{code}"), None)
+            .await;
+        if status == 200 {
+            break view;
+        }
+        assert!(status == 503 && Instant::now() < until, "{status}: {view}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let shown = view["seats"]
+        .as_array()
+        .expect("seats")
+        .iter()
+        .map(|s| s["colour"].as_str().unwrap_or("?").to_owned())
+        .collect();
+    let stored: Vec<String> =
+        sqlx::query_scalar("SELECT colour FROM seats WHERE room_code = $1 ORDER BY colour")
+            .bind(code)
+            .fetch_all(&cluster.db)
+            .await
+            .expect("read seats");
+    (shown, stored)
+}
+
+/// Issue 25, 2 and 3: the owner's PostgreSQL link is cut as a relayed player sends
+/// `leave` in a lobby. The seat's delete fails, so the leave is refused (never `ok`), the
+/// other player sees no `player_left`, and the relayed session stays joined (as on the
+/// owner's node): once the database is back its next `leave` is `ok`. The owner is then
+/// killed; the node that takes the room over shows the seat gone, as stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relayed_leave_is_acknowledged_only_once_stored_and_survives_a_takeover() {
+    let test = "a_relayed_leave_is_acknowledged_only_once_stored_and_survives_a_takeover";
+    // Leases of 5 s: the cut (every node's database link) stays well under a TTL.
+    let opts = Opts {
+        nodes: 2,
+        db_proxy: true,
+        lease_ttl_ms: 5000,
+        lease_renew_ms: 1000,
+        ..Opts::default()
+    };
+    let Some(mut cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let code = cluster
+        .create_room(0, &json!({"seats": 4, "public": false}))
+        .await;
+    let mut ana = client(cluster.addr(0)).await;
+    ana.join(&code, "Ana", Some("yellow")).await;
+    let mut bruno = client(cluster.addr(1)).await;
+    bruno.join(&code, "Bruno", Some("blue")).await;
+    while ana.seq < 2 || bruno.seq < 2 {
+        let c = if ana.seq < 2 { &mut ana } else { &mut bruno };
+        c.next().await;
+    }
+    let proxy = cluster.db_proxy.as_ref().expect("db proxy");
+    proxy.cut();
+    let req = bruno.cmd(json!({"type": "leave"})).await;
+    let refused = bruno.reply(req).await;
+    proxy.restore();
+    eprintln!("{test}: leave during the cut: {refused}");
+    assert_eq!(
+        refused["type"], "error",
+        "never ok while unstored: {refused}"
+    );
+    assert_eq!(refused["code"], "room_unavailable", "{refused}");
+    let (shown, stored) = seats(&cluster, 1, &code).await;
+    assert_eq!(shown, ["yellow", "blue"], "the seat stays");
+    assert_eq!(stored, ["blue", "yellow"], "the seat stays stored");
+    // Still joined: the leave goes through once the database is back (the pool may still
+    // hold a connection the cut closed: retry as a client would).
+    let until = Instant::now() + Duration::from_secs(20);
+    loop {
+        let req = bruno.cmd(json!({"type": "leave"})).await;
+        let answer = bruno.reply(req).await;
+        if answer["type"] == "ok" {
+            break;
+        }
+        assert_eq!(answer["code"], "room_unavailable", "still joined: {answer}");
+        assert!(Instant::now() < until, "the leave never went through");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let left = ana
+        .until("Bruno's player_left", |v| v["type"] == "event")
+        .await;
+    assert_eq!(left["event"]["type"], "player_left", "{left}");
+    assert_eq!(left["seq"], 3, "the first event after the joins: {left}");
+    // The acknowledged leave survives the owner.
+    cluster.kill(0);
+    cluster
+        .wait_lease(&code, Duration::from_secs(15), "taken over by b", |l| {
+            l.owner == "b" && l.epoch >= 2
+        })
+        .await;
+    let (shown, stored) = seats(&cluster, 1, &code).await;
+    assert_eq!(shown, ["yellow"], "b shows the seat gone");
+    assert_eq!(stored, ["yellow"], "and it is stored gone");
 }
