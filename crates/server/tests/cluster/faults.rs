@@ -35,7 +35,6 @@ fn longest_silence(p: &Player, from: Instant) -> Duration {
 /// `down`. The game is played to its end. Returns the players and when the fault began.
 async fn a_game_through_a_fault(
     cluster: &mut Cluster,
-    test: &str,
     down: Duration,
     fault: impl FnOnce(&mut Cluster),
     heal: impl AsyncFnOnce(&mut Cluster),
@@ -115,7 +114,6 @@ async fn an_edge_cut_from_nats_for_4_s_brings_its_relayed_clients_back() {
     let down = Duration::from_secs(4);
     let (code, players, began) = a_game_through_a_fault(
         &mut cluster,
-        test,
         down,
         |c| c.nats_proxy(1).cut(),
         async |c| c.nats_proxy(1).restore(),
@@ -148,7 +146,6 @@ async fn a_nats_server_restart_brings_every_client_back() {
     let down = Duration::from_secs(5);
     let (code, players, began) = a_game_through_a_fault(
         &mut cluster,
-        test,
         down,
         |c| c.nats_server.as_mut().expect("own nats").stop(),
         async |c| c.nats_server.as_mut().expect("own nats").up().await,
@@ -185,7 +182,6 @@ async fn an_owner_cut_from_nats_gives_its_rooms_up_within_the_bound() {
     let down = Duration::from_secs(10);
     let (code, players, began) = a_game_through_a_fault(
         &mut cluster,
-        test,
         down,
         |c| c.nats_proxy(0).cut(),
         async |c| c.nats_proxy(0).restore(),
