@@ -3,11 +3,13 @@
 //! takes it, so it waits at most [`COMMAND_TIMEOUT`] (an owner that holds the subject but
 //! answers nothing, e.g. paused, is not waited for longer); an attach (answered once the
 //! room has handled it) or a view waits up to [`REQUEST_TIMEOUT`]. A subject nobody
-//! serves answers at once: NATS reports no responders.
+//! serves answers at once: NATS reports no responders. Also the one request that wants no
+//! answer: [`detach`] (a publish).
 
 use crate::links::wire::{self, RoomOp, RoomRequest, WIRE_VERSION};
 use crate::state::NodeState;
 use async_nats::RequestErrorKind;
+use parchis_room::ConnId;
 use std::time::Duration;
 use tracing::debug;
 
@@ -89,6 +91,29 @@ pub async fn ask(
 /// Whether some node serves room `code` (cluster mode; `false` on a single node).
 pub async fn served(state: &NodeState, code: &str) -> bool {
     state.cluster().is_some() && ask(state, code, None, RoomOp::Probe).await.is_ok()
+}
+
+/// Tells room `code`'s owner that relayed connection `conn` closed (best effort):
+/// `gen`, the link to detach (`None`: its current one, if it is still relayed here).
+pub async fn detach(state: &NodeState, code: &str, conn: ConnId, gen: Option<u64>) {
+    let Some(cluster) = state.cluster() else {
+        return;
+    };
+    let gen = gen.or_else(|| cluster.routing.edge.gen_of(conn));
+    let body = wire::to_bytes(&RoomRequest {
+        v: wire::WIRE_VERSION,
+        owner: None,
+        op: RoomOp::Detach {
+            edge: cluster.node().to_string(),
+            conn,
+            gen,
+        },
+    });
+    let _ = cluster
+        .bus
+        .client()
+        .publish(cluster.bus.room_subject(code), body)
+        .await;
 }
 
 #[cfg(test)]

@@ -3,11 +3,10 @@
 //! ([`command`]) and its socket closing ([`detach`]), forwarded to the room's owner on
 //! `P.room.<CODE>`.
 
+pub use super::ask::detach;
 use super::ask::{ask, Unreachable, COMMAND_DEADLINE};
 use crate::links::metrics as m;
-use crate::links::wire::{
-    self, AttachAnswer, AttachHow, CommandAnswer, RoomOp, RoomRequest, WireCmd,
-};
+use crate::links::wire::{AttachAnswer, AttachHow, CommandAnswer, RoomOp, WireCmd};
 use crate::state::NodeState;
 use parchis_protocol::ErrorCode;
 use parchis_room::{ConnId, ConnLink, Refusal, SeatCmd};
@@ -219,27 +218,4 @@ pub async fn leave(
             ))
         }
     }
-}
-
-/// Tells room `code`'s owner that relayed connection `conn` closed (best effort):
-/// `gen`, the link to detach (`None`: its current one, if it is still relayed here).
-pub async fn detach(state: &NodeState, code: &str, conn: ConnId, gen: Option<u64>) {
-    let Some(cluster) = state.cluster() else {
-        return;
-    };
-    let gen = gen.or_else(|| cluster.routing.edge.gen_of(conn));
-    let body = wire::to_bytes(&RoomRequest {
-        v: wire::WIRE_VERSION,
-        owner: None,
-        op: RoomOp::Detach {
-            edge: cluster.node().to_string(),
-            conn,
-            gen,
-        },
-    });
-    let _ = cluster
-        .bus
-        .client()
-        .publish(cluster.bus.room_subject(code), body)
-        .await;
 }

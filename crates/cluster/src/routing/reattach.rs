@@ -7,7 +7,7 @@
 //! the seat is held by the client's newer connection closes the socket with 4000.
 
 use super::ask::ask;
-use super::forward::detach;
+use super::ask::detach;
 use crate::links::edge::{Edge, EdgeConn};
 use crate::links::metrics as m;
 use crate::links::relay::{follow, Follow};
