@@ -61,6 +61,7 @@ function runEffect(f) {
     case 'toast': toast(errorText(f.code, f.message)); break;
     case 'stop': stopWith(f); break;
     case 'resync': resync(); break;
+    case 'reconnect': if (conn) conn.reconnectNow(); break;
     case 'sound': sound.play(f.name); break;
     case 'my_turn': flashTitle(); break;
     case 'rematch': $('result').hidden = true; resultShownFor = null; break;

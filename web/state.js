@@ -192,6 +192,8 @@ function error(s, msg) {
     s.myTurn = s.lastTurn; // nothing changed: the same choices again
   }
   if (msg.code === 'stale_seq' || msg.code === 'not_your_turn') return s; // the room moved on
+  // The server cannot tell whether it was applied: resume, the events will tell.
+  if (msg.code === 'outcome_unknown') { s.fx.push({ type: 'reconnect' }); return s; }
   s.fx.push({ type: 'toast', code: msg.code, message: msg.message });
   return s;
 }

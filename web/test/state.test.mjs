@@ -219,3 +219,10 @@ test('a piece reaching the goal plays the goal sound; the end of the game the wi
   s = reduce(s, ev(6, game({ type: 'game_won', winner: 'red', reason: 'goal' })));
   assert.deepEqual(s.fx, [{ type: 'sound', name: 'win' }]);
 });
+
+test('an unknown outcome makes the client reconnect and resume, with no toast', () => {
+  let s = seated();
+  s = reduce(s, { type: 'local:sent', req: 8, kind: 'play' });
+  s = reduce(s, { type: 'error', req: 8, code: 'outcome_unknown', message: 'may have been applied' });
+  assert.deepEqual(s.fx.map((f) => f.type), ['reconnect']);
+});

@@ -8,6 +8,23 @@ use std::time::Duration;
 
 /// The longest [`Bus::round_trip`].
 pub const ROUND_TRIP: Duration = Duration::from_secs(5);
+/// How often the client pings the NATS server: a link that went silent (stalled, not
+/// closed) is found lost after two unanswered pings, about 2 to 3 s.
+pub const PING_INTERVAL: Duration = Duration::from_secs(1);
+/// The longest wait between two reconnect attempts (async-nats's default backs off to
+/// 4 s: a NATS server back after a restart would be found up to 4 s late).
+pub const RECONNECT_MAX_DELAY: Duration = Duration::from_millis(500);
+
+/// The state of the node's NATS connection as its events told it ([`Bus::link`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// Connected now.
+    pub connected: bool,
+    /// Since when (connected or not).
+    pub since: tokio::time::Instant,
+    /// How many times the connection came back after it was lost.
+    pub reconnects: u64,
+}
 
 /// A NATS client plus the cluster's subject prefix and this node's id.
 #[derive(Clone, Debug)]
@@ -15,16 +32,74 @@ pub struct Bus {
     client: async_nats::Client,
     prefix: String,
     node: NodeId,
+    link: tokio::sync::watch::Receiver<Link>,
+}
+
+/// What a NATS connection event changes in `link` (`None`: nothing). Pure.
+pub fn on_event(link: &Link, connected: bool, now: tokio::time::Instant) -> Option<Link> {
+    match (link.connected, connected) {
+        (false, true) => Some(Link {
+            connected: true,
+            since: now,
+            reconnects: link.reconnects + 1,
+        }),
+        (true, false) => Some(Link {
+            connected: false,
+            since: now,
+            reconnects: link.reconnects,
+        }),
+        _ => None,
+    }
 }
 
 impl Bus {
-    /// Connects to `config.nats_url` (a name identifying the node is sent to NATS).
+    /// Connects to `config.nats_url` (a name identifying the node is sent to NATS),
+    /// pinging every [`PING_INTERVAL`] and reconnecting at least every
+    /// [`RECONNECT_MAX_DELAY`]; the connection's events feed [`Bus::link`].
     ///
     /// # Errors
     /// [`ClusterError::Nats`] when the server cannot be reached.
     pub async fn connect(config: &ClusterConfig) -> Result<Bus, ClusterError> {
+        let (tx, link) = tokio::sync::watch::channel(Link {
+            connected: true,
+            since: tokio::time::Instant::now(),
+            reconnects: 0,
+        });
+        let tx = std::sync::Arc::new(tx);
+        let node = config.node_id.to_string();
         let client = async_nats::ConnectOptions::new()
             .name(format!("parchis-{}-{}", config.cluster, config.node_id))
+            .ping_interval(PING_INTERVAL)
+            .reconnect_delay_callback(|attempts| {
+                let ms = 2u64.saturating_pow(u32::try_from(attempts).unwrap_or(u32::MAX));
+                Duration::from_millis(ms).min(RECONNECT_MAX_DELAY)
+            })
+            .event_callback(move |event| {
+                let (tx, node) = (tx.clone(), node.clone());
+                async move {
+                    let connected = match event {
+                        async_nats::Event::Connected => true,
+                        async_nats::Event::Disconnected => false,
+                        other => {
+                            tracing::debug!(node = %node, event = %other, "NATS event");
+                            return;
+                        }
+                    };
+                    let now = tokio::time::Instant::now();
+                    tx.send_if_modified(|link| match on_event(link, connected, now) {
+                        Some(next) => {
+                            if connected {
+                                tracing::warn!(node = %node, reconnects = next.reconnects, "NATS connection back");
+                            } else {
+                                tracing::warn!(node = %node, "NATS connection lost");
+                            }
+                            *link = next;
+                            true
+                        }
+                        None => false,
+                    });
+                }
+            })
             .connect(config.nats_url.as_str())
             .await
             .map_err(|e| ClusterError::Nats {
@@ -35,7 +110,18 @@ impl Bus {
             client,
             prefix: config.cluster.clone(),
             node: config.node_id.clone(),
+            link,
         })
+    }
+
+    /// Whether the NATS connection is up (as its last event said).
+    pub fn is_connected(&self) -> bool {
+        self.link.borrow().connected
+    }
+
+    /// The state of the NATS connection, updated by its events (a receiver of its own).
+    pub fn link(&self) -> tokio::sync::watch::Receiver<Link> {
+        self.link.clone()
     }
 
     /// The client.
@@ -98,5 +184,31 @@ impl Bus {
     /// `P.lobby`: scatter/gather of every node's public rooms.
     pub fn lobby_subject(&self) -> String {
         format!("{}.lobby", self.prefix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loss_then_a_return_counts_one_reconnect_and_repeats_change_nothing() {
+        let t0 = tokio::time::Instant::now();
+        let up = Link {
+            connected: true,
+            since: t0,
+            reconnects: 0,
+        };
+        assert_eq!(on_event(&up, true, t0), None);
+        let t1 = t0 + Duration::from_secs(1);
+        let down = on_event(&up, false, t1).expect("lost");
+        assert_eq!(
+            (down.connected, down.since, down.reconnects),
+            (false, t1, 0)
+        );
+        assert_eq!(on_event(&down, false, t1 + Duration::from_secs(1)), None);
+        let t2 = t1 + Duration::from_secs(4);
+        let back = on_event(&down, true, t2).expect("back");
+        assert_eq!((back.connected, back.since, back.reconnects), (true, t2, 1));
     }
 }

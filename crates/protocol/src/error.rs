@@ -84,6 +84,13 @@ pub enum ErrorCode {
     /// over, `docs/CLUSTER.md`). Any mode: the server could not reach its database to
     /// store the command.
     RoomUnavailable,
+    /// The server cannot tell whether the command was applied: the only error that may
+    /// come with a change. Cluster mode: the node holding the socket forwarded the command
+    /// but lost the room's owner before its answer came (`docs/CLUSTER.md`); any mode: the
+    /// database's answer to the command's write was lost. Reconnect and `resume` (the
+    /// events after your last `seq` tell what happened); sending it again is safe (a
+    /// command applied already is refused as `stale_seq`).
+    OutcomeUnknown,
     /// Admin API: the `Authorization: Bearer …` token is missing or wrong (401).
     Unauthorized,
     /// Admin API: disabled because `PARCHIS_ADMIN_TOKEN` is not set (404).
@@ -134,6 +141,7 @@ impl ErrorCode {
             BadToken => "bad_token",
             ShuttingDown => "shutting_down",
             RoomUnavailable => "room_unavailable",
+            OutcomeUnknown => "outcome_unknown",
             Unauthorized => "unauthorized",
             AdminDisabled => "admin_disabled",
             UnknownConnection => "unknown_connection",
@@ -179,6 +187,10 @@ impl ErrorCode {
             ShuttingDown => "the server is shutting down",
             RoomUnavailable => {
                 "the room is moving to another server; nothing was applied: retry in a moment"
+            }
+            OutcomeUnknown => {
+                "the server cannot tell whether the command was applied: resume; the events \
+                 tell what happened"
             }
             Unauthorized => "a valid admin token is required (Authorization: Bearer …)",
             AdminDisabled => "admin actions are disabled: PARCHIS_ADMIN_TOKEN is not set",

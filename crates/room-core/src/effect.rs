@@ -241,14 +241,16 @@ impl WriteFailed {
     }
 
     /// What the command that waited for the write is answered: `room_unavailable` with
-    /// [`STORE_UNREACHABLE`], [`STORE_BUSY`], [`STORE_TRANSIENT`] or [`STORE_AMBIGUOUS`]
-    /// (retryable), else `internal`.
+    /// [`STORE_UNREACHABLE`], [`STORE_BUSY`] or [`STORE_TRANSIENT`] (retryable, nothing
+    /// applied), `outcome_unknown` with [`STORE_AMBIGUOUS`], else `internal`.
     pub fn refusal(&self) -> Refusal {
         let text = match self.kind {
             WriteFailure::Unreachable => STORE_UNREACHABLE,
             WriteFailure::Busy => STORE_BUSY,
             WriteFailure::Transient => STORE_TRANSIENT,
-            WriteFailure::Ambiguous => STORE_AMBIGUOUS,
+            WriteFailure::Ambiguous => {
+                return Refusal::new(ErrorCode::OutcomeUnknown, STORE_AMBIGUOUS)
+            }
             WriteFailure::Other => return Refusal::code(ErrorCode::Internal),
         };
         Refusal::new(ErrorCode::RoomUnavailable, text)
@@ -288,7 +290,7 @@ mod tests {
         );
         assert_eq!(
             answer(WriteFailure::Ambiguous),
-            unavailable(STORE_AMBIGUOUS)
+            (ErrorCode::OutcomeUnknown, STORE_AMBIGUOUS.to_owned())
         );
         assert!(
             !STORE_AMBIGUOUS.contains("nothing was applied"),

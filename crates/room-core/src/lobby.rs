@@ -261,14 +261,18 @@ impl Core {
         }
     }
 
-    /// Frees an abandoned seat as a rematch begins, best effort: the write
-    /// ([`Core::release_write`]) is not waited for (the rematch's start, stored next, is
-    /// what makes the new game), so a restore between the two may still list the
-    /// abandoned seat.
-    pub(super) fn release_abandoned_seat(&mut self, seat_id: u64, now: Ms) {
-        if let Some(write) = self.release_write(seat_id) {
-            self.emit(Effect::Store(write));
-            self.seat_left(seat_id, "rematch", now);
+    /// Frees an abandoned seat as a rematch begins: its write ([`Core::release_write`],
+    /// its rows) is returned to be stored in the same transaction as the rematch's start
+    /// ([`Core::start`]), so the stored seats and the new game's log agree: both or
+    /// neither. `None` for a seat the room does not have.
+    pub(super) fn release_abandoned_seat(&mut self, seat_id: u64, now: Ms) -> Vec<Write> {
+        let Some(write) = self.release_write(seat_id) else {
+            return Vec::new();
+        };
+        self.seat_left(seat_id, "rematch", now);
+        match write {
+            Write::Batch(writes) => writes,
+            one => vec![one],
         }
     }
 
@@ -341,14 +345,35 @@ impl Core {
         (events, None, k - dice.next())
     }
 
-    /// The creator (seat `i`) starts the game.
-    pub(super) fn start(&mut self, i: usize, conn: ConnId, req: u64, now: Ms) {
+    /// The creator (seat `i`) starts the game; `releases`: seat rows a rematch frees,
+    /// stored in the start's own transaction (or, should the start be refused before
+    /// anything is stored, on their own, best effort).
+    pub(super) fn start(
+        &mut self,
+        i: usize,
+        conn: ConnId,
+        req: u64,
+        now: Ms,
+        releases: Vec<Write>,
+    ) {
         match self.start_plan(i, conn, req, now) {
             Ok(plan) => {
-                let write = self.start_write(&plan);
+                let start = self.start_write(&plan);
+                let write = if releases.is_empty() {
+                    start
+                } else {
+                    let mut writes = releases;
+                    writes.push(start);
+                    Write::Batch(writes)
+                };
                 self.stage(write, Staged::Start(Box::new(plan)));
             }
-            Err(refusal) => self.reply_err(conn, req, &refusal),
+            Err(refusal) => {
+                if !releases.is_empty() {
+                    self.emit(Effect::Store(Write::Batch(releases)));
+                }
+                self.reply_err(conn, req, &refusal)
+            }
         }
     }
 

@@ -133,7 +133,7 @@ impl Core {
                 Ok(()) => self.reply_ok(conn, req),
                 Err(refusal) => self.reply_err(conn, req, &refusal),
             },
-            SeatCmd::Start => self.start(i, conn, req, now),
+            SeatCmd::Start => self.start(i, conn, req, now, Vec::new()),
             SeatCmd::Roll | SeatCmd::Play(_) => match self.action_for(i, cmd) {
                 Ok(action) => {
                     let then = Then::Reply { conn, req };

@@ -81,12 +81,13 @@ impl Core {
             .filter(|s| s.abandoned)
             .map(|s| s.id)
             .collect();
+        let mut releases = Vec::new();
         for id in gone {
-            self.release_abandoned_seat(id, now);
+            releases.extend(self.release_abandoned_seat(id, now));
         }
         self.broadcast_events(vec![RoomEvent::Rematch], now, None);
         let creator = self.seats.iter().position(|s| s.creator).unwrap_or(0);
-        self.start(creator, conn, req, now);
+        self.start(creator, conn, req, now, releases);
     }
 }
 

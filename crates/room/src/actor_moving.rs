@@ -36,7 +36,7 @@ impl Actor {
             .flatten();
         for owed in self.core.abandon_step() {
             let refusal = if Some(owed) == unknown {
-                Refusal::new(ErrorCode::RoomUnavailable, STORE_AMBIGUOUS)
+                Refusal::new(ErrorCode::OutcomeUnknown, STORE_AMBIGUOUS)
             } else if self.is_rebuilding() {
                 Refusal::new(ErrorCode::RoomUnavailable, STORE_REBUILD)
             } else {

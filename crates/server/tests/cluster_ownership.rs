@@ -40,6 +40,8 @@ mod db;
 mod env;
 #[path = "cluster/harness.rs"]
 mod harness;
+#[path = "cluster/nats.rs"]
+mod nats;
 #[path = "cluster/proxy.rs"]
 mod proxy;
 

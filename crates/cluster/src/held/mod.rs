@@ -27,6 +27,9 @@ pub struct Ownership {
     /// This node's clock differed from the database's beyond the bound at the last
     /// heartbeat ([`super::clock`]).
     pub clock_skewed: AtomicBool,
+    /// The database's clock minus this node's at the last heartbeat (ms; 0 before the
+    /// first): [`Ownership::db_now_ms`].
+    pub clock_skew_ms: std::sync::atomic::AtomicI64,
     /// The renewal clock and whether this node sheds load ([`super::shedding`]).
     pub load: shedding::Load,
 }
@@ -35,6 +38,16 @@ impl Ownership {
     /// Nothing held, not draining.
     pub fn new() -> Ownership {
         Ownership::default()
+    }
+
+    /// Now on the database's clock (unix ms), as this node's clock and its last measured
+    /// skew tell: the time base every node shares, whatever its own wall clock says
+    /// (the deadlines of forwarded commands, `routing::forward`).
+    pub fn db_now_ms(&self) -> i64 {
+        parchis_room::now_ms()
+            + self
+                .clock_skew_ms
+                .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn held(&self) -> MutexGuard<'_, HashMap<String, Fence>> {

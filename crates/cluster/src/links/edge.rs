@@ -7,9 +7,11 @@
 //! the connection reattach (`routing::reattach`). Requests to the owner are in
 //! `routing::ask`, the client's attach and commands in `routing::forward`.
 //!
-//! Every relayed command gets exactly one reply: the owner's, or the edge's own
-//! `room_unavailable` ([`Edge::answer_unavailable`]) when the link it waited on is given
-//! up, the forwarding fails, or no reply came within [`REPLY_WINDOW`].
+//! Every relayed command gets exactly one reply: the owner's, or the edge's own. The edge
+//! says `room_unavailable` (nothing was applied) only when it knows the owner never took
+//! the command (`routing::forward`); when the link it waited on is given up, or no reply
+//! came within [`REPLY_WINDOW`], it cannot know and says `outcome_unknown`
+//! ([`Edge::answer_unknown`]).
 
 use super::metrics::{self as m};
 use super::relay::Relay;
@@ -18,11 +20,11 @@ use parchis_room::{now_ms, ConnId, ConnLink, Reattach, Refusal};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-use tokio::sync::Notify;
+use tokio::sync::{oneshot, Notify};
 use tracing::{debug, info};
 
 /// How long a command the owner took may go without its reply before the edge answers
-/// it `room_unavailable` (its owner died and nobody took the room over yet).
+/// it `outcome_unknown` (its owner died and nobody took the room over yet).
 pub const REPLY_WINDOW: Duration = Duration::from_secs(10);
 /// How often the edge looks for commands past [`REPLY_WINDOW`].
 pub const REPLY_SWEEP: Duration = Duration::from_secs(1);
@@ -43,6 +45,32 @@ pub(crate) struct EdgeConn {
     pub(crate) wake: Arc<Notify>,
     /// The room's owner as the last `moved` notice named it.
     pub(crate) owner: Option<String>,
+    /// The lease epoch of that notice (0: none yet): an older notice is stale.
+    pub(crate) epoch: i64,
+    /// The `leave` waiting for its reply, and who waits for its outcome (`true`: `ok`).
+    pub(crate) leave_reply: Option<(u64, oneshot::Sender<bool>)>,
+}
+
+impl EdgeConn {
+    /// The reply to command `req` was delivered (`ok`: it was an `ok`): a `leave` that
+    /// waited for it learns its outcome; a refused one keeps the connection in the room.
+    pub(crate) fn replied(&mut self, req: u64, ok: bool) {
+        if let Some((_, outcome)) = self.leave_reply.take_if(|(r, _)| *r == req) {
+            if !ok {
+                self.leaving = false;
+            }
+            let _ = outcome.send(ok);
+        }
+    }
+
+    /// Answers `reqs` `outcome_unknown` ([`Edge::answer_unknown`]); a `leave` among them
+    /// keeps the connection in the room (the client resumes to learn the outcome).
+    pub(crate) fn answer_unknown(&mut self, reqs: &[u64], why: &'static str) {
+        Edge::answer_unknown(&self.link, reqs, why);
+        for &req in reqs {
+            self.replied(req, false);
+        }
+    }
 }
 
 /// This node's relayed connections, by local connection id.
@@ -78,6 +106,8 @@ impl Edge {
                 leaving: false,
                 wake: Arc::new(Notify::new()),
                 owner: None,
+                epoch: 0,
+                leave_reply: None,
             },
         );
     }
@@ -90,11 +120,22 @@ impl Edge {
         }
     }
 
-    /// Connection `conn` sent `leave`.
-    pub fn leaving(&self, conn: ConnId) {
-        if let Some(e) = self.lock().get_mut(&conn) {
-            e.leaving = true;
-        }
+    /// Connection `conn` is about to forward `leave` as command `req`: the owner's `end`
+    /// that follows its `ok` closes the relay quietly; the receiver tells the leave's
+    /// outcome once its reply is delivered (`true`: `ok`; `false`: refused, or answered by
+    /// the edge). `None` if `conn` is not relayed.
+    pub fn leaving(&self, conn: ConnId, req: u64) -> Option<oneshot::Receiver<bool>> {
+        let mut conns = self.lock();
+        let e = conns.get_mut(&conn)?;
+        let (tx, rx) = oneshot::channel();
+        e.leaving = true;
+        e.leave_reply = Some((req, tx));
+        Some(rx)
+    }
+
+    /// The gen of relayed connection `conn`'s current link.
+    pub fn gen_of(&self, conn: ConnId) -> Option<u64> {
+        self.lock().get(&conn).map(|e| e.relay.gen())
     }
 
     /// Whether relayed connection `conn` is reattaching.
@@ -143,22 +184,30 @@ impl Edge {
     /// The edge answers command `req` of `conn` itself: `true` if nobody had (the caller
     /// answers it now).
     pub fn claim(&self, conn: ConnId, req: u64) -> bool {
-        self.lock()
-            .get_mut(&conn)
-            .is_some_and(|e| e.relay.claim(req))
+        let mut conns = self.lock();
+        let Some(e) = conns.get_mut(&conn) else {
+            return false;
+        };
+        let claimed = e.relay.claim(req);
+        if claimed {
+            e.replied(req, false);
+        }
+        claimed
     }
 
-    /// Answers `reqs` of `link` with `room_unavailable` (nothing was acknowledged: the
-    /// client may send them again; a command applied meanwhile is refused as stale).
-    pub(crate) fn answer_unavailable(link: &ConnLink, reqs: &[u64], why: &'static str) {
+    /// Answers `reqs` of `link` with `outcome_unknown`: they were (or may have been)
+    /// forwarded and their owner's reply will not come on this link, so the edge cannot
+    /// tell whether they were applied. The client resumes and reads the events (sending
+    /// one again is safe: applied already, it is refused as stale).
+    pub(crate) fn answer_unknown(link: &ConnLink, reqs: &[u64], why: &'static str) {
         for &req in reqs {
             debug!(
                 conn = link.id,
-                req, why, "relayed command answered by the edge"
+                req, why, "relayed command answered by the edge: outcome unknown"
             );
             m::forwarded(why);
-            parchis_telemetry::observe::refused(ErrorCode::RoomUnavailable);
-            let refusal = Refusal::code(ErrorCode::RoomUnavailable);
+            parchis_telemetry::observe::refused(ErrorCode::OutcomeUnknown);
+            let refusal = Refusal::code(ErrorCode::OutcomeUnknown);
             link.send(parchis_room::encode(&refusal.to_message(Some(req))));
         }
     }
@@ -169,21 +218,29 @@ impl Edge {
         for e in self.lock().values_mut() {
             let late = e.relay.overdue(now, window);
             if !late.is_empty() {
-                info!(room = %e.room, conn = e.link.id, late = ?late, "relayed commands unanswered by their owner: answered room_unavailable");
-                Edge::answer_unavailable(&e.link, &late, "no_reply");
+                info!(room = %e.room, conn = e.link.id, late = ?late, "relayed commands unanswered by their owner: answered outcome_unknown");
+                e.answer_unknown(&late, "no_reply");
             }
         }
     }
 
-    /// The relayed connections of `room`, now owned by `owner`.
-    pub(crate) fn moved(&self, room: &str, owner: &str) -> Vec<ConnId> {
+    /// The relayed connections of `room`, now owned by `owner` at lease `epoch`: those
+    /// that had not followed a later epoch already (a stale notice, e.g. one delayed on
+    /// the bus, names an owner that lost the room: it is ignored).
+    pub(crate) fn moved(&self, room: &str, owner: &str, epoch: i64) -> Vec<ConnId> {
         self.lock()
             .iter_mut()
-            .filter(|(_, e)| e.room == room)
+            .filter(|(_, e)| e.room == room && e.epoch <= epoch)
             .map(|(c, e)| {
                 e.owner = Some(owner.to_owned());
+                e.epoch = epoch;
                 *c
             })
             .collect()
+    }
+
+    /// Every relayed connection of this node.
+    pub(crate) fn conns(&self) -> Vec<ConnId> {
+        self.lock().keys().copied().collect()
     }
 }

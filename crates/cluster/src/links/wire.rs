@@ -147,6 +147,8 @@ struct FlatRequest {
     cmd: Option<WireCmd>,
     #[serde(default)]
     how: Option<AttachHow>,
+    #[serde(default)]
+    deadline_ms: Option<i64>,
 }
 
 impl TryFrom<FlatRequest> for RoomRequest {
@@ -170,10 +172,12 @@ impl TryFrom<FlatRequest> for RoomRequest {
                 req: need(f.req, "req")?,
                 seq: need(f.seq, "seq")?,
                 cmd: need(f.cmd, "cmd")?,
+                deadline_ms: f.deadline_ms,
             },
             OpName::Detach => RoomOp::Detach {
                 edge: need(f.edge, "edge")?,
                 conn: need(f.conn, "conn")?,
+                gen: f.gen,
             },
             OpName::View => RoomOp::View,
             OpName::Probe => RoomOp::Probe,
@@ -220,13 +224,24 @@ pub enum RoomOp {
         seq: u64,
         /// What to do.
         cmd: WireCmd,
+        /// When the edge stops waiting for the owner to take it, on the database's clock
+        /// (unix ms, each node's clock corrected by its measured skew): an owner that
+        /// gets it later answers [`CommandAnswer::Expired`] and does not apply it (the
+        /// sender was answered already). `None` from an edge that does not say.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deadline_ms: Option<i64>,
     },
-    /// The connection closed (no answer needed).
+    /// The connection closed or left (no answer needed).
     Detach {
         /// The edge node.
         edge: String,
         /// Its connection id.
         conn: u64,
+        /// The generation of the link to detach: a late detach of an earlier attach of
+        /// the same connection (a `join` after a `leave`) does not detach the live one.
+        /// `None` from an edge that does not say (any link).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gen: Option<u64>,
     },
     /// The room's public state (answered with a `RoomView`, or [`CommandAnswer::Gone`]).
     View,
@@ -397,6 +412,8 @@ pub enum CommandAnswer {
     NotAttached,
     /// The room is not running here.
     Gone,
+    /// It came after its deadline (`RoomOp::Command::deadline_ms`): not applied.
+    Expired,
 }
 
 /// The body of a `kick` on `P.edge`.
@@ -522,14 +539,22 @@ mod tests {
                 req: 3,
                 seq: 9,
                 cmd: WireCmd::from(SeatCmd::Play(Play::Exit)),
+                deadline_ms: Some(1_700_000_001_250),
             },
         };
         let back = read_request(&to_bytes(&cmd)).expect("reads");
         assert_eq!(back.owner.as_deref(), Some("c"));
-        let RoomOp::Command { cmd: c, gen, .. } = back.op else {
+        let RoomOp::Command {
+            cmd: c,
+            gen,
+            deadline_ms,
+            ..
+        } = back.op
+        else {
             panic!("a command");
         };
         assert_eq!(gen, Some(4));
+        assert_eq!(deadline_ms, Some(1_700_000_001_250));
         assert_eq!(SeatCmd::from(c), SeatCmd::Play(Play::Exit));
     }
 
@@ -570,6 +595,7 @@ mod tests {
                 req: 7,
                 seq: 8,
                 cmd: WireCmd::ClientSeed { seed: "s".into() },
+                deadline_ms: None,
             },
             RoomOp::Command {
                 edge: "b".into(),
@@ -584,10 +610,17 @@ mod tests {
                         capture: true,
                     },
                 },
+                deadline_ms: Some(5),
             },
             RoomOp::Detach {
                 edge: "b".into(),
                 conn: 1,
+                gen: None,
+            },
+            RoomOp::Detach {
+                edge: "b".into(),
+                conn: 1,
+                gen: Some(3),
             },
             RoomOp::View,
             RoomOp::Probe,
@@ -640,7 +673,8 @@ mod tests {
                 gen: None,
                 req: 3,
                 seq: 9,
-                cmd: WireCmd::Roll
+                cmd: WireCmd::Roll,
+                deadline_ms: None,
             }
         );
         assert!(read_request(br#"{"v":1,"op":"fly"}"#).is_err());
@@ -661,6 +695,8 @@ mod tests {
         assert_eq!(ok, AttachAnswer::Attached { role: Role::Player });
         let taken = serde_json::to_string(&CommandAnswer::Taken).expect("json");
         assert_eq!(taken, r#"{"answer":"taken"}"#);
+        let expired = serde_json::to_string(&CommandAnswer::Expired).expect("json");
+        assert_eq!(expired, r#"{"answer":"expired"}"#);
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! * [`placement`]: where `POST /api/rooms` creates a room.
 //! * [`node`]: the heartbeat and the `P.node.<NODE>` service (create, adopt).
 //! * [`drain`]: the SIGTERM hand-off.
+//! * [`partition`]: a node without NATS for a lease TTL gives its rooms up.
 //! * [`shedding`]: an overloaded node takes no new rooms and is not ready, before its
 //!   renewals run late enough to lose its leases; [`monitor`] samples the load.
 //! * [`run`]: start and clean exit (waking the sweeper is `NodeState::wake_sweeper`).
@@ -32,6 +33,7 @@ pub mod lease_thread;
 pub mod monitor;
 pub mod node;
 pub mod observe;
+pub mod partition;
 pub mod placement;
 pub mod run;
 pub mod sweeper;

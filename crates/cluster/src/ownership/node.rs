@@ -133,6 +133,8 @@ async fn check_clock(node: &str, own: &crate::held::Ownership, keeper: &dyn Leas
     };
     let skew = crate::held::clock::skew_ms(db, sent, parchis_room::now_ms());
     metrics::gauge!(parchis_telemetry::names::CLOCK_SKEW).set(skew as f64 / 1000.0);
+    own.clock_skew_ms
+        .store(skew, std::sync::atomic::Ordering::Relaxed);
     let was = own.clock_skewed.load(std::sync::atomic::Ordering::Relaxed);
     match crate::held::clock::judge(was, skew) {
         Some(true) => tracing::warn!(

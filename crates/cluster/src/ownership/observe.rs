@@ -44,10 +44,10 @@ pub fn renewal_started(
 /// renewal for a whole TTL.
 pub fn lease_lost(fence: &Fence, why: &'static str) {
     warn!(node = %fence.node, room = %fence.room_code, epoch = fence.epoch, why, "lease lost: stopping the room");
-    let label = if why == "lease lost" {
-        "renewal"
-    } else {
-        "expired"
+    let label = match why {
+        "lease lost" => "renewal",
+        "nats_lost" => "nats_lost",
+        _ => "expired",
     };
     metrics::counter!(m::LEASES_LOST, "why" => label).increment(1);
 }

@@ -1,12 +1,13 @@
 //! Starting and ending cluster mode's ownership on this node: the background tasks and the
 //! clean exit.
 
-use super::{lease_thread, monitor, node, sweeper};
+use super::{lease_thread, monitor, node, partition, sweeper};
 use crate::state::NodeState;
 
 /// Starts cluster mode's background tasks on the server's tracker: the lease renewer and
 /// the node heartbeat on the lease thread ([`lease_thread`]), the load monitor, the
-/// sweeper and the `P.node.<NODE>` service on the main runtime. They end when the server
+/// sweeper, the `P.node.<NODE>` service and the NATS partition watch
+/// ([`partition`]) on the main runtime. They end when the server
 /// shuts down. Does nothing on a single node.
 pub fn start(state: &NodeState) {
     if state.cluster().is_none() {
@@ -17,6 +18,7 @@ pub fn start(state: &NodeState) {
     tracker.spawn(monitor::monitor(state.clone()));
     tracker.spawn(sweeper::sweeper(state.clone()));
     tracker.spawn(node::serve(state.clone()));
+    tracker.spawn(partition::watch(state.clone()));
 }
 
 /// Clean exit: removes this node's heartbeat row so placement stops considering it.

@@ -150,7 +150,8 @@ pub async fn sweeper(state: NodeState) {
                 _ = tokio::time::sleep_until(at) => {}
             }
         }
-        if own.is_draining() {
+        if own.is_draining() || !cluster.bus.is_connected() {
+            // Without NATS a node could not serve what it takes (`partition`).
             continue;
         }
         // A full batch: more may be waiting (rooms without a lease are not in the

@@ -3,11 +3,13 @@
 //! takes it, so it waits at most [`COMMAND_TIMEOUT`] (an owner that holds the subject but
 //! answers nothing, e.g. paused, is not waited for longer); an attach (answered once the
 //! room has handled it) or a view waits up to [`REQUEST_TIMEOUT`]. A subject nobody
-//! serves answers at once: NATS reports no responders.
+//! serves answers at once: NATS reports no responders. Also the one request that wants no
+//! answer: [`detach`] (a publish).
 
 use crate::links::wire::{self, RoomOp, RoomRequest, WIRE_VERSION};
 use crate::state::NodeState;
 use async_nats::RequestErrorKind;
+use parchis_room::ConnId;
 use std::time::Duration;
 use tracing::debug;
 
@@ -18,11 +20,18 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// queue taking it: milliseconds), well within the client's patience: the edge then
 /// answers `room_unavailable`.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_millis(1500);
+/// A forwarded command's deadline, from the moment it is sent (`RoomOp::Command`'s
+/// `deadline_ms`): an owner that gets it later does not apply it. Shorter than
+/// [`COMMAND_TIMEOUT`] by a margin for the nodes' clock readings (each corrected by its
+/// skew to the database's, measured over a round trip), so a command the owner takes
+/// is taken before the edge stops waiting for it.
+pub const COMMAND_DEADLINE: Duration = Duration::from_millis(1250);
 
 /// Why a room's owner could not be asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unreachable {
-    /// Nobody serves the room's subject.
+    /// Nobody serves the room's subject (or this node has no NATS connection: nothing
+    /// was sent).
     NoResponders,
     /// Somebody does but did not answer in time, or NATS failed.
     Failed,
@@ -50,6 +59,11 @@ pub async fn ask(
     let Some(cluster) = state.cluster() else {
         return Err(Unreachable::NoResponders);
     };
+    if !cluster.bus.is_connected() {
+        // Not sent: async-nats would hold it until NATS is back and deliver it then,
+        // late (a resume taking a seat back from the client's newer connection).
+        return Err(Unreachable::NoResponders);
+    }
     let timeout = bound(&op);
     let body = wire::to_bytes(&RoomRequest {
         v: WIRE_VERSION,
@@ -79,6 +93,29 @@ pub async fn served(state: &NodeState, code: &str) -> bool {
     state.cluster().is_some() && ask(state, code, None, RoomOp::Probe).await.is_ok()
 }
 
+/// Tells room `code`'s owner that relayed connection `conn` closed (best effort):
+/// `gen`, the link to detach (`None`: its current one, if it is still relayed here).
+pub async fn detach(state: &NodeState, code: &str, conn: ConnId, gen: Option<u64>) {
+    let Some(cluster) = state.cluster() else {
+        return;
+    };
+    let gen = gen.or_else(|| cluster.routing.edge.gen_of(conn));
+    let body = wire::to_bytes(&RoomRequest {
+        v: wire::WIRE_VERSION,
+        owner: None,
+        op: RoomOp::Detach {
+            edge: cluster.node().to_string(),
+            conn,
+            gen,
+        },
+    });
+    let _ = cluster
+        .bus
+        .client()
+        .publish(cluster.bus.room_subject(code), body)
+        .await;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,10 +130,12 @@ mod tests {
             req: 2,
             seq: 3,
             cmd: SeatCmd::Roll.into(),
+            deadline_ms: None,
         };
         assert_eq!(bound(&cmd), COMMAND_TIMEOUT);
         assert_eq!(bound(&RoomOp::Probe), COMMAND_TIMEOUT);
         assert_eq!(bound(&RoomOp::View), REQUEST_TIMEOUT);
         assert!(COMMAND_TIMEOUT * 3 <= REQUEST_TIMEOUT + Duration::from_millis(500));
+        assert!(COMMAND_DEADLINE + Duration::from_millis(200) <= COMMAND_TIMEOUT);
     }
 }

@@ -3,7 +3,6 @@
 //! link's relay ([`crate::links::relay`]) and its frame queued to the socket; a gap, the owner's
 //! `end` or a `moved` notice makes the connection reattach ([`super::reattach`]).
 
-use crate::links::edge::Edge;
 use crate::links::edge_msg::{self, EdgeLine};
 use crate::links::metrics::{self as m, Relayed};
 use crate::links::relay::{welcome_info, Verdict};
@@ -65,6 +64,9 @@ pub(super) fn on_edge_message(state: &NodeState, msg: async_nats::Message) {
                         e.wake.notify_one();
                     }
                 }
+                if let Tag::Reply(req) = tag {
+                    e.replied(req, text.starts_with(r#"{"type":"ok""#));
+                }
                 relayed(Relayed::Delivered);
                 e.link
                     .send(shared.get_or_insert_with(|| Arc::from(text)).clone());
@@ -79,7 +81,7 @@ pub(super) fn on_edge_message(state: &NodeState, msg: async_nats::Message) {
                 });
                 info!(node = %cluster.node(), room = %e.room, conn, code = kick.code, "owner kicked a relayed connection");
                 let waiting = e.relay.abandon();
-                Edge::answer_unavailable(&e.link, &waiting, "kicked");
+                e.answer_unknown(&waiting, "kicked");
                 e.link.kick.kick(kick.code, &kick.reason);
                 conns.remove(&conn);
             }
@@ -100,12 +102,13 @@ pub(super) fn on_edge_message(state: &NodeState, msg: async_nats::Message) {
     }
 }
 
-/// Reattaches every relayed connection of `room` (a `moved` notice).
-pub(super) fn on_moved(state: &NodeState, room: &str, owner: &str) {
+/// Reattaches every relayed connection of `room` (a `moved` notice of `owner` at lease
+/// `epoch`; a notice older than one already followed is ignored).
+pub(super) fn on_moved(state: &NodeState, room: &str, owner: &str, epoch: i64) {
     let Some(cluster) = state.cluster() else {
         return;
     };
-    for conn in cluster.routing.edge.moved(room, owner) {
+    for conn in cluster.routing.edge.moved(room, owner, epoch) {
         super::reattach::start_reattach(state, conn, "moved");
     }
 }

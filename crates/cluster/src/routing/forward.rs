@@ -3,11 +3,10 @@
 //! ([`command`]) and its socket closing ([`detach`]), forwarded to the room's owner on
 //! `P.room.<CODE>`.
 
-use super::ask::{ask, Unreachable};
+pub use super::ask::detach;
+use super::ask::{ask, Unreachable, COMMAND_DEADLINE};
 use crate::links::metrics as m;
-use crate::links::wire::{
-    self, AttachAnswer, AttachHow, CommandAnswer, RoomOp, RoomRequest, WireCmd,
-};
+use crate::links::wire::{AttachAnswer, AttachHow, CommandAnswer, RoomOp, WireCmd};
 use crate::state::NodeState;
 use parchis_protocol::ErrorCode;
 use parchis_room::{ConnId, ConnLink, Refusal, SeatCmd};
@@ -15,8 +14,9 @@ use std::time::Duration;
 use tracing::info;
 
 /// The longest a command waits for its connection's reattach under way before it is
-/// answered `room_unavailable` (a reattach to a live owner takes milliseconds; one
-/// waiting for a takeover may take seconds, and the client is told at once instead).
+/// answered `room_unavailable` (never sent; a reattach to a live owner takes
+/// milliseconds; one waiting for a takeover may take seconds, and the client is told at
+/// once instead).
 const SETTLE_BOUND: Duration = Duration::from_secs(1);
 
 /// Attaches local connection `link` to room `code` on its owner (a `join`, `watch` or
@@ -88,13 +88,25 @@ pub async fn attach(
     }
 }
 
+/// What became of a forwarded command, as far as the edge knows.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Forwarded {
+    /// The owner took it: its reply comes on the link (or the edge's own
+    /// `outcome_unknown` if the link is given up first).
+    Taken,
+    /// It was answered already (its link was given up while it waited).
+    Answered,
+    /// The caller answers it with this refusal now.
+    Refused(Refusal),
+}
+
 /// Forwards command `req` of relayed connection `conn` in room `code`. From the moment
 /// it is registered its one reply is the owner's `ok`/`error` on the link, or the edge's
-/// `room_unavailable` (here, or when the link is given up: [`crate::links::edge`]).
-///
-/// # Errors
-/// A retryable `room_unavailable` refusal for the caller to send when the owner did not
-/// take the command (nothing was applied) and nobody answered it yet.
+/// own: `room_unavailable` when the edge knows the owner did not take it (nobody serves
+/// the room, the owner has no link for this connection, the room is not running there,
+/// the command came after its deadline, a reattach under way did not settle), else
+/// `outcome_unknown` (no answer within [`super::ask::COMMAND_TIMEOUT`]: it may have been
+/// taken; after its deadline it is not, [`super::ask::COMMAND_DEADLINE`]).
 pub async fn command(
     state: &NodeState,
     code: &str,
@@ -102,26 +114,24 @@ pub async fn command(
     req: u64,
     seq: u64,
     cmd: SeatCmd,
-) -> Result<(), Refusal> {
-    let unavailable = || Refusal::code(ErrorCode::RoomUnavailable);
+) -> Forwarded {
+    let unavailable = || Forwarded::Refused(Refusal::code(ErrorCode::RoomUnavailable));
     let Some(cluster) = state.cluster() else {
-        return Err(unavailable());
+        return unavailable();
     };
     let edge = &cluster.routing.edge;
-    let leave = cmd == SeatCmd::Leave;
-    if leave {
-        edge.leaving(conn);
-    }
     if !edge.sent(conn, req) {
-        return Err(unavailable());
+        return unavailable();
     }
     // A command waits (briefly) for a reattach under way: it goes on the new link.
     let answer = match edge.settled(conn, SETTLE_BOUND).await {
         false => None,
         true => match edge.route(conn, req) {
             // Answered meanwhile (its link was given up).
-            None => return Ok(()),
+            None => return Forwarded::Answered,
             Some((gen, owner)) => {
+                let deadline = cluster.ownership.db_now_ms()
+                    + i64::try_from(COMMAND_DEADLINE.as_millis()).unwrap_or(i64::MAX);
                 let op = RoomOp::Command {
                     edge: cluster.node().to_string(),
                     conn,
@@ -129,6 +139,7 @@ pub async fn command(
                     req,
                     seq,
                     cmd: WireCmd::from(cmd),
+                    deadline_ms: Some(deadline),
                 };
                 Some(ask(state, code, owner, op).await)
             }
@@ -141,42 +152,70 @@ pub async fn command(
     let outcome = match (&answer, taken) {
         (_, Some(CommandAnswer::Taken)) => "taken",
         (_, Some(CommandAnswer::NotAttached)) => "not_attached",
+        (_, Some(CommandAnswer::Expired)) => "expired",
+        (_, Some(CommandAnswer::Gone)) => "gone",
         (None, _) => "reattaching",
+        (Some(Err(Unreachable::NoResponders)), _) => "no_owner",
         _ => "unreachable",
     };
     m::forwarded(outcome);
     if taken == Some(CommandAnswer::Taken) {
-        if leave {
-            detach(state, code, conn).await;
+        return Forwarded::Taken;
+    }
+    match answer {
+        Some(Err(Unreachable::NoResponders)) => state.wake_sweeper(),
+        Some(_) if taken == Some(CommandAnswer::NotAttached) => {
+            // The owner has no link for this connection (it found this node gone and
+            // detached it, e.g. while NATS was cut): it follows the room again.
+            super::reattach::start_reattach(state, conn, "not_attached");
         }
-        return Ok(());
+        _ => {}
     }
-    if matches!(answer, Some(Err(Unreachable::NoResponders))) {
-        state.wake_sweeper();
+    // Answered by the owner (not taken) or never sent: nothing was applied. Sent and not
+    // answered (a timeout, a NATS failure, an answer this node cannot read): unknown.
+    let known = taken.is_some() || !matches!(answer, Some(Err(Unreachable::Failed)) | Some(Ok(_)));
+    if !edge.claim(conn, req) {
+        return Forwarded::Answered;
     }
-    if edge.claim(conn, req) {
-        Err(unavailable())
+    if known {
+        unavailable()
     } else {
-        Ok(())
+        info!(node = %cluster.node(), room = code, conn, req, "relayed command not answered by its owner in time: outcome unknown");
+        Forwarded::Refused(Refusal::code(ErrorCode::OutcomeUnknown))
     }
 }
 
-/// Tells room `code`'s owner that relayed connection `conn` closed (best effort).
-pub async fn detach(state: &NodeState, code: &str, conn: ConnId) {
+/// Forwards `leave` (command `req`, based on `seq`) of relayed connection `conn` and
+/// waits for its outcome: `Ok(true)` once its `ok` was delivered (the seat is freed and
+/// stored: the session leaves the room); `Ok(false)` when it was refused or answered
+/// `outcome_unknown` (the client has its reply: the session stays joined, as on the
+/// owner's node); `Err` with the refusal the caller sends.
+///
+/// # Errors
+/// The refusal to send when the owner did not take it ([`command`]).
+pub async fn leave(
+    state: &NodeState,
+    code: &str,
+    conn: ConnId,
+    req: u64,
+    seq: u64,
+) -> Result<bool, Refusal> {
     let Some(cluster) = state.cluster() else {
-        return;
+        return Err(Refusal::code(ErrorCode::RoomUnavailable));
     };
-    let body = wire::to_bytes(&RoomRequest {
-        v: wire::WIRE_VERSION,
-        owner: None,
-        op: RoomOp::Detach {
-            edge: cluster.node().to_string(),
-            conn,
-        },
-    });
-    let _ = cluster
-        .bus
-        .client()
-        .publish(cluster.bus.room_subject(code), body)
-        .await;
+    let Some(outcome) = cluster.routing.edge.leaving(conn, req) else {
+        return Err(Refusal::code(ErrorCode::RoomUnavailable));
+    };
+    match command(state, code, conn, req, seq, SeatCmd::Leave).await {
+        Forwarded::Refused(r) => Err(r),
+        // Its reply (the owner's, or the edge's own) settles the outcome; the edge
+        // answers a command left without a reply after `REPLY_WINDOW`.
+        Forwarded::Taken | Forwarded::Answered => {
+            let bound = crate::links::edge::REPLY_WINDOW + crate::links::edge::REPLY_SWEEP * 2;
+            Ok(matches!(
+                tokio::time::timeout(bound, outcome).await,
+                Ok(Ok(true))
+            ))
+        }
+    }
 }

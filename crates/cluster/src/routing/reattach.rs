@@ -7,7 +7,7 @@
 //! the seat is held by the client's newer connection closes the socket with 4000.
 
 use super::ask::ask;
-use super::forward::detach;
+use super::ask::detach;
 use crate::links::edge::{Edge, EdgeConn};
 use crate::links::metrics as m;
 use crate::links::relay::{follow, Follow};
@@ -107,7 +107,7 @@ fn prepare(e: &mut EdgeConn) -> Result<Attempt, Option<ConnLink>> {
         Follow::AwaitWelcome => Err(None),
         Follow::Reattach => {
             let (gen, orphans) = e.relay.restart();
-            Edge::answer_unavailable(&e.link, &orphans, "link_lost");
+            e.answer_unknown(&orphans, "link_lost");
             Ok(Attempt {
                 room: e.room.clone(),
                 owner: e.owner.clone(),
@@ -191,7 +191,7 @@ async fn attempt(
             // The socket closed meanwhile: its detach may have reached the owner
             // before this attach did.
             if attached {
-                detach(state, &a.room, conn).await;
+                detach(state, &a.room, conn, Some(a.gen)).await;
             }
             ControlFlow::Break(())
         }
@@ -237,7 +237,7 @@ async fn attempt(
 }
 
 /// Forgets `conn` and answers the commands it still waited for (the socket closes next).
-fn forget(state: &NodeState, conn: ConnId, link: &ConnLink, cause: &'static str) -> String {
+fn forget(state: &NodeState, conn: ConnId, cause: &'static str) -> String {
     let Some(cluster) = state.cluster() else {
         return String::new();
     };
@@ -246,7 +246,8 @@ fn forget(state: &NodeState, conn: ConnId, link: &ConnLink, cause: &'static str)
         let mut conns = edge.lock();
         let room = conns.get(&conn).map(|e| e.room.clone()).unwrap_or_default();
         if let Some(mut e) = conns.remove(&conn) {
-            Edge::answer_unavailable(link, &e.relay.abandon(), "closed");
+            let waiting = e.relay.abandon();
+            e.answer_unknown(&waiting, "closed");
         }
         room
     };
@@ -256,7 +257,7 @@ fn forget(state: &NodeState, conn: ConnId, link: &ConnLink, cause: &'static str)
 
 fn give_up(state: &NodeState, conn: ConnId, link: &ConnLink, cause: &'static str, why: &str) {
     metrics::counter!(m::REATTACHES, "cause" => cause, "outcome" => "gave_up").increment(1);
-    let room = forget(state, conn, link, cause);
+    let room = forget(state, conn, cause);
     info!(room = %room, conn, cause, why, "relayed connection could not follow its room: closing (1012)");
     link.kick.kick(
         close_code::SERVICE_RESTART,
@@ -268,7 +269,7 @@ fn give_up(state: &NodeState, conn: ConnId, link: &ConnLink, cause: &'static str
 /// closed as a replaced session (4000, `closing` first), not told to resume.
 fn superseded(state: &NodeState, conn: ConnId, link: &ConnLink, cause: &'static str, why: &str) {
     metrics::counter!(m::REATTACHES, "cause" => cause, "outcome" => "superseded").increment(1);
-    let room = forget(state, conn, link, cause);
+    let room = forget(state, conn, cause);
     info!(room = %room, conn, cause, why, "relayed connection lost its seat to a newer connection: closing (4000)");
     let reason = "another connection took over this seat";
     let closing = parchis_protocol::ServerMessage::Closing {

@@ -49,6 +49,40 @@ pub(super) async fn probe_edges(state: NodeState) {
     }
 }
 
+/// Follows the node's NATS connection: each time it comes back after a loss, every
+/// relayed connection of this node reattaches (its owner may have found this edge gone
+/// and detached it, and its `end` was lost with the connection; frames may have been lost
+/// too), and every room this node owns is announced again (`moved` at its current
+/// epoch), so the edges of its relayed connections reattach as well (frames this owner
+/// published while it was cut off are lost). Ends at shutdown.
+pub(super) async fn nats_back(state: NodeState) {
+    let Some(cluster) = state.cluster().cloned() else {
+        return;
+    };
+    let mut link = cluster.bus.link();
+    let shutdown = state.shutdown_token();
+    let mut seen = link.borrow_and_update().reconnects;
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            changed = link.changed() => if changed.is_err() { return },
+        }
+        let now = *link.borrow_and_update();
+        if !now.connected || now.reconnects == seen {
+            continue;
+        }
+        seen = now.reconnects;
+        let relayed = cluster.routing.edge.conns();
+        info!(node = %cluster.node(), relayed = relayed.len(), "NATS back: relayed connections reattach, owned rooms announced");
+        for conn in relayed {
+            reattach::start_reattach(&state, conn, "nats_back");
+        }
+        for fence in cluster.ownership.fences() {
+            service::publish_moved(cluster.clone(), fence.room_code.clone(), fence.epoch).await;
+        }
+    }
+}
+
 /// Starts the node's routing: the edge dispatcher on `P.edge.<me>`, the `P.moved` and
 /// `P.lobby` subscribers. Returns once they are subscribed. Nothing without cluster mode.
 ///
@@ -81,7 +115,7 @@ pub async fn start(state: &NodeState) -> Result<(), async_nats::SubscribeError> 
                 match serde_json::from_slice::<wire::Moved>(&msg.payload) {
                     Ok(m) if m.v == wire::WIRE_VERSION => {
                         info!(room = %m.room, owner = %m.node, epoch = m.epoch, "room moved");
-                        edge_in::on_moved(&s, &m.room, &m.node);
+                        edge_in::on_moved(&s, &m.room, &m.node, m.epoch);
                     }
                     _ => warn!("unreadable moved notice"),
                 }
@@ -108,6 +142,7 @@ pub async fn start(state: &NodeState) -> Result<(), async_nats::SubscribeError> 
         .instrument(span.clone()),
     );
     tokio::spawn(probe_edges(state.clone()).instrument(span.clone()));
+    tokio::spawn(nats_back(state.clone()).instrument(span.clone()));
     tokio::spawn(lobby::respond(state.clone(), lobby_sub).instrument(span));
     info!(node = %node, "routing started");
     Ok(())
@@ -160,9 +195,13 @@ pub async fn announce_moved(state: &NodeState, code: &str, epoch: i64) {
 /// owner: they become relayed connections (their sessions' routes turn
 /// [`Route::Remote`]) and reattach with what they were and their last `seq`; the clients
 /// do not reconnect. Until a node serves the room they wait (for its `moved` notice, up
-/// to [`super::reattach::REATTACH_WINDOW`]), then are closed with 1012.
+/// to [`super::reattach::REATTACH_WINDOW`]), then are closed with 1012; at once when this
+/// node has no NATS connection.
 pub fn rehome(state: &NodeState, code: &str, conns: Vec<Rehomed>) {
-    let Some(cluster) = state.cluster() else {
+    // Without NATS (`ownership::partition` gave the room up) they could not follow it:
+    // their clients reconnect to another node at once.
+    let cluster = state.cluster().filter(|c| c.bus.is_connected());
+    let Some(cluster) = cluster else {
         for c in conns {
             c.link.kick.kick(
                 parchis_protocol::close_code::SERVICE_RESTART,

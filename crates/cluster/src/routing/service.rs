@@ -176,14 +176,21 @@ async fn on_request(
             req,
             seq,
             cmd,
+            deadline_ms,
         } => {
             m::room_command();
-            let answer = command(handle, remotes, (edge, conn), gen, req, seq, cmd).await;
+            let late = deadline_ms.is_some_and(|d| cluster.ownership.db_now_ms() > d);
+            let answer = if late {
+                info!(room = %handle.code(), edge = %edge, edge_conn = conn, req, deadline_ms, "relayed command came after its deadline: not applied");
+                CommandAnswer::Expired
+            } else {
+                command(handle, remotes, (edge, conn), gen, req, seq, cmd).await
+            };
             respond(client, &msg, wire::to_bytes(&answer)).await;
         }
-        RoomOp::Detach { edge, conn } => {
+        RoomOp::Detach { edge, conn, gen } => {
             metrics::counter!(m::ROOM_REQUESTS, "op" => "detach").increment(1);
-            detach(handle, remotes, (edge, conn)).await;
+            detach(handle, remotes, (edge, conn), gen).await;
             respond(client, &msg, wire::to_bytes(&CommandAnswer::Taken)).await;
         }
         RoomOp::Probe => {
@@ -233,9 +240,16 @@ async fn command(
     }
 }
 
-/// Detaches edge connection `key`'s link, if it has one.
-async fn detach(handle: &RoomHandle, remotes: &Remotes, key: (String, u64)) {
-    let remote = lock(remotes).remove(&key);
+/// Detaches edge connection `key`'s link, if it has one (`gen`: only if it is that
+/// attach's link).
+async fn detach(handle: &RoomHandle, remotes: &Remotes, key: (String, u64), gen: Option<u64>) {
+    let remote = {
+        let mut remotes = lock(remotes);
+        match remotes.get(&key) {
+            Some(r) if gen.is_none_or(|g| g == r.gen) => remotes.remove(&key),
+            _ => None,
+        }
+    };
     if let Some(r) = remote {
         let _ = handle.sender().send(RoomCmd::Detach { conn: r.id }).await;
     }

@@ -428,7 +428,7 @@ async fn a_lost_answer_to_an_applied_commit_rebuilds_the_room_from_its_log() {
     act(&rooms, "LOSTACK1", &clients[p], 10, &turn).await;
     let answer = clients[p].answer(10).await;
     assert!(
-        is_error(&answer, ErrorCode::RoomUnavailable, STORE_AMBIGUOUS),
+        is_error(&answer, ErrorCode::OutcomeUnknown, STORE_AMBIGUOUS),
         "the outcome is unknown to the room when it answers: {answer:?}"
     );
     // The log went past the room: it stops, is rebuilt and its clients resume.
@@ -496,7 +496,7 @@ async fn a_doubt_the_store_cannot_settle_yet_is_settled_once_it_can_be_read() {
     act(&rooms, "LOSTACK3", &clients[p], 10, &turn).await;
     let answer = clients[p].answer(10).await;
     assert!(
-        is_error(&answer, ErrorCode::RoomUnavailable, STORE_AMBIGUOUS),
+        is_error(&answer, ErrorCode::OutcomeUnknown, STORE_AMBIGUOUS),
         "{answer:?}"
     );
     // Sent again while the doubt stands: not even tried (nothing of it is applied).
@@ -650,7 +650,7 @@ async fn nobody_loses_a_throw_to_a_doubt_that_stood_and_was_not_applied() {
     act(&rooms, "LOSTACK6", &clients[p], 10, &turn).await;
     let answer = clients[p].answer(10).await;
     assert!(
-        is_error(&answer, ErrorCode::RoomUnavailable, STORE_AMBIGUOUS),
+        is_error(&answer, ErrorCode::OutcomeUnknown, STORE_AMBIGUOUS),
         "{answer:?}"
     );
     // The clock runs out while the doubt stands (the timeout cannot be written either).

@@ -197,7 +197,9 @@ async fn close(mut session: Session, conn: u64, kick: &Kick, writer: JoinHandle<
             Route::Local { handle, .. } => {
                 let _ = handle.sender().send(RoomCmd::Detach { conn }).await;
             }
-            Route::Remote => routing::forward::detach(session.state.node(), &j.code, conn).await,
+            Route::Remote => {
+                routing::forward::detach(session.state.node(), &j.code, conn, None).await;
+            }
         }
     }
     if let Some(cluster) = session.state.cluster() {
@@ -432,9 +434,19 @@ impl Session {
                     return self.room_gone(req);
                 }
             }
+            Route::Remote if leaving => {
+                let code = joined.code.clone();
+                // As on the owner's node: the session unjoins only once the leave is
+                // stored and answered `ok`; refused (or its outcome unknown) it stays.
+                match routing::forward::leave(self.state.node(), &code, conn, req, seq).await {
+                    Ok(true) => {}
+                    Ok(false) => return Flow::Continue,
+                    Err(refusal) => return self.refuse(Some(req), refusal),
+                }
+            }
             Route::Remote => {
                 let code = joined.code.clone();
-                if let Err(refusal) =
+                if let routing::forward::Forwarded::Refused(refusal) =
                     routing::forward::command(self.state.node(), &code, conn, req, seq, cmd).await
                 {
                     return self.refuse(Some(req), refusal);

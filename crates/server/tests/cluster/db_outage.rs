@@ -271,10 +271,12 @@ async fn the_cluster_stops_its_rooms_without_the_database_and_resumes_after() {
         messages.contains(STORE_UNREACHABLE),
         "a write that found the database out of reach says so: {messages:?}"
     );
+    // `outcome_unknown`: a relayed command whose owner stopped the room (a TTL without
+    // renewals) after taking it, before answering (the edge cannot tell).
     assert!(
         codes
             .iter()
-            .all(|c| matches!(*c, "room_unavailable" | "stale_seq")),
+            .all(|c| matches!(*c, "room_unavailable" | "outcome_unknown" | "stale_seq")),
         "errors while the database was gone: {codes:?} ({messages:?})"
     );
     eprintln!("{test}: clients: {}", clients_summary(&players));

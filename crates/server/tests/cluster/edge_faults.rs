@@ -68,11 +68,12 @@ fn attached(role: &str) -> Value {
 }
 
 /// The owner takes a relayed `roll` into its queue, then forgets the link (a drain's
-/// hand-off: `end`) without answering it: the client gets `room_unavailable` for it, once;
-/// the old owner's late `ok` on the old link never reaches it.
+/// hand-off: `end`) without answering it: the client gets `outcome_unknown` for it (the
+/// edge cannot know whether it was applied), once; the old owner's late `ok` on the old
+/// link never reaches it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_command_taken_by_an_owner_that_hands_off_gets_room_unavailable_once() {
-    let test = "a_command_taken_by_an_owner_that_hands_off_gets_room_unavailable_once";
+async fn a_command_taken_by_an_owner_that_hands_off_gets_outcome_unknown_once() {
+    let test = "a_command_taken_by_an_owner_that_hands_off_gets_outcome_unknown_once";
     let Some((cluster, node, mut fake)) = one_node_and_a_fake_owner(test).await else {
         return;
     };
@@ -83,7 +84,7 @@ async fn a_command_taken_by_an_owner_that_hands_off_gets_room_unavailable_once()
     let r = c.reply(req).await;
     assert_eq!(
         (r["type"].as_str(), r["code"].as_str()),
-        (Some("error"), Some("room_unavailable")),
+        (Some("error"), Some("outcome_unknown")),
         "{r}"
     );
     // The edge follows the room: its reattach is answered.
@@ -94,11 +95,11 @@ async fn a_command_taken_by_an_owner_that_hands_off_gets_room_unavailable_once()
 }
 
 /// The owner takes a relayed `roll`, then dies without a word; another node takes the
-/// room over and announces it (`moved`): the client gets `room_unavailable` for the roll
+/// room over and announces it (`moved`): the client gets `outcome_unknown` for the roll
 /// (once) and its connection follows the room.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_command_taken_by_an_owner_that_dies_gets_room_unavailable_once() {
-    let test = "a_command_taken_by_an_owner_that_dies_gets_room_unavailable_once";
+async fn a_command_taken_by_an_owner_that_dies_gets_outcome_unknown_once() {
+    let test = "a_command_taken_by_an_owner_that_dies_gets_outcome_unknown_once";
     let Some((cluster, node, mut fake)) = one_node_and_a_fake_owner(test).await else {
         return;
     };
@@ -107,7 +108,7 @@ async fn a_command_taken_by_an_owner_that_dies_gets_room_unavailable_once() {
     // The fake now plays the new owner, "n2".
     fake.moved("n2").await;
     let r = c.reply(req).await;
-    assert_eq!(r["code"], "room_unavailable", "{r}");
+    assert_eq!(r["code"], "outcome_unknown", "{r}");
     let re = fake.next_op("attach").await;
     assert_eq!(
         (re.body["how"]["kind"].as_str(), re.body["owner"].as_str()),
@@ -121,9 +122,10 @@ async fn a_command_taken_by_an_owner_that_dies_gets_room_unavailable_once() {
 }
 
 /// An owner that still holds the room's subject but answers nothing (paused, `kill
-/// -STOP`): the client's command is answered `room_unavailable` by the edge long before
-/// the 5 s NATS request timeout, here before the owner's next frame, sent 3 s after the
-/// command; the owner's late answer changes nothing.
+/// -STOP`): the client's command is answered `outcome_unknown` by the edge (it cannot
+/// know whether the owner got it) long before the 5 s NATS request timeout, here before
+/// the owner's next frame, sent 3 s after the command; the owner's late answer changes
+/// nothing. The command carried its deadline, already past when the owner answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_to_an_owner_that_answers_nothing_is_refused_quickly() {
     let test = "a_command_to_an_owner_that_answers_nothing_is_refused_quickly";
@@ -139,8 +141,16 @@ async fn a_command_to_an_owner_that_answers_nothing_is_refused_quickly() {
         })
         .await;
     assert_eq!(
-        first["code"], "room_unavailable",
+        first["code"], "outcome_unknown",
         "the reply came before the owner's frame sent 3 s later: {first}"
+    );
+    let deadline = cmd.body["deadline_ms"].as_i64().expect("a deadline");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    assert!(
+        (now - 3_500..now - 1_000).contains(&deadline),
+        "the deadline was about 1.25 s after the send, 3 s ago: {deadline} (now {now})"
     );
     fake.answer(&cmd, json!({"answer": "taken"})).await;
     no_second_reply_after_a_late_ok(&mut fake, &node, (&attach, &attach), &mut c, req, 2).await;

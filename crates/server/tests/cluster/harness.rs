@@ -55,6 +55,12 @@ pub struct Opts {
     pub db_proxy: bool,
     /// `--commands-per-second` of every node (2000 unless a test measures the limit).
     pub commands_per_second: u32,
+    /// Each node reaches NATS through a [`Proxy`] of its own ([`Cluster::nats_proxy`]),
+    /// which the test can cut, restore and stall.
+    pub nats_proxies: bool,
+    /// The nodes use a nats-server of the test's own ([`crate::nats::NatsServer`],
+    /// [`Cluster::nats_server`]) on a free port, which the test can stop and start.
+    pub own_nats: bool,
     /// Environment variables of every node set after the harness's own (so they replace
     /// them), e.g. a per-address limit a test exercises.
     pub env: Vec<(&'static str, String)>,
@@ -74,6 +80,8 @@ impl Default for Opts {
             slow_nats: None,
             db_proxy: false,
             commands_per_second: 2000,
+            nats_proxies: false,
+            own_nats: false,
             env: Vec::new(),
         }
     }
@@ -162,6 +170,10 @@ pub struct Cluster {
     pub db: PgPool,
     /// The proxy between the nodes and PostgreSQL, with [`Opts::db_proxy`].
     pub db_proxy: Option<Proxy>,
+    /// Each node's proxy to NATS, by node, with [`Opts::nats_proxies`].
+    pub nats_proxies: Vec<Proxy>,
+    /// The test's own nats-server, with [`Opts::own_nats`].
+    pub nats_server: Option<crate::nats::NatsServer>,
     /// Whether the database audits who writes events ([`audit`]).
     pub audited: bool,
     /// Client port of every database connection seen → the nodes that held it, when.
@@ -187,6 +199,22 @@ impl Cluster {
     pub async fn start(test: &str, opts: Opts) -> Option<Cluster> {
         let (url, nats_url) = services(test).await?;
         let serial = SERIAL.lock().await;
+        let nats_server = if opts.own_nats {
+            Some(crate::nats::NatsServer::start().await)
+        } else {
+            None
+        };
+        let nats_url = match &nats_server {
+            Some(n) => n.url(),
+            None => nats_url,
+        };
+        let mut nats_proxies = Vec::new();
+        if opts.nats_proxies {
+            for _ in 0..opts.nodes {
+                let upstream = crate::env::nats_hostport(&nats_url);
+                nats_proxies.push(Proxy::start(upstream, Duration::ZERO).await);
+            }
+        }
         let (admin, db_name, db_url) = create_database(&url).await;
         drop(admin);
         let db = PgPoolOptions::new()
@@ -218,6 +246,8 @@ impl Cluster {
             roster,
             db,
             db_proxy,
+            nats_proxies,
+            nats_server,
             audited: false,
             ports: Arc::new(Mutex::new(HashMap::new())),
             db_port: url_port(&url),
@@ -316,8 +346,13 @@ impl Cluster {
             .expect("open the node's log");
         let data_dir = self.dir.path().join(format!("data-{}", node.id));
         let o = &self.opts;
-        let nats_url = match (&self.slow_nats_url, o.slow_nats) {
-            (Some(url), Some((slow, _))) if slow == i => url,
+        let proxied = self
+            .nats_proxies
+            .get(i)
+            .map(|p| format!("nats://{}", p.addr));
+        let nats_url = match (&self.slow_nats_url, o.slow_nats, &proxied) {
+            (Some(url), Some((slow, _)), _) if slow == i => url,
+            (_, _, Some(url)) => url,
             _ => &self.nats_url,
         };
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_parchis-server"));
@@ -369,6 +404,11 @@ impl Cluster {
             .expect("spawn the server binary");
         self.roster.lock()[i].pid = Some(child.id());
         self.nodes[i].child = Some(child);
+    }
+
+    /// Node `i`'s proxy to NATS ([`Opts::nats_proxies`]).
+    pub fn nats_proxy(&self, i: usize) -> &Proxy {
+        &self.nats_proxies[i]
     }
 
     /// The `DATABASE_URL` of the nodes: through [`Cluster::db_proxy`] when there is one.

@@ -98,9 +98,10 @@ async fn a_commit_whose_answer_is_lost_has_the_room_rebuilt_and_the_game_goes_on
             .map(|e| e["code"].as_str().unwrap_or("?"))
             .collect();
         assert!(
-            codes
-                .iter()
-                .all(|c| matches!(*c, "room_unavailable" | "stale_seq" | "not_your_turn")),
+            codes.iter().all(|c| matches!(
+                *c,
+                "room_unavailable" | "outcome_unknown" | "stale_seq" | "not_your_turn"
+            )),
             "{}: errors {codes:?} ({:?})",
             p.name,
             p.errors
@@ -189,9 +190,10 @@ async fn a_commit_answer_lost_while_the_owner_drains_has_the_room_rebuilt_elsewh
             .map(|e| e["code"].as_str().unwrap_or("?"))
             .collect();
         assert!(
-            codes
-                .iter()
-                .all(|c| matches!(*c, "room_unavailable" | "stale_seq" | "not_your_turn")),
+            codes.iter().all(|c| matches!(
+                *c,
+                "room_unavailable" | "outcome_unknown" | "stale_seq" | "not_your_turn"
+            )),
             "{}: errors {codes:?} ({:?})",
             p.name,
             p.errors

@@ -17,6 +17,7 @@ mod driver;
 mod env;
 mod fake_owner;
 mod harness;
+mod nats;
 mod proxy;
 mod setup;
 
@@ -24,6 +25,7 @@ mod db_outage;
 mod drain;
 mod edge_faults;
 mod failover;
+mod faults;
 mod first_join;
 mod game;
 mod hostile;

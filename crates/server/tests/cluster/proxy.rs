@@ -8,6 +8,8 @@
 //! - [`Proxy::cut`] closes every connection through the proxy and closes each new one at
 //!   once (the service is gone, as when its host or the network fails) until
 //!   [`Proxy::restore`], without touching the service itself (other tests share it);
+//! - [`Proxy::stall`] holds every byte in both directions (the connections stay open,
+//!   nothing is lost) until [`Proxy::unstall`], as a link that goes silent;
 //! - [`Proxy::lose_next_commit_answer`] (PostgreSQL): the next `COMMIT` of a transaction
 //!   that inserted rows reaches the database, but its answer never comes back: the proxy
 //!   holds what the database answers and closes that connection (the commit is applied,
@@ -28,6 +30,7 @@ pub struct Proxy {
     /// Where clients connect.
     pub addr: SocketAddr,
     cut: Arc<AtomicBool>,
+    stalled: Arc<AtomicBool>,
     /// The forwarding task of every connection opened while not cut.
     conns: Arc<Mutex<Vec<AbortHandle>>>,
     lose: Arc<LoseCommit>,
@@ -56,7 +59,9 @@ impl Proxy {
         let cut = Arc::new(AtomicBool::new(false));
         let conns: Arc<Mutex<Vec<AbortHandle>>> = Arc::new(Mutex::new(Vec::new()));
         let lose = Arc::new(LoseCommit::default());
+        let stalled = Arc::new(AtomicBool::new(false));
         let (is_cut, tasks, losing) = (cut.clone(), conns.clone(), lose.clone());
+        let stalling = stalled.clone();
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 if is_cut.load(Ordering::SeqCst) {
@@ -66,9 +71,10 @@ impl Proxy {
                 }
                 let upstream = upstream.clone();
                 let lose = losing.clone();
+                let stall = stalling.clone();
                 let task = tokio::spawn(async move {
                     if let Ok(server) = TcpStream::connect(&upstream).await {
-                        pipe(client, server, delay, lose).await;
+                        pipe(client, server, delay, lose, stall).await;
                     }
                 });
                 let mut tasks = tasks.lock().unwrap_or_else(|e| e.into_inner());
@@ -84,9 +90,21 @@ impl Proxy {
         Proxy {
             addr,
             cut,
+            stalled,
             conns,
             lose,
         }
+    }
+
+    /// Holds every byte, both ways, on every connection (open ones and new ones) until
+    /// [`Proxy::unstall`]; then forwards them, in order.
+    pub fn stall(&self) {
+        self.stalled.store(true, Ordering::SeqCst);
+    }
+
+    /// Forwards again what [`Proxy::stall`] held, and whatever follows.
+    pub fn unstall(&self) {
+        self.stalled.store(false, Ordering::SeqCst);
     }
 
     /// Arms the one shot: the next `COMMIT` sent on a connection of the store's main pool
@@ -148,7 +166,20 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-async fn pipe(client: TcpStream, server: TcpStream, delay: Duration, lose: Arc<LoseCommit>) {
+/// Waits while `stall` is set.
+async fn held(stall: &AtomicBool) {
+    while stall.load(Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+async fn pipe(
+    client: TcpStream,
+    server: TcpStream,
+    delay: Duration,
+    lose: Arc<LoseCommit>,
+    stall: Arc<AtomicBool>,
+) {
     let (mut client_rd, mut client_wr) = client.into_split();
     let (mut server_rd, mut server_wr) = server.into_split();
     let (tx, mut rx) = mpsc::unbounded_channel::<(Instant, Vec<u8>)>();
@@ -173,6 +204,7 @@ async fn pipe(client: TcpStream, server: TcpStream, delay: Duration, lose: Arc<L
     });
     let (saw_insert, holding, closing) = (inserted.clone(), hold.clone(), close.clone());
     let cutting = cut_client.clone();
+    let stall_up = stall.clone();
     let writer = tokio::spawn(async move {
         // A connection of the store's main pool (its startup names the application): not
         // the lease pool's (`parchis-store-lease`).
@@ -182,6 +214,7 @@ async fn pipe(client: TcpStream, server: TcpStream, delay: Duration, lose: Arc<L
         let mut async_commit = false;
         while let Some((at, bytes)) = rx.recv().await {
             tokio::time::sleep_until(at).await;
+            held(&stall_up).await;
             main_pool |= contains(&bytes, b"parchis-store\0");
             if contains(&bytes, b"BEGIN") {
                 saw_insert.store(false, Ordering::SeqCst);
@@ -242,6 +275,7 @@ async fn pipe(client: TcpStream, server: TcpStream, delay: Duration, lose: Arc<L
         if hold.load(Ordering::SeqCst) {
             continue;
         }
+        held(&stall).await;
         if client_wr.write_all(&buf[..n]).await.is_err() {
             break;
         }

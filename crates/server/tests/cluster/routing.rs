@@ -54,7 +54,9 @@ async fn play_through(clients: Vec<Client>, progress: Arc<AtomicU64>) -> Vec<Cli
                         last = Some(cmd);
                     }
                     Some("error") => match v["code"].as_str() {
-                        Some("room_unavailable") => {
+                        // Not applied, or (its link given up) maybe: the same
+                        // command again is safe (stale if it was applied).
+                        Some("room_unavailable" | "outcome_unknown") => {
                             tokio::time::sleep(Duration::from_millis(200)).await;
                             if let Some(cmd) = &last {
                                 sent.insert(c.cmd(cmd.clone()).await);
