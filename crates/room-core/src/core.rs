@@ -249,6 +249,8 @@ pub struct Core {
     pub(super) step_failure: Option<crate::Refusal>,
     /// Where logs and metrics go ([`crate::observer`]).
     pub(crate) obs: Arc<dyn Observer>,
+    /// Recent quick emotes per seat ([`crate::emote_limit`]).
+    pub(super) emotes: crate::emote_limit::EmoteLimiter,
 }
 
 impl Core {
@@ -294,6 +296,7 @@ impl Core {
             presence_dirty: false,
             presence_sent_at: None,
             lobby_restored: false,
+            emotes: Default::default(),
         }
     }
 

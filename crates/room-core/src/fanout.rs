@@ -4,7 +4,7 @@
 
 use crate::core::{Core, Effect};
 use crate::{encode, ConnId, Member, Ms, Refusal};
-use parchis_protocol::{close_code, ErrorCode, Role, RoomStatus, ServerMessage};
+use parchis_protocol::{close_code, AwaySeat, ErrorCode, Role, RoomStatus, ServerMessage};
 use parchis_records::hash_token;
 use std::sync::Arc;
 
@@ -82,10 +82,26 @@ impl Core {
                 .map(|s| s.colour)
                 .collect(),
             spectators: self.spectators.len() as u32,
+            away: self.away(),
         };
         self.emit(Effect::Broadcast {
             frame: encode(&msg),
         });
+    }
+
+    /// The seated players whose connection dropped and when their grace period ends
+    /// (R-LEAVE): bots and seats out of the game have none.
+    pub(super) fn away(&self) -> Vec<AwaySeat> {
+        self.seats
+            .iter()
+            .filter(|s| s.conn.is_none() && s.bot.is_none() && !s.abandoned)
+            .filter_map(|s| {
+                s.grace_until.map(|until_ms| AwaySeat {
+                    colour: s.colour,
+                    until_ms,
+                })
+            })
+            .collect()
     }
 
     /// Forgets a connection without starting a grace period (after `leave`).

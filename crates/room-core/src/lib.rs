@@ -22,7 +22,7 @@
 //!   core calls an [`Observer`] its driver hands in, never a global.
 //!
 //! Module order (each imports only those below it in this list, never one above):
-//! `types`, `observer`, `dice`, `frames`, `replay`, `seat` (a seat and its bot), `persist`,
+//! `types`, `observer`, `dice`, `frames`, `replay`, `seat` (a seat and its bot), `emote_limit`, `persist`,
 //! `plan`, `effect`, `doubt`, `core`, then the parts of the core (`owed`, `fanout`, `view`,
 //! `bots`, `lobby`, `play`, `reattach`, `rematch`, `restore`, `admin`), which extend
 //! [`Core`] with `impl` blocks and import `core`, never the other way round.
@@ -35,6 +35,7 @@ pub mod core;
 pub mod dice;
 pub mod doubt;
 pub mod effect;
+pub mod emote_limit;
 pub mod fanout;
 pub mod frames;
 pub mod lobby;

@@ -6,7 +6,7 @@
 //!   ([`metrics`]), `POST/GET /api/rooms`, `GET /api/rooms/{code}`,
 //!   `GET /api/games` ([`games`]: paged, filtered), `GET /api/games/{id}`,
 //!   `GET /api/games/{id}/export` and `GET /api/games/{id}/replay` ([`replay`]), the admin
-//!   API ([`admin`]), the
+//!   API ([`admin`]), `GET /api/config` ([`client_config`]), the
 //!   WebSocket endpoint `/ws`, and the web client's spot at `/` ([`static_files`]).
 //! * [`run`] serves a router on a listener until a shutdown token fires, then tells every
 //!   client, waits for the room actors and flushes the store. Tests call it on port 0.
@@ -18,6 +18,7 @@
 pub mod admin;
 pub mod admin_auth;
 pub mod client_addr;
+pub mod client_config;
 pub mod config;
 pub mod games;
 pub mod health;
@@ -61,6 +62,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/games/{id}", get(games::get_game))
         .route("/api/games/{id}/export", get(games::export_game))
         .route("/api/games/{id}/replay", get(replay::get_replay))
+        .route("/api/config", get(client_config::get_config))
         .route("/ws", get(ws::upgrade))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
