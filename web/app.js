@@ -5,6 +5,12 @@
 // every local input goes through dispatch(), which runs the reducer, performs the
 // effects it lists (sounds, animations, toasts, sends) and redraws. This file only wires
 // the DOM and draws; it knows no rules (the server's previews and positions say it all).
+//
+// Why ~1300 lines: it still draws the lobby, join, room, game, result and replay views
+// itself (they share the session state, the board and the log helpers); the features of
+// issue 29 went into modules of their own (prefs, dialogs, autoplay, invite, emotes,
+// fairpage). Splitting the views into one module each is the next step (the accounts'
+// views should start as modules of their own).
 
 import { t, getLang, setLang, colourName, locName, translateDom } from './i18n.js';
 import { createBoard, COLOURS, SHAPE_CHAR } from './board.js';
