@@ -61,7 +61,7 @@ export function initialState() {
     emotes: [], // the latest emotes heard: { colour, emote, n } newest last (at most EMOTES_MAX)
     emotesMuted: false, // emotes are not shown (nor sounded)
     emoteCount: 0,
-    lastCapture: null, // { by, colour, piece, square } until the capturer's next roll
+    lastCapture: null, // { by, colour, piece, square, passed } until the capturer's next turn
     captureBanner: null, // { by, colour, amount, n } the capture to announce
     fx: [], // effects of the last message for the app: { type, ... }
   };
@@ -375,7 +375,9 @@ function gameEvent(s, e, frame) {
   const C = (c) => ({ c });
   switch (e.type) {
     case 'dice_rolled':
-      if (s.lastCapture && s.lastCapture.by === e.colour) s.lastCapture = null;
+      // The capture stays marked through the capturer's turn (its bonus, its rolls
+      // again) and the others'; the capturer's next turn clears it.
+      if (s.lastCapture && s.lastCapture.by === e.colour && s.lastCapture.passed) s.lastCapture = null;
       s.turn = e.colour;
       s.dice = e.dice; s.used = e.dice.map(() => false); s.bonus = null;
       s.lastRoll[e.colour] = e.dice;
@@ -405,7 +407,7 @@ function gameEvent(s, e, frame) {
       if (s.pieces[e.colour]) s.pieces[e.colour][e.piece] = 'nest';
       const last = s.lastMove[e.by];
       if (last) last.captures.push(String(e.square));
-      s.lastCapture = { by: e.by, colour: e.colour, piece: e.piece, square: String(e.square) };
+      s.lastCapture = { by: e.by, colour: e.colour, piece: e.piece, square: String(e.square), passed: false };
       s.captureBanner = { by: e.by, colour: e.colour, amount: null, n: frame.seq };
       log(s, 'ev_captured', { by: C(e.by), colour: C(e.colour), square: e.square }, `c-${e.by} capture`);
       s.fx.push({ type: 'sound', name: 'capture' });
@@ -449,6 +451,7 @@ function gameEvent(s, e, frame) {
       break;
     case 'turn_passed':
       s.turn = e.to;
+      if (s.lastCapture && e.to !== s.lastCapture.by) s.lastCapture.passed = true;
       log(s, 'ev_passed', { to: C(e.to) }, `c-${e.to} pass`);
       break;
     case 'player_abandoned': {

@@ -265,20 +265,24 @@ test('the takeover countdown comes from presence.away and ends with the bot', ()
   assert.deepEqual(awayCountdowns(w, 0), []);
 });
 
-test('a capture stays marked through the capturer\'s bonus move, with a banner and its amount', () => {
+test('a capture stays marked through the capturer\'s turn (its bonus, a roll again) and the others\', with a banner and its amount', () => {
   let s = seated();
   s = reduce(s, ev(5, game({ type: 'piece_captured', by: 'yellow', colour: 'red', piece: 2, square: 30 })));
-  assert.deepEqual(s.lastCapture, { by: 'yellow', colour: 'red', piece: 2, square: '30' });
+  assert.deepEqual(s.lastCapture, { by: 'yellow', colour: 'red', piece: 2, square: '30', passed: false });
   assert.deepEqual(s.captureBanner, { by: 'yellow', colour: 'red', amount: null, n: 5 });
   assert.ok(s.fx.some((f) => f.type === 'captured' && f.colour === 'red' && f.piece === 2 && f.from === '30'));
   s = reduce(s, ev(6, game({ type: 'bonus_earned', colour: 'yellow', amount: 20, reason: 'capture' })));
   assert.equal(s.captureBanner.amount, 20);
   s = reduce(s, ev(7, game({ type: 'piece_moved', colour: 'yellow', piece: 0, from: '30', to: '50', steps: 20, by: 'bonus', bounced: false })));
-  assert.deepEqual(s.lastCapture, { by: 'yellow', colour: 'red', piece: 2, square: '30' }, 'the bonus move keeps the mark');
-  s = reduce(s, ev(8, game({ type: 'dice_rolled', colour: 'red', dice: [1, 2], doubles_in_row: 0 })));
-  assert.ok(s.lastCapture, 'the victim\'s roll keeps it');
-  s = reduce(s, ev(9, game({ type: 'dice_rolled', colour: 'yellow', dice: [1, 2], doubles_in_row: 0 })));
-  assert.equal(s.lastCapture, null, 'the capturer\'s next roll clears it');
+  assert.equal(s.lastCapture.square, '30', 'the bonus move keeps the mark');
+  s = reduce(s, ev(8, game({ type: 'dice_rolled', colour: 'yellow', dice: [6], doubles_in_row: 0 })));
+  assert.equal(s.lastCapture.square, '30', 'the capturer rolling again in the same turn keeps it');
+  s = reduce(s, ev(9, game({ type: 'turn_passed', from: 'yellow', to: 'red' })));
+  s = reduce(s, ev(10, game({ type: 'dice_rolled', colour: 'red', dice: [1, 2], doubles_in_row: 0 })));
+  assert.equal(s.lastCapture.square, '30', 'the victim\'s turn keeps it');
+  s = reduce(s, ev(11, game({ type: 'turn_passed', from: 'red', to: 'yellow' })));
+  s = reduce(s, ev(12, game({ type: 'dice_rolled', colour: 'yellow', dice: [1, 2], doubles_in_row: 0 })));
+  assert.equal(s.lastCapture, null, 'the capturer\'s next turn clears it');
   s = reduce(s, { type: 'local:capture_seen' });
   assert.equal(s.captureBanner, null);
 });
