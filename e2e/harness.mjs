@@ -33,7 +33,7 @@ function freePort() {
 }
 
 /** Starts a server and a browser; returns the environment `env` used by the helpers. */
-export async function setup({ seed = '20240601', host = '127.0.0.1' } = {}) {
+export async function setup({ seed = '20240601', host = '127.0.0.1', publicUrl = null, extraEnv = {} } = {}) {
   mkdirSync(ARTIFACTS, { recursive: true });
   const env = { serverLog: '' };
   env.tmp = mkdtempSync(join(tmpdir(), 'parchis-e2e-'));
@@ -42,7 +42,7 @@ export async function setup({ seed = '20240601', host = '127.0.0.1' } = {}) {
   const args = ['--bind', '127.0.0.1', '--port', String(port), '--database-url', 'sqlite::memory:', '--log', 'info'];
   // Seeded dice make the games reproducible (the server's PARCHIS_DICE_SEED); `seed: null`
   // runs the production dice (a fresh server seed from the OS per room, docs/FAIR_DICE.md).
-  const serverEnv = { ...process.env, PARCHIS_DICE_SEED: seed, PARCHIS_PUBLIC_URL: env.base, NO_COLOR: '1' };
+  const serverEnv = { ...process.env, PARCHIS_DICE_SEED: seed, PARCHIS_PUBLIC_URL: publicUrl || env.base, NO_COLOR: '1', ...extraEnv };
   if (seed === null) delete serverEnv.PARCHIS_DICE_SEED;
   delete serverEnv.PARCHIS_NATS_URL; // a single node, even where CI set it for the cluster tests
   env.server = spawn(SERVER_BIN, args, {

@@ -17,7 +17,7 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "e2e: node and npm are needed (apt-get install -y nodejs npm)" >&2
   exit 1
 fi
-if [ ! -d node_modules/playwright-core ]; then
+if [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/axe-core ]; then
   npm ci --no-audit --no-fund
 fi
 

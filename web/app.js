@@ -5,13 +5,25 @@
 // every local input goes through dispatch(), which runs the reducer, performs the
 // effects it lists (sounds, animations, toasts, sends) and redraws. This file only wires
 // the DOM and draws; it knows no rules (the server's previews and positions say it all).
+//
+// Why ~1300 lines: it still draws the lobby, join, room, game, result and replay views
+// itself (they share the session state, the board and the log helpers); the features of
+// issue 29 went into modules of their own (prefs, dialogs, autoplay, invite, emotes,
+// fairpage). Splitting the views into one module each is the next step (the accounts'
+// views should start as modules of their own).
 
 import { t, getLang, setLang, colourName, locName, translateDom } from './i18n.js';
-import { createBoard, COLOURS } from './board.js';
+import { createBoard, COLOURS, SHAPE_CHAR } from './board.js';
 import { api, Connection } from './net.js';
-import { reduce, initialState, describedActions, selectable, bottomColour } from './state.js';
+import { reduce, initialState, describedActions, selectable, bottomColour, awayCountdowns } from './state.js';
 import * as sound from './sound.js';
 import { newClientSeed, verifyGame } from './fairdice.js';
+import { loadPrefs, savePrefs, applyPrefs } from './prefs.js';
+import { openDialog, closeDialog, closeOnEscape } from './dialogs.js';
+import { createAutoplay } from './autoplay.js';
+import { loadInviteBase, inviteUrl, inviteIsLoopback } from './invite.js';
+import { renderEmoteBar, renderEmoteFeed } from './emotes.js';
+import { fairLinkTo } from './fairpage.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -32,6 +44,11 @@ let board = null;
 let roomsTimer = null;
 let replay = null; // { game, steps, i, board } while the replay view is open
 let animations = 0; // moves animated so far (read by the browser test)
+let diceAnimations = 0; // dice rolls animated so far (read by the browser test)
+let prefs = loadPrefs();
+let autoStart = false; // "play a bot now": start the game as soon as the room is ours
+let refocus = false; // the player acted: put the keyboard focus on what comes next
+let captureTimer = null;
 // The room's fair dice (docs/FAIR_DICE.md): what the server published (commitment, seeds,
 // server seed at the end) and our own client seed, generated with crypto.getRandomValues
 // and sent in `join`. Only shown and checked here, never interpreted by the rules.
@@ -65,6 +82,7 @@ function runEffect(f) {
     case 'sound': sound.play(f.name); break;
     case 'my_turn': flashTitle(); break;
     case 'rematch': $('result').hidden = true; resultShownFor = null; break;
+    case 'emote': sound.play('turn'); break;
     default: break;
   }
 }
@@ -102,7 +120,6 @@ function setUrl(path) {
 }
 const roomUrl = (code) => `/?room=${encodeURIComponent(code)}`;
 
-function inviteUrl(code) { return `${location.origin}/?room=${code}`; }
 
 function myName() { return ($('name').value || '').trim(); }
 
@@ -115,7 +132,7 @@ function fillColourSelect(sel, free) {
   for (const c of COLOURS) {
     if (free && !free.includes(c)) continue;
     const o = document.createElement('option');
-    o.value = c; o.textContent = colourName(c);
+    o.value = c; o.textContent = `${SHAPE_CHAR[c]} ${colourName(c)}`;
     sel.appendChild(o);
   }
   if ([...sel.options].some((o) => o.value === keep)) sel.value = keep;
@@ -247,15 +264,36 @@ async function createRoom(e) {
   startSession(res.code, { kind: 'join', name, colour: $('colour-pref').value || null });
 }
 
-/** "Play now": the oldest public room with a free seat, or a new public room. */
+/** "Play now": the oldest public room of the chosen rules with a free seat; when there
+ * is none, an offer: a game against a bot now (one tap), or a public room to wait in. */
 async function playNow() {
   const name = requireName($('name'));
   if (!name) return;
+  const preset = $('quick-preset').value;
   try {
     const data = await api('GET', '/api/rooms');
-    const open = data.rooms.find((r) => r.free > 0);
+    const open = data.rooms.find((r) => r.free > 0 && r.preset === preset);
     if (open) { startSession(open.code, { kind: 'join', name, colour: null }); return; }
-    const res = await api('POST', '/api/rooms', { public: true });
+    $('play-now-offer').hidden = false;
+    $('play-bot').focus();
+  } catch (err) {
+    toast(err.code ? errorText(err.code, err.message) : t('err_http'));
+  }
+}
+
+/** Creates a room of the chosen rules and joins it: against bots (started at once) or
+ * public, to wait for others. */
+async function quickRoom(vsBot) {
+  const name = requireName($('name'));
+  if (!name) return;
+  const preset = $('quick-preset').value;
+  const settings = vsBot
+    ? { preset, seats: preset === 'pairs' ? 4 : 2, bots: 'greedy', public: false, turn_clock_secs: 30 }
+    : { preset, public: true };
+  try {
+    const res = await api('POST', '/api/rooms', settings);
+    $('play-now-offer').hidden = true;
+    autoStart = vsBot;
     startSession(res.code, { kind: 'join', name, colour: null });
   } catch (err) {
     toast(err.code ? errorText(err.code, err.message) : t('err_http'));
@@ -290,7 +328,8 @@ async function enterRoom(rawCode, intent) {
     return;
   }
   const name = myName();
-  if (intent === 'join' && name) {
+  const full = view.seats.length >= view.settings.seats;
+  if (intent === 'join' && name && !full) {
     const free = COLOURS.filter((c) => !view.seats.some((s) => s.colour === c));
     const pref = $('colour-pref').value;
     startSession(view.code, { kind: 'join', name, colour: free.includes(pref) ? pref : null });
@@ -311,15 +350,55 @@ async function openStoredGameOf(code) {
   } catch (_) { return false; }
 }
 
+/** The join page of a room reached by code or link: its rules, its seats and whether
+ * bots fill the empty ones; a full room offers watching only. */
 function showJoin(view) {
   setUrl(roomUrl(view.code));
   $('join-title').textContent = t('room', { code: view.code });
   $('join-form').dataset.code = view.code;
   $('join-name').value = $('name').value;
+  $('join-info').textContent = roomInfo(view.settings);
+  $('join-bots').textContent = botsInfo(view.settings);
+  const seats = $('join-seats');
+  seats.replaceChildren();
+  for (const seat of view.seats) seats.appendChild(seatRow(seat.colour, `${colourName(seat.colour)}: ${displayName(seat)}${seat.bot ? ` (${t('bot_tag')})` : ''}`));
+  for (let i = view.seats.length; i < view.settings.seats; i++) seats.appendChild(seatRow(null, view.settings.bots ? t('free_seat_bot') : t('free_seat')));
   const free = COLOURS.filter((c) => !view.seats.some((s) => s.colour === c));
   fillColourSelect($('join-colour'), free);
+  const full = view.seats.length >= view.settings.seats;
+  $('join-full').hidden = !full;
+  $('join-fields').hidden = full;
+  $('join-btn').hidden = full;
   show('join');
-  $('join-name').focus();
+  (full ? $('join-watch') : $('join-name')).focus();
+}
+
+function roomInfo(settings) {
+  return t('room_info', { preset: presetName(settings.preset), seats: settings.seats, clock: settings.turn_clock_secs });
+}
+function botsInfo(settings) {
+  return settings.bots ? t('bots_fill', { level: t(`level_${settings.bots}`) }) : t('no_bots_fill');
+}
+
+/** A seat row: a colour's swatch (with its shape) and a text; `colour` null: a free seat. */
+function seatRow(colour, text) {
+  const li = document.createElement('li');
+  li.className = colour ? `seat c-${colour}` : 'seat free';
+  if (colour) li.dataset.colour = colour;
+  li.append(swatch(colour));
+  const label = document.createElement('span');
+  label.className = 'seat-label';
+  label.textContent = text;
+  li.append(label);
+  return li;
+}
+
+function swatch(colour) {
+  const sw = document.createElement('span');
+  sw.className = colour ? `swatch bg-${colour}` : 'swatch empty';
+  sw.setAttribute('aria-hidden', 'true');
+  if (colour) sw.textContent = SHAPE_CHAR[colour];
+  return sw;
 }
 
 // ----- session ---------------------------------------------------------------------------
@@ -426,7 +505,7 @@ async function resync() {
 
 function actionLabel(d) {
   let label;
-  if (d.action.type === 'exit') label = t('exit_to', { to: d.to });
+  if (d.action.type === 'exit') label = t('exit_here', { to: d.to });
   else if (d.action.type === 'bonus') label = t('bonus_to', { n: d.piece + 1, amount: d.action.amount, to: locName(d.to) });
   else if (d.steps !== d.action.die) label = t('move_counts_to', { n: d.piece + 1, die: d.action.die, steps: d.steps, to: locName(d.to) });
   else label = t('move_to', { n: d.piece + 1, die: d.action.die, to: locName(d.to) });
@@ -436,10 +515,107 @@ function actionLabel(d) {
   return label;
 }
 
+/** A location's short label for a target on the board: the square's number, the home
+ * column's step (P3 / H3) or the goal. */
+function shortLoc(loc) {
+  if (loc === 'goal') return '★';
+  if (String(loc).startsWith('h')) return `${getLang() === 'es' ? 'P' : 'H'}${String(loc).slice(1)}`;
+  return String(loc);
+}
+
+/** Two or more movable pieces on one square: ask which (each a 44 px button). */
+function chooseStacked(ids, loc) {
+  const box = $('stack-choices');
+  box.replaceChildren();
+  for (const id of ids) {
+    const [colour, piece] = id.split(':');
+    const b = button(t('stack_piece', { n: Number(piece) + 1, loc: locName(loc) }), () => {
+      closeDialog($('stack-dialog'));
+      onPiece(colour, Number(piece));
+    }, null, `stack-choice c-${colour}`);
+    b.dataset.piece = piece;
+    box.appendChild(b);
+  }
+  openDialog($('stack-dialog'));
+}
+
+/** The short banner of the latest capture, from the capturer's, the victim's or a
+ * watcher's point of view; gone after 3 s. */
+function renderCaptureBanner() {
+  const el = $('capture-banner');
+  const c = S.captureBanner;
+  if (!c) { el.hidden = true; return; }
+  const n = c.amount ?? 20;
+  const key = S.role === 'player' && S.colour === c.colour ? 'capture_you'
+    : S.role === 'player' && S.colour === c.by ? 'capture_mine' : 'capture_other';
+  el.textContent = t(key, { n, by: colourName(c.by), colour: colourName(c.colour) });
+  el.className = `capture-banner c-${c.by}`;
+  el.dataset.by = c.by;
+  el.dataset.colour = c.colour;
+  el.hidden = false;
+  if (el.dataset.n !== String(c.n)) {
+    el.dataset.n = String(c.n);
+    clearTimeout(captureTimer);
+    captureTimer = setTimeout(() => dispatch({ type: 'local:capture_seen' }), 3000);
+  }
+}
+
+/** The dropped players' countdowns to a bot taking over (or a forfeit). */
+function renderAway() {
+  const ul = $('away-list');
+  const now = Date.now() + S.clockOffset;
+  const list = awayCountdowns(S, now);
+  const key = JSON.stringify(list);
+  if (ul.dataset.key === key) return;
+  ul.dataset.key = key;
+  ul.replaceChildren();
+  for (const a of list) {
+    const li = document.createElement('li');
+    li.className = `away c-${a.colour}`;
+    li.dataset.colour = a.colour;
+    li.dataset.secs = String(a.secs);
+    li.dataset.what = a.what;
+    li.textContent = `⏳ ${t(`away_${a.what}`, { colour: `${colourName(a.colour)} (${nameOf(a.colour)})`, s: a.secs })}`;
+    ul.appendChild(li);
+  }
+}
+
+/** After a roll or a move the keyboard focus would fall back to the page: it goes to
+ * what the player can do next (the roll button, a movable piece, an action), else the
+ * turn line. Only when the focus was lost, never taken from where the player put it. */
+function keepFocus() {
+  const a = document.activeElement;
+  const lost = !a || a === document.body || !a.isConnected || (a.closest && a.closest('[hidden]'));
+  if (!lost && !refocus) return;
+  if (!lost && refocus && a && a.id !== 'roll-btn' && !(a.closest && a.closest('#action-list, svg.board'))) return;
+  const roll = $('roll-btn');
+  const target = (!roll.hidden && !roll.disabled && roll)
+    || document.querySelector('svg.board .target')
+    || document.querySelector('svg.board .piece.selectable')
+    || document.querySelector('#action-list button');
+  if (target) { target.focus({ preventScroll: true }); refocus = false; return; }
+  if (lost && S.room && S.room.status === 'playing') $('turn-banner').focus({ preventScroll: true });
+}
+
+/** The dice tumble for a moment when thrown (none with reduced motion). */
+function animateDice() {
+  if (matchMedia('(prefers-reduced-motion: reduce)').matches) return;
+  for (const d of document.querySelectorAll('#dice .die')) {
+    if (!d.animate) continue;
+    d.animate([
+      { transform: 'rotate(0) scale(.6)', opacity: 0.3 },
+      { transform: 'rotate(200deg) scale(1.15)', opacity: 1, offset: 0.6 },
+      { transform: 'rotate(360deg) scale(1)' },
+    ], { duration: 500, easing: 'ease-out' });
+  }
+  diceAnimations += 1;
+}
+
 function play(key) {
   const d = describedActions(S).find((x) => x.key === key);
   if (!d) return;
   command('play', { action: d.action });
+  refocus = true;
   dispatch({ type: 'local:played' }); // wait for the server's answer
 }
 
@@ -465,6 +641,9 @@ function scheduleRender(fx = []) {
     // Animations start from the drawn end positions, once per move.
     if (board && S.room && S.room.status !== 'lobby') {
       for (const f of todo) if (f.type === 'animate' && board.animate(f)) animations += 1;
+      for (const f of todo) if (f.type === 'captured' && board.animateHome(f)) animations += 1;
+      if (todo.some((f) => f.type === 'dice')) animateDice();
+      keepFocus();
     }
   });
 }
@@ -482,11 +661,8 @@ function render() {
 }
 
 function renderInvite() {
-  const url = inviteUrl(S.code);
-  $('invite').value = url;
-  const host = location.hostname;
-  const loopback = host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
-  $('invite-loopback').hidden = !loopback;
+  $('invite').value = inviteUrl(S.code);
+  $('invite-loopback').hidden = !inviteIsLoopback(S.code);
   $('share-invite').hidden = !(navigator.share && matchMedia('(pointer: coarse)').matches);
 }
 
@@ -502,14 +678,7 @@ function renderFair(el) {
   el.appendChild(fairLink());
 }
 
-function fairLink() {
-  const a = document.createElement('a');
-  a.href = '/FAIR_DICE.md';
-  a.target = '_blank';
-  a.rel = 'noopener';
-  a.textContent = t('dice_how');
-  return a;
-}
+function fairLink() { return fairLinkTo($('fair-dialog')); }
 
 /** Checks a finished game's dice with Web Crypto and shows the verdict in `el`
  * (`data-status`: checking, verified, failed, test or unavailable). */
@@ -537,35 +706,44 @@ function renderRoom() {
   const room = S.room;
   $('room-title').textContent = t('room', { code: S.code });
   renderInvite();
+  $('room-info').textContent = roomInfo(room.settings);
+  $('room-bots').textContent = botsInfo(room.settings);
   const ul = $('seat-list');
   ul.replaceChildren();
   const me = S.role === 'player' ? seatOf(S.colour) : null;
-  for (const c of COLOURS) {
-    const seat = seatOf(c);
-    const li = document.createElement('li');
-    li.className = `seat c-${c}`;
-    li.dataset.colour = c;
-    const sw = document.createElement('span');
-    sw.className = `swatch bg-${c}`;
-    sw.setAttribute('aria-hidden', 'true');
-    const label = document.createElement('span');
-    label.className = 'seat-label';
-    if (seat) {
-      const tags = [];
-      if (seat.colour === S.colour && S.role === 'player') tags.push(t('you'));
-      if (seat.creator) tags.push(t('creator'));
-      if (seat.bot) tags.push(t('bot_tag'));
-      else if (!seat.connected) tags.push(t('offline'));
-      label.textContent = `${colourName(c)}: ${displayName(seat)}${tags.length ? ` (${tags.join(', ')})` : ''}`;
-      li.dataset.taken = 'true';
-    } else {
-      label.textContent = `${colourName(c)}: ${t('free_seat')}`;
-    }
-    li.append(sw, label);
-    if (!seat && me && room.seats.length <= room.settings.seats) {
-      li.appendChild(button(t('take_colour', { colour: colourName(c) }), () => { dispatch({ type: 'local:want_colour', colour: c }); command('choose_colour', { colour: c }); }, null, 'small'));
-    }
+  // The room's seats only (a 2-seat room lists two): the taken ones, then the free ones.
+  for (const seat of room.seats) {
+    const tags = [];
+    if (seat.colour === S.colour && S.role === 'player') tags.push(t('you'));
+    if (seat.creator) tags.push(t('creator'));
+    if (seat.bot) tags.push(t('bot_tag'));
+    else if (!seat.connected) tags.push(t('offline'));
+    const li = seatRow(seat.colour, `${colourName(seat.colour)}: ${displayName(seat)}${tags.length ? ` (${tags.join(', ')})` : ''}`);
+    li.dataset.taken = 'true';
     ul.appendChild(li);
+  }
+  for (let i = room.seats.length; i < room.settings.seats; i++) {
+    ul.appendChild(seatRow(null, room.settings.bots ? t('free_seat_bot') : t('free_seat')));
+  }
+  // A seated player may switch to a free colour.
+  const change = $('colour-change');
+  change.replaceChildren();
+  const freeColours = COLOURS.filter((c) => !seatOf(c));
+  if (me && freeColours.length) {
+    const lab = document.createElement('span');
+    lab.className = 'muted';
+    lab.textContent = `${t('change_colour')}:`;
+    change.appendChild(lab);
+    for (const c of freeColours) {
+      const b = button(`${SHAPE_CHAR[c]} ${colourName(c)}`, () => { dispatch({ type: 'local:want_colour', colour: c }); command('choose_colour', { colour: c }); }, t('take_colour', { colour: colourName(c) }), `take-colour c-${c}`);
+      b.dataset.colour = c;
+      change.appendChild(b);
+    }
+  }
+  change.hidden = !change.children.length;
+  if (autoStart && me && me.creator) {
+    autoStart = false;
+    command('start');
   }
   const creator = room.seats.find((s) => s.creator);
   const start = $('start-btn');
@@ -631,6 +809,8 @@ function renderLog(ol, entries) {
 }
 
 function timeoutsText(colour) {
+  const seat = seatOf(colour);
+  if (seat && (seat.bot || seat.abandoned)) return ''; // a bot plays it now: no strikes
   const n = S.timeouts[colour] || 0;
   const max = S.room.settings.timeouts_to_abandon;
   return n > 0 ? t('strikes', { n, max }) : '';
@@ -644,7 +824,7 @@ function renderGame() {
   const lastMoves = Object.entries(S.lastMove).map(([colour, m]) => ({ colour, ...m }));
   const targets = actions
     .filter((d) => `${d.colour}:${d.piece}` === S.selected)
-    .map((d) => ({ loc: d.to, colour: d.colour, label: actionLabel(d), capture: d.capture, key: d.key }));
+    .map((d) => ({ loc: d.to, colour: d.colour, label: actionLabel(d), capture: d.capture, key: d.key, short: shortLoc(d.to) }));
   board.render({
     board: S.room.board,
     bottom: bottomColour(S),
@@ -655,9 +835,17 @@ function renderGame() {
     lastMoves,
     onPiece,
     onTarget: play,
+    onStack: chooseStacked,
+    lastCapture: S.lastCapture,
+    shapes: prefs.shapes,
     seq: S.seq,
     turn: S.turn,
   });
+  renderCaptureBanner();
+  renderAway();
+  renderEmoteBar($('emote-bar'), { player: S.role === 'player' && !!S.colour, muted: S.emotesMuted, send: (id) => command('emote', { emote: id }) });
+  renderEmoteFeed($('emote-feed'), S.emotes, nameOf);
+  $('emote-mute').checked = S.emotesMuted;
 
   // Turn banner.
   const mine = S.myTurn && S.role === 'player';
@@ -720,14 +908,13 @@ function renderGame() {
     if (seat.bot) tags.push(t('bot_tag'));
     else if (!seat.connected && !seat.abandoned) tags.push(t('offline'));
     if (seat.abandoned) tags.push(t('abandoned'));
-    const sw = document.createElement('span');
-    sw.className = `swatch bg-${seat.colour}`;
-    sw.setAttribute('aria-hidden', 'true');
+    const sw = swatch(seat.colour);
     const txt = document.createElement('span');
     txt.className = 'player-name';
     txt.textContent = `${colourName(seat.colour)} · ${displayName(seat)}${tags.length ? ` (${tags.join(', ')})` : ''} · ${t('loc_goal')}: ${home}/4`;
     const roll = document.createElement('span');
     roll.className = 'last-roll';
+    roll.setAttribute('role', 'group');
     roll.setAttribute('aria-label', t('last_roll'));
     for (const v of S.lastRoll[seat.colour] || []) roll.appendChild(dieEl(v, false, true));
     const strike = document.createElement('span');
@@ -829,13 +1016,16 @@ function renderResult() {
 async function openReplay(gameId) {
   let data;
   try { data = await api('GET', `/api/games/${encodeURIComponent(gameId)}/replay`); } catch (err) {
-    toast(err.status === 404 ? t('err_unknown_game') : t('err_http'));
+    // The server answered (400: a malformed id, 404: no such game) or could not be reached.
+    toast(err.status === 404 ? t('err_unknown_game') : err.status === 400 ? t('err_bad_game_id') : err.status ? errorText(err.code, err.message) : t('err_http'));
+    if (!S.room) { setUrl(null); show('lobby'); }
     return;
   }
   // A player coming from the result screen stays in the room (for a rematch): the
   // replay is drawn over it and "back" returns there.
   $('result').hidden = true;
   replay = { data, i: data.steps.length - 1, board: null };
+  $('replay-slider').max = String(data.steps.length - 1);
   setUrl(`/?game=${encodeURIComponent(gameId)}`);
   show('replay');
   renderReplay();
@@ -844,15 +1034,30 @@ async function openReplay(gameId) {
 
 function closeReplay() {
   if (!replay) return;
+  autoplay.pause();
   replay = null;
   $('replay-board').replaceChildren();
 }
 
+/** Moves the replay by `delta` steps; false when it could not move (at an end). */
 function replayStep(delta) {
-  if (!replay) return;
-  replay.i = Math.max(0, Math.min(replay.data.steps.length - 1, replay.i + delta));
+  if (!replay) return false;
+  const i = Math.max(0, Math.min(replay.data.steps.length - 1, replay.i + delta));
+  const moved = i !== replay.i;
+  replay.i = i;
   renderReplay();
+  return moved;
 }
+
+const autoplay = createAutoplay({
+  step: () => replayStep(1),
+  onChange: (playing) => {
+    const b = $('replay-play');
+    b.setAttribute('aria-pressed', playing ? 'true' : 'false');
+    b.setAttribute('aria-label', t(playing ? 'replay_pause' : 'replay_play'));
+    b.textContent = playing ? '⏸' : '⏵';
+  },
+});
 
 function renderReplay() {
   const { data } = replay;
@@ -867,7 +1072,16 @@ function renderReplay() {
     bottom: data.players[0] ? data.players[0].colour : 'yellow',
     pieces: boardPieces(pieces, status),
     lastMoves: moved.map((m) => ({ colour: m.colour, from: m.from, to: m.to, captures: m.captures })),
+    shapes: prefs.shapes,
   });
+  $('replay-slider').value = String(replay.i);
+  $('replay-slider').setAttribute('aria-valuetext', t('replay_step', { i: replay.i, n: data.steps.length - 1 }));
+  const turnOf = pos.turn;
+  const who = data.players.find((p) => p.colour === turnOf);
+  const turnEl = $('replay-turn');
+  turnEl.textContent = turnOf ? t('replay_turn', { colour: colourName(turnOf), name: who ? displayName(who) : '' }) : '';
+  turnEl.className = `turn-banner${turnOf ? ` c-${turnOf}` : ''}`;
+  turnEl.dataset.turn = turnOf || '';
   $('replay-title').textContent = t('replay_title', { room: data.game.room, preset: presetName(data.game.preset) });
   $('replay-counter').textContent = t('replay_step', { i: replay.i, n: data.steps.length - 1 });
   $('replay-counter').dataset.step = replay.i;
@@ -876,7 +1090,7 @@ function renderReplay() {
   const st = pos.stage;
   const shown = step.dice || (st.kind === 'move' ? st.dice : null);
   for (const v of shown || []) dice.appendChild(dieEl(v, false));
-  $('replay-players').textContent = data.players.map((p) => `${colourName(p.colour)}: ${p.name}`).join(' · ');
+  $('replay-players').textContent = data.players.map((p) => `${SHAPE_CHAR[p.colour]} ${colourName(p.colour)}: ${displayName(p)}`).join(' · ');
   // The log up to this step, newest first.
   const entries = [];
   for (let k = 1; k <= replay.i; k++) for (const e of data.steps[k].log) entries.push(replayLogEntry(e, data));
@@ -913,6 +1127,8 @@ function retranslate() {
   fillColourSelect($('colour-pref'));
   renderMute();
   if (board) { $('board-wrap').replaceChildren(); board = null; }
+  $('emote-bar').replaceChildren();
+  $('away-list').dataset.key = '';
   if (replay) { $('replay-board').replaceChildren(); replay.board = null; }
   if (S.room || replay) render(); else loadLobbyLists();
   const st = $('conn-status');
@@ -928,8 +1144,46 @@ function renderMute() {
   b.title = t(m ? 'unmute' : 'mute');
 }
 
+function renderPrefs() {
+  $('pref-shapes').checked = prefs.shapes;
+  $('pref-contrast').checked = prefs.contrast;
+  $('pref-emotes').checked = prefs.emotesMuted;
+  $('emote-mute').checked = prefs.emotesMuted;
+}
+
+function setPrefs(change) {
+  prefs = { ...prefs, ...change };
+  savePrefs(prefs);
+  renderPrefs();
+  if (S.emotesMuted !== prefs.emotesMuted) dispatch({ type: 'local:mute_emotes', muted: prefs.emotesMuted });
+  else scheduleRender();
+}
+
+function setZoom(on) {
+  const wrap = $('board-wrap');
+  wrap.classList.toggle('zoomed', on);
+  const b = $('zoom-btn');
+  b.setAttribute('aria-pressed', on ? 'true' : 'false');
+  b.setAttribute('aria-label', t(on ? 'zoom_out' : 'zoom_in'));
+  scheduleRender();
+  if (on) {
+    // Centre the view on the chosen piece, else on the player's own side.
+    requestAnimationFrame(() => {
+      const focus = document.querySelector('svg.board .piece.selected, svg.board .piece.selectable, svg.board .target');
+      const r = focus ? focus.getBoundingClientRect() : null;
+      const w = wrap.getBoundingClientRect();
+      if (r) wrap.scrollTo({ left: wrap.scrollLeft + r.x - w.x - w.width / 2, top: wrap.scrollTop + r.y - w.y - w.height / 2 });
+      else wrap.scrollTo({ left: (wrap.scrollWidth - w.width) / 2, top: wrap.scrollHeight - w.height });
+    });
+  }
+}
+
 function init() {
   document.documentElement.lang = getLang();
+  applyPrefs(prefs);
+  renderPrefs();
+  S = { ...S, emotesMuted: prefs.emotesMuted };
+  loadInviteBase().then(() => { if (S.room && S.room.status === 'lobby') renderInvite(); });
   translateDom();
   fillColourSelect($('colour-pref'));
   renderMute();
@@ -940,6 +1194,24 @@ function init() {
   $('mute-btn').addEventListener('click', () => { sound.setMuted(!sound.isMuted()); renderMute(); });
   $('create-form').addEventListener('submit', createRoom);
   $('play-now').addEventListener('click', playNow);
+  $('quick-preset').addEventListener('change', () => { $('play-now-offer').hidden = true; });
+  $('play-bot').addEventListener('click', () => quickRoom(true));
+  $('play-wait').addEventListener('click', () => quickRoom(false));
+  $('settings-btn').addEventListener('click', () => openDialog($('settings-dialog'), $('pref-shapes')));
+  $('settings-close').addEventListener('click', () => closeDialog($('settings-dialog')));
+  $('fair-close').addEventListener('click', () => closeDialog($('fair-dialog')));
+  $('stack-cancel').addEventListener('click', () => closeDialog($('stack-dialog')));
+  $('pref-shapes').addEventListener('change', (e) => setPrefs({ shapes: e.target.checked }));
+  $('pref-contrast').addEventListener('change', (e) => setPrefs({ contrast: e.target.checked }));
+  $('pref-emotes').addEventListener('change', (e) => setPrefs({ emotesMuted: e.target.checked }));
+  $('emote-mute').addEventListener('change', (e) => setPrefs({ emotesMuted: e.target.checked }));
+  $('zoom-btn').addEventListener('click', () => setZoom(!$('board-wrap').classList.contains('zoomed')));
+  $('replay-play').addEventListener('click', () => {
+    if (replay && !autoplay.playing && replay.i === replay.data.steps.length - 1) { replay.i = 0; renderReplay(); }
+    autoplay.toggle();
+  });
+  $('replay-slider').addEventListener('input', (e) => { if (replay) { autoplay.pause(); replay.i = Number(e.target.value); renderReplay(); } });
+  closeOnEscape((el) => { if (el.id === 'result') resultShownFor = S.gameId; });
   $('code-form').addEventListener('submit', (e) => { e.preventDefault(); enterRoom($('code').value, 'join'); });
   $('code-watch').addEventListener('click', () => enterRoom($('code').value, 'watch'));
   $('refresh-rooms').addEventListener('click', loadRooms);
@@ -967,11 +1239,12 @@ function init() {
   $('start-btn').addEventListener('click', () => command('start'));
   $('room-leave').addEventListener('click', leaveRoom);
   $('game-leave').addEventListener('click', leaveRoom);
-  $('leave-cancel').addEventListener('click', () => $('leave-dialog').close());
+  $('leave-cancel').addEventListener('click', () => closeDialog($('leave-dialog')));
   $('leave-confirm').addEventListener('click', () => { $('leave-dialog').close(); doLeave(); });
   $('roll-btn').addEventListener('click', () => {
     if (!S.myTurn || !S.myTurn.must_roll) return;
     command('roll');
+    refocus = true;
     dispatch({ type: 'local:played' });
   });
   $('result-close').addEventListener('click', () => { $('result').hidden = true; });
@@ -998,6 +1271,7 @@ function init() {
     if (S.room) leaveRoom(); else show('lobby');
   });
   document.addEventListener('keydown', (e) => {
+    if (e.target && e.target.id === 'replay-slider') return; // the slider moves itself
     if (replay && e.key === 'ArrowLeft') replayStep(-1);
     if (replay && e.key === 'ArrowRight') replayStep(1);
   });
@@ -1005,7 +1279,7 @@ function init() {
     if (!document.hidden) stopFlash();
     else if (S.myTurn && S.role === 'player') flashTitle();
   });
-  setInterval(tickClock, 250);
+  setInterval(() => { tickClock(); if (S.room && S.room.status !== 'lobby' && !replay) renderAway(); }, 250);
   // Redraw when the board's size changes (touch areas follow the CSS size).
   window.addEventListener('resize', () => { if (S.room && S.room.status !== 'lobby') scheduleRender(); });
 
@@ -1026,6 +1300,7 @@ if (typeof window.__parchisTestHook === 'function') {
     drop: () => { if (conn && conn.ws) conn.ws.close(4999, 'test drop'); },
     sounds: () => sound.played.slice(),
     animations: () => animations,
+    diceAnimations: () => diceAnimations,
     replay: () => replay && { i: replay.i, n: replay.data.steps.length },
   });
 }

@@ -105,6 +105,21 @@ function rectEl(r, attrs, parent) {
 export function locPoint(colour, loc) { return slotPoint(colour, loc, 0, 1); }
 
 const TURNS = { yellow: 0, blue: 90, red: 180, green: 270 };
+
+/**
+ * A shape per colour, drawn on every piece and beside every colour's name, so colours
+ * are told apart without seeing hue (red-green colour blindness): yellow a circle, blue
+ * a square, red a triangle, green a diamond. `SHAPE_CHAR` is the same as text.
+ */
+export const SHAPE_CHAR = { yellow: '●', blue: '■', red: '▲', green: '◆' };
+function shapeEl(colour, parent) {
+  switch (colour) {
+    case 'blue': return el('rect', { x: -7.5, y: -7.5, width: 15, height: 15, class: 'piece-shape' }, parent);
+    case 'red': return el('polygon', { points: '0,-10 9.5,7 -9.5,7', class: 'piece-shape' }, parent);
+    case 'green': return el('polygon', { points: '0,-10 10,0 0,10 -10,0', class: 'piece-shape' }, parent);
+    default: return el('circle', { r: 8, class: 'piece-shape' }, parent);
+  }
+}
 /** Minimum touch target, CSS px (WCAG 2.5.5, platform guidelines). */
 export const HIT_PX = 46;
 
@@ -131,6 +146,8 @@ export function createBoard(container) {
   const targetHits = el('g', { class: 'target-hits' }, turn);
   const pieceHits = el('g', { class: 'piece-hits' }, turn);
   const pieces = el('g', { class: 'pieces' }, turn);
+  // The last capture's mark, above the pieces (the capturer stands on it).
+  const captureMarks = el('g', { class: 'capture-marks' }, turn);
   const targets = el('g', { class: 'targets' }, turn);
   let baseKey = null;
   let angle = 0;
@@ -164,6 +181,18 @@ export function createBoard(container) {
     targetHits.replaceChildren();
     pieceHits.replaceChildren();
     marks.replaceChildren();
+    captureMarks.replaceChildren();
+    svg.classList.toggle('shapes', state.shapes !== false);
+    if (state.lastCapture) {
+      const c = state.lastCapture;
+      const [cx, cy] = locPoint(c.by, c.square);
+      const x = el('g', { class: `capture-mark c-${c.by}`, 'data-square': c.square, 'data-by': c.by, 'data-colour': c.colour }, captureMarks);
+      el('circle', { cx, cy, r: 19, class: 'capture-ring' }, x);
+      for (const [a, b, c2, d] of [[-11, -11, 11, 11], [-11, 11, 11, -11]]) {
+        el('line', { x1: cx + a, y1: cy + b, x2: cx + c2, y2: cy + d, class: 'capture-x-under' }, x);
+        el('line', { x1: cx + a, y1: cy + b, x2: cx + c2, y2: cy + d, class: 'capture-x' }, x);
+      }
+    }
     // Last move of every player: from (dashed) -> to (solid), captures crossed.
     for (const m of state.lastMoves || []) {
       const g = el('g', { class: `last-move c-${m.colour}`, 'data-colour': m.colour, 'data-from': m.from, 'data-to': m.to }, marks);
@@ -189,6 +218,16 @@ export function createBoard(container) {
     }
     const hits = [];
     for (const list of groups.values()) {
+      // Two or more movable pieces on one square: one touch area for the square, which
+      // asks which piece (their own areas would overlap); each body stays tappable.
+      const movableHere = list.filter((p) => state.selectable && state.selectable.has(`${p.colour}:${p.piece}`));
+      const stacked = movableHere.length > 1 && list[0].at !== 'nest';
+      if (stacked) {
+        const [sx, sy] = slotPoint(list[0].colour, list[0].at, 0, 1);
+        const ids = movableHere.map((p) => `${p.colour}:${p.piece}`);
+        const hit = el('circle', { cx: sx, cy: sy, r: hitR, class: 'hit piece-hit stack-hit', 'data-loc': list[0].at, 'data-pieces': ids.join(' ') }, pieceHits);
+        hit.addEventListener('click', () => state.onStack && state.onStack(ids, list[0].at));
+      }
       list.forEach((p, i) => {
         const n = p.at === 'nest' ? 4 : list.length;
         const slot = p.at === 'nest' ? p.piece : i;
@@ -216,14 +255,18 @@ export function createBoard(container) {
           });
           // A transparent touch area of at least HIT_PX around the piece, under every
           // piece's body (so each body stays tappable where areas overlap).
-          const hit = el('circle', { cx: x, cy: y, r: hitR, class: 'hit piece-hit', 'data-colour': p.colour, 'data-piece': p.piece }, pieceHits);
-          hit.addEventListener('click', pick);
+          if (!stacked) {
+            const hit = el('circle', { cx: x, cy: y, r: hitR, class: 'hit piece-hit', 'data-colour': p.colour, 'data-piece': p.piece }, pieceHits);
+            hit.addEventListener('click', pick);
+          }
           hits.push(g);
         } else {
           g.setAttribute('role', 'img');
         }
         el('circle', { r: 13, class: 'piece-body', fill: FILL[p.colour] }, g);
         el('circle', { r: 6, class: 'piece-eye' }, g);
+        const shape = el('g', { class: 'piece-mark', 'data-shape': SHAPE_CHAR[p.colour], transform: angle ? `rotate(${-angle})` : '' }, g);
+        shapeEl(p.colour, shape);
         const tx = el('text', { class: 'piece-num', 'text-anchor': 'middle', 'dominant-baseline': 'central', transform: angle ? `rotate(${-angle})` : '' }, g);
         tx.textContent = String(p.piece + 1);
       });
@@ -242,6 +285,13 @@ export function createBoard(container) {
         'aria-label': tg.label,
       }, targets);
       el('circle', { r: 17, class: 'target-ring' }, g);
+      // The square's number on the target itself (the phone board hides the others).
+      if (tg.short) {
+        const lab = el('g', { class: 'target-label', transform: angle ? `rotate(${-angle})` : '' }, g);
+        el('rect', { x: -18, y: -40, width: 36, height: 21, rx: 6, class: 'target-label-bg' }, lab);
+        const tt = el('text', { x: 0, y: -29.5, 'text-anchor': 'middle', 'dominant-baseline': 'central', class: 'target-label-text' }, lab);
+        tt.textContent = tg.short;
+      }
       const go = (e) => { e.stopPropagation(); if (state.onTarget) state.onTarget(tg.key); };
       const hit = el('circle', { cx: x, cy: y, r: hitR, class: 'hit target-hit', 'data-key': tg.key, 'data-loc': tg.loc }, targetHits);
       hit.addEventListener('click', go);
@@ -273,7 +323,27 @@ export function createBoard(container) {
     return a;
   }
 
-  return { svg, render, animate };
+  /**
+   * Animates a captured piece, just drawn in its nest, going home from square `from`
+   * (700 ms). Nothing when the user prefers reduced motion.
+   */
+  function animateHome(f) {
+    if (typeof matchMedia === 'function' && matchMedia('(prefers-reduced-motion: reduce)').matches) return null;
+    const g = pieces.querySelector(`.piece[data-colour="${f.colour}"][data-piece="${f.piece}"]`);
+    if (!g || !g.animate || g.dataset.loc !== 'nest') return null;
+    const [fx, fy] = locPoint(f.colour, f.from);
+    const to = `translate(${g.dataset.x}px, ${g.dataset.y}px)`;
+    g.classList.add('going-home');
+    const a = g.animate([
+      { transform: `translate(${fx}px, ${fy}px) scale(1.3)` },
+      { transform: `translate(${fx}px, ${fy}px) scale(1.3)`, offset: 0.25 },
+      { transform: to },
+    ], { duration: 700, easing: 'ease-in' });
+    a.onfinish = () => g.classList.remove('going-home');
+    return a;
+  }
+
+  return { svg, render, animate, animateHome };
 }
 
 function drawBase(g, board, upright) {

@@ -16,9 +16,13 @@
 //   local:select {piece}                    the player picked a piece ("colour:index")
 //   local:played                            the player sent a play or roll: wait
 //   local:want_colour {colour}              the player asked for another colour
+//   local:mute_emotes {muted}               the player muted (or unmuted) emotes
+//   local:capture_seen                      the capture banner was shown long enough
 // Server messages may carry `received_ms` (local time of arrival) for the clock offset.
 
 export const LOG_MAX = 300;
+/** Emotes kept for drawing (the newest). */
+export const EMOTES_MAX = 4;
 export const COLOURS = ['yellow', 'blue', 'red', 'green'];
 
 /** A fresh state for no room. */
@@ -53,6 +57,12 @@ export function initialState() {
     welcomed: false,
     wantColour: null,
     rematch: { wanted: [] }, // colours that asked for a rematch
+    away: {}, // colour -> unix ms at which the dropped seat is given up (presence.away)
+    emotes: [], // the latest emotes heard: { colour, emote, n } newest last (at most EMOTES_MAX)
+    emotesMuted: false, // emotes are not shown (nor sounded)
+    emoteCount: 0,
+    lastCapture: null, // { by, colour, piece, square, passed } until the capturer's next turn
+    captureBanner: null, // { by, colour, amount, n } the capture to announce
     fx: [], // effects of the last message for the app: { type, ... }
   };
 }
@@ -73,6 +83,9 @@ export function reduce(state, msg) {
     case 'local:select': return select(s, msg.piece);
     case 'local:played': s.myTurn = null; s.selected = null; return s;
     case 'local:want_colour': s.wantColour = msg.colour; return s;
+    case 'local:mute_emotes': s.emotesMuted = !!msg.muted; if (s.emotesMuted) s.emotes = []; return s;
+    case 'local:capture_seen': s.captureBanner = null; return s;
+    case 'emote': return emote(s, msg);
     case 'welcome': return welcome(s, msg);
     case 'event': return event(s, msg);
     case 'your_turn': return yourTurn(s, msg);
@@ -85,6 +98,7 @@ export function reduce(state, msg) {
 
 function session(s, msg) {
   const n = initialState();
+  n.emotesMuted = s.emotesMuted;
   n.code = msg.code;
   n.intent = msg.intent;
   if (msg.saved) {
@@ -103,6 +117,23 @@ function session(s, msg) {
   return n;
 }
 
+/** Emotes from seated players (the server refuses spectators'); none while muted. */
+function emote(s, msg) {
+  if (s.emotesMuted || !s.room) return s;
+  s.emoteCount += 1;
+  s.emotes.push({ colour: msg.colour, emote: msg.emote, n: s.emoteCount });
+  if (s.emotes.length > EMOTES_MAX) s.emotes.splice(0, s.emotes.length - EMOTES_MAX);
+  s.fx.push({ type: 'emote', colour: msg.colour, emote: msg.emote, n: s.emoteCount });
+  return s;
+}
+
+/** The dropped seats' deadlines from the room view's seats (`away_until_ms`). */
+function awayOf(seats) {
+  const away = {};
+  for (const x of seats) if (x.away_until_ms) away[x.colour] = x.away_until_ms;
+  return away;
+}
+
 function roomOf(view) {
   return {
     code: view.code,
@@ -117,6 +148,7 @@ function roomOf(view) {
 
 function snapshot(s, view) {
   s.room = roomOf(view);
+  s.away = awayOf(view.seats);
   s.seq = view.seq;
   if (view.game) {
     s.gameId = view.game.game_id;
@@ -202,6 +234,8 @@ function presence(s, msg) {
   if (!s.room) return s;
   s.room.spectators = msg.spectators;
   for (const seat of s.room.seats) seat.connected = msg.connected.includes(seat.colour);
+  s.away = {};
+  for (const a of msg.away || []) s.away[a.colour] = a.until_ms;
   return s;
 }
 
@@ -288,6 +322,8 @@ function roomEvent(s, ev, frame) {
       break;
     case 'game_started':
       room.status = 'playing';
+      s.lastCapture = null;
+      s.captureBanner = null;
       s.gameId = ev.game_id;
       s.outcome = null;
       s.lastMove = {};
@@ -303,11 +339,13 @@ function roomEvent(s, ev, frame) {
     case 'abandoned': {
       const seat = seatOf(s, ev.colour);
       if (seat) seat.abandoned = true;
+      delete s.away[ev.colour];
       break;
     }
     case 'bot_took_over': {
       const seat = seatOf(s, ev.colour);
       if (seat) { seat.bot = ev.level; seat.connected = false; }
+      delete s.away[ev.colour];
       if (s.colour === ev.colour && s.role === 'player') s.role = 'spectator';
       log(s, 'ev_bot_took_over', { colour: { c: ev.colour } });
       break;
@@ -339,6 +377,9 @@ function gameEvent(s, e, frame) {
   const C = (c) => ({ c });
   switch (e.type) {
     case 'dice_rolled':
+      // The capture stays marked through the capturer's turn (its bonus, its rolls
+      // again) and the others'; the capturer's next turn clears it.
+      if (s.lastCapture && s.lastCapture.by === e.colour && s.lastCapture.passed) s.lastCapture = null;
       s.turn = e.colour;
       s.dice = e.dice; s.used = e.dice.map(() => false); s.bonus = null;
       s.lastRoll[e.colour] = e.dice;
@@ -368,12 +409,18 @@ function gameEvent(s, e, frame) {
       if (s.pieces[e.colour]) s.pieces[e.colour][e.piece] = 'nest';
       const last = s.lastMove[e.by];
       if (last) last.captures.push(String(e.square));
+      s.lastCapture = { by: e.by, colour: e.colour, piece: e.piece, square: String(e.square), passed: false };
+      s.captureBanner = { by: e.by, colour: e.colour, amount: null, n: frame.seq };
       log(s, 'ev_captured', { by: C(e.by), colour: C(e.colour), square: e.square }, `c-${e.by} capture`);
       s.fx.push({ type: 'sound', name: 'capture' });
+      s.fx.push({ type: 'captured', colour: e.colour, piece: e.piece, from: String(e.square) });
       break;
     }
     case 'bonus_earned': {
       const last = s.log[s.log.length - 1];
+      if (e.reason === 'capture' && s.captureBanner && s.captureBanner.by === e.colour && s.captureBanner.amount === null) {
+        s.captureBanner.amount = e.amount;
+      }
       if (e.reason === 'capture' && last && last.cls.includes('capture') && !last.p.counts) {
         last.p.counts = e.amount; // "… and counts 20"
       } else if (e.reason === 'goal') {
@@ -406,6 +453,7 @@ function gameEvent(s, e, frame) {
       break;
     case 'turn_passed':
       s.turn = e.to;
+      if (s.lastCapture && e.to !== s.lastCapture.by) s.lastCapture.passed = true;
       log(s, 'ev_passed', { to: C(e.to) }, `c-${e.to} pass`);
       break;
     case 'player_abandoned': {
@@ -459,6 +507,21 @@ export function describedActions(s) {
 /** The pieces that can move now, as "colour:piece". */
 export function selectable(s) {
   return new Set(describedActions(s).map((d) => `${d.colour}:${d.piece}`));
+}
+
+/**
+ * The dropped seats still counting down at `now` (unix ms, server time): for each, the
+ * colour, the whole seconds left and what happens then (`bot`: a bot takes over, `forfeit`:
+ * the player is out; before the start the seat is freed: `free`). From the server's
+ * `presence.away` only: the client computes no rule.
+ */
+export function awayCountdowns(s, now) {
+  if (!s.room) return [];
+  const what = s.room.status === 'lobby' ? 'free' : (s.room.settings.on_abandon === 'bot' ? 'bot' : 'forfeit');
+  return Object.entries(s.away)
+    .filter(([colour]) => { const x = seatOf(s, colour); return x && !x.bot && !x.abandoned && !x.connected; })
+    .map(([colour, until]) => ({ colour, secs: Math.max(0, Math.ceil((until - now) / 1000)), what }))
+    .sort((a, b) => a.secs - b.secs);
 }
 
 /** The colour at the bottom of the board: your own; spectators see the first player's. */

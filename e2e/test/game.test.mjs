@@ -54,7 +54,7 @@ test('two players create, join and play; a spectator watches; a reload resumes',
   await b.selectOption('#join-colour', 'red');
   await b.click('#join-btn');
   await b.waitForSelector('#view-room:not([hidden])');
-  await b.click('#seat-list li[data-colour="green"] button');
+  await b.click('#colour-change button[data-colour="green"]'); // the free colours, as buttons
   await waitFor(async () => (await status(b)).colour === 'green', 'B to be green');
   await waitFor(async () => (await a.textContent('#seat-list li[data-colour="green"]')).includes('Benito'), 'A to see B on green');
   assert.ok(!(await b.isVisible('#start-btn')), 'only the creator sees Start');

@@ -1,6 +1,6 @@
 // Browser test of the lobby and the language (desktop and phone): full rooms are offered
 // for watching only; each listed room shows its rule set, clock and free colours; "play
-// now" joins the oldest public room with a free seat or creates one; the invite panel on a
+// now" joins the oldest public room of its rules with a free seat or offers to create one; the invite panel on a
 // loopback address warns and explains; phones get the system share sheet; the language
 // follows the browser until picked, and switching re-renders everything (move log, status
 // line, bot names). Screenshots in artifacts/e2e/.
@@ -65,6 +65,9 @@ test('lobby: full rooms are watch-only, rooms show rules, clock and free colours
   await m.goto(env.base);
   await m.fill('#name', 'Marta');
   await m.click('#play-now');
+  // No open room of these rules: the offer; "create a room and wait" makes a public one.
+  await m.waitForSelector('#play-now-offer:not([hidden])');
+  await m.click('#play-wait');
   await m.waitForSelector('#view-room:not([hidden])');
   const title = await m.textContent('#room-title');
   assert.ok(!title.includes(open.code) && !title.includes(full.code), `a room of its own: ${title}`);

@@ -201,6 +201,7 @@ test('prefers-reduced-motion: moves are drawn without animation', { timeout: 3 *
   }
   assert.ok(moves >= 1, 'pieces moved');
   assert.equal(await r.evaluate(() => window.__parchis.animations()), 0, 'no animation with reduced motion');
+  assert.equal(await r.evaluate(() => window.__parchis.diceAnimations()), 0, 'no dice animation with reduced motion');
   assert.deepEqual(r.errors, []);
 });
 

@@ -87,7 +87,7 @@ test('a move is animated along the path the server sent, and a capture is marked
   s = reduce(s, ev(6, game({ type: 'piece_captured', colour: 'red', piece: 0, square: 11, by: 'yellow' })));
   assert.deepEqual(s.lastMove.yellow.captures, ['11']);
   assert.equal(s.pieces.red[0], 'nest');
-  assert.deepEqual(s.fx, [{ type: 'sound', name: 'capture' }]);
+  assert.deepEqual(s.fx, [{ type: 'sound', name: 'capture' }, { type: 'captured', colour: 'red', piece: 0, from: '11' }]);
   s = reduce(s, ev(7, game({ type: 'bonus_earned', colour: 'yellow', amount: 20, reason: 'capture' })));
   const last = s.log[s.log.length - 1];
   assert.equal(last.key, 'ev_captured');
@@ -225,4 +225,71 @@ test('an unknown outcome makes the client reconnect and resume, with no toast', 
   s = reduce(s, { type: 'local:sent', req: 8, kind: 'play' });
   s = reduce(s, { type: 'error', req: 8, code: 'outcome_unknown', message: 'may have been applied' });
   assert.deepEqual(s.fx.map((f) => f.type), ['reconnect']);
+});
+
+// ----- issue 29: emotes, the takeover countdown, captures ------------------------------
+
+import { awayCountdowns, EMOTES_MAX } from '../state.js';
+
+test('emotes are kept (the newest few) with an effect each, and none while muted', () => {
+  let s = seated();
+  s = reduce(s, { type: 'emote', room: 'ROOM', colour: 'red', emote: 'good_luck' });
+  assert.deepEqual(s.emotes, [{ colour: 'red', emote: 'good_luck', n: 1 }]);
+  assert.deepEqual(s.fx, [{ type: 'emote', colour: 'red', emote: 'good_luck', n: 1 }]);
+  for (let i = 0; i < EMOTES_MAX + 2; i++) s = reduce(s, { type: 'emote', room: 'ROOM', colour: 'yellow', emote: 'wow' });
+  assert.equal(s.emotes.length, EMOTES_MAX);
+  assert.equal(s.emotes[s.emotes.length - 1].n, EMOTES_MAX + 3);
+  s = reduce(s, { type: 'local:mute_emotes', muted: true });
+  assert.deepEqual(s.emotes, [], 'muting clears the shown emotes');
+  s = reduce(s, { type: 'emote', room: 'ROOM', colour: 'red', emote: 'oops' });
+  assert.deepEqual(s.emotes, []);
+  assert.deepEqual(s.fx, [], 'no effect (no sound) while muted');
+  // The choice outlives the session.
+  s = reduce(s, { type: 'local:session', code: 'OTHER', intent: { kind: 'watch' } });
+  assert.equal(s.emotesMuted, true);
+});
+
+test('the takeover countdown comes from presence.away and ends with the bot', () => {
+  let s = seated();
+  s.room.settings = { ...s.room.settings, on_abandon: 'bot' };
+  s.room.seats.push({ colour: 'blue', name: 'Bea', creator: false, connected: true, abandoned: false, bot: null });
+  s = reduce(s, { type: 'presence', room: 'ROOM', seq: 4, connected: ['yellow'], spectators: 0, away: [{ colour: 'blue', until_ms: 61_000 }] });
+  assert.deepEqual(s.away, { blue: 61_000 });
+  assert.deepEqual(awayCountdowns(s, 1_000), [{ colour: 'blue', secs: 60, what: 'bot' }]);
+  assert.deepEqual(awayCountdowns(s, 60_500), [{ colour: 'blue', secs: 1, what: 'bot' }]);
+  assert.deepEqual(awayCountdowns(s, 70_000), [{ colour: 'blue', secs: 0, what: 'bot' }]);
+  s = reduce(s, ev(5, { type: 'bot_took_over', colour: 'blue', level: 'greedy', reason: 'disconnected' }));
+  assert.deepEqual(s.away, {});
+  assert.deepEqual(awayCountdowns(s, 1_000), []);
+  // A forfeit room says so; a snapshot's seats carry the same deadline.
+  const v = view();
+  v.settings = { ...settings, on_abandon: 'forfeit' };
+  v.seats[0] = { ...v.seats[0], connected: false, away_until_ms: 30_000 };
+  let w = reduce(initialState(), { type: 'local:session', code: 'ROOM', intent: { kind: 'watch' }, view: v });
+  assert.deepEqual(awayCountdowns(w, 0), [{ colour: 'yellow', secs: 30, what: 'forfeit' }]);
+  // The player came back: presence without it.
+  w = reduce(w, { type: 'presence', room: 'ROOM', seq: 4, connected: ['yellow'], spectators: 1 });
+  assert.deepEqual(awayCountdowns(w, 0), []);
+});
+
+test('a capture stays marked through the capturer\'s turn (its bonus, a roll again) and the others\', with a banner and its amount', () => {
+  let s = seated();
+  s = reduce(s, ev(5, game({ type: 'piece_captured', by: 'yellow', colour: 'red', piece: 2, square: 30 })));
+  assert.deepEqual(s.lastCapture, { by: 'yellow', colour: 'red', piece: 2, square: '30', passed: false });
+  assert.deepEqual(s.captureBanner, { by: 'yellow', colour: 'red', amount: null, n: 5 });
+  assert.ok(s.fx.some((f) => f.type === 'captured' && f.colour === 'red' && f.piece === 2 && f.from === '30'));
+  s = reduce(s, ev(6, game({ type: 'bonus_earned', colour: 'yellow', amount: 20, reason: 'capture' })));
+  assert.equal(s.captureBanner.amount, 20);
+  s = reduce(s, ev(7, game({ type: 'piece_moved', colour: 'yellow', piece: 0, from: '30', to: '50', steps: 20, by: 'bonus', bounced: false })));
+  assert.equal(s.lastCapture.square, '30', 'the bonus move keeps the mark');
+  s = reduce(s, ev(8, game({ type: 'dice_rolled', colour: 'yellow', dice: [6], doubles_in_row: 0 })));
+  assert.equal(s.lastCapture.square, '30', 'the capturer rolling again in the same turn keeps it');
+  s = reduce(s, ev(9, game({ type: 'turn_passed', from: 'yellow', to: 'red' })));
+  s = reduce(s, ev(10, game({ type: 'dice_rolled', colour: 'red', dice: [1, 2], doubles_in_row: 0 })));
+  assert.equal(s.lastCapture.square, '30', 'the victim\'s turn keeps it');
+  s = reduce(s, ev(11, game({ type: 'turn_passed', from: 'red', to: 'yellow' })));
+  s = reduce(s, ev(12, game({ type: 'dice_rolled', colour: 'yellow', dice: [1, 2], doubles_in_row: 0 })));
+  assert.equal(s.lastCapture, null, 'the capturer\'s next turn clears it');
+  s = reduce(s, { type: 'local:capture_seen' });
+  assert.equal(s.captureBanner, null);
 });

@@ -317,6 +317,10 @@ pub struct SeatView {
     /// its level; `null` for a person.
     #[serde(default)]
     pub bot: Option<BotLevel>,
+    /// The seat's connection dropped: unix ms at which it is given up unless its player
+    /// comes back (as [`crate::AwaySeat::until_ms`]). Absent while connected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub away_until_ms: Option<i64>,
 }
 
 /// The running or finished game of a room.

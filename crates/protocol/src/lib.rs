@@ -11,7 +11,8 @@
 //! * HTTP bodies: [`CreateRoomRequest`], [`CreateRoomResponse`], [`RoomList`], [`RoomView`],
 //!   [`HttpError`], [`Readiness`]; the stored games' [`GameList`] (paged, filtered by
 //!   [`GamesQuery`]) and [`GameDetail`]; the admin API's [`AdminRoomList`],
-//!   [`AdminCloseRoom`], [`AdminDisconnect`].
+//!   [`AdminCloseRoom`], [`AdminDisconnect`]; the client's [`ClientConfig`].
+//! * [`Emote`]: the fixed list of quick emotes (ids, never free text).
 //! * [`parse_client_message`]: classifies bad input into typed errors (`bad_json`,
 //!   `unknown_type`, `missing_field`, `bad_request`).
 //!
@@ -20,6 +21,7 @@
 mod admin;
 pub mod asyncapi;
 mod dice;
+mod emote;
 mod error;
 mod games;
 mod http;
@@ -28,6 +30,7 @@ pub mod schema;
 
 pub use admin::{AdminCloseRoom, AdminDisconnect, AdminRoom, AdminRoomList, AdminSeat};
 pub use dice::{ClientSeedEntry, DiceInfo, DiceMode, GameDice};
+pub use emote::{AwaySeat, ClientConfig, Emote};
 pub use error::{close_code, ErrorCode};
 pub use games::{
     GameDetail, GameEndReason, GameList, GamePlayer, GameReplay, GameResult, GameSummary,

@@ -5,6 +5,7 @@
 //! variant per message (`proto/README.md` follows the same order), plus its one parser.
 
 use crate::dice::DiceInfo;
+use crate::emote::{AwaySeat, Emote};
 use crate::error::ErrorCode;
 use crate::http::{BotLevel, RoomView};
 use parchis_engine::{Action, ActionPreview, BoardState, Colour, Dice, Event, Location, Position};
@@ -198,6 +199,19 @@ pub enum ClientMessage {
         #[serde(default)]
         seq: u64,
     },
+    /// Send a quick emote to the room (seated players only; spectators are refused
+    /// `spectator_cannot_act`, in every room). Answered by `ok`; everyone in the room
+    /// (spectators too) gets [`ServerMessage::Emote`]. At most 3 per seat in any 10 s
+    /// (`rate_limited`). Not part of the event stream, never stored, never checked
+    /// against a `seq`.
+    Emote {
+        /// Request id.
+        req: u64,
+        /// Room code.
+        room: String,
+        /// Which emote, from the fixed list.
+        emote: Emote,
+    },
     /// Liveness check; answered by `pong`.
     Ping {
         /// Request id.
@@ -219,6 +233,7 @@ impl ClientMessage {
             | ClientMessage::Play { req, .. }
             | ClientMessage::Leave { req, .. }
             | ClientMessage::Rematch { req, .. }
+            | ClientMessage::Emote { req, .. }
             | ClientMessage::Ping { req } => *req,
         }
     }
@@ -235,13 +250,14 @@ impl ClientMessage {
             | ClientMessage::Roll { room, .. }
             | ClientMessage::Play { room, .. }
             | ClientMessage::Leave { room, .. }
-            | ClientMessage::Rematch { room, .. } => Some(room),
+            | ClientMessage::Rematch { room, .. }
+            | ClientMessage::Emote { room, .. } => Some(room),
             ClientMessage::Ping { .. } => None,
         }
     }
 
     /// The `type` strings of every client message.
-    pub const TYPES: [&'static str; 11] = [
+    pub const TYPES: [&'static str; 12] = [
         "join",
         "watch",
         "resume",
@@ -252,6 +268,7 @@ impl ClientMessage {
         "play",
         "leave",
         "rematch",
+        "emote",
         "ping",
     ];
 }
@@ -519,6 +536,21 @@ pub enum ServerMessage {
         connected: Vec<Colour>,
         /// Spectators watching.
         spectators: u32,
+        /// Seated players whose connection dropped, with the time their seat is given up
+        /// unless they come back (R-LEAVE): clients show a countdown. Omitted when empty.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        away: Vec<AwaySeat>,
+    },
+    /// A seated player sent a quick emote ([`ClientMessage::Emote`]), to everyone in the
+    /// room. Not part of the event stream (no `seq`, not stored, not replayed on
+    /// `resume`).
+    Emote {
+        /// Room code.
+        room: String,
+        /// Who sent it.
+        colour: Colour,
+        /// Which emote.
+        emote: Emote,
     },
     /// Answer to `ping`.
     Pong {

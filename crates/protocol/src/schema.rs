@@ -3,7 +3,7 @@
 //! Regenerate with `UPDATE_SCHEMA=1 cargo test -p parchis-protocol --test schema`.
 
 use crate::{
-    AdminCloseRoom, AdminDisconnect, AdminRoomList, ClientMessage, CreateRoomRequest,
+    AdminCloseRoom, AdminDisconnect, AdminRoomList, ClientConfig, ClientMessage, CreateRoomRequest,
     CreateRoomResponse, GameDetail, GameList, GameReplay, HttpError, Readiness, RoomList, RoomView,
     ServerMessage,
 };
@@ -52,6 +52,10 @@ pub fn all() -> Vec<(&'static str, String)> {
         (
             "admin_close_room.json",
             render(schemars::schema_for!(AdminCloseRoom)),
+        ),
+        (
+            "client_config.json",
+            render(schemars::schema_for!(ClientConfig)),
         ),
         (
             "admin_disconnect.json",

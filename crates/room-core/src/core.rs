@@ -262,6 +262,8 @@ pub struct Core {
     pub(super) delay: crate::held::SpectatorDelay,
     /// A tournament director's room: its reserved seats ([`crate::reserved`]).
     pub(super) director: Option<crate::reserved::DirectorRoom>,
+    /// Recent quick emotes per seat ([`crate::emote_limit`]).
+    pub(super) emotes: crate::emote_limit::EmoteLimiter,
 }
 
 impl Core {
@@ -310,6 +312,7 @@ impl Core {
             paused: None,
             delay: Default::default(),
             director: None,
+            emotes: Default::default(),
         }
     }
 

@@ -4,7 +4,7 @@
 
 use crate::core::{Core, Effect};
 use crate::{encode, ConnId, Member, Ms, Refusal};
-use parchis_protocol::{close_code, ErrorCode, Role, RoomStatus, ServerMessage};
+use parchis_protocol::{close_code, AwaySeat, ErrorCode, Role, RoomStatus, ServerMessage};
 use parchis_records::hash_token;
 use std::sync::Arc;
 
@@ -85,6 +85,7 @@ impl Core {
                 .map(|s| s.colour)
                 .collect(),
             spectators: self.spectators.len() as u32,
+            away: self.away(),
         };
         self.emit(Effect::Broadcast {
             frame: encode(&msg),
@@ -101,12 +102,14 @@ impl Core {
             .map(|s| s.colour)
             .collect();
         let spectators = self.spectators.len() as u32;
+        let away = self.away();
         let frame = |seq| {
             encode(&ServerMessage::Presence {
                 room: self.code.clone(),
                 seq,
                 connected: connected.clone(),
                 spectators,
+                away: away.clone(),
             })
         };
         let (players, watchers) = (frame(self.seq), frame(self.spectator_seq()));
@@ -118,6 +121,21 @@ impl Core {
             let frame = watchers.clone();
             self.emit(Effect::Send { conn, frame });
         }
+    }
+
+    /// The seated players whose connection dropped and when their grace period ends
+    /// (R-LEAVE): bots and seats out of the game have none.
+    pub(super) fn away(&self) -> Vec<AwaySeat> {
+        self.seats
+            .iter()
+            .filter(|s| s.conn.is_none() && s.bot.is_none() && !s.abandoned)
+            .filter_map(|s| {
+                s.grace_until.map(|until_ms| AwaySeat {
+                    colour: s.colour,
+                    until_ms,
+                })
+            })
+            .collect()
     }
 
     /// Forgets a connection without starting a grace period (after `leave`).

@@ -22,7 +22,7 @@
 //!   core calls an [`Observer`] its driver hands in, never a global.
 //!
 //! Module order (each imports only those below it in this list, never one above):
-//! `types`, `observer`, `dice`, `frames`, `replay`, `seat` (a seat and its bot),
+//! `types`, `observer`, `dice`, `frames`, `replay`, `seat` (a seat and its bot), `emote_limit`,
 //! `reserved` (a director's room: reserved seats and commands), `held` (the spectator
 //! delay's rule and buffer), `persist`, `plan`,
 //! `effect`, `doubt`, `core`, then the parts of the core (`owed`, `delay`, `fanout`,
@@ -38,6 +38,7 @@ pub mod delay;
 pub mod dice;
 pub mod doubt;
 pub mod effect;
+pub mod emote_limit;
 pub mod fanout;
 pub mod frames;
 mod held;

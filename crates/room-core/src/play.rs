@@ -1,10 +1,12 @@
 //! Play: members' commands, actions through the engine with the clock's bookkeeping
 //! (R-CLOCK, D-12), timeouts and their strikes, grace periods (R-LEAVE), abandonment.
 
-use crate::core::{Core, EventsCommit, Then, Work};
-use crate::{ConnId, Member, Ms, Refusal, SeatCmd};
+use crate::core::{Core, Effect, EventsCommit, Then, Work};
+use crate::{encode, ConnId, Member, Ms, Refusal, SeatCmd};
 use parchis_engine::{Action, Colour, Dice, Expect, SeatStatus};
-use parchis_protocol::{AbandonReason, ErrorCode, OnAbandon, RoomEvent, RoomStatus};
+use parchis_protocol::{
+    AbandonReason, Emote, ErrorCode, OnAbandon, RoomEvent, RoomStatus, ServerMessage,
+};
 
 impl Core {
     /// A fresh turn clock from `now` (unix ms).
@@ -31,8 +33,18 @@ impl Core {
                         req,
                         drop_link: true,
                     }]),
+                    // Spectators can never send emotes, in any room: nothing a spectator
+                    // sends reaches the players.
+                    SeatCmd::Emote(_) => self.reply_err(
+                        conn,
+                        req,
+                        &Refusal::new(
+                            ErrorCode::SpectatorCannotAct,
+                            "spectators cannot send emotes",
+                        ),
+                    ),
                     _ => self.reply_err(conn, req, &Refusal::code(ErrorCode::SpectatorCannotAct)),
-                }
+                };
             }
             Member::Player(id) => id,
         };
@@ -51,6 +63,10 @@ impl Core {
             // Not checked against the seq: the others' rematch requests move it.
             return self.rematch(seat_id, conn, req, now);
         }
+        if let SeatCmd::Emote(emote) = cmd {
+            // Not checked against the seq either: emotes change nothing in the room.
+            return self.emote(seat_id, conn, req, emote, now);
+        }
         let checked = Work::Checked {
             conn,
             seat_id,
@@ -65,6 +81,44 @@ impl Core {
         } else {
             self.then_do([checked]);
         }
+    }
+
+    /// A seated player's quick emote: broadcast to everyone in the room (not part of the
+    /// event stream, not stored), at most [`crate::emote_limit::EMOTE_BURST`] per seat
+    /// in any [`crate::emote_limit::EMOTE_WINDOW_MS`]. Refused for a seat that
+    /// abandoned the game.
+    fn emote(&mut self, seat_id: u64, conn: ConnId, req: u64, emote: Emote, now: Ms) {
+        let Some(colour) = self
+            .seat_by_id(seat_id)
+            .filter(|s| !s.abandoned)
+            .map(|s| s.colour)
+        else {
+            let refusal = Refusal::new(
+                ErrorCode::SpectatorCannotAct,
+                "you abandoned the game: only players send emotes",
+            );
+            return self.reply_err(conn, req, &refusal);
+        };
+        if !self.emotes.allow(seat_id, now) {
+            let refusal = Refusal::new(
+                ErrorCode::RateLimited,
+                format!(
+                    "at most {} emotes per seat in {} s",
+                    crate::emote_limit::EMOTE_BURST,
+                    crate::emote_limit::EMOTE_WINDOW_MS / 1000
+                ),
+            );
+            return self.reply_err(conn, req, &refusal);
+        }
+        let msg = ServerMessage::Emote {
+            room: self.code.clone(),
+            colour,
+            emote,
+        };
+        self.emit(Effect::Broadcast {
+            frame: encode(&msg),
+        });
+        self.reply_ok(conn, req);
     }
 
     /// Leaving: a lobby seat is freed; a player in a game abandons it (R-LEAVE).
@@ -143,7 +197,7 @@ impl Core {
                 }
                 Err(refusal) => self.reply_err(conn, req, &refusal),
             },
-            SeatCmd::Leave | SeatCmd::Rematch => self.reply_ok(conn, req),
+            SeatCmd::Leave | SeatCmd::Rematch | SeatCmd::Emote(_) => self.reply_ok(conn, req),
         }
     }
 

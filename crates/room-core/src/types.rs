@@ -91,6 +91,8 @@ pub enum SeatCmd {
     Leave,
     /// Ask for a rematch after the game ([`crate::rematch`]).
     Rematch,
+    /// Send a quick emote to the room (seated players; limited per seat).
+    Emote(parchis_protocol::Emote),
 }
 
 /// The action a bot chose on a blocking thread, with the bot itself handed back.

@@ -114,6 +114,9 @@ impl Core {
                     abandoned: s.abandoned,
                     team: self.rules.teams.then(|| team_of(s.colour)),
                     bot: s.bot.as_ref().map(|b| b.level),
+                    away_until_ms: s
+                        .grace_until
+                        .filter(|_| s.conn.is_none() && s.bot.is_none() && !s.abandoned),
                 })
                 .collect(),
             spectators: self.spectators.len() as u32,

@@ -6,7 +6,7 @@
 //!   ([`metrics`]), `POST/GET /api/rooms`, `GET /api/rooms/{code}`,
 //!   `GET /api/games` ([`games`]: paged, filtered), `GET /api/games/{id}`,
 //!   `GET /api/games/{id}/export` and `GET /api/games/{id}/replay` ([`replay`]), the admin
-//!   API ([`admin`]), the OpenAPI document of them all at `/api/openapi.json`
+//!   API ([`admin`]), `GET /api/config` ([`client_config`]), the OpenAPI document of them all at `/api/openapi.json`
 //!   ([`api_doc`]), the WebSocket endpoint `/ws`, and the web client's spot at `/`
 //!   ([`static_files`]). [`api_routes`] registers each documented route with its docs.
 //! * [`run`] serves a router on a listener until a shutdown token fires, then tells every
@@ -20,6 +20,7 @@ pub mod admin;
 pub mod admin_auth;
 pub mod api_doc;
 pub mod client_addr;
+pub mod client_config;
 pub mod config;
 pub mod games;
 pub mod health;
@@ -82,6 +83,10 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .api_route(
             "/api/openapi.json",
             get_with(api_doc::serve, api_doc::serve_docs),
+        )
+        .api_route(
+            "/api/config",
+            get_with(client_config::get_config, client_config::get_config_docs),
         )
         .route("/ws", get(ws::upgrade))
         .api_route("/healthz", get_with(health::healthz, health::healthz_docs))

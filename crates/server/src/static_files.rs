@@ -53,6 +53,12 @@ pub const ASSETS: &[Asset] = &[
     asset!("state.js", JS),
     asset!("sound.js", JS),
     asset!("fairdice.js", JS),
+    asset!("prefs.js", JS),
+    asset!("dialogs.js", JS),
+    asset!("autoplay.js", JS),
+    asset!("invite.js", JS),
+    asset!("emotes.js", JS),
+    asset!("fairpage.js", JS),
     asset!("style.css", CSS),
     asset!("favicon.svg", SVG),
 ];

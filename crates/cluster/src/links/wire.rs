@@ -13,7 +13,7 @@
 //! shapes belong together (one version for all of them).
 
 use parchis_engine::Colour;
-use parchis_protocol::{ErrorCode, Play, RoomSummary};
+use parchis_protocol::{Emote, ErrorCode, Play, RoomSummary};
 use parchis_room::{Member, Reattach, Refusal, SeatCmd};
 use serde::{Deserialize, Serialize};
 
@@ -315,6 +315,11 @@ pub enum WireCmd {
     Leave,
     /// [`SeatCmd::Rematch`].
     Rematch,
+    /// [`SeatCmd::Emote`].
+    Emote {
+        /// Which emote.
+        emote: Emote,
+    },
 }
 
 impl From<SeatCmd> for WireCmd {
@@ -327,6 +332,7 @@ impl From<SeatCmd> for WireCmd {
             SeatCmd::Play(action) => WireCmd::Play { action },
             SeatCmd::Leave => WireCmd::Leave,
             SeatCmd::Rematch => WireCmd::Rematch,
+            SeatCmd::Emote(emote) => WireCmd::Emote { emote },
         }
     }
 }
@@ -341,6 +347,7 @@ impl From<WireCmd> for SeatCmd {
             WireCmd::Play { action } => SeatCmd::Play(action),
             WireCmd::Leave => SeatCmd::Leave,
             WireCmd::Rematch => SeatCmd::Rematch,
+            WireCmd::Emote { emote } => SeatCmd::Emote(emote),
         }
     }
 }
@@ -725,6 +732,7 @@ mod tests {
             seq: 8,
             connected: vec![],
             spectators: 0,
+            away: vec![],
         });
         assert_eq!(frame_tag(&presence), Tag::Other);
         assert_eq!(

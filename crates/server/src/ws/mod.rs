@@ -396,6 +396,8 @@ impl Session {
             ClientMessage::Play { seq, action, .. } => (seq, SeatCmd::Play(action)),
             ClientMessage::Leave { seq, .. } => (seq, SeatCmd::Leave),
             ClientMessage::Rematch { seq, .. } => (seq, SeatCmd::Rematch),
+            // Emotes carry no seq: the room never checks theirs.
+            ClientMessage::Emote { emote, .. } => (0, SeatCmd::Emote(emote)),
             _ => return Flow::Continue,
         };
         let leaving = cmd == SeatCmd::Leave;
