@@ -48,6 +48,7 @@ fn every_message_and_close_code_is_in_the_document() {
             "client_play",
             "client_leave",
             "client_rematch",
+            "client_emote",
             "client_ping",
         ]
     );
@@ -60,6 +61,7 @@ fn every_message_and_close_code_is_in_the_document() {
             "server_event",
             "server_your_turn",
             "server_presence",
+            "server_emote",
             "server_pong",
             "server_closing",
         ]

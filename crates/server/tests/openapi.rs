@@ -56,6 +56,7 @@ fn every_route_is_documented_with_its_answers() {
         operations,
         [
             "GET /admin/rooms",
+            "GET /api/config",
             "GET /api/games",
             "GET /api/games/{id}",
             "GET /api/games/{id}/export",
