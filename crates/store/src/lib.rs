@@ -40,6 +40,7 @@
 
 #![warn(missing_docs)]
 
+mod accounts;
 mod checkpoint;
 mod error;
 mod memory;
@@ -47,6 +48,7 @@ mod pg_lease;
 mod pg_writer;
 mod postgres;
 mod rows;
+mod sql_accounts;
 mod sqlite;
 mod store;
 mod writer;
@@ -54,6 +56,7 @@ mod writer;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use accounts::{AccountRecord, AccountStore, Deletion, NewAccount, SessionPool};
 pub use checkpoint::{SqliteOptions, SqliteOptionsError, MAX_TRUNCATE_WAIT};
 pub use error::{Result, StoreError, WriteFailure};
 pub use memory::MemoryStore;

@@ -16,6 +16,8 @@ pub(super) struct Inner {
     pub(super) events: HashMap<Uuid, BTreeMap<i64, EventRecord>>,
     pub(super) leases: BTreeMap<String, MemLease>,
     pub(super) nodes: HashMap<String, MemNode>,
+    /// Accounts and what hangs on them ([`super::accounts`]).
+    pub(super) accounts: super::accounts::AccountTables,
 }
 
 /// One room's lease; times in ms of the store's clock.

@@ -1,6 +1,7 @@
 //! In-memory backend for tests: same contract as the SQL stores (leases and node heartbeats
 //! as on PostgreSQL, on the store's own monotonic clock: [`lease`]), nothing durable.
 
+mod accounts;
 mod inner;
 mod lease;
 
@@ -275,6 +276,10 @@ impl Inner {
 
 #[async_trait]
 impl Store for MemoryStore {
+    fn accounts(&self) -> Option<&dyn crate::AccountStore> {
+        Some(self)
+    }
+
     async fn create_room(&self, room: &RoomRecord) -> Result<()> {
         let mut inner = self.lock()?;
         if inner.rooms.contains_key(&room.code) {
