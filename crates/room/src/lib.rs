@@ -78,6 +78,8 @@ pub enum RoomCmd {
         colour: Option<Colour>,
         /// Client seed for the fair dice, if given.
         client_seed: Option<String>,
+        /// The logged-in player's account (`name` is its username), `None` for a guest.
+        account: Option<uuid::Uuid>,
         /// The outcome.
         reply: oneshot::Sender<Result<Member, Refusal>>,
     },

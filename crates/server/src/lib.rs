@@ -15,6 +15,7 @@
 //!
 //! The wire protocol lives in `parchis-protocol` and is documented in `proto/README.md`.
 
+pub mod accounts;
 pub mod admin;
 pub mod admin_auth;
 pub mod client_addr;
@@ -66,7 +67,12 @@ pub fn app(state: AppState) -> Router {
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(metrics::scrape))
         .merge(admin::router())
+        .merge(accounts::routes(&state))
         .merge(static_files::router())
+        .layer(accounts::auth::layer(
+            state.store().clone(),
+            accounts::secure_cookies(&state),
+        ))
         .layer(access_log())
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             axum::http::StatusCode::REQUEST_TIMEOUT,
