@@ -32,7 +32,7 @@ impl Actor {
                     name,
                     colour,
                     client_seed,
-                    account,
+                    account: account.map(|a| *a),
                     token: ids::session_token(),
                 }
             }

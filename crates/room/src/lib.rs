@@ -79,7 +79,8 @@ pub enum RoomCmd {
         /// Client seed for the fair dice, if given.
         client_seed: Option<String>,
         /// The logged-in player's account (`name` is its username), `None` for a guest.
-        account: Option<uuid::Uuid>,
+        /// Boxed: it keeps the command small (clippy's `result_large_err`).
+        account: Option<Box<uuid::Uuid>>,
         /// The outcome.
         reply: oneshot::Sender<Result<Member, Refusal>>,
     },

@@ -332,7 +332,7 @@ fn attach_cmd(
             name,
             colour,
             client_seed,
-            account,
+            account: account.map(Box::new),
             reply,
         },
         AttachHow::Watch { req } => RoomCmd::Watch { link, req, reply },

@@ -19,7 +19,8 @@ use parchis_protocol::{AdminBan, AdminRename, AdminResetPassword};
 use tracing::info;
 
 use super::handlers::{by_name, parse, store};
-use super::{password, username, Accounts};
+use super::shared::Accounts;
+use super::{password, username};
 use crate::admin_auth::authorize;
 use crate::client_addr::ClientAddr;
 use crate::http::ApiError;

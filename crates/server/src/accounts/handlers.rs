@@ -1,5 +1,5 @@
 //! The accounts' HTTP handlers (`proto/README.md`, "Accounts"). Bodies are read as bytes
-//! (at most [`super::MAX_BODY_BYTES`]) and parsed here, so that a bad one gets the usual
+//! (at most `accounts::MAX_BODY_BYTES`) and parsed here, so that a bad one gets the usual
 //! JSON error body.
 //!
 //! Why one file over 400 lines: one handler per route, each a few steps in order
@@ -24,8 +24,8 @@ use uuid::Uuid;
 
 use super::auth::{self, Backend, User, Via};
 use super::password::{self, HashFailed};
+use super::shared::Accounts;
 use super::username;
-use super::Accounts;
 use crate::client_addr::ClientAddr;
 use crate::http::ApiError;
 use crate::state::AppState;

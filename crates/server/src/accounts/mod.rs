@@ -8,7 +8,8 @@
 //! * [`auth`]: who is asking: cookie sessions (tower-sessions + axum-login over the
 //!   store's database) and bearer tokens.
 //! * [`limits`]: sign-up and log-in rates (governor).
-//! * `handlers`, `admin`: the routes; `csrf`: the Origin check of state-changing requests.
+//! * `handlers`, `admin`: the routes (sharing `shared::Accounts`); `csrf`: the Origin
+//!   check of state-changing requests.
 //!
 //! [`routes`] is merged into the router, [`auth::layer`] wraps the whole router (the
 //! WebSocket upgrade reads the session too).
@@ -19,6 +20,7 @@ mod csrf;
 mod handlers;
 pub mod limits;
 pub mod password;
+mod shared;
 pub mod username;
 
 use std::sync::Arc;
@@ -34,13 +36,7 @@ use crate::state::AppState;
 /// The largest body an account route reads (bytes); larger: 413.
 pub const MAX_BODY_BYTES: usize = 4096;
 
-/// What the account routes share: the bounded hasher and the rates.
-pub struct Accounts {
-    /// Password hashing.
-    pub hasher: password::Hasher,
-    /// Sign-up and log-in rates.
-    pub rates: limits::AccountRates,
-}
+pub use shared::Accounts;
 
 /// The account routes (mounted at the root).
 pub fn routes(state: &AppState) -> Router<AppState> {

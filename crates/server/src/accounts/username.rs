@@ -3,8 +3,9 @@
 //! A username has [`MIN_USERNAME_CHARS`] to [`MAX_USERNAME_CHARS`] ASCII letters, digits,
 //! `_` or `-`, and, like a display name ([`crate::names`]), no word of it read through the
 //! Unicode confusables skeleton (UTS #39) may be `bot` or `bots`. Its key is that skeleton
-//! of its lowercase form, lowercased again: `Ana`, `ANA` and `Αna` (Greek capital alpha)
-//! are one name, and so are `l1` and `ll` (the skeleton reads `1` as `l`).
+//! lowercased, read through the skeleton again and lowercased again: `Ana`, `ANA` and
+//! `Αna` (Greek capital alpha) are one name, and so are `l1`, `lI` and `ll` (the skeleton
+//! reads `1` and `I` as `l`; it also reads `m` as `rn`).
 
 use parchis_protocol::{MAX_USERNAME_CHARS, MIN_USERNAME_CHARS};
 
@@ -33,10 +34,11 @@ pub enum UsernameError {
 
 /// The key of any name (see the module docs); also used to look a username up.
 pub fn key(name: &str) -> String {
-    let lower = name.to_ascii_lowercase();
-    unicode_security::confusable_detection::skeleton(&lower)
-        .collect::<String>()
-        .to_lowercase()
+    use unicode_security::confusable_detection::skeleton;
+    // Read through the skeleton before and after lowercasing: `I` imitates `l`, and a
+    // lowercased look-alike may imitate another letter than its capital did.
+    let once = skeleton(name).collect::<String>().to_lowercase();
+    skeleton(&once).collect::<String>().to_lowercase()
 }
 
 /// Checks a username (see the module docs).

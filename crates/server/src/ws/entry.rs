@@ -99,7 +99,7 @@ impl Session {
                 name,
                 colour,
                 client_seed,
-                account,
+                account: account.map(Box::new),
                 reply,
             },
             Entry::Watch => RoomCmd::Watch { link, req, reply },

@@ -1,42 +1,13 @@
-//! [`AccountStore`] on the memory store: the accounts' tables as maps inside the store's
-//! one mutex ([`Inner::accounts`]), with the SQL backends' constraints and answers.
+//! The memory store's accounts: the methods of `AccountStore` on its tables
+//! ([`Inner::accounts`], maps inside the store's one mutex), with the SQL backends'
+//! constraints and answers.
 
-use std::collections::{BTreeMap, HashMap};
-
-use async_trait::async_trait;
 use uuid::Uuid;
 
-use super::inner::Inner;
-use super::MemoryStore;
-use crate::accounts::{AccountRecord, AccountStore, Deletion, NewAccount, SessionPool};
+use super::inner::{Account, AccountTables, Inner, Token};
+use crate::accounts::{AccountRecord, Deletion, NewAccount};
 use crate::error::{Result, StoreError};
 use parchis_records::GameRecord;
-
-/// The accounts' tables.
-#[derive(Clone, Default)]
-pub(super) struct AccountTables {
-    accounts: HashMap<Uuid, Account>,
-    /// Username key → until (unix ms).
-    reservations: HashMap<String, i64>,
-    /// Token hash → its row.
-    tokens: HashMap<String, Token>,
-    /// `(account, blocked)` → created at (unix ms).
-    blocks: BTreeMap<(Uuid, Uuid), i64>,
-}
-
-#[derive(Clone)]
-struct Account {
-    record: AccountRecord,
-    key: String,
-    /// Code hash → used at (unix ms).
-    codes: HashMap<String, Option<i64>>,
-}
-
-#[derive(Clone)]
-struct Token {
-    account: Uuid,
-    used_at_ms: i64,
-}
 
 /// A bearer token's last use is written at most this often (ms), as on SQL.
 const TOKEN_TOUCH_MS: i64 = 60_000;
@@ -76,11 +47,11 @@ impl Inner {
     }
 }
 
-#[async_trait]
-impl AccountStore for MemoryStore {
-    async fn create_account(&self, a: &NewAccount) -> Result<()> {
-        let mut inner = self.lock()?;
-        let t = &mut inner.accounts;
+/// The memory store's [`AccountStore`](crate::AccountStore) methods, on its tables (the
+/// trait's impl in the parent module locks and calls them).
+impl Inner {
+    pub(super) fn create_account(&mut self, a: &NewAccount) -> Result<()> {
+        let t = &mut self.accounts;
         if t.is_taken(&a.username_key, None, a.created_at_ms) || t.accounts.contains_key(&a.id) {
             return Err(StoreError::UsernameTaken(a.username_key.clone()));
         }
@@ -109,14 +80,12 @@ impl AccountStore for MemoryStore {
         Ok(())
     }
 
-    async fn account(&self, id: Uuid) -> Result<Option<AccountRecord>> {
-        let inner = self.lock()?;
-        Ok(inner.accounts.accounts.get(&id).map(|a| a.record.clone()))
+    pub(super) fn account(&mut self, id: Uuid) -> Result<Option<AccountRecord>> {
+        Ok(self.accounts.accounts.get(&id).map(|a| a.record.clone()))
     }
 
-    async fn account_by_key(&self, key: &str) -> Result<Option<AccountRecord>> {
-        let inner = self.lock()?;
-        Ok(inner
+    pub(super) fn account_by_key(&mut self, key: &str) -> Result<Option<AccountRecord>> {
+        Ok(self
             .accounts
             .accounts
             .values()
@@ -124,9 +93,8 @@ impl AccountStore for MemoryStore {
             .map(|a| a.record.clone()))
     }
 
-    async fn set_password(&self, id: Uuid, hash: &str, now_ms: i64) -> Result<bool> {
-        let mut inner = self.lock()?;
-        let t = &mut inner.accounts;
+    pub(super) fn set_password(&mut self, id: Uuid, hash: &str, now_ms: i64) -> Result<bool> {
+        let t = &mut self.accounts;
         let Some(a) = t.live(id) else {
             return Ok(false);
         };
@@ -136,15 +104,14 @@ impl AccountStore for MemoryStore {
         Ok(true)
     }
 
-    async fn use_recovery_code(
-        &self,
+    pub(super) fn use_recovery_code(
+        &mut self,
         id: Uuid,
         code_hash: &str,
         hash: &str,
         now_ms: i64,
     ) -> Result<bool> {
-        let mut inner = self.lock()?;
-        let t = &mut inner.accounts;
+        let t = &mut self.accounts;
         let Some(a) = t.live(id) else {
             return Ok(false);
         };
@@ -158,17 +125,15 @@ impl AccountStore for MemoryStore {
         Ok(true)
     }
 
-    async fn recovery_codes_left(&self, id: Uuid) -> Result<u32> {
-        let inner = self.lock()?;
-        let left = inner.accounts.accounts.get(&id).map_or(0, |a| {
+    pub(super) fn recovery_codes_left(&mut self, id: Uuid) -> Result<u32> {
+        let left = self.accounts.accounts.get(&id).map_or(0, |a| {
             a.codes.values().filter(|used| used.is_none()).count()
         });
         Ok(u32::try_from(left).unwrap_or(u32::MAX))
     }
 
-    async fn delete_account(&self, id: Uuid, d: &Deletion) -> Result<bool> {
-        let mut inner = self.lock()?;
-        let t = &mut inner.accounts;
+    pub(super) fn delete_account(&mut self, id: Uuid, d: &Deletion) -> Result<bool> {
+        let t = &mut self.accounts;
         let Some(a) = t.live(id) else {
             return Ok(false);
         };
@@ -180,19 +145,18 @@ impl AccountStore for MemoryStore {
         t.reservations.insert(key, d.reserve_until_ms);
         t.revoke_tokens(id);
         t.blocks.retain(|(by, of), _| *by != id && *of != id);
-        inner.rename_seats(id, &d.neutral_name, false);
+        self.rename_seats(id, &d.neutral_name, false);
         Ok(true)
     }
 
-    async fn rename_account(
-        &self,
+    pub(super) fn rename_account(
+        &mut self,
         id: Uuid,
         username: &str,
         key: &str,
         now_ms: i64,
     ) -> Result<bool> {
-        let mut inner = self.lock()?;
-        let t = &mut inner.accounts;
+        let t = &mut self.accounts;
         if t.is_taken(key, Some(id), now_ms) {
             return Err(StoreError::UsernameTaken(key.to_owned()));
         }
@@ -201,13 +165,12 @@ impl AccountStore for MemoryStore {
         };
         username.clone_into(&mut a.record.username);
         key.clone_into(&mut a.key);
-        inner.rename_seats(id, username, true);
+        self.rename_seats(id, username, true);
         Ok(true)
     }
 
-    async fn set_banned(&self, id: Uuid, banned_at_ms: Option<i64>) -> Result<bool> {
-        let mut inner = self.lock()?;
-        let t = &mut inner.accounts;
+    pub(super) fn set_banned(&mut self, id: Uuid, banned_at_ms: Option<i64>) -> Result<bool> {
+        let t = &mut self.accounts;
         let Some(a) = t.live(id) else {
             return Ok(false);
         };
@@ -218,9 +181,8 @@ impl AccountStore for MemoryStore {
         Ok(true)
     }
 
-    async fn insert_token(&self, token_hash: &str, id: Uuid, now_ms: i64) -> Result<()> {
-        let mut inner = self.lock()?;
-        inner.accounts.tokens.insert(
+    pub(super) fn insert_token(&mut self, token_hash: &str, id: Uuid, now_ms: i64) -> Result<()> {
+        self.accounts.tokens.insert(
             token_hash.to_owned(),
             Token {
                 account: id,
@@ -230,14 +192,13 @@ impl AccountStore for MemoryStore {
         Ok(())
     }
 
-    async fn token_account(
-        &self,
+    pub(super) fn token_account(
+        &mut self,
         token_hash: &str,
         now_ms: i64,
         idle_ms: i64,
     ) -> Result<Option<AccountRecord>> {
-        let mut inner = self.lock()?;
-        let t = &mut inner.accounts;
+        let t = &mut self.accounts;
         let Some(token) = t.tokens.get_mut(token_hash) else {
             return Ok(None);
         };
@@ -254,14 +215,13 @@ impl AccountStore for MemoryStore {
             .filter(AccountRecord::is_active))
     }
 
-    async fn delete_token(&self, token_hash: &str) -> Result<()> {
-        self.lock()?.accounts.tokens.remove(token_hash);
+    pub(super) fn delete_token(&mut self, token_hash: &str) -> Result<()> {
+        self.accounts.tokens.remove(token_hash);
         Ok(())
     }
 
-    async fn block(&self, id: Uuid, blocked: Uuid, now_ms: i64) -> Result<()> {
-        let mut inner = self.lock()?;
-        let t = &mut inner.accounts;
+    pub(super) fn block(&mut self, id: Uuid, blocked: Uuid, now_ms: i64) -> Result<()> {
+        let t = &mut self.accounts;
         if !t.accounts.contains_key(&id) || !t.accounts.contains_key(&blocked) {
             // The SQL tables' foreign keys refuse it too.
             return Err(StoreError::Corrupt(format!("no account {id} or {blocked}")));
@@ -270,18 +230,12 @@ impl AccountStore for MemoryStore {
         Ok(())
     }
 
-    async fn unblock(&self, id: Uuid, blocked: Uuid) -> Result<bool> {
-        Ok(self
-            .lock()?
-            .accounts
-            .blocks
-            .remove(&(id, blocked))
-            .is_some())
+    pub(super) fn unblock(&mut self, id: Uuid, blocked: Uuid) -> Result<bool> {
+        Ok(self.accounts.blocks.remove(&(id, blocked)).is_some())
     }
 
-    async fn blocked(&self, id: Uuid) -> Result<Vec<Uuid>> {
-        let inner = self.lock()?;
-        let mut blocked: Vec<(i64, Uuid)> = inner
+    pub(super) fn blocked(&mut self, id: Uuid) -> Result<Vec<Uuid>> {
+        let mut blocked: Vec<(i64, Uuid)> = self
             .accounts
             .blocks
             .iter()
@@ -292,15 +246,14 @@ impl AccountStore for MemoryStore {
         Ok(blocked.into_iter().map(|(_, of)| of).collect())
     }
 
-    async fn account_games(&self, id: Uuid, limit: u32) -> Result<Vec<GameRecord>> {
-        let inner = self.lock()?;
-        let rooms: std::collections::HashSet<&str> = inner
+    pub(super) fn account_games(&mut self, id: Uuid, limit: u32) -> Result<Vec<GameRecord>> {
+        let rooms: std::collections::HashSet<&str> = self
             .seats
             .values()
             .filter(|s| s.account_id == Some(id))
             .map(|s| s.room_code.as_str())
             .collect();
-        let mut games: Vec<GameRecord> = inner
+        let mut games: Vec<GameRecord> = self
             .games
             .values()
             .filter(|g| rooms.contains(g.room_code.as_str()))
@@ -309,9 +262,5 @@ impl AccountStore for MemoryStore {
         games.sort_by_key(|g| std::cmp::Reverse((g.created_at_ms, g.id)));
         games.truncate(limit as usize);
         Ok(games)
-    }
-
-    fn session_pool(&self) -> SessionPool {
-        SessionPool::Memory
     }
 }
