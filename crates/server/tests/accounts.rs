@@ -536,3 +536,29 @@ async fn a_foreign_origin_cannot_change_anything() {
     let big = call(s.addr, "POST", "/api/session", &[], &too_big).await;
     assert_eq!(big.status, 413);
 }
+
+/// Sessions on the SQLite store (the binary's default): the cookie made at sign-up is
+/// read back from the database's `tower_sessions`, and survives a second server on the
+/// same file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_live_in_the_sqlite_store() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("parchis.db");
+    let store = parchis_store::SqliteStore::open(&path).await.expect("open");
+    let s = common::start_on(server_config(), std::sync::Arc::new(store)).await;
+    let a = sign_up(s.addr, "Sofia", "correct horse battery").await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    let cookie = format!("Cookie: {}", a.cookie().unwrap());
+    let me = me_with(s.addr, &cookie).await;
+    assert_eq!(
+        (me.status, me.body["username"].clone()),
+        (200, json!("Sofia"))
+    );
+    let other = parchis_store::SqliteStore::open(&path).await.expect("open");
+    let s2 = common::start_on(server_config(), std::sync::Arc::new(other)).await;
+    let me = me_with(s2.addr, &cookie).await;
+    assert_eq!(
+        (me.status, me.body["username"].clone()),
+        (200, json!("Sofia"))
+    );
+}

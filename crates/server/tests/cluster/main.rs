@@ -20,6 +20,7 @@ mod harness;
 mod proxy;
 mod setup;
 
+mod accounts;
 mod db_outage;
 mod drain;
 mod edge_faults;
