@@ -97,6 +97,17 @@ pub enum ErrorCode {
     AdminDisabled,
     /// Admin API: no open connection has this id (404).
     UnknownConnection,
+    /// Accounts: the username (or a look-alike of it) is taken, or reserved for 30 days
+    /// after its account was deleted (HTTP 409).
+    UsernameTaken,
+    /// Accounts: wrong username or password, the same answer for an unknown user (401).
+    BadCredentials,
+    /// Accounts: this needs a logged-in player (session cookie or bearer token; 401).
+    NotLoggedIn,
+    /// Accounts: no player has this username (404).
+    UnknownPlayer,
+    /// Accounts: the account is banned (403).
+    AccountBanned,
     /// An internal failure (a bug, corrupt stored data, a store that closed) that a retry
     /// would not mend; the command was not applied. A database out of reach is
     /// `room_unavailable`.
@@ -145,6 +156,11 @@ impl ErrorCode {
             Unauthorized => "unauthorized",
             AdminDisabled => "admin_disabled",
             UnknownConnection => "unknown_connection",
+            UsernameTaken => "username_taken",
+            BadCredentials => "bad_credentials",
+            NotLoggedIn => "not_logged_in",
+            UnknownPlayer => "unknown_player",
+            AccountBanned => "account_banned",
             Internal => "internal",
         }
     }
@@ -195,6 +211,11 @@ impl ErrorCode {
             Unauthorized => "a valid admin token is required (Authorization: Bearer …)",
             AdminDisabled => "admin actions are disabled: PARCHIS_ADMIN_TOKEN is not set",
             UnknownConnection => "no open connection has this id",
+            UsernameTaken => "this username is taken",
+            BadCredentials => "wrong username or password",
+            NotLoggedIn => "log in first",
+            UnknownPlayer => "no player has this username",
+            AccountBanned => "this account is banned",
             Internal => "internal server error; the command was not applied",
         }
     }

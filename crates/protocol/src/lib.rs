@@ -18,6 +18,7 @@
 //!
 //! `proto/README.md` documents the connection lifecycle and every message with an example.
 
+mod accounts;
 mod admin;
 pub mod asyncapi;
 mod dice;
@@ -28,6 +29,11 @@ mod http;
 mod messages;
 pub mod schema;
 
+pub use accounts::{
+    AdminBan, AdminRename, AdminResetPassword, BlockList, ChangePassword, Credentials,
+    DeleteAccount, Me, PoolRating, Profile, RatingPoint, Recover, SessionToken, SignUp,
+    MAX_PASSWORD_BYTES, MAX_USERNAME_CHARS, MIN_PASSWORD_CHARS, MIN_USERNAME_CHARS, RECOVERY_CODES,
+};
 pub use admin::{AdminCloseRoom, AdminDisconnect, AdminRoom, AdminRoomList, AdminSeat};
 pub use dice::{ClientSeedEntry, DiceInfo, DiceMode, GameDice};
 pub use emote::{AwaySeat, ClientConfig, Emote};

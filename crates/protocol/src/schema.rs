@@ -3,6 +3,10 @@
 //! Regenerate with `UPDATE_SCHEMA=1 cargo test -p parchis-protocol --test schema`.
 
 use crate::{
+    AdminBan, AdminRename, AdminResetPassword, BlockList, ChangePassword, Credentials,
+    DeleteAccount, Me, Profile, Recover, SessionToken, SignUp,
+};
+use crate::{
     AdminCloseRoom, AdminDisconnect, AdminRoomList, ClientConfig, ClientMessage, CreateRoomRequest,
     CreateRoomResponse, GameDetail, GameList, GameReplay, HttpError, Readiness, RoomList, RoomView,
     ServerMessage,
@@ -61,5 +65,35 @@ pub fn all() -> Vec<(&'static str, String)> {
             "admin_disconnect.json",
             render(schemars::schema_for!(AdminDisconnect)),
         ),
+        (
+            "credentials.json",
+            render(schemars::schema_for!(Credentials)),
+        ),
+        ("sign_up.json", render(schemars::schema_for!(SignUp))),
+        (
+            "session_token.json",
+            render(schemars::schema_for!(SessionToken)),
+        ),
+        ("me.json", render(schemars::schema_for!(Me))),
+        (
+            "change_password.json",
+            render(schemars::schema_for!(ChangePassword)),
+        ),
+        ("recover.json", render(schemars::schema_for!(Recover))),
+        (
+            "delete_account.json",
+            render(schemars::schema_for!(DeleteAccount)),
+        ),
+        ("profile.json", render(schemars::schema_for!(Profile))),
+        ("block_list.json", render(schemars::schema_for!(BlockList))),
+        (
+            "admin_reset_password.json",
+            render(schemars::schema_for!(AdminResetPassword)),
+        ),
+        (
+            "admin_rename.json",
+            render(schemars::schema_for!(AdminRename)),
+        ),
+        ("admin_ban.json", render(schemars::schema_for!(AdminBan))),
     ]
 }

@@ -116,6 +116,10 @@ pub fn match_groups(
     let mut groups = Vec::new();
     for (queue, mut entries) in queues {
         entries.sort_by_key(|w| (w.since_ms, w.player));
+        // One entry per player and queue: the earliest (a player listed twice in a queue
+        // waits from their first entry, at its rating).
+        let mut listed = HashSet::new();
+        entries.retain(|w| listed.insert(w.player));
         for anchor in &entries {
             if seated.contains(&anchor.player) {
                 continue;

@@ -116,6 +116,11 @@ pub struct SeatRecord {
     /// Opaque to the store.
     #[serde(default)]
     pub bot: Option<String>,
+    /// The account of the logged-in player holding the seat (a UUID v7 of
+    /// `accounts.id`), `None` for a guest or a bot. Its `display_name` is then the
+    /// account's username.
+    #[serde(default)]
+    pub account_id: Option<Uuid>,
 }
 
 /// One row of `games`: one game played in a room.

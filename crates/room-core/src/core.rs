@@ -425,12 +425,14 @@ impl Core {
                 name,
                 colour,
                 client_seed,
+                account,
                 token,
             } => {
                 let ask = SeatAsk {
                     name,
                     colour,
                     client_seed,
+                    account,
                 };
                 self.join(conn, req, ask, token, now)
             }

@@ -237,6 +237,7 @@ mod tests {
             is_creator: true,
             joined_at_ms: 1,
             bot: None,
+            account_id: None,
         });
         assert_eq!(Doubt::of(&seat), Doubt::Records);
         assert_eq!(

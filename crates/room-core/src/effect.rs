@@ -24,6 +24,9 @@ pub enum Input {
         colour: Option<Colour>,
         /// Client seed for the fair dice, if given (`docs/FAIR_DICE.md`).
         client_seed: Option<String>,
+        /// The account of a logged-in player (`name` is then its username), `None` for a
+        /// guest.
+        account: Option<uuid::Uuid>,
         /// The new session token (made by the caller: the core has no entropy of its own).
         token: String,
     },

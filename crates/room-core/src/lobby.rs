@@ -52,6 +52,7 @@ impl Core {
             name,
             colour,
             client_seed,
+            account,
         } = ask;
         if self.status != RoomStatus::Lobby {
             return Err(Refusal::new(
@@ -97,6 +98,7 @@ impl Core {
             bot: None,
             client_seed,
             stale_seqs: false,
+            account,
         })
     }
 
@@ -552,6 +554,7 @@ impl Core {
                 bot: Some(SeatBot::new(level, seed)),
                 client_seed: None,
                 stale_seqs: false,
+                account: None,
             });
             events.push(RoomEvent::PlayerJoined {
                 colour,

@@ -211,6 +211,7 @@ pub fn seat_record(code: &str, seat: &Seat) -> SeatRecord {
             .bot
             .as_ref()
             .map(|b| bot_kind(b.level).name().to_owned()),
+        account_id: seat.account,
     }
 }
 
@@ -230,6 +231,8 @@ pub struct StoredSeat {
     pub joined_at_ms: Ms,
     /// The bot playing it.
     pub bot: Option<BotLevel>,
+    /// The logged-in player's account.
+    pub account: Option<uuid::Uuid>,
 }
 
 /// Reads a seat record.
@@ -252,6 +255,7 @@ pub fn seat_from(record: &SeatRecord) -> Result<StoredSeat, Unreadable> {
         creator: record.is_creator,
         joined_at_ms: record.joined_at_ms,
         bot,
+        account: record.account_id,
     })
 }
 

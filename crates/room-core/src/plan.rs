@@ -37,4 +37,6 @@ pub(crate) struct SeatAsk {
     pub name: String,
     pub colour: Option<Colour>,
     pub client_seed: Option<String>,
+    /// The logged-in player's account, `None` for a guest.
+    pub account: Option<uuid::Uuid>,
 }

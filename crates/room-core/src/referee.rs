@@ -123,6 +123,8 @@ impl Core {
             bot: None,
             client_seed,
             stale_seqs: false,
+            // A director reserves a seat for an account by its id's text (issue 27).
+            account: uuid::Uuid::parse_str(key).ok(),
         })
     }
 

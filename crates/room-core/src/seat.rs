@@ -40,6 +40,9 @@ pub struct Seat {
     /// snapshot whatever `last_seq` it names, and a reattach is refused (the client
     /// resumes). Cleared by that resume.
     pub stale_seqs: bool,
+    /// The account of the logged-in player holding it (its name is their username);
+    /// `None` for a guest or a bot.
+    pub account: Option<uuid::Uuid>,
 }
 
 /// A bot playing a seat.

@@ -21,6 +21,7 @@ impl Actor {
                 name,
                 colour,
                 client_seed,
+                account,
                 reply,
             } => {
                 let conn = link.id;
@@ -31,6 +32,7 @@ impl Actor {
                     name,
                     colour,
                     client_seed,
+                    account: account.map(|a| *a),
                     token: ids::session_token(),
                 }
             }

@@ -26,6 +26,7 @@ async fn room_with(queue: impl Fn(ConnId) -> mpsc::Sender<Arc<str>>) -> Actor {
                 name: format!("player {conn}"),
                 colour: None,
                 client_seed: None,
+                account: None,
                 reply,
             })
             .await;

@@ -20,6 +20,7 @@ async fn the_commands_queued_when_the_room_moves_are_answered_room_unavailable()
             name: "Ana".into(),
             colour: None,
             client_seed: None,
+            account: None,
             reply,
         })
         .await;

@@ -80,6 +80,9 @@ pub enum RoomCmd {
         colour: Option<Colour>,
         /// Client seed for the fair dice, if given.
         client_seed: Option<String>,
+        /// The logged-in player's account (`name` is its username), `None` for a guest.
+        /// Boxed: it keeps the command small (clippy's `result_large_err`).
+        account: Option<Box<uuid::Uuid>>,
         /// The outcome.
         reply: oneshot::Sender<Result<Member, Refusal>>,
     },

@@ -71,6 +71,49 @@ pub struct ServerConfig {
     /// equal to the request's own `Host` (the server's own pages). `*` allows every origin.
     /// Default: the origin of [`ServerConfig::public_url`].
     pub allowed_origins: Vec<String>,
+    /// Accounts' limits (issue 26, [`crate::accounts`]).
+    pub accounts: AccountLimits,
+}
+
+/// Limits of sign-ups, log-ins and password hashing ([`crate::accounts`]). A rate of
+/// `u32::MAX` is unlimited. Every attempt counts, whether it succeeds or not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccountLimits {
+    /// Sign-ups per client address and hour (default 10: a household behind one address
+    /// signs up a few accounts).
+    pub signups_per_hour: u32,
+    /// Log-in and recovery attempts per client address and minute (default 20).
+    pub logins_per_minute: u32,
+    /// Log-in and recovery attempts per username and hour, from every address together
+    /// (default 30): guessing one player's password from many addresses stays slow.
+    pub logins_per_hour_per_username: u32,
+    /// Argon2id hashes computed at once (default 2); more wait their turn, so a flood of
+    /// log-ins cannot take every core.
+    pub concurrent_hashes: usize,
+}
+
+impl Default for AccountLimits {
+    fn default() -> Self {
+        AccountLimits {
+            signups_per_hour: 10,
+            logins_per_minute: 20,
+            logins_per_hour_per_username: 30,
+            concurrent_hashes: 2,
+        }
+    }
+}
+
+impl AccountLimits {
+    /// No rate limits (tests whose clients all come from one address); hashes bounded
+    /// as by default.
+    pub fn unlimited() -> AccountLimits {
+        AccountLimits {
+            signups_per_hour: u32::MAX,
+            logins_per_minute: u32::MAX,
+            logins_per_hour_per_username: u32::MAX,
+            ..AccountLimits::default()
+        }
+    }
 }
 
 /// A setting that cannot work; the binary refuses to start with it (exit code 2).
@@ -195,6 +238,7 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             timeouts: Timeouts::default(),
             allowed_origins: vec!["http://127.0.0.1:8080".into()],
+            accounts: AccountLimits::default(),
         }
     }
 }

@@ -16,6 +16,7 @@
 //!
 //! The wire protocol lives in `parchis-protocol` and is documented in `proto/README.md`.
 
+pub mod accounts;
 pub mod admin;
 pub mod admin_auth;
 pub mod api_doc;
@@ -114,6 +115,11 @@ pub fn app(state: AppState) -> Router {
     let (router, api, _) = api_doc::generate(api_routes);
     let document = api_doc::Document(api_doc::render(&api).into());
     router
+        .merge(accounts::routes(&state))
+        .layer(accounts::auth::layer(
+            state.store().clone(),
+            accounts::secure_cookies(&state),
+        ))
         .layer(axum::Extension(document))
         .layer(access_log())
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(

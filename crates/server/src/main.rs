@@ -1,7 +1,7 @@
 //! `parchis-server`: the online Parchís server binary.
 
 use clap::Parser;
-use parchis_server::config::{Limits, Timeouts};
+use parchis_server::config::{AccountLimits, Limits, Timeouts};
 use parchis_server::logging::LogFormat;
 use parchis_server::{AppState, ServerConfig};
 use parchis_store::{PostgresOptions, SqliteOptions};
@@ -137,6 +137,18 @@ struct Args {
     /// also, counted apart, the reads of stored games (`GET /api/games...`).
     #[arg(long, env = "PARCHIS_LOOKUPS_PER_MINUTE", default_value_t = Limits::default().lookups_per_minute)]
     lookups_per_minute: u32,
+    /// Account sign-ups per client address and hour.
+    #[arg(long, env = "PARCHIS_SIGNUPS_PER_HOUR", default_value_t = AccountLimits::default().signups_per_hour)]
+    signups_per_hour: u32,
+    /// Log-in and recovery attempts per client address and minute.
+    #[arg(long, env = "PARCHIS_LOGINS_PER_MINUTE", default_value_t = AccountLimits::default().logins_per_minute)]
+    logins_per_minute: u32,
+    /// Log-in and recovery attempts per username and hour, all addresses together.
+    #[arg(long, env = "PARCHIS_LOGINS_PER_HOUR_PER_USERNAME", default_value_t = AccountLimits::default().logins_per_hour_per_username)]
+    logins_per_hour_per_username: u32,
+    /// Password hashes (Argon2id, 19 MiB each) computed at once; more wait their turn.
+    #[arg(long, env = "PARCHIS_CONCURRENT_HASHES", default_value_t = AccountLimits::default().concurrent_hashes)]
+    concurrent_hashes: usize,
     /// Spectator joins per address and minute.
     #[arg(long, env = "PARCHIS_WATCHES_PER_MINUTE", default_value_t = Limits::default().watches_per_minute)]
     watches_per_minute: u32,
@@ -346,6 +358,12 @@ fn server_config(args: Args, addr: SocketAddr, admission_limits: Limits) -> Serv
             write: secs(args.write_timeout_secs.max(1)),
         },
         allowed_origins,
+        accounts: AccountLimits {
+            signups_per_hour: args.signups_per_hour,
+            logins_per_minute: args.logins_per_minute,
+            logins_per_hour_per_username: args.logins_per_hour_per_username,
+            concurrent_hashes: args.concurrent_hashes.max(1),
+        },
         ..ServerConfig::default()
     }
 }

@@ -51,6 +51,10 @@ pub enum StoreError {
         /// The last stored `seq`, if any.
         last: Option<i64>,
     },
+    /// An account's username key is held by a live account, or reserved after a deletion
+    /// ([`AccountStore`](crate::AccountStore)). Nothing was written.
+    #[error("username {0:?} is taken")]
+    UsernameTaken(String),
     /// A fenced room write ([`Store::write_room`](crate::Store::write_room)) whose fence no
     /// longer matches the room's lease: the writer lost the room (another node acquired it,
     /// or the lease was retired or never taken). Nothing of the write was written. The

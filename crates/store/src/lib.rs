@@ -40,6 +40,7 @@
 
 #![warn(missing_docs)]
 
+mod accounts;
 mod checkpoint;
 mod error;
 mod memory;
@@ -50,6 +51,7 @@ mod postgres;
 mod rating_rows;
 mod rating_update;
 mod rows;
+mod sql_accounts;
 mod sqlite;
 mod sqlite_ratings;
 mod store;
@@ -58,6 +60,7 @@ mod writer;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use accounts::{AccountRecord, AccountStore, Deletion, NewAccount, SessionPool};
 pub use checkpoint::{SqliteOptions, SqliteOptionsError, MAX_TRUNCATE_WAIT};
 pub use error::{Result, StoreError, WriteFailure};
 pub use memory::MemoryStore;

@@ -68,11 +68,11 @@ impl Backend for PgBackend {
             WriteOp::UpsertSeat(s) => {
                 sqlx::query(
                     "INSERT INTO seats (room_code, colour, display_name, token_hash, is_creator, \
-                     joined_at_ms, bot) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                     joined_at_ms, bot, account_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
                      ON CONFLICT (room_code, colour) DO UPDATE SET \
                      display_name = excluded.display_name, token_hash = excluded.token_hash, \
                      is_creator = excluded.is_creator, joined_at_ms = excluded.joined_at_ms, \
-                     bot = excluded.bot",
+                     bot = excluded.bot, account_id = excluded.account_id",
                 )
                 .bind(&s.room_code)
                 .bind(&s.colour)
@@ -81,6 +81,7 @@ impl Backend for PgBackend {
                 .bind(s.is_creator)
                 .bind(s.joined_at_ms)
                 .bind(&s.bot)
+                .bind(s.account_id)
                 .execute(&mut *conn)
                 .await
                 .map_err(|e| {

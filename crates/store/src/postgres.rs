@@ -78,9 +78,16 @@ pub struct PostgresStore {
     /// single node).
     keeper_options: Option<(PgConnectOptions, PostgresOptions)>,
     writer: Writer,
+    /// `current_schema()` once migrated: where `tower_sessions` is (accounts' sessions).
+    schema: String,
 }
 
 impl PostgresStore {
+    /// The main pool and the schema of the tables (the accounts' queries and sessions).
+    pub(crate) fn pool_and_schema(&self) -> (&PgPool, &str) {
+        (&self.pool, &self.schema)
+    }
+
     /// Connects to a `postgres://` or `postgresql://` URL and applies migrations.
     ///
     /// # Errors
@@ -131,6 +138,9 @@ impl PostgresStore {
         sqlx::migrate!("../../migrations/postgres")
             .run(&pool)
             .await?;
+        let schema: String = sqlx::query_scalar("SELECT current_schema()")
+            .fetch_one(&pool)
+            .await?;
         let leases = if pools.lease_connections == 0 {
             pool.clone()
         } else {
@@ -147,6 +157,7 @@ impl PostgresStore {
             leases,
             keeper_options: (pools.lease_connections > 0).then_some((options, pools)),
             writer,
+            schema,
         })
     }
 
@@ -206,6 +217,10 @@ impl PostgresStore {
 
 #[async_trait]
 impl Store for PostgresStore {
+    fn accounts(&self) -> Option<&dyn crate::AccountStore> {
+        Some(self)
+    }
+
     async fn create_room(&self, room: &RoomRecord) -> Result<()> {
         self.writer.create_room(room).await
     }

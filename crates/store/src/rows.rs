@@ -13,8 +13,18 @@ use parchis_records::{EventRecord, GameRecord, RoomRecord, RoomSnapshot, SeatRec
 
 /// `code, settings, status, created_at_ms, started_at_ms, finished_at_ms, updated_at_ms`
 pub(crate) type RoomRow = (String, String, String, i64, Option<i64>, Option<i64>, i64);
-/// `room_code, colour, display_name, token_hash, is_creator, joined_at_ms, bot`
-pub(crate) type SeatRow = (String, String, String, String, bool, i64, Option<String>);
+/// `room_code, colour, display_name, token_hash, is_creator, joined_at_ms, bot, account_id`
+/// (the account id as text on both backends)
+pub(crate) type SeatRow = (
+    String,
+    String,
+    String,
+    String,
+    bool,
+    i64,
+    Option<String>,
+    Option<String>,
+);
 /// `id, room_code, preset, rules, rules_hash, created_at_ms, finished_at_ms, result, reason,
 /// deadline_ms, dice`
 pub(crate) type GameRow<Id> = (
@@ -37,7 +47,8 @@ pub(crate) type EventRow<Id> = (Id, i64, String, i64);
 pub(crate) const ROOM_COLUMNS: &str =
     "r.code, r.settings, r.status, r.created_at_ms, r.started_at_ms, r.finished_at_ms, r.updated_at_ms";
 pub(crate) const SEAT_COLUMNS: &str =
-    "s.room_code, s.colour, s.display_name, s.token_hash, s.is_creator, s.joined_at_ms, s.bot";
+    "s.room_code, s.colour, s.display_name, s.token_hash, s.is_creator, s.joined_at_ms, s.bot, \
+     CAST(s.account_id AS TEXT)";
 pub(crate) const GAME_COLUMNS: &str = "g.id, g.room_code, g.preset, g.rules, g.rules_hash, \
      g.created_at_ms, g.finished_at_ms, g.result, g.reason, g.deadline_ms, g.dice";
 pub(crate) const EVENT_COLUMNS: &str = "e.game_id, e.seq, e.event, e.created_at_ms";
@@ -86,7 +97,10 @@ pub(crate) fn room(row: RoomRow) -> Result<RoomRecord> {
 }
 
 pub(crate) fn seat(row: SeatRow) -> SeatRecord {
-    let (room_code, colour, display_name, token_hash, is_creator, joined_at_ms, bot) = row;
+    let (room_code, colour, display_name, token_hash, is_creator, joined_at_ms, bot, account) = row;
+    // An id that does not parse is dropped (the seat is shown as a guest) rather than
+    // making the whole room unreadable: the column is only ever written from a `Uuid`.
+    let account_id = account.and_then(|text| Uuid::parse_str(&text).ok());
     SeatRecord {
         room_code,
         colour,
@@ -95,6 +109,7 @@ pub(crate) fn seat(row: SeatRow) -> SeatRecord {
         is_creator,
         joined_at_ms,
         bot,
+        account_id,
     }
 }
 

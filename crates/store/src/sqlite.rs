@@ -110,6 +110,12 @@ impl DbFile {
 }
 
 impl SqliteStore {
+    /// The pool (the accounts' queries and sessions; their rare writes take SQLite's
+    /// write lock beside the group-commit writer, waiting at most the busy timeout).
+    pub(crate) fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
     /// Opens (creating it and its tables if missing) the database file at `path`.
     /// The parent directory must exist.
     ///
@@ -338,11 +344,11 @@ impl Backend for SqliteBackend {
             WriteOp::UpsertSeat(s) => {
                 sqlx::query(
                     "INSERT INTO seats (room_code, colour, display_name, token_hash, is_creator, \
-                     joined_at_ms, bot) VALUES (?, ?, ?, ?, ?, ?, ?) \
+                     joined_at_ms, bot, account_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?) \
                      ON CONFLICT (room_code, colour) DO UPDATE SET \
                      display_name = excluded.display_name, token_hash = excluded.token_hash, \
                      is_creator = excluded.is_creator, joined_at_ms = excluded.joined_at_ms, \
-                     bot = excluded.bot",
+                     bot = excluded.bot, account_id = excluded.account_id",
                 )
                 .bind(&s.room_code)
                 .bind(&s.colour)
@@ -351,6 +357,7 @@ impl Backend for SqliteBackend {
                 .bind(s.is_creator)
                 .bind(s.joined_at_ms)
                 .bind(&s.bot)
+                .bind(s.account_id.map(|id| id.to_string()))
                 .execute(&mut *conn)
                 .await
                 .map_err(|e| {
@@ -520,6 +527,10 @@ impl Backend for SqliteBackend {
 
 #[async_trait]
 impl Store for SqliteStore {
+    fn accounts(&self) -> Option<&dyn crate::AccountStore> {
+        Some(self)
+    }
+
     async fn create_room(&self, room: &RoomRecord) -> Result<()> {
         self.writer.create_room(room).await
     }

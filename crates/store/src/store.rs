@@ -472,6 +472,12 @@ pub trait Store: Send + Sync {
         WritePressure::default()
     }
 
+    /// The accounts of this store (issue 26), `None` when it keeps none (a test wrapper
+    /// that does not pass them on): the server then answers the account routes 503.
+    fn accounts(&self) -> Option<&dyn crate::AccountStore> {
+        None
+    }
+
     /// Stops accepting writes, waits until every write already submitted is committed, and
     /// closes the database connections. Later calls fail with
     /// [`StoreError::Closed`](crate::StoreError::Closed). Calling it twice is harmless.

@@ -264,6 +264,9 @@ pub enum AttachHow {
         colour: Option<Colour>,
         /// Fair-dice client seed.
         client_seed: Option<String>,
+        /// The logged-in player's account (issue 26); absent from a node of before.
+        #[serde(default)]
+        account: Option<uuid::Uuid>,
     },
     /// `watch`.
     Watch {
@@ -577,6 +580,7 @@ mod tests {
                     name: "Ana \"la\" \u{e9}".into(),
                     colour: Some(Colour::Blue),
                     client_seed: None,
+                    account: None,
                 },
             },
             RoomOp::Attach {

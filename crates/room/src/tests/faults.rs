@@ -104,6 +104,7 @@ async fn step(d: &mut Driver, k: usize, req: u64) -> Option<Step> {
             name: name.into(),
             colour: None,
             client_seed: None,
+            account: None,
             token: format!("token-{conn}"),
         })
         .await;

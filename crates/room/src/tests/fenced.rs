@@ -57,6 +57,7 @@ async fn join(
             name: "ann".into(),
             colour,
             client_seed: None,
+            account: None,
             reply,
         })
         .await

@@ -293,6 +293,7 @@ async fn game_with_clock(
                 name: name.into(),
                 colour: None,
                 client_seed: None,
+                account: None,
                 reply,
             },
         )

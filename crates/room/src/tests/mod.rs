@@ -469,6 +469,7 @@ impl Driver {
             name: name.into(),
             colour: None,
             client_seed: None,
+            account: None,
             token,
         })
         .await;

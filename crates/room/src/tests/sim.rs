@@ -139,6 +139,7 @@ impl Sim {
                 name: format!("P{conn}"),
                 colour,
                 client_seed: None,
+                account: None,
                 token: token.clone(),
             })
             .await;

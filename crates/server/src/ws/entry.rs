@@ -17,6 +17,8 @@ pub(super) enum Entry {
         name: String,
         colour: Option<parchis_engine::Colour>,
         client_seed: Option<String>,
+        /// The logged-in player's account (`name` is then its username).
+        account: Option<uuid::Uuid>,
     },
     Watch,
     Resume {
@@ -90,12 +92,14 @@ impl Session {
                 name,
                 colour,
                 client_seed,
+                account,
             } => RoomCmd::Join {
                 link,
                 req,
                 name,
                 colour,
                 client_seed,
+                account: account.map(Box::new),
                 reply,
             },
             Entry::Watch => RoomCmd::Watch { link, req, reply },
@@ -142,11 +146,13 @@ impl Session {
                 name,
                 colour,
                 client_seed,
+                account,
             } => AttachHow::Join {
                 req,
                 name: name.clone(),
                 colour: *colour,
                 client_seed: client_seed.clone(),
+                account: *account,
             },
             Entry::Watch => AttachHow::Watch { req },
             Entry::Resume { token, last_seq } => AttachHow::Resume {

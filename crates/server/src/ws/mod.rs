@@ -53,6 +53,8 @@ pub async fn upgrade(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
+    auth: axum_login::AuthSession<crate::accounts::auth::Backend>,
+    uri: axum::http::Uri,
     headers: HeaderMap,
 ) -> Response {
     let cfg = state.config();
@@ -68,6 +70,15 @@ pub async fn upgrade(
         };
         return (StatusCode::FORBIDDEN, axum::Json(body)).into_response();
     }
+    // The logged-in player, if the upgrade carries a session cookie or a bearer token
+    // (an unreadable store: a guest, logged).
+    let account = crate::accounts::auth::current(state.store(), &headers, uri.query(), &auth)
+        .await
+        .unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "session not read on a websocket upgrade");
+            None
+        })
+        .map(|(user, _)| user);
     let hard = cfg.hard_max_message_bytes.max(cfg.max_message_bytes);
     ws.read_buffer_size(cfg.read_buffer_bytes)
         .write_buffer_size(WRITE_BATCH_BYTES)
@@ -75,13 +86,20 @@ pub async fn upgrade(
         .max_frame_size(hard)
         .on_upgrade(move |socket| {
             let conn = state.next_id();
-            let span = tracing::info_span!("conn", conn, %peer, %client);
+            let id = account.as_ref().map(|a| a.id);
+            let span = tracing::info_span!("conn", conn, %peer, %client, account = ?id);
             let tracker = state.tracker().clone();
-            tracker.track_future(connection(socket, state, conn, client).instrument(span))
+            tracker.track_future(connection(socket, state, conn, client, account).instrument(span))
         })
 }
 
-async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr) {
+async fn connection(
+    socket: WebSocket,
+    state: AppState,
+    conn: u64,
+    ip: IpAddr,
+    account: Option<crate::accounts::auth::User>,
+) {
     let cfg = state.config().clone();
     let timeouts = cfg.timeouts.clone();
     let (sink, mut stream) = socket.split();
@@ -101,6 +119,7 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr) {
     let mut session = Session {
         state,
         ip,
+        account,
         link,
         joined: None,
         seen: HashSet::new(),
@@ -348,13 +367,23 @@ impl Session {
                 colour,
                 client_seed,
                 ..
-            } => match display_name(&name) {
-                Ok(name) => Entry::Join {
+            } => match (&self.account, display_name(&name)) {
+                // A logged-in player's seat shows their username, whatever name was sent.
+                (Some(account), _) => Entry::Join {
+                    name: account.username.clone(),
+                    colour,
+                    client_seed,
+                    account: Some(account.id),
+                },
+                (None, Ok(name)) => Entry::Join {
                     name,
                     colour,
                     client_seed,
+                    account: None,
                 },
-                Err(e) => return self.error(Some(req), ErrorCode::BadRequest, e.to_string()),
+                (None, Err(e)) => {
+                    return self.error(Some(req), ErrorCode::BadRequest, e.to_string())
+                }
             },
             ClientMessage::Watch { .. } => Entry::Watch,
             ClientMessage::Resume {

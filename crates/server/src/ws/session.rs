@@ -21,6 +21,8 @@ pub(super) struct Joined {
 pub(super) struct Session {
     pub(super) state: AppState,
     pub(super) ip: IpAddr,
+    /// The logged-in player whose session or token came with the upgrade, if any.
+    pub(super) account: Option<crate::accounts::auth::User>,
     pub(super) link: ConnLink,
     pub(super) joined: Option<Joined>,
     pub(super) seen: HashSet<u64>,

@@ -21,6 +21,7 @@ mod nats;
 mod proxy;
 mod setup;
 
+mod accounts;
 mod db_outage;
 mod drain;
 mod edge_faults;

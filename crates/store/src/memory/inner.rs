@@ -5,6 +5,8 @@
 use parchis_records::{EventRecord, GameRecord, NodeRecord, RoomRecord, SeatRecord};
 use parchis_records::{RatingHistoryRecord, RatingRecord};
 use std::collections::{BTreeMap, HashMap};
+
+use crate::accounts::AccountRecord;
 use uuid::Uuid;
 
 #[derive(Clone, Default)]
@@ -22,6 +24,8 @@ pub(super) struct Inner {
     pub(super) ratings: BTreeMap<(Uuid, String), RatingRecord>,
     /// Rating history rows, in the order written.
     pub(super) rating_history: Vec<RatingHistoryRecord>,
+    /// Accounts and what hangs on them ([`super::accounts`]).
+    pub(super) accounts: AccountTables,
 }
 
 /// One room's lease; times in ms of the store's clock.
@@ -38,4 +42,30 @@ pub(super) struct MemLease {
 pub(super) struct MemNode {
     pub(super) record: NodeRecord,
     pub(super) seen_at: i64,
+}
+
+/// The accounts' tables.
+#[derive(Clone, Default)]
+pub(super) struct AccountTables {
+    pub(super) accounts: HashMap<Uuid, Account>,
+    /// Username key → until (unix ms).
+    pub(super) reservations: HashMap<String, i64>,
+    /// Token hash → its row.
+    pub(super) tokens: HashMap<String, Token>,
+    /// `(account, blocked)` → created at (unix ms).
+    pub(super) blocks: BTreeMap<(Uuid, Uuid), i64>,
+}
+
+#[derive(Clone)]
+pub(super) struct Account {
+    pub(super) record: AccountRecord,
+    pub(super) key: String,
+    /// Code hash → used at (unix ms).
+    pub(super) codes: HashMap<String, Option<i64>>,
+}
+
+#[derive(Clone)]
+pub(super) struct Token {
+    pub(super) account: Uuid,
+    pub(super) used_at_ms: i64,
 }

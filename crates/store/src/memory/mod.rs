@@ -1,6 +1,7 @@
 //! In-memory backend for tests: same contract as the SQL stores (leases and node heartbeats
 //! as on PostgreSQL, on the store's own monotonic clock: [`lease`]), nothing durable.
 
+mod accounts;
 mod inner;
 mod lease;
 mod ratings;
@@ -285,6 +286,10 @@ impl Inner {
 
 #[async_trait]
 impl Store for MemoryStore {
+    fn accounts(&self) -> Option<&dyn crate::AccountStore> {
+        Some(self)
+    }
+
     async fn create_room(&self, room: &RoomRecord) -> Result<()> {
         let mut inner = self.lock()?;
         if inner.rooms.contains_key(&room.code) {
@@ -523,5 +528,79 @@ impl Store for MemoryStore {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .closed = true;
+    }
+}
+
+/// The accounts (issue 26): each method locks the store and runs on its tables
+/// (`accounts.rs`).
+#[async_trait]
+impl crate::AccountStore for MemoryStore {
+    async fn create_account(&self, a: &crate::NewAccount) -> Result<()> {
+        self.lock()?.create_account(a)
+    }
+    async fn account(&self, id: Uuid) -> Result<Option<crate::AccountRecord>> {
+        self.lock()?.account(id)
+    }
+    async fn account_by_key(&self, key: &str) -> Result<Option<crate::AccountRecord>> {
+        self.lock()?.account_by_key(key)
+    }
+    async fn set_password(&self, id: Uuid, hash: &str, now_ms: i64) -> Result<bool> {
+        self.lock()?.set_password(id, hash, now_ms)
+    }
+    async fn use_recovery_code(
+        &self,
+        id: Uuid,
+        code_hash: &str,
+        hash: &str,
+        now_ms: i64,
+    ) -> Result<bool> {
+        self.lock()?.use_recovery_code(id, code_hash, hash, now_ms)
+    }
+    async fn recovery_codes_left(&self, id: Uuid) -> Result<u32> {
+        self.lock()?.recovery_codes_left(id)
+    }
+    async fn delete_account(&self, id: Uuid, d: &crate::Deletion) -> Result<bool> {
+        self.lock()?.delete_account(id, d)
+    }
+    async fn rename_account(
+        &self,
+        id: Uuid,
+        username: &str,
+        key: &str,
+        now_ms: i64,
+    ) -> Result<bool> {
+        self.lock()?.rename_account(id, username, key, now_ms)
+    }
+    async fn set_banned(&self, id: Uuid, banned_at_ms: Option<i64>) -> Result<bool> {
+        self.lock()?.set_banned(id, banned_at_ms)
+    }
+    async fn insert_token(&self, token_hash: &str, id: Uuid, now_ms: i64) -> Result<()> {
+        self.lock()?.insert_token(token_hash, id, now_ms)
+    }
+    async fn token_account(
+        &self,
+        token_hash: &str,
+        now_ms: i64,
+        idle_ms: i64,
+    ) -> Result<Option<crate::AccountRecord>> {
+        self.lock()?.token_account(token_hash, now_ms, idle_ms)
+    }
+    async fn delete_token(&self, token_hash: &str) -> Result<()> {
+        self.lock()?.delete_token(token_hash)
+    }
+    async fn block(&self, id: Uuid, blocked: Uuid, now_ms: i64) -> Result<()> {
+        self.lock()?.block(id, blocked, now_ms)
+    }
+    async fn unblock(&self, id: Uuid, blocked: Uuid) -> Result<bool> {
+        self.lock()?.unblock(id, blocked)
+    }
+    async fn blocked(&self, id: Uuid) -> Result<Vec<Uuid>> {
+        self.lock()?.blocked(id)
+    }
+    async fn account_games(&self, id: Uuid, limit: u32) -> Result<Vec<GameRecord>> {
+        self.lock()?.account_games(id, limit)
+    }
+    fn session_pool(&self) -> crate::SessionPool {
+        crate::SessionPool::Memory
     }
 }

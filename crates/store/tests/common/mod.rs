@@ -235,6 +235,7 @@ pub fn seat(code: &str, colour: &str, name: &str, creator: bool, joined_at_ms: i
         is_creator: creator,
         joined_at_ms,
         bot: None,
+        account_id: None,
     }
 }
 

@@ -1,0 +1,95 @@
+//! The accounts' admin routes (the admin API's token: [`crate::admin_auth`]); every action
+//! is logged with the account's id.
+//!
+//! * `POST /admin/accounts/{username}/password` [`AdminResetPassword`] → 204: a new
+//!   password; every session and token of the account is revoked.
+//! * `POST /admin/accounts/{username}/rename` [`AdminRename`] → 204; 409 `username_taken`.
+//! * `POST /admin/accounts/{username}/ban` [`AdminBan`] → 204: banned accounts cannot log
+//!   in, and their sessions and tokens stop working.
+//!
+//! An unknown username is 404 `unknown_player`.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::Extension;
+use parchis_protocol::{AdminBan, AdminRename, AdminResetPassword};
+use tracing::info;
+
+use super::handlers::{by_name, parse, store};
+use super::shared::Accounts;
+use super::{password, username};
+use crate::admin_auth::authorize;
+use crate::client_addr::ClientAddr;
+use crate::http::ApiError;
+use crate::state::AppState;
+
+fn bad_request(message: String) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        parchis_protocol::ErrorCode::BadRequest,
+        message,
+    )
+}
+
+/// `POST /admin/accounts/{username}/password`.
+pub async fn reset_password(
+    State(state): State<AppState>,
+    Extension(svc): Extension<Arc<Accounts>>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Result<StatusCode, ApiError> {
+    authorize(&state, client, &headers, "reset_password")?;
+    let ask: AdminResetPassword = parse(&body)?;
+    password::check_new(&ask.new_password).map_err(|e| bad_request(e.to_string()))?;
+    let accounts = store(&state)?;
+    let account = by_name(accounts, &name).await?;
+    let hash = svc.hasher.hash(ask.new_password).await?;
+    accounts
+        .set_password(account.id, &hash, parchis_room::now_ms())
+        .await?;
+    info!(account = %account.id, "admin reset a password");
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /admin/accounts/{username}/rename`.
+pub async fn rename(
+    State(state): State<AppState>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Result<StatusCode, ApiError> {
+    authorize(&state, client, &headers, "rename_account")?;
+    let ask: AdminRename = parse(&body)?;
+    let new = username::check(&ask.username).map_err(|e| bad_request(e.to_string()))?;
+    let accounts = store(&state)?;
+    let account = by_name(accounts, &name).await?;
+    accounts
+        .rename_account(account.id, &new.name, &new.key, parchis_room::now_ms())
+        .await?;
+    info!(account = %account.id, from = %account.username, to = %new.name, "admin renamed an account");
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /admin/accounts/{username}/ban`.
+pub async fn ban(
+    State(state): State<AppState>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Result<StatusCode, ApiError> {
+    authorize(&state, client, &headers, "ban_account")?;
+    let ask: AdminBan = parse(&body)?;
+    let accounts = store(&state)?;
+    let account = by_name(accounts, &name).await?;
+    let at = ask.banned.then(parchis_room::now_ms);
+    accounts.set_banned(account.id, at).await?;
+    info!(account = %account.id, banned = ask.banned, "admin banned or unbanned an account");
+    Ok(StatusCode::NO_CONTENT)
+}
