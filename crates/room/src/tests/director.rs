@@ -101,6 +101,7 @@ async fn reserved_seats_are_claimed_by_their_key_and_only_the_director_starts() 
         name: "Gatecrasher".into(),
         colour: None,
         client_seed: None,
+        account: None,
         token: "token-5".into(),
     })
     .await;
