@@ -174,3 +174,67 @@ async fn a_rated_game_moves_the_winner_up_and_the_loser_down_as_rate_says() {
     assert_eq!(me["ratings"], w["ratings"], "{me}");
     s.shutdown.cancel();
 }
+
+/// Five rated games where Luis leaves at once: each ends by abandonment with Ana first
+/// and Luis (the leaver) last. Both appear on the leaderboard from the fifth game only,
+/// Ana first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_leaderboard_lists_players_from_their_fifth_rated_game() {
+    let s = server().await;
+    let ana = sign_up(&s, "Ana").await;
+    let luis = sign_up(&s, "Luis").await;
+    let mut ana_rating = Rating::INITIAL;
+    let mut luis_rating = Rating::INITIAL;
+    for game in 1..=5 {
+        let (_, mut clients) = rated_pair(&s, &ana, &luis).await;
+        clients[1].ok(json!({"type": "leave"})).await;
+        let won = clients[0]
+            .until("game_won", |v| Client::is_game_event(v, "game_won"))
+            .await;
+        assert_eq!(won["event"]["event"]["winner"], "yellow", "{won}");
+        let next = rate(&[(vec![ana_rating], 1), (vec![luis_rating], 2)]).expect("rate");
+        ana_rating = next[0][0];
+        luis_rating = next[1][0];
+        // The end (and its ratings) is durable before `game_won` goes out.
+        let a = profile(&s, "Ana").await;
+        assert_eq!(rating_of(&a, "online"), ana_rating, "game {game}: {a}");
+        assert_eq!(rating_of(&profile(&s, "Luis").await, "online"), luis_rating);
+        let (status, board) = s.http("GET", "/api/leaderboard?preset=online", None).await;
+        assert_eq!(status, 200, "{board}");
+        assert_eq!(board["pool"], "online");
+        let names: Vec<&str> = board["players"]
+            .as_array()
+            .expect("players")
+            .iter()
+            .filter_map(|p| p["username"].as_str())
+            .collect();
+        if game < 5 {
+            assert!(names.is_empty(), "game {game}: {board}");
+        } else {
+            assert_eq!(names, ["Ana", "Luis"], "{board}");
+            assert_eq!(board["players"][0]["rank"], 1);
+            assert_eq!(board["players"][0]["games"], 5);
+            assert_eq!(board["players"][0]["mu"], ana_rating.mu);
+            assert_eq!(
+                board["players"][1]["display"],
+                i64::from(luis_rating.display())
+            );
+        }
+    }
+    let (_, one) = s.http("GET", "/api/leaderboard?limit=1", None).await;
+    assert_eq!(one["players"].as_array().map(Vec::len), Some(1), "{one}");
+    for bad in [
+        "/api/leaderboard?preset=chess",
+        "/api/leaderboard?limit=0",
+        "/api/leaderboard?limit=101",
+        "/api/leaderboard?pool=online",
+    ] {
+        let (status, body) = s.http("GET", bad, None).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert_eq!(body["code"], "bad_request", "{bad}: {body}");
+    }
+    // Another pool is empty.
+    let (_, pairs) = s.http("GET", "/api/leaderboard?preset=pairs", None).await;
+    assert_eq!(pairs, json!({"pool": "pairs", "players": []}));
+    s.shutdown.cancel();
+}
