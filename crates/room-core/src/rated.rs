@@ -49,3 +49,91 @@ impl crate::core::Core {
         rated_game(&self.rules, game, &self.seats)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parchis_engine::Action;
+
+    fn seat(id: u64, colour: Colour, account: Option<uuid::Uuid>, abandoned: bool) -> Seat {
+        Seat {
+            id,
+            colour,
+            name: format!("p{id}"),
+            token_hash: String::new(),
+            creator: id == 0,
+            joined_at_ms: 0,
+            conn: None,
+            reattached: false,
+            grace_until: None,
+            abandoned,
+            bot: None,
+            client_seed: None,
+            stale_seqs: false,
+            account,
+        }
+    }
+
+    fn online() -> RuleSet {
+        RuleSet::from_name("online").expect("online")
+    }
+
+    #[test]
+    fn a_two_player_game_ended_by_abandonment_rates_the_leaver_second() {
+        let (y, r) = (uuid::Uuid::from_u128(1), uuid::Uuid::from_u128(2));
+        let game =
+            Game::new(online(), &[Colour::Yellow, Colour::Red], Colour::Yellow).expect("game");
+        let (game, _) = game
+            .apply(&Action::Abandon {
+                colour: Colour::Yellow,
+            })
+            .expect("abandon");
+        let seats = [
+            seat(0, Colour::Yellow, Some(y), true),
+            seat(1, Colour::Red, Some(r), false),
+        ];
+        let rated = rated_game(&online(), &game, &seats).expect("rated");
+        assert_eq!(rated.pool, "online");
+        assert_eq!(
+            rated.players,
+            vec![
+                RatedPlayer {
+                    account_id: r,
+                    unit: 0,
+                    place: 1
+                },
+                RatedPlayer {
+                    account_id: y,
+                    unit: 1,
+                    place: 2
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_seat_marked_abandoned_is_last_and_a_guest_seat_rates_nothing() {
+        let ids: Vec<uuid::Uuid> = (1..=3).map(uuid::Uuid::from_u128).collect();
+        let colours = [Colour::Yellow, Colour::Blue, Colour::Red];
+        let game = Game::new(online(), &colours, Colour::Yellow).expect("game");
+        // Blue is marked abandoned by the room (say a bot played on for it): last alone.
+        let seats: Vec<Seat> = (0..3)
+            .map(|k| seat(k as u64, colours[k], Some(ids[k]), k == 1))
+            .collect();
+        let rated = rated_game(&online(), &game, &seats).expect("rated");
+        let blue = rated
+            .players
+            .iter()
+            .find(|p| p.account_id == ids[1])
+            .expect("blue");
+        assert_eq!(blue.place, 3);
+        assert!(rated
+            .players
+            .iter()
+            .filter(|p| p.account_id != ids[1])
+            .all(|p| p.place == 1));
+        let mut guest = seats;
+        guest[2].account = None;
+        assert_eq!(rated_game(&online(), &game, &guest), None);
+    }
+}
