@@ -121,10 +121,20 @@ pub struct RoomSettings {
     /// end. Players of the game see everything at once.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub spectator_delay_throws: u8,
+    /// A rated game (issue 26): only logged-in players may take a seat, at most one seat
+    /// per account; no bots (`bots` must be absent and `on_abandon` `forfeit`). When the
+    /// game ends (finished, or ended by abandonment) every seated player's rating in the
+    /// rule set's pool is updated from the places (D-40). Default `false` (casual).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub rated: bool,
 }
 
 fn is_zero(n: &u8) -> bool {
     *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The longest spectator delay a room takes, in throws.
@@ -145,6 +155,7 @@ impl Default for RoomSettings {
             bot_think_ms: default_bot_think(),
             max_spectators: default_max_spectators(),
             spectator_delay_throws: 0,
+            rated: false,
         }
     }
 }
@@ -192,6 +203,12 @@ impl RoomSettings {
                 "spectator_delay_throws must be 0 to {MAX_SPECTATOR_DELAY_THROWS}, got {}",
                 self.spectator_delay_throws
             ));
+        }
+        if self.rated && self.bots.is_some() {
+            return Err("a rated room takes no bots: leave bots unset".to_string());
+        }
+        if self.rated && self.on_abandon == OnAbandon::Bot {
+            return Err("a rated room takes no bots: on_abandon must be forfeit".to_string());
         }
         let rules = self.rules()?;
         if self.seats < rules.min_players || self.seats > rules.max_players {
@@ -287,6 +304,9 @@ pub struct RoomSummary {
     /// Spectators may watch the room.
     #[serde(default = "default_true")]
     pub spectators_allowed: bool,
+    /// A rated room (issue 26): only logged-in players, ratings updated at the end.
+    #[serde(default)]
+    pub rated: bool,
 }
 
 /// Body of `GET /api/rooms` (and `GET /api/rooms?status=playing`).

@@ -26,6 +26,7 @@ mod emote;
 mod error;
 mod games;
 mod http;
+mod leaderboard;
 mod messages;
 pub mod schema;
 
@@ -47,6 +48,10 @@ pub use http::{
     team_of, BoardView, BotLevel, ColourSquare, CreateRoomRequest, CreateRoomResponse, GameView,
     HttpError, OnAbandon, Readiness, ReadinessStatus, RoomList, RoomSettings, RoomStatus,
     RoomSummary, RoomView, SeatView, TEAMS,
+};
+pub use leaderboard::{
+    Leaderboard, LeaderboardEntry, LeaderboardQuery, LEADERBOARD_LIMIT_DEFAULT,
+    LEADERBOARD_LIMIT_MAX,
 };
 pub use messages::{
     parse_client_message, AbandonReason, ClientMessage, OpeningRollEntry, ParseError, Play, Role,

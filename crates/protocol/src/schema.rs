@@ -4,7 +4,7 @@
 
 use crate::{
     AdminBan, AdminRename, AdminResetPassword, BlockList, ChangePassword, Credentials,
-    DeleteAccount, Me, Profile, Recover, SessionToken, SignUp,
+    DeleteAccount, Leaderboard, Me, Profile, Recover, SessionToken, SignUp,
 };
 use crate::{
     AdminCloseRoom, AdminDisconnect, AdminRoomList, ClientConfig, ClientMessage, CreateRoomRequest,
@@ -85,6 +85,10 @@ pub fn all() -> Vec<(&'static str, String)> {
             render(schemars::schema_for!(DeleteAccount)),
         ),
         ("profile.json", render(schemars::schema_for!(Profile))),
+        (
+            "leaderboard.json",
+            render(schemars::schema_for!(Leaderboard)),
+        ),
         ("block_list.json", render(schemars::schema_for!(BlockList))),
         (
             "admin_reset_password.json",

@@ -573,14 +573,16 @@ impl Core {
             &commit.events,
             commit.game.is_some(),
         );
-        let write = match commit.game.and_then(|g| g.outcome()) {
-            Some(outcome) => Write::End(Box::new(crate::persist::game_end(
+        let ended = commit.game.and_then(|g| g.outcome().map(|o| (g, o)));
+        let write = match ended {
+            Some((game, outcome)) => Write::End(Box::new(crate::persist::game_end(
                 game_id,
                 &self.code,
                 self.seq,
                 records,
                 &outcome,
                 commit.at_ms,
+                self.rated_result(&game),
             ))),
             None => Write::Append {
                 game_id,

@@ -48,6 +48,7 @@ mod owed;
 pub mod persist;
 mod plan;
 pub mod play;
+pub mod rated;
 pub mod reattach;
 pub mod referee;
 pub mod rematch;

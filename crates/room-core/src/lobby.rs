@@ -29,6 +29,27 @@ fn valid_name(name: &str) -> Result<String, Refusal> {
     Ok(name)
 }
 
+/// A rated room seats logged-in players only, one seat per account (issue 26): a guest
+/// gets `not_logged_in`, a second seat of one account `already_joined`.
+fn check_rated_seat(seats: &[Seat], account: Option<uuid::Uuid>) -> Result<(), Refusal> {
+    let Some(account) = account else {
+        return Err(Refusal::new(
+            ErrorCode::NotLoggedIn,
+            "this room is rated: log in to take a seat (guests can watch)",
+        ));
+    };
+    if let Some(seat) = seats.iter().find(|s| s.account == Some(account)) {
+        return Err(Refusal::new(
+            ErrorCode::AlreadyJoined,
+            format!(
+                "this room is rated: your account already holds the {} seat",
+                seat.colour
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl Core {
     /// A person asks for a seat (lobby only); the seat is stored before anyone hears of it.
     pub(super) fn join(&mut self, conn: ConnId, req: u64, ask: SeatAsk, token: String, now: Ms) {
@@ -62,6 +83,9 @@ impl Core {
         }
         if self.director.is_some() {
             return Err(Refusal::code(ErrorCode::SeatReserved));
+        }
+        if self.settings.rated {
+            check_rated_seat(&self.seats, account)?;
         }
         let name = valid_name(&name)?;
         if let Some(seed) = &client_seed {

@@ -21,7 +21,7 @@ use crate::Ms;
 use parchis_engine::{Outcome, RuleSet, WinReason};
 use parchis_protocol::{BotLevel, RoomEvent, RoomSettings};
 use parchis_records::{
-    EventRecord, GameEnd, GameRecord, GameStart, RoomRecord, RoomStatus as StoredStatus,
+    EventRecord, GameEnd, GameRecord, GameStart, RatedGame, RoomRecord, RoomStatus as StoredStatus,
     RoomStatusUpdate, SeatRecord,
 };
 use serde_json::{json, Value};
@@ -384,7 +384,9 @@ pub fn reason_text(outcome: &Outcome) -> &'static str {
     }
 }
 
-/// The end of game `game_id` in room `code` with its final `events` after `after_seq`.
+/// The end of game `game_id` in room `code` with its final `events` after `after_seq`;
+/// `rated`: the rated result of a rated room's game ([`crate::rated::rated_game`]), whose
+/// ratings the store updates in the same transaction.
 pub fn game_end(
     game_id: Uuid,
     code: &str,
@@ -392,6 +394,7 @@ pub fn game_end(
     events: Vec<EventRecord>,
     outcome: &Outcome,
     at: Ms,
+    rated: Option<RatedGame>,
 ) -> GameEnd {
     GameEnd {
         game_id,
@@ -402,8 +405,7 @@ pub fn game_end(
         reason: reason_text(outcome).to_owned(),
         finished_at_ms: at,
         room: status_finished(at),
-        // Rated rooms come with issue 26's room integration.
-        rated: None,
+        rated,
     }
 }
 
@@ -418,7 +420,8 @@ pub fn status_finished(at: Ms) -> RoomStatusUpdate {
 }
 
 /// The end of a running game closed by an administrator: no winner, reason
-/// `closed_by_admin`, room finished.
+/// `closed_by_admin`, room finished. Never rated, even in a rated room: nobody won or
+/// lost it (docs/ACCOUNTS.md).
 /// `events` (after `after_seq`) are its final events (the server seed revealed).
 pub fn game_closed(
     game_id: Uuid,
@@ -436,7 +439,6 @@ pub fn game_closed(
         reason: "closed_by_admin".to_owned(),
         finished_at_ms: at,
         room: status_finished(at),
-        // Rated rooms come with issue 26's room integration.
         rated: None,
     }
 }

@@ -120,7 +120,8 @@ impl Core {
             for seat in &mut self.seats {
                 seat.grace_until = None;
             }
-            let end = persist::game_end(id, &self.code, self.seq, Vec::new(), &outcome, now);
+            let rated = self.rated_result(&game);
+            let end = persist::game_end(id, &self.code, self.seq, Vec::new(), &outcome, now, rated);
             let reason = persist::reason_text(&outcome);
             let preset = self.settings.preset.clone();
             self.obs

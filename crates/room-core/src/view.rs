@@ -84,6 +84,7 @@ impl Core {
                 spectators: self.spectators.len() as u32,
                 turn_clock_secs: self.settings.turn_clock_secs,
                 spectators_allowed: self.settings.spectators,
+                rated: self.settings.rated,
             },
             game_id: self.game_id,
             deadline_ms: self.deadline,

@@ -161,6 +161,7 @@ fn finish(api: &mut OpenApi) {
             "Create, list and read rooms (play itself is on the WebSocket).",
         ),
         ("games", "Stored games: list, detail, replay, export."),
+        ("players", "Ratings: the leaderboard of a rating pool."),
         ("operations", "Liveness, readiness, metrics, this document."),
         ("admin", "Operators' API (bearer token)."),
         (

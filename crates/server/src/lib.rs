@@ -26,6 +26,7 @@ pub mod config;
 pub mod games;
 pub mod health;
 pub mod http;
+pub mod leaderboard;
 pub mod listener;
 pub mod logging;
 pub mod metrics;
@@ -84,6 +85,10 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .api_route(
             "/api/openapi.json",
             get_with(api_doc::serve, api_doc::serve_docs),
+        )
+        .api_route(
+            "/api/leaderboard",
+            get_with(leaderboard::leaderboard, leaderboard::leaderboard_docs),
         )
         .api_route(
             "/api/config",

@@ -61,6 +61,7 @@ fn every_route_is_documented_with_its_answers() {
             "GET /api/games/{id}",
             "GET /api/games/{id}/export",
             "GET /api/games/{id}/replay",
+            "GET /api/leaderboard",
             "GET /api/openapi.json",
             "GET /api/rooms",
             "GET /api/rooms/{code}",

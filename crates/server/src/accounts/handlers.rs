@@ -24,6 +24,7 @@ use uuid::Uuid;
 
 use super::auth::{self, Backend, User, Via};
 use super::password::{self, HashFailed};
+use super::ratings;
 use super::shared::Accounts;
 use super::username;
 use crate::client_addr::ClientAddr;
@@ -139,11 +140,12 @@ async fn log_in(session: &mut AuthSession<Backend>, user: &User) -> Result<(), A
         .map_err(|e| internal("session log-in", e))
 }
 
-async fn me_view(accounts: &dyn AccountStore, record: &AccountRecord) -> Result<Me, ApiError> {
+async fn me_view(state: &AppState, record: &AccountRecord) -> Result<Me, ApiError> {
+    let accounts = store(state)?;
     Ok(Me {
         username: record.username.clone(),
         created_at_ms: record.created_at_ms,
-        ratings: Default::default(),
+        ratings: ratings::ratings_of(state.store().as_ref(), record.id).await?,
         recovery_codes_left: accounts.recovery_codes_left(record.id).await?,
     })
 }
@@ -203,7 +205,7 @@ pub async fn sign_up(
     log_in(&mut session, &User::from(record.clone())).await?;
     info!(account = %new.id, username = %new.username, %ip, "account created");
     let body = SignUp {
-        account: me_view(accounts, &record).await?,
+        account: me_view(&state, &record).await?,
         recovery_codes: codes,
         token,
     };
@@ -277,7 +279,7 @@ pub async fn me(
     let (user, _) = me_or_401(&state, &headers, &session).await?;
     let accounts = store(&state)?;
     let record = accounts.account(user.id).await?.ok_or_else(not_logged_in)?;
-    Ok(Json(me_view(accounts, &record).await?))
+    Ok(Json(me_view(&state, &record).await?))
 }
 
 /// `POST /api/me/password` ([`ChangePassword`] → 200 [`SessionToken`], a new token):
@@ -415,12 +417,12 @@ pub async fn profile(
     Ok(Json(Profile {
         username: record.username,
         created_at_ms: record.created_at_ms,
-        ratings: Default::default(),
+        ratings: ratings::ratings_of(state.store().as_ref(), record.id).await?,
         recent_games: games
             .into_iter()
             .map(|g| crate::games::live_summary(&state, g))
             .collect(),
-        history: Vec::new(),
+        history: ratings::history_of(state.store().as_ref(), record.id).await?,
     }))
 }
 

@@ -20,6 +20,7 @@ mod csrf;
 mod handlers;
 pub mod limits;
 pub mod password;
+pub mod ratings;
 mod shared;
 pub mod username;
 

@@ -1,0 +1,351 @@
+//! Rated rooms against the real server (issue 26): only logged-in players, one seat per
+//! account, no bots; a rated game's end moves the players' ratings exactly as
+//! `parchis_ratings::rate` says (shown by `GET /api/players/{username}` and `GET
+//! /api/me`); a game ended by abandonment rates the leaver last; the leaderboard lists
+//! players from their fifth rated game.
+
+mod common;
+
+use std::net::SocketAddr;
+
+use common::{play_to_end, start, test_config, Client, Server};
+use parchis_ratings::{rate, Rating};
+use parchis_server::config::AccountLimits;
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+async fn server() -> Server {
+    start(parchis_server::ServerConfig {
+        accounts: AccountLimits::unlimited(),
+        ..test_config()
+    })
+    .await
+}
+
+/// Signs `username` up; its bearer token.
+async fn sign_up(s: &Server, username: &str) -> String {
+    let body = json!({"username": username, "password": "correct horse battery"}).to_string();
+    let (status, answer) = s.http("POST", "/api/accounts", Some(&body)).await;
+    assert_eq!(status, 201, "{answer}");
+    answer["token"].as_str().expect("token").to_owned()
+}
+
+/// A WebSocket client logged in with bearer `token`.
+async fn logged_in(addr: SocketAddr, token: &str) -> Client {
+    let mut request = format!("ws://{addr}/ws")
+        .into_client_request()
+        .expect("request");
+    request.headers_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("header"),
+    );
+    let (ws, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("ws connect");
+    Client::new(ws)
+}
+
+/// `GET /api/players/{name}`.
+async fn profile(s: &Server, name: &str) -> Value {
+    let (status, body) = s.http("GET", &format!("/api/players/{name}"), None).await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+/// `a` and `b` equal but for the last bits a JSON round trip may change (serde_json
+/// parses floats to within one ulp): 1e-12 relative.
+fn assert_same(a: Rating, b: Rating, what: &str) {
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-12 * y.abs().max(1.0);
+    assert!(
+        close(a.mu, b.mu) && close(a.sigma, b.sigma),
+        "{what}: {a:?} != {b:?}"
+    );
+}
+
+fn rating_of(profile: &Value, pool: &str) -> Rating {
+    let r = &profile["ratings"][pool];
+    Rating {
+        mu: r["mu"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no {pool} rating: {profile}")),
+        sigma: r["sigma"].as_f64().expect("sigma"),
+    }
+}
+
+/// A rated 2-seat `online` room with `yellow` and `red` seated (logged-in clients), the
+/// game started; the clients `[yellow, red]`.
+async fn rated_pair(s: &Server, yellow: &str, red: &str) -> (String, Vec<Client>) {
+    let code = s
+        .create_room(json!({"preset": "online", "seats": 2, "rated": true}))
+        .await;
+    let mut y = logged_in(s.addr, yellow).await;
+    y.join(&code, "ignored", Some("yellow")).await;
+    let mut r = logged_in(s.addr, red).await;
+    r.join(&code, "ignored", Some("red")).await;
+    while y.seq < r.seq {
+        y.next().await;
+    }
+    y.ok(json!({"type": "start"})).await;
+    (code, vec![y, r])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rated_room_refuses_bots_guests_and_a_second_seat_and_is_listed_rated() {
+    let s = server().await;
+    for bad in [
+        json!({"rated": true, "bots": "greedy"}),
+        json!({"rated": true, "on_abandon": "bot"}),
+    ] {
+        let (status, body) = s.http("POST", "/api/rooms", Some(&bad.to_string())).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert_eq!(body["code"], "bad_request", "{body}");
+    }
+    let code = s.create_room(json!({"seats": 2, "rated": true})).await;
+    let casual = s.create_room(json!({"seats": 2})).await;
+    let (_, list) = s.http("GET", "/api/rooms", None).await;
+    let rated_of = |c: &str| {
+        list["rooms"]
+            .as_array()
+            .expect("rooms")
+            .iter()
+            .find(|r| r["code"] == c)
+            .map(|r| r["rated"].clone())
+    };
+    assert_eq!(rated_of(&code), Some(json!(true)), "{list}");
+    assert_eq!(rated_of(&casual), Some(json!(false)), "{list}");
+    assert_eq!(s.room(&code).await["settings"]["rated"], true);
+
+    let mut guest = s.client().await;
+    let refusal = guest
+        .refused(
+            json!({"type": "join", "room": code, "name": "Guest"}),
+            "not_logged_in",
+        )
+        .await;
+    assert!(
+        refusal["message"].as_str().unwrap_or("").contains("rated"),
+        "{refusal}"
+    );
+    let ana = sign_up(&s, "Ana").await;
+    let mut first = logged_in(s.addr, &ana).await;
+    let welcome = first.join(&code, "x", Some("yellow")).await;
+    assert_eq!(welcome["snapshot"]["seats"][0]["name"], "Ana", "{welcome}");
+    let mut second = logged_in(s.addr, &ana).await;
+    second
+        .refused(
+            json!({"type": "join", "room": code, "name": "x", "colour": "red"}),
+            "already_joined",
+        )
+        .await;
+    // A casual room still seats guests.
+    guest.join(&casual, "Guest", None).await;
+    s.shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rated_game_moves_the_winner_up_and_the_loser_down_as_rate_says() {
+    let s = server().await;
+    let ana = sign_up(&s, "Ana").await;
+    let luis = sign_up(&s, "Luis").await;
+    let (_, clients) = rated_pair(&s, &ana, &luis).await;
+    let (won, _clients) = play_to_end(clients).await;
+    assert_eq!(won["reason"], "goal", "{won}");
+    let (winner, loser) = if won["winner"] == "yellow" {
+        ("Ana", "Luis")
+    } else {
+        ("Luis", "Ana")
+    };
+    let expected = rate(&[(vec![Rating::INITIAL], 1), (vec![Rating::INITIAL], 2)]).expect("rate");
+    let w = profile(&s, winner).await;
+    let l = profile(&s, loser).await;
+    assert_same(rating_of(&w, "online"), expected[0][0], &format!("{w}"));
+    assert_same(rating_of(&l, "online"), expected[1][0], &format!("{l}"));
+    assert!(expected[0][0].mu > Rating::INITIAL.mu && expected[1][0].mu < Rating::INITIAL.mu);
+    assert_eq!(w["ratings"]["online"]["games"], 1);
+    assert_eq!(
+        w["ratings"]["online"]["display"],
+        i64::from(expected[0][0].display())
+    );
+    let history = w["history"].as_array().expect("history");
+    assert_eq!(history.len(), 1, "{w}");
+    assert_eq!(history[0]["pool"], "online");
+    assert_eq!(history[0]["display"], i64::from(expected[0][0].display()));
+    assert_eq!(history[0]["game_id"], w["recent_games"][0]["id"], "{w}");
+    // `GET /api/me` shows the same rating.
+    let token = if winner == "Ana" { &ana } else { &luis };
+    let (status, me) = common::get_raw(
+        s.addr,
+        "/api/me",
+        &[&format!("Authorization: Bearer {token}")],
+    )
+    .await;
+    assert_eq!(status, 200, "{me}");
+    let me: Value = serde_json::from_str(&me).expect("me json");
+    assert_eq!(me["ratings"], w["ratings"], "{me}");
+    s.shutdown.cancel();
+}
+
+/// Five rated games where Luis leaves at once: each ends by abandonment with Ana first
+/// and Luis (the leaver) last. Both appear on the leaderboard from the fifth game only,
+/// Ana first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_leaderboard_lists_players_from_their_fifth_rated_game() {
+    let s = server().await;
+    let ana = sign_up(&s, "Ana").await;
+    let luis = sign_up(&s, "Luis").await;
+    let mut ana_rating = Rating::INITIAL;
+    let mut luis_rating = Rating::INITIAL;
+    for game in 1..=5 {
+        let (_, mut clients) = rated_pair(&s, &ana, &luis).await;
+        clients[1].ok(json!({"type": "leave"})).await;
+        let won = clients[0]
+            .until("game_won", |v| Client::is_game_event(v, "game_won"))
+            .await;
+        assert_eq!(won["event"]["event"]["winner"], "yellow", "{won}");
+        let next = rate(&[(vec![ana_rating], 1), (vec![luis_rating], 2)]).expect("rate");
+        ana_rating = next[0][0];
+        luis_rating = next[1][0];
+        // The end (and its ratings) is durable before `game_won` goes out.
+        let a = profile(&s, "Ana").await;
+        assert_same(
+            rating_of(&a, "online"),
+            ana_rating,
+            &format!("game {game}: {a}"),
+        );
+        assert_same(
+            rating_of(&profile(&s, "Luis").await, "online"),
+            luis_rating,
+            "Luis",
+        );
+        let (status, board) = s.http("GET", "/api/leaderboard?preset=online", None).await;
+        assert_eq!(status, 200, "{board}");
+        assert_eq!(board["pool"], "online");
+        let names: Vec<&str> = board["players"]
+            .as_array()
+            .expect("players")
+            .iter()
+            .filter_map(|p| p["username"].as_str())
+            .collect();
+        if game < 5 {
+            assert!(names.is_empty(), "game {game}: {board}");
+        } else {
+            assert_eq!(names, ["Ana", "Luis"], "{board}");
+            assert_eq!(board["players"][0]["rank"], 1);
+            assert_eq!(board["players"][0]["games"], 5);
+            let top = board["players"][0]["mu"].as_f64().expect("mu");
+            assert!((top - ana_rating.mu).abs() < 1e-12, "{board}");
+            assert_eq!(
+                board["players"][1]["display"],
+                i64::from(luis_rating.display())
+            );
+        }
+    }
+    let (_, one) = s.http("GET", "/api/leaderboard?limit=1", None).await;
+    assert_eq!(one["players"].as_array().map(Vec::len), Some(1), "{one}");
+    for bad in [
+        "/api/leaderboard?preset=chess",
+        "/api/leaderboard?limit=0",
+        "/api/leaderboard?limit=101",
+        "/api/leaderboard?pool=online",
+    ] {
+        let (status, body) = s.http("GET", bad, None).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert_eq!(body["code"], "bad_request", "{bad}: {body}");
+    }
+    // Another pool is empty.
+    let (_, pairs) = s.http("GET", "/api/leaderboard?preset=pairs", None).await;
+    assert_eq!(pairs, json!({"pool": "pairs", "players": []}));
+    s.shutdown.cancel();
+}
+
+/// A rated room of `preset` with one logged-in player per `(token, colour)`, the first the
+/// creator, the game started; the clients in that order, each caught up with the joins.
+async fn rated_room(s: &Server, preset: &str, seats: &[(&str, &str)]) -> Vec<Client> {
+    let code = s
+        .create_room(json!({"preset": preset, "seats": seats.len(), "rated": true}))
+        .await;
+    let mut clients = Vec::new();
+    for (token, colour) in seats {
+        let mut c = logged_in(s.addr, token).await;
+        c.join(&code, "ignored", Some(colour)).await;
+        clients.push(c);
+    }
+    let last = clients.last().map(|c| c.seq).unwrap_or(0);
+    for c in clients.iter_mut() {
+        while c.seq < last {
+            c.next().await;
+        }
+    }
+    clients[0].ok(json!({"type": "start"})).await;
+    clients
+}
+
+/// Four players of `online`: blue, red and green leave at once, in that order; the
+/// game ends when yellow is alone. Yellow is first, the three leavers share the last
+/// place (D-40: abandoned, and tied on pieces and squares), rated as `rate` says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_four_player_rated_game_ended_by_abandonment_places_the_leavers_last() {
+    let s = server().await;
+    let names = ["Ana", "Bea", "Carla", "Dani"];
+    let mut tokens = Vec::new();
+    for n in names {
+        tokens.push(sign_up(&s, n).await);
+    }
+    let colours = ["yellow", "blue", "red", "green"];
+    let seats: Vec<(&str, &str)> = tokens.iter().map(String::as_str).zip(colours).collect();
+    let mut clients = rated_room(&s, "online", &seats).await;
+    for leaver in clients.iter_mut().skip(1) {
+        leaver.ok(json!({"type": "leave"})).await;
+    }
+    let won = clients[0]
+        .until("game_won", |v| Client::is_game_event(v, "game_won"))
+        .await;
+    assert_eq!(won["event"]["event"]["winner"], "yellow", "{won}");
+    let i = Rating::INITIAL;
+    let expected = rate(&[(vec![i], 1), (vec![i], 2), (vec![i], 2), (vec![i], 2)]).expect("rate");
+    for (k, name) in names.iter().enumerate() {
+        let p = profile(&s, name).await;
+        assert_same(
+            rating_of(&p, "online"),
+            expected[k][0],
+            &format!("{name}: {p}"),
+        );
+    }
+    assert!(expected[0][0].mu > i.mu && expected[1][0].mu < i.mu);
+    s.shutdown.cancel();
+}
+
+/// `pairs`: blue and green (one team) both leave; yellow and red win together and
+/// their ratings move together, as `rate` says of two teams.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rated_pairs_game_moves_partners_together() {
+    let s = server().await;
+    let names = ["Ana", "Bea", "Carla", "Dani"];
+    let mut tokens = Vec::new();
+    for n in names {
+        tokens.push(sign_up(&s, n).await);
+    }
+    // Ana yellow and Carla red (team 0); Bea blue and Dani green (team 1).
+    let colours = ["yellow", "blue", "red", "green"];
+    let seats: Vec<(&str, &str)> = tokens.iter().map(String::as_str).zip(colours).collect();
+    let mut clients = rated_room(&s, "pairs", &seats).await;
+    clients[1].ok(json!({"type": "leave"})).await;
+    clients[3].ok(json!({"type": "leave"})).await;
+    let won = clients[0]
+        .until("game_won", |v| Client::is_game_event(v, "game_won"))
+        .await;
+    assert!(
+        ["yellow", "red"].contains(&won["event"]["event"]["winner"].as_str().unwrap_or("")),
+        "{won}"
+    );
+    let i = Rating::INITIAL;
+    let expected = rate(&[(vec![i, i], 1), (vec![i, i], 2)]).expect("rate");
+    let rating = |p: &Value| rating_of(p, "pairs");
+    assert_same(rating(&profile(&s, "Ana").await), expected[0][0], "Ana");
+    assert_same(rating(&profile(&s, "Carla").await), expected[0][1], "Carla");
+    assert_same(rating(&profile(&s, "Bea").await), expected[1][0], "Bea");
+    assert_same(rating(&profile(&s, "Dani").await), expected[1][1], "Dani");
+    assert_eq!(expected[0][0], expected[0][1], "partners move together");
+    assert!(expected[0][0].mu > i.mu && expected[1][0].mu < i.mu);
+    s.shutdown.cancel();
+}
