@@ -29,6 +29,14 @@ use std::rc::Rc;
 
 /// Name of the admin API's security scheme (`Authorization: Bearer $PARCHIS_ADMIN_TOKEN`).
 pub const ADMIN_TOKEN: &str = "admin_token";
+/// Name of the accounts' cookie session scheme (the cookie `parchis_session`).
+pub const SESSION_COOKIE: &str = "session_cookie";
+/// The session cookie's name (`crate::accounts::auth::COOKIE`; the drift test checks they
+/// agree).
+pub const SESSION_COOKIE_NAME: &str = "parchis_session";
+/// Name of the accounts' bearer token scheme (`Authorization: Bearer <token>`, the token
+/// of a sign-up, log-in, recovery or password change; not the admin token).
+pub const ACCOUNT_TOKEN: &str = "account_token";
 
 /// The document, rendered (pretty JSON ending in a newline), as the router serves it.
 #[derive(Clone, Debug)]
@@ -155,6 +163,38 @@ fn finish(api: &mut OpenApi) {
             extensions: Map::default(),
         }),
     );
+    components.security_schemes.insert(
+        SESSION_COOKIE.into(),
+        ReferenceOr::Item(SecurityScheme::ApiKey {
+            location: aide::openapi::ApiKeyLocation::Cookie,
+            name: SESSION_COOKIE_NAME.into(),
+            description: Some(
+                "The session cookie a sign-up, log-in or recovery sets (`HttpOnly`, \
+                 `SameSite=Lax`, `Secure` behind https); it ends after 30 days unused or at \
+                 log-out. A state-changing request carrying an `Origin` that is not allowed \
+                 is refused `403 origin_not_allowed`."
+                    .into(),
+            ),
+            extensions: Map::default(),
+        }),
+    );
+    components.security_schemes.insert(
+        ACCOUNT_TOKEN.into(),
+        ReferenceOr::Item(SecurityScheme::Http {
+            scheme: "bearer".into(),
+            bearer_format: None,
+            description: Some(
+                "An account's token, `Authorization: Bearer <token>`, as a sign-up, log-in, \
+                 recovery or password change returns it (apps; the WebSocket also takes it \
+                 as `?access_token=`). It ends after 30 days unused, at log-out or at a \
+                 password change. Sent, it is who asks: an unknown or ended token is \
+                 nobody (`401 not_logged_in`), whatever the cookie says. Not the admin \
+                 token."
+                    .into(),
+            ),
+            extensions: Map::default(),
+        }),
+    );
     api.tags = [
         (
             "rooms",
@@ -163,6 +203,11 @@ fn finish(api: &mut OpenApi) {
         ("games", "Stored games: list, detail, replay, export."),
         ("players", "Ratings: the leaderboard of a rating pool."),
         ("operations", "Liveness, readiness, metrics, this document."),
+        (
+            "accounts",
+            "Optional accounts: sign-up, log-in, sessions, profiles, blocks (guests need \
+             none of it).",
+        ),
         ("admin", "Operators' API (bearer token)."),
         (
             "debug",
@@ -381,6 +426,37 @@ pub fn admin<'t>(op: TransformOperation<'t>) -> TransformOperation<'t> {
             ),
         ],
     )
+}
+
+/// Marks an operation as needing a logged-in player: the session cookie or an account's
+/// bearer token (either), and `401 not_logged_in` without one.
+pub fn logged_in<'t>(op: TransformOperation<'t>) -> TransformOperation<'t> {
+    errors(
+        op.security_requirement(SESSION_COOKIE)
+            .security_requirement(ACCOUNT_TOKEN),
+        &[(
+            401,
+            "not_logged_in: no session cookie or account token, or it ended (log-out, \
+             password change, ban, deletion, 30 days unused).",
+        )],
+    )
+}
+
+/// Sets an operation's request body to `T` as JSON (required), for handlers that read
+/// the raw bytes and parse them themselves (so that a bad body gets a JSON `HttpError`),
+/// and documents the framework's `text/plain` 413 for a body over `max_bytes`.
+pub fn raw_json_body<'t, T: schemars::JsonSchema>(
+    mut op: TransformOperation<'t>,
+    max_bytes: usize,
+) -> TransformOperation<'t> {
+    op.inner_mut().request_body = None;
+    let mut op = op.input::<axum::Json<T>>();
+    if let Some(ReferenceOr::Item(body)) = op.inner_mut().request_body.as_mut() {
+        body.required = true;
+        body.description = Some("One JSON object.".into());
+    }
+    let too_large = format!("The body is over {max_bytes} bytes (`text/plain`).");
+    plain_text(op, &[(413, too_large.as_str())])
 }
 
 /// `GET /api/openapi.json`: this document, as generated at start.

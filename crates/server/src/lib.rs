@@ -6,7 +6,8 @@
 //!   ([`metrics`]), `POST/GET /api/rooms`, `GET /api/rooms/{code}`,
 //!   `GET /api/games` ([`games`]: paged, filtered), `GET /api/games/{id}`,
 //!   `GET /api/games/{id}/export` and `GET /api/games/{id}/replay` ([`replay`]), the admin
-//!   API ([`admin`]), `GET /api/config` ([`client_config`]), the OpenAPI document of them all at `/api/openapi.json`
+//!   API ([`admin`]), the accounts' routes ([`accounts`]: sign-up, sessions, profiles,
+//!   blocks and their admin routes), `GET /api/config` ([`client_config`]), the OpenAPI document of them all at `/api/openapi.json`
 //!   ([`api_doc`]), the WebSocket endpoint `/ws`, and the web client's spot at `/`
 //!   ([`static_files`]). [`api_routes`] registers each documented route with its docs.
 //! * [`run`] serves a router on a listener until a shutdown token fires, then tells every
@@ -99,6 +100,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .api_route("/readyz", get_with(health::readyz, health::readyz_docs))
         .api_route("/metrics", get_with(metrics::scrape, metrics::scrape_docs))
         .merge(admin::router())
+        .merge(accounts::router())
         .merge(static_files::router())
 }
 
@@ -120,7 +122,7 @@ pub fn app(state: AppState) -> Router {
     let (router, api, _) = api_doc::generate(api_routes);
     let document = api_doc::Document(api_doc::render(&api).into());
     router
-        .merge(accounts::routes(&state))
+        .layer(accounts::extension(&state))
         .layer(accounts::auth::layer(
             state.store().clone(),
             accounts::secure_cookies(&state),

@@ -55,6 +55,9 @@ fn every_route_is_documented_with_its_answers() {
     assert_eq!(
         operations,
         [
+            "DELETE /api/me",
+            "DELETE /api/me/blocks/{username}",
+            "DELETE /api/session",
             "GET /admin/rooms",
             "GET /api/config",
             "GET /api/games",
@@ -62,17 +65,28 @@ fn every_route_is_documented_with_its_answers() {
             "GET /api/games/{id}/export",
             "GET /api/games/{id}/replay",
             "GET /api/leaderboard",
+            "GET /api/me",
+            "GET /api/me/blocks",
             "GET /api/openapi.json",
+            "GET /api/players/{username}",
             "GET /api/rooms",
             "GET /api/rooms/{code}",
             "GET /healthz",
             "GET /metrics",
             "GET /readyz",
+            "POST /admin/accounts/{username}/ban",
+            "POST /admin/accounts/{username}/password",
+            "POST /admin/accounts/{username}/rename",
             "POST /admin/connections/{id}/disconnect",
             "POST /admin/debug/shed",
             "POST /admin/debug/stall",
             "POST /admin/rooms/{code}/close",
+            "POST /api/accounts",
+            "POST /api/accounts/recover",
+            "POST /api/me/blocks/{username}",
+            "POST /api/me/password",
             "POST /api/rooms",
+            "POST /api/session",
         ]
     );
     // Every operation has an id, a tag, a 2xx and the request timeout's 408.
@@ -138,6 +152,52 @@ fn every_route_is_documented_with_its_answers() {
         doc["components"]["securitySchemes"]["admin_token"]["scheme"],
         "bearer"
     );
+    // The accounts: a JSON body, the CSRF check's 403, and the two schemes of a player
+    // (the cookie or an account's token, either), distinct from the admin token.
+    let sign_up = &paths["/api/accounts"]["post"];
+    assert_eq!(sign_up["tags"][0], "accounts");
+    assert_eq!(
+        sign_up["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/Credentials"
+    );
+    let statuses: Vec<&String> = sign_up["responses"]
+        .as_object()
+        .expect("responses")
+        .keys()
+        .collect();
+    assert_eq!(
+        statuses,
+        ["201", "400", "403", "408", "409", "413", "429", "500", "503"]
+    );
+    assert!(sign_up["responses"]["413"]["content"]["text/plain"].is_object());
+    assert_eq!(
+        paths["/api/me"]["get"]["security"],
+        serde_json::json!([{"session_cookie": []}, {"account_token": []}])
+    );
+    assert!(paths["/api/me"]["get"]["responses"]["401"].is_object());
+    let cookie = &doc["components"]["securitySchemes"]["session_cookie"];
+    assert_eq!(
+        (&cookie["type"], &cookie["in"], &cookie["name"]),
+        (
+            &"apiKey".into(),
+            &"cookie".into(),
+            &parchis_server::accounts::auth::COOKIE.into()
+        )
+    );
+    assert_eq!(
+        doc["components"]["securitySchemes"]["account_token"]["scheme"],
+        "bearer"
+    );
+    let ban = &paths["/admin/accounts/{username}/ban"]["post"];
+    assert_eq!(ban["tags"][0], "admin");
+    assert_eq!(ban["security"][0]["admin_token"], serde_json::json!([]));
+    assert!(ban["responses"]["403"].is_object(), "the CSRF check's 403");
+    assert!(paths["/admin/accounts/{username}/rename"]["post"]["responses"]["409"].is_object());
+    let player = &paths["/api/players/{username}"]["get"]["parameters"][0];
+    assert_eq!(
+        (&player["name"], &player["in"]),
+        (&"username".into(), &"path".into())
+    );
     // Schemas are the protocol's, in components.
     for name in [
         "HttpError",
@@ -176,6 +236,7 @@ async fn a_path_that_is_not_utf8_is_a_documented_json_400() {
         ("GET", "/api/games/%FF", "/api/games/{id}"),
         ("GET", "/api/games/%FF/replay", "/api/games/{id}/replay"),
         ("GET", "/api/games/%FF/export", "/api/games/{id}/export"),
+        ("GET", "/api/players/%FF", "/api/players/{username}"),
     ] {
         let (status, body) = server.http(method, path, None).await;
         assert_eq!(status, 400, "{path}");

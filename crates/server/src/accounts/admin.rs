@@ -11,19 +11,23 @@
 
 use std::sync::Arc;
 
+use aide::transform::TransformOperation;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Extension;
 use parchis_protocol::{AdminBan, AdminRename, AdminResetPassword};
 use tracing::info;
 
-use super::handlers::{by_name, parse, store};
-use super::shared::Accounts;
+use super::handlers::{
+    by_name, parse, store, UsernamePath, INTERNAL, ORIGIN_NOT_ALLOWED, UNAVAILABLE,
+};
+use super::shared::{Accounts, MAX_BODY_BYTES};
 use super::{password, username};
 use crate::admin_auth::authorize;
+use crate::api_doc;
 use crate::client_addr::ClientAddr;
-use crate::http::ApiError;
+use crate::http::{ApiError, ApiPath};
 use crate::state::AppState;
 
 fn bad_request(message: String) -> ApiError {
@@ -34,13 +38,41 @@ fn bad_request(message: String) -> ApiError {
     )
 }
 
+/// The docs of [`reset_password`].
+pub fn reset_password_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("adminResetPassword")
+        .summary("Set an account's password")
+        .description("Every session and token of the account end.")
+        .response_with::<204, (), _>(|r| r.description("Set."));
+    let op = api_doc::raw_json_body::<AdminResetPassword>(op, MAX_BODY_BYTES);
+    api_doc::errors(
+        api_doc::admin(op),
+        &[
+            (
+                400,
+                "bad_request: the body is not one JSON object of this shape, the password is \
+                 refused, or the username is not UTF-8 once percent-decoded.",
+            ),
+            (
+                404,
+                "admin_disabled: no admin token is configured; unknown_player: no account \
+                 has this username.",
+            ),
+            ORIGIN_NOT_ALLOWED,
+            INTERNAL,
+            UNAVAILABLE,
+        ],
+    )
+}
+
 /// `POST /admin/accounts/{username}/password`.
 pub async fn reset_password(
     State(state): State<AppState>,
     Extension(svc): Extension<Arc<Accounts>>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
     headers: HeaderMap,
-    Path(name): Path<String>,
+    ApiPath(UsernamePath { username: name }): ApiPath<UsernamePath>,
     body: Bytes,
 ) -> Result<StatusCode, ApiError> {
     authorize(&state, client, &headers, "reset_password")?;
@@ -56,12 +88,44 @@ pub async fn reset_password(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// The docs of [`rename`].
+pub fn rename_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("adminRenameAccount")
+        .summary("Rename an account")
+        .response_with::<204, (), _>(|r| r.description("Renamed."));
+    let op = api_doc::raw_json_body::<AdminRename>(op, MAX_BODY_BYTES);
+    api_doc::errors(
+        api_doc::admin(op),
+        &[
+            (
+                400,
+                "bad_request: the body is not one JSON object of this shape, the new \
+                 username is refused, or the username is not UTF-8 once percent-decoded.",
+            ),
+            (
+                404,
+                "admin_disabled: no admin token is configured; unknown_player: no account \
+                 has this username.",
+            ),
+            ORIGIN_NOT_ALLOWED,
+            INTERNAL,
+            UNAVAILABLE,
+            (
+                409,
+                "username_taken: another account (or a deleted one's, for 30 days) has the \
+                 new username.",
+            ),
+        ],
+    )
+}
+
 /// `POST /admin/accounts/{username}/rename`.
 pub async fn rename(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
     headers: HeaderMap,
-    Path(name): Path<String>,
+    ApiPath(UsernamePath { username: name }): ApiPath<UsernamePath>,
     body: Bytes,
 ) -> Result<StatusCode, ApiError> {
     authorize(&state, client, &headers, "rename_account")?;
@@ -76,12 +140,43 @@ pub async fn rename(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// The docs of [`ban`].
+pub fn ban_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("adminBanAccount")
+        .summary("Ban or unban an account")
+        .description(
+            "A banned account cannot log in, its sessions and tokens stop working and its \
+             profile is hidden.",
+        )
+        .response_with::<204, (), _>(|r| r.description("Done."));
+    let op = api_doc::raw_json_body::<AdminBan>(op, MAX_BODY_BYTES);
+    api_doc::errors(
+        api_doc::admin(op),
+        &[
+            (
+                400,
+                "bad_request: the body is not one JSON object of this shape, or the username \
+                 is not UTF-8 once percent-decoded.",
+            ),
+            (
+                404,
+                "admin_disabled: no admin token is configured; unknown_player: no account \
+                 has this username.",
+            ),
+            ORIGIN_NOT_ALLOWED,
+            INTERNAL,
+            UNAVAILABLE,
+        ],
+    )
+}
+
 /// `POST /admin/accounts/{username}/ban`.
 pub async fn ban(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
     headers: HeaderMap,
-    Path(name): Path<String>,
+    ApiPath(UsernamePath { username: name }): ApiPath<UsernamePath>,
     body: Bytes,
 ) -> Result<StatusCode, ApiError> {
     authorize(&state, client, &headers, "ban_account")?;

@@ -5,17 +5,23 @@
 //! Apps send no `Origin` and pass. With `SameSite=Lax` cookies this keeps another site's
 //! forms and scripts from acting for a logged-in player.
 
-use axum::extract::{Request, State};
+use std::sync::Arc;
+
+use axum::extract::{Extension, Request};
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use parchis_protocol::ErrorCode;
 
+use super::shared::Accounts;
 use crate::http::ApiError;
-use crate::state::AppState;
 
-/// The middleware (see the module docs).
-pub async fn check(State(state): State<AppState>, request: Request, next: Next) -> Response {
+/// The middleware (see the module docs); the allow-list is [`Accounts::allowed_origins`].
+pub async fn check(
+    Extension(accounts): Extension<Arc<Accounts>>,
+    request: Request,
+    next: Next,
+) -> Response {
     if matches!(
         *request.method(),
         Method::GET | Method::HEAD | Method::OPTIONS
@@ -27,7 +33,7 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
     let origin = headers
         .get(header::ORIGIN)
         .map(|v| v.to_str().unwrap_or("?"));
-    let allowed_origins = &state.config().allowed_origins;
+    let allowed_origins = &accounts.allowed_origins;
     let same_host = crate::origin::allowed(origin, text(header::HOST), allowed_origins);
     let cross_site = origin.is_none()
         && headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) == Some("cross-site");

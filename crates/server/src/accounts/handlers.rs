@@ -2,13 +2,18 @@
 //! (at most `accounts::MAX_BODY_BYTES`) and parsed here, so that a bad one gets the usual
 //! JSON error body.
 //!
-//! Why one file over 400 lines: one handler per route, each a few steps in order
-//! (limits, body, password, store, session); they share the helpers at the top.
+//! Each handler's OpenAPI docs (`*_docs`, `docs/API_DOCS.md`) sit next to it.
+//!
+//! Why one file over 600 lines: one handler per route, each a few steps in order
+//! (limits, body, password, store, session), and its docs beside it; they share the
+//! helpers at the top.
 
 use std::sync::Arc;
 
+use aide::transform::TransformOperation;
+use aide::NoApi;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
@@ -25,10 +30,11 @@ use uuid::Uuid;
 use super::auth::{self, Backend, User, Via};
 use super::password::{self, HashFailed};
 use super::ratings;
-use super::shared::Accounts;
+use super::shared::{Accounts, MAX_BODY_BYTES};
 use super::username;
+use crate::api_doc;
 use crate::client_addr::ClientAddr;
-use crate::http::ApiError;
+use crate::http::{ApiError, ApiPath};
 use crate::state::AppState;
 
 /// A deleted account's name in its games.
@@ -37,6 +43,40 @@ pub const DELETED_NAME: &str = "deleted player";
 pub const RESERVED_MS: i64 = 30 * 24 * 3600 * 1000;
 /// Games listed on a profile.
 const RECENT_GAMES: u32 = 20;
+
+/// The path of the routes naming a player: `{username}`.
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
+pub struct UsernamePath {
+    /// The player's username, any spelling of it (case and accents as the username's key
+    /// folds them); an unknown one is `404 unknown_player`.
+    pub username: String,
+}
+
+/// What a state-changing account route may answer besides its own errors.
+pub(super) const ORIGIN_NOT_ALLOWED: (u16, &str) = (
+    403,
+    "origin_not_allowed: a browser page of an origin that is not allowed sent it (the CSRF \
+     check; apps send no `Origin`).",
+);
+/// The 500 of every account route.
+pub(super) const INTERNAL: (u16, &str) = (
+    500,
+    "internal: password hashing, the session or the store failed.",
+);
+/// The 503 of every account route.
+pub(super) const UNAVAILABLE: (u16, &str) = (
+    503,
+    "room_unavailable: the database is out of reach, or this server's store keeps no \
+     accounts; server_full.",
+);
+/// The 429 of the routes that check a password.
+const LOGIN_LIMITED: (u16, &str) = (
+    429,
+    "rate_limited: log-in attempts of this address per minute or for this username per \
+     hour (or a connection limit).",
+);
+/// The 400 of a body that is not the operation's.
+const BAD_BODY: &str = "bad_request: the body is not one JSON object of this shape";
 
 fn bad_request(message: impl Into<String>) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::BadRequest, message)
@@ -175,12 +215,55 @@ async fn check_password(
     Ok(record)
 }
 
+/// The docs of [`sign_up`].
+pub fn sign_up_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("signUp")
+        .summary("Sign up")
+        .description(
+            "Creates an account and logs this client in: the answer sets the session cookie \
+             and carries a bearer token and ten one-time recovery codes (shown only here).",
+        )
+        .tag("accounts")
+        .response_with::<201, Json<SignUp>, _>(|r| {
+            let r = r.description("Created and logged in (the cookie is set).");
+            api_doc::links(
+                r,
+                &[(
+                    "GetPlayer",
+                    "getPlayer",
+                    &[("username", "$response.body#/account/username")],
+                )],
+            )
+        });
+    let op = api_doc::raw_json_body::<Credentials>(op, MAX_BODY_BYTES);
+    let bad = format!("{BAD_BODY}, or the username or password is refused (the message says why).");
+    api_doc::errors(
+        op,
+        &[
+            (400, bad.as_str()),
+            ORIGIN_NOT_ALLOWED,
+            (
+                409,
+                "username_taken: an account (or a deleted one's, for 30 days) has this \
+                 username or one that differs only in case or accents.",
+            ),
+            (
+                429,
+                "rate_limited: sign-ups of this address per hour (or a connection limit).",
+            ),
+            INTERNAL,
+            UNAVAILABLE,
+        ],
+    )
+}
+
 /// `POST /api/accounts`: sign up ([`Credentials`] → 201 [`SignUp`] and the cookie).
 pub async fn sign_up(
     State(state): State<AppState>,
     Extension(svc): Extension<Arc<Accounts>>,
     Extension(ClientAddr(ip)): Extension<ClientAddr>,
-    mut session: AuthSession<Backend>,
+    NoApi(mut session): NoApi<AuthSession<Backend>>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     svc.rates.signup(ip)?;
@@ -212,13 +295,52 @@ pub async fn sign_up(
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
+/// The docs of [`log_in_route`].
+pub fn log_in_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("logIn")
+        .summary("Log in")
+        .description("Sets the session cookie and returns a new bearer token.")
+        .tag("accounts")
+        .response_with::<200, Json<SessionToken>, _>(|r| {
+            let r = r.description("Logged in (the cookie is set).");
+            api_doc::links(
+                r,
+                &[(
+                    "GetPlayer",
+                    "getPlayer",
+                    &[("username", "$response.body#/username")],
+                )],
+            )
+        });
+    let op = api_doc::raw_json_body::<Credentials>(op, MAX_BODY_BYTES);
+    let bad = format!("{BAD_BODY}.");
+    api_doc::errors(
+        op,
+        &[
+            (400, bad.as_str()),
+            (
+                401,
+                "bad_credentials: no such username, or a wrong password (the same answer).",
+            ),
+            (
+                403,
+                "account_banned: the account is banned; origin_not_allowed: the CSRF check.",
+            ),
+            LOGIN_LIMITED,
+            INTERNAL,
+            UNAVAILABLE,
+        ],
+    )
+}
+
 /// `POST /api/session`: log in ([`Credentials`] → 200 [`SessionToken`] and the cookie).
 /// A wrong password and an unknown user get the same 401, at the same cost.
 pub async fn log_in_route(
     State(state): State<AppState>,
     Extension(svc): Extension<Arc<Accounts>>,
     Extension(ClientAddr(ip)): Extension<ClientAddr>,
-    mut session: AuthSession<Backend>,
+    NoApi(mut session): NoApi<AuthSession<Backend>>,
     body: Bytes,
 ) -> Result<Json<SessionToken>, ApiError> {
     let accounts = store(&state)?;
@@ -252,10 +374,28 @@ pub async fn log_in_route(
     }))
 }
 
+/// The docs of [`log_out`].
+pub fn log_out_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("logOut")
+        .summary("Log out")
+        .description(
+            "Ends the cookie session and revokes the bearer token sent, if any; answered \
+             `204` also when neither was there.",
+        )
+        .tag("accounts")
+        // Either scheme, or none (`{}`): nothing to end is fine too.
+        .security_requirement(api_doc::SESSION_COOKIE)
+        .security_requirement(api_doc::ACCOUNT_TOKEN)
+        .security_requirement_multi(std::iter::empty::<&str>())
+        .response_with::<204, (), _>(|r| r.description("Logged out (the cookie is cleared)."));
+    api_doc::errors(op, &[ORIGIN_NOT_ALLOWED, INTERNAL, UNAVAILABLE])
+}
+
 /// `DELETE /api/session`: log out (the bearer token sent, and the cookie session). 204.
 pub async fn log_out(
     State(state): State<AppState>,
-    mut session: AuthSession<Backend>,
+    NoApi(mut session): NoApi<AuthSession<Backend>>,
     headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
     if let Some(token) = auth::bearer(&headers, None) {
@@ -270,16 +410,58 @@ pub async fn log_out(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// The docs of [`me`].
+pub fn me_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("getMe")
+        .summary("The logged-in player's account")
+        .tag("accounts")
+        .response_with::<200, Json<Me>, _>(|r| r.description("The account."));
+    api_doc::errors(api_doc::logged_in(op), &[INTERNAL, UNAVAILABLE])
+}
+
 /// `GET /api/me`: [`Me`], or 401 `not_logged_in`.
 pub async fn me(
     State(state): State<AppState>,
-    session: AuthSession<Backend>,
+    NoApi(session): NoApi<AuthSession<Backend>>,
     headers: HeaderMap,
 ) -> Result<Json<Me>, ApiError> {
     let (user, _) = me_or_401(&state, &headers, &session).await?;
     let accounts = store(&state)?;
     let record = accounts.account(user.id).await?.ok_or_else(not_logged_in)?;
     Ok(Json(me_view(&state, &record).await?))
+}
+
+/// The docs of [`change_password`].
+pub fn change_password_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("changePassword")
+        .summary("Change the password")
+        .description(
+            "Needs the current password. Every other session and every token of the \
+             account end; this request's cookie session stays logged in; the answer \
+             carries a new token.",
+        )
+        .tag("accounts")
+        .response_with::<200, Json<SessionToken>, _>(|r| r.description("Changed."));
+    let op = api_doc::raw_json_body::<ChangePassword>(op, MAX_BODY_BYTES);
+    let bad = format!("{BAD_BODY}, or the new password is refused (the message says why).");
+    let op = api_doc::errors(
+        op,
+        &[
+            (400, bad.as_str()),
+            (
+                401,
+                "not_logged_in: no session or token, or it ended; bad_credentials: the \
+                 current password is wrong.",
+            ),
+            ORIGIN_NOT_ALLOWED,
+            LOGIN_LIMITED,
+            INTERNAL,
+            UNAVAILABLE,
+        ],
+    );
+    api_doc::logged_in(op)
 }
 
 /// `POST /api/me/password` ([`ChangePassword`] → 200 [`SessionToken`], a new token):
@@ -289,7 +471,7 @@ pub async fn change_password(
     State(state): State<AppState>,
     Extension(svc): Extension<Arc<Accounts>>,
     Extension(ClientAddr(ip)): Extension<ClientAddr>,
-    mut session: AuthSession<Backend>,
+    NoApi(mut session): NoApi<AuthSession<Backend>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Json<SessionToken>, ApiError> {
@@ -317,13 +499,43 @@ pub async fn change_password(
     }))
 }
 
+/// The docs of [`recover`].
+pub fn recover_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("recoverAccount")
+        .summary("Set a new password with a recovery code")
+        .description(
+            "Uses up one of the account's recovery codes; sets the session cookie (unless \
+             the account is banned) and returns a new bearer token.",
+        )
+        .tag("accounts")
+        .response_with::<200, Json<SessionToken>, _>(|r| r.description("Recovered."));
+    let op = api_doc::raw_json_body::<Recover>(op, MAX_BODY_BYTES);
+    let bad = format!("{BAD_BODY}, or the new password is refused (the message says why).");
+    api_doc::errors(
+        op,
+        &[
+            (400, bad.as_str()),
+            (
+                401,
+                "bad_credentials: no such username, or the code is not one of its unused \
+                 recovery codes.",
+            ),
+            ORIGIN_NOT_ALLOWED,
+            LOGIN_LIMITED,
+            INTERNAL,
+            UNAVAILABLE,
+        ],
+    )
+}
+
 /// `POST /api/accounts/recover` ([`Recover`] → 200 [`SessionToken`] and the cookie): one
 /// unused recovery code sets a new password. Unknown user or code: 401 `bad_credentials`.
 pub async fn recover(
     State(state): State<AppState>,
     Extension(svc): Extension<Arc<Accounts>>,
     Extension(ClientAddr(ip)): Extension<ClientAddr>,
-    mut session: AuthSession<Backend>,
+    NoApi(mut session): NoApi<AuthSession<Backend>>,
     body: Bytes,
 ) -> Result<Json<SessionToken>, ApiError> {
     let accounts = store(&state)?;
@@ -359,13 +571,44 @@ pub async fn recover(
     }))
 }
 
+/// The docs of [`delete_me`].
+pub fn delete_me_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("deleteMe")
+        .summary("Delete the account")
+        .description(
+            "Needs the password. The account's games stay, under the name \"deleted \
+             player\"; its username stays reserved for 30 days.",
+        )
+        .tag("accounts")
+        .response_with::<204, (), _>(|r| r.description("Deleted and logged out."));
+    let op = api_doc::raw_json_body::<DeleteAccount>(op, MAX_BODY_BYTES);
+    let bad = format!("{BAD_BODY}.");
+    let op = api_doc::errors(
+        op,
+        &[
+            (400, bad.as_str()),
+            (
+                401,
+                "not_logged_in: no session or token, or it ended; bad_credentials: the \
+                 password is wrong.",
+            ),
+            ORIGIN_NOT_ALLOWED,
+            LOGIN_LIMITED,
+            INTERNAL,
+            UNAVAILABLE,
+        ],
+    );
+    api_doc::logged_in(op)
+}
+
 /// `DELETE /api/me` ([`DeleteAccount`] → 204): deletes the account; its games stay,
 /// under the name "deleted player"; its username is reserved for 30 days.
 pub async fn delete_me(
     State(state): State<AppState>,
     Extension(svc): Extension<Arc<Accounts>>,
     Extension(ClientAddr(ip)): Extension<ClientAddr>,
-    mut session: AuthSession<Backend>,
+    NoApi(mut session): NoApi<AuthSession<Backend>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<StatusCode, ApiError> {
@@ -401,11 +644,41 @@ pub(super) async fn by_name(
         .ok_or_else(unknown_player)
 }
 
+/// The docs of [`profile`].
+pub fn profile_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("getPlayer")
+        .summary("A player's public profile")
+        .description("The username, when the account was made and its recent games.")
+        .tag("accounts")
+        .response_with::<200, Json<Profile>, _>(|r| r.description("The profile."));
+    api_doc::errors(
+        op,
+        &[
+            (
+                400,
+                "bad_request: the username is not UTF-8 once percent-decoded.",
+            ),
+            (
+                404,
+                "unknown_player: no account has this username (or it is banned or deleted).",
+            ),
+            (
+                429,
+                "rate_limited: this address's reads of games and profiles (or a connection \
+                 limit).",
+            ),
+            INTERNAL,
+            UNAVAILABLE,
+        ],
+    )
+}
+
 /// `GET /api/players/{username}`: the [`Profile`]; 404 `unknown_player` (banned too).
 pub async fn profile(
     State(state): State<AppState>,
     Extension(ClientAddr(ip)): Extension<ClientAddr>,
-    Path(name): Path<String>,
+    ApiPath(UsernamePath { username: name }): ApiPath<UsernamePath>,
 ) -> Result<Json<Profile>, ApiError> {
     state.admission().game_read(ip)?;
     let accounts = store(&state)?;
@@ -426,10 +699,20 @@ pub async fn profile(
     }))
 }
 
+/// The docs of [`blocks`].
+pub fn blocks_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("listBlocks")
+        .summary("The players the logged-in player blocks")
+        .tag("accounts")
+        .response_with::<200, Json<BlockList>, _>(|r| r.description("The usernames."));
+    api_doc::errors(api_doc::logged_in(op), &[INTERNAL, UNAVAILABLE])
+}
+
 /// `GET /api/me/blocks`: [`BlockList`].
 pub async fn blocks(
     State(state): State<AppState>,
-    session: AuthSession<Backend>,
+    NoApi(session): NoApi<AuthSession<Backend>>,
     headers: HeaderMap,
 ) -> Result<Json<BlockList>, ApiError> {
     let (user, _) = me_or_401(&state, &headers, &session).await?;
@@ -447,13 +730,40 @@ pub async fn blocks(
     Ok(Json(BlockList { usernames }))
 }
 
+/// The docs of [`block`].
+pub fn block_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("blockPlayer")
+        .summary("Block a player")
+        .description("A blocked player is not paired with the blocker by quick pairing.")
+        .tag("accounts")
+        .response_with::<204, (), _>(|r| r.description("Blocked (also when already)."));
+    let op = api_doc::errors(
+        op,
+        &[
+            (
+                400,
+                "bad_request: the username is your own, or not UTF-8 once percent-decoded.",
+            ),
+            ORIGIN_NOT_ALLOWED,
+            (
+                404,
+                "unknown_player: no account has this username (or it is deleted).",
+            ),
+            INTERNAL,
+            UNAVAILABLE,
+        ],
+    );
+    api_doc::logged_in(op)
+}
+
 /// `POST /api/me/blocks/{username}` (204): blocks that player; 404 `unknown_player`;
 /// 400 for oneself.
 pub async fn block(
     State(state): State<AppState>,
-    session: AuthSession<Backend>,
+    NoApi(session): NoApi<AuthSession<Backend>>,
     headers: HeaderMap,
-    Path(name): Path<String>,
+    ApiPath(UsernamePath { username: name }): ApiPath<UsernamePath>,
 ) -> Result<StatusCode, ApiError> {
     let (user, _) = me_or_401(&state, &headers, &session).await?;
     let accounts = store(&state)?;
@@ -468,12 +778,38 @@ pub async fn block(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// The docs of [`unblock`].
+pub fn unblock_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("unblockPlayer")
+        .summary("Unblock a player")
+        .tag("accounts")
+        .response_with::<204, (), _>(|r| r.description("Unblocked (also when not blocked)."));
+    let op = api_doc::errors(
+        op,
+        &[
+            (
+                400,
+                "bad_request: the username is not UTF-8 once percent-decoded.",
+            ),
+            ORIGIN_NOT_ALLOWED,
+            (
+                404,
+                "unknown_player: no account has this username (or it is deleted).",
+            ),
+            INTERNAL,
+            UNAVAILABLE,
+        ],
+    );
+    api_doc::logged_in(op)
+}
+
 /// `DELETE /api/me/blocks/{username}` (204, also when there was no block).
 pub async fn unblock(
     State(state): State<AppState>,
-    session: AuthSession<Backend>,
+    NoApi(session): NoApi<AuthSession<Backend>>,
     headers: HeaderMap,
-    Path(name): Path<String>,
+    ApiPath(UsernamePath { username: name }): ApiPath<UsernamePath>,
 ) -> Result<StatusCode, ApiError> {
     let (user, _) = me_or_401(&state, &headers, &session).await?;
     let accounts = store(&state)?;

@@ -11,8 +11,9 @@
 //! * `handlers`, `admin`: the routes (sharing `shared::Accounts`); `csrf`: the Origin
 //!   check of state-changing requests.
 //!
-//! [`routes`] is merged into the router, [`auth::layer`] wraps the whole router (the
-//! WebSocket upgrade reads the session too).
+//! [`router`] is merged into [`crate::api_routes`] (documented in the OpenAPI document);
+//! [`extension`] and [`auth::layer`] wrap the whole router (the WebSocket upgrade reads
+//! the session too).
 
 mod admin;
 pub mod auth;
@@ -24,55 +25,60 @@ pub mod ratings;
 mod shared;
 pub mod username;
 
-use std::sync::Arc;
-
+use aide::axum::routing::{get_with, post_with};
+use aide::axum::ApiRouter;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
-use axum::{Extension, Router};
 
 pub use handlers::{DELETED_NAME, RESERVED_MS};
 
 use crate::state::AppState;
 
-/// The largest body an account route reads (bytes); larger: 413.
-pub const MAX_BODY_BYTES: usize = 4096;
+pub use shared::{Accounts, MAX_BODY_BYTES};
 
-pub use shared::Accounts;
-
-/// The account routes (mounted at the root).
-pub fn routes(state: &AppState) -> Router<AppState> {
-    let limits = &state.config().accounts;
-    let shared = Arc::new(Accounts {
-        hasher: password::Hasher::new(limits.concurrent_hashes),
-        rates: limits::AccountRates::new(limits),
-    });
-    Router::new()
-        .route("/api/accounts", post(handlers::sign_up))
-        .route("/api/accounts/recover", post(handlers::recover))
-        .route(
+/// The account routes (mounted at the root), each with its docs (`docs/API_DOCS.md`).
+/// They need [`Accounts`] as a request extension ([`extension`]), which [`crate::app`]
+/// adds over the whole router; state-changing requests pass the CSRF check first.
+pub fn router() -> ApiRouter<AppState> {
+    use admin::*;
+    use handlers::*;
+    ApiRouter::new()
+        .api_route("/api/accounts", post_with(sign_up, sign_up_docs))
+        .api_route("/api/accounts/recover", post_with(recover, recover_docs))
+        .api_route(
             "/api/session",
-            post(handlers::log_in_route).delete(handlers::log_out),
+            post_with(log_in_route, log_in_docs).delete_with(log_out, log_out_docs),
         )
-        .route("/api/me", get(handlers::me).delete(handlers::delete_me))
-        .route("/api/me/password", post(handlers::change_password))
-        .route("/api/me/blocks", get(handlers::blocks))
-        .route(
+        .api_route(
+            "/api/me",
+            get_with(me, me_docs).delete_with(delete_me, delete_me_docs),
+        )
+        .api_route(
+            "/api/me/password",
+            post_with(change_password, change_password_docs),
+        )
+        .api_route("/api/me/blocks", get_with(blocks, blocks_docs))
+        .api_route(
             "/api/me/blocks/{username}",
-            post(handlers::block).delete(handlers::unblock),
+            post_with(block, block_docs).delete_with(unblock, unblock_docs),
         )
-        .route("/api/players/{username}", get(handlers::profile))
-        .route(
+        .api_route("/api/players/{username}", get_with(profile, profile_docs))
+        .api_route(
             "/admin/accounts/{username}/password",
-            post(admin::reset_password),
+            post_with(reset_password, reset_password_docs),
         )
-        .route("/admin/accounts/{username}/rename", post(admin::rename))
-        .route("/admin/accounts/{username}/ban", post(admin::ban))
-        .route_layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            csrf::check,
-        ))
+        .api_route(
+            "/admin/accounts/{username}/rename",
+            post_with(rename, rename_docs),
+        )
+        .api_route("/admin/accounts/{username}/ban", post_with(ban, ban_docs))
+        .route_layer(axum::middleware::from_fn(csrf::check))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(Extension(shared))
+}
+
+/// The [`Accounts`] extension of `state`'s configuration, for [`crate::app`] to add over
+/// the whole router.
+pub fn extension(state: &AppState) -> axum::Extension<std::sync::Arc<Accounts>> {
+    axum::Extension(Accounts::of(state))
 }
 
 /// Whether session cookies are `Secure`: the public URL is https.
