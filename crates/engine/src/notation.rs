@@ -12,7 +12,7 @@
 //! `open=Y0+Y1@10,…`, `held=…`, `doubles=N`, `last=I`, `unplayed=1`, `timeouts=Y1,…`,
 //! `places=Y1,…`.
 //!
-//! Why one file of ~650 lines: it is the reader and the writer of one grammar, each a
+//! Why one file of ~660 lines: it is the reader and the writer of one grammar, each a
 //! list of named steps (one per token kind); kept together so that the two change in step.
 
 use crate::board::{Colour, Location, PIECES};

@@ -5,7 +5,7 @@
 //! [`BoardState`] is the same state without the rule set, as event frames and previews
 //! carry it.
 //!
-//! Why one file of ~810 lines: the validation is one ordered list of named checks, each
+//! Why one file of ~850 lines: the validation is one ordered list of named checks, each
 //! naming the rule or section a bad position breaks (`TryFrom<&Position> for Game` reads
 //! as that list); kept beside the format it validates so that the two change together.
 

@@ -4,7 +4,7 @@
 //! The engine plays every preset built here (seeds 000–004); [`RuleSet::check_supported`]
 //! refuses settings that do not fit together (the conflict named).
 //!
-//! Why one file of ~620 lines: most of it is the matrix itself, one documented field per
+//! Why one file of ~730 lines: most of it is the matrix itself, one documented field per
 //! row, and the presets that fill it; the two read best side by side.
 
 use schemars::JsonSchema;
