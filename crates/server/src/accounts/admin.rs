@@ -38,6 +38,13 @@ fn bad_request(message: String) -> ApiError {
     )
 }
 
+/// The 404 of a route naming an account by its username.
+const ADMIN_NO_ACCOUNT: (u16, &str) = (
+    404,
+    "admin_disabled: no admin token is configured; unknown_player: no account \
+     has this username.",
+);
+
 /// The docs of [`reset_password`].
 pub fn reset_password_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
     let op = op
@@ -54,11 +61,7 @@ pub fn reset_password_docs(op: TransformOperation<'_>) -> TransformOperation<'_>
                 "bad_request: the body is not one JSON object of this shape, the password is \
                  refused, or the username is not UTF-8 once percent-decoded.",
             ),
-            (
-                404,
-                "admin_disabled: no admin token is configured; unknown_player: no account \
-                 has this username.",
-            ),
+            ADMIN_NO_ACCOUNT,
             ORIGIN_NOT_ALLOWED,
             INTERNAL,
             UNAVAILABLE,
@@ -103,11 +106,7 @@ pub fn rename_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
                 "bad_request: the body is not one JSON object of this shape, the new \
                  username is refused, or the username is not UTF-8 once percent-decoded.",
             ),
-            (
-                404,
-                "admin_disabled: no admin token is configured; unknown_player: no account \
-                 has this username.",
-            ),
+            ADMIN_NO_ACCOUNT,
             ORIGIN_NOT_ALLOWED,
             INTERNAL,
             UNAVAILABLE,
@@ -159,11 +158,7 @@ pub fn ban_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
                 "bad_request: the body is not one JSON object of this shape, or the username \
                  is not UTF-8 once percent-decoded.",
             ),
-            (
-                404,
-                "admin_disabled: no admin token is configured; unknown_player: no account \
-                 has this username.",
-            ),
+            ADMIN_NO_ACCOUNT,
             ORIGIN_NOT_ALLOWED,
             INTERNAL,
             UNAVAILABLE,

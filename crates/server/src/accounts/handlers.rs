@@ -215,6 +215,12 @@ async fn check_password(
     Ok(record)
 }
 
+/// The 404 of a route naming an account by its username.
+const UNKNOWN_PLAYER: (u16, &str) = (
+    404,
+    "unknown_player: no account has this username (or it is deleted).",
+);
+
 /// The docs of [`sign_up`].
 pub fn sign_up_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
     let op = op
@@ -746,10 +752,7 @@ pub fn block_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
                 "bad_request: the username is your own, or not UTF-8 once percent-decoded.",
             ),
             ORIGIN_NOT_ALLOWED,
-            (
-                404,
-                "unknown_player: no account has this username (or it is deleted).",
-            ),
+            UNKNOWN_PLAYER,
             INTERNAL,
             UNAVAILABLE,
         ],
@@ -793,10 +796,7 @@ pub fn unblock_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
                 "bad_request: the username is not UTF-8 once percent-decoded.",
             ),
             ORIGIN_NOT_ALLOWED,
-            (
-                404,
-                "unknown_player: no account has this username (or it is deleted).",
-            ),
+            UNKNOWN_PLAYER,
             INTERNAL,
             UNAVAILABLE,
         ],
