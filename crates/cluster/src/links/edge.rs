@@ -43,15 +43,35 @@ pub(crate) struct EdgeConn {
     pub(crate) leaving: bool,
     /// Wakes a waiting reattach (a `moved` notice, another gap, the `welcome`).
     pub(crate) wake: Arc<Notify>,
-    /// The room's owner as the last `moved` notice named it.
+    /// The room's owner as the last `moved` notice (or attach answer) named it.
     pub(crate) owner: Option<String>,
-    /// The lease epoch of that notice (0: none yet): an older notice is stale.
+    /// The lease epoch of that notice or answer (0: none yet): a notice, an attach answer,
+    /// an `end` or a `kick` of an older epoch is a stale owner's, and ignored.
     pub(crate) epoch: i64,
     /// The `leave` waiting for its reply, and who waits for its outcome (`true`: `ok`).
     pub(crate) leave_reply: Option<(u64, oneshot::Sender<bool>)>,
 }
 
 impl EdgeConn {
+    /// The owner `node` at lease `epoch` answered this connection's attach: `false` if
+    /// it is stale (the connection followed a later epoch already: that owner lost the
+    /// room and does not know yet, e.g. resumed after SIGSTOP), else it is followed from
+    /// now on (the connection's requests name it). An answer without an epoch (a node
+    /// that does not say) changes nothing.
+    pub(crate) fn follow_owner(&mut self, epoch: Option<i64>, node: Option<String>) -> bool {
+        let Some(epoch) = epoch else {
+            return true;
+        };
+        if super::wire::is_stale(Some(epoch), self.epoch) {
+            return false;
+        }
+        self.epoch = epoch;
+        if node.is_some() {
+            self.owner = node;
+        }
+        true
+    }
+
     /// The reply to command `req` was delivered (`ok`: it was an `ok`): a `leave` that
     /// waited for it learns its outcome; a refused one keeps the connection in the room.
     pub(crate) fn replied(&mut self, req: u64, ok: bool) {

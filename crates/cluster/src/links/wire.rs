@@ -387,6 +387,16 @@ pub enum AttachAnswer {
     Attached {
         /// What it is in the room now.
         role: Role,
+        /// The answering owner's lease epoch (its fence): an edge that followed a later
+        /// epoch of the room (a `moved` notice, another attach) takes this answer for a
+        /// stale owner's and attaches again. `None` from a node that does not say.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        epoch: Option<i64>,
+        /// The answering owner: the edge's later requests name it (any other node that
+        /// still serves the room stays silent to them). `None` from a node that does not
+        /// say.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        node: Option<String>,
     },
     /// Refused (nothing attached): the error for the client.
     Refused {
@@ -438,6 +448,36 @@ pub struct KickBody {
     pub code: u16,
     /// Reason.
     pub reason: String,
+    /// The kicking owner's lease epoch: an edge that followed a later epoch of the room
+    /// ignores the kick (a stale owner's, e.g. resumed after SIGSTOP). `None` from a
+    /// node that does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<i64>,
+}
+
+/// The body of an `end` on `P.edge` (empty from a node that does not say its epoch).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EndBody {
+    /// The owner's lease epoch, as in [`KickBody::epoch`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<i64>,
+}
+
+/// The owner's epoch an `end` or `kick` body names (`None`: none, or unreadable).
+pub fn notice_epoch(body: &[u8]) -> Option<i64> {
+    #[derive(Deserialize)]
+    struct E {
+        #[serde(default)]
+        epoch: Option<i64>,
+    }
+    serde_json::from_slice::<E>(body).ok()?.epoch
+}
+
+/// Whether a notice of an owner at `epoch` is stale for an edge connection that followed
+/// `followed` (0: none yet): its owner lost the room to a later epoch. A notice without
+/// an epoch (a node that does not say) is judged by its link's generation alone.
+pub fn is_stale(epoch: Option<i64>, followed: i64) -> bool {
+    epoch.is_some_and(|e| e < followed)
 }
 
 /// `P.moved`: `node` acquired `room` at `epoch`.
@@ -708,7 +748,28 @@ mod tests {
         );
         let ok: AttachAnswer =
             serde_json::from_str(r#"{"answer":"attached","role":"player"}"#).expect("reads");
-        assert_eq!(ok, AttachAnswer::Attached { role: Role::Player });
+        assert_eq!(
+            ok,
+            AttachAnswer::Attached {
+                role: Role::Player,
+                epoch: None,
+                node: None
+            }
+        );
+        let fenced = AttachAnswer::Attached {
+            role: Role::Spectator,
+            epoch: Some(3),
+            node: Some("b".into()),
+        };
+        let text = serde_json::to_string(&fenced).expect("json");
+        assert_eq!(
+            text,
+            r#"{"answer":"attached","role":"spectator","epoch":3,"node":"b"}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<AttachAnswer>(&text).expect("reads"),
+            fenced
+        );
         let taken = serde_json::to_string(&CommandAnswer::Taken).expect("json");
         assert_eq!(taken, r#"{"answer":"taken"}"#);
         let expired = serde_json::to_string(&CommandAnswer::Expired).expect("json");
@@ -753,6 +814,32 @@ mod tests {
             Tag::Other
         );
         assert_eq!(frame_tag(r#"{"type":"event""#), Tag::Other);
+    }
+
+    #[test]
+    fn end_and_kick_bodies_name_the_owners_epoch_and_stale_ones_are_told_apart() {
+        let kick = KickBody {
+            code: 1012,
+            reason: "moved".into(),
+            epoch: Some(4),
+        };
+        let text = serde_json::to_string(&kick).expect("json");
+        assert_eq!(text, r#"{"code":1012,"reason":"moved","epoch":4}"#);
+        assert_eq!(notice_epoch(text.as_bytes()), Some(4));
+        let end = serde_json::to_string(&EndBody { epoch: Some(7) }).expect("json");
+        assert_eq!(end, r#"{"epoch":7}"#);
+        assert_eq!(notice_epoch(end.as_bytes()), Some(7));
+        // A node of before: an empty end, a kick without an epoch.
+        assert_eq!(notice_epoch(b""), None);
+        assert_eq!(notice_epoch(br#"{"code":1012,"reason":"x"}"#), None);
+        let old: KickBody = serde_json::from_str(r#"{"code":1012,"reason":"x"}"#).expect("reads");
+        assert_eq!(old.epoch, None);
+        // Stale only when it names an epoch older than the one followed.
+        assert!(is_stale(Some(1), 2));
+        assert!(!is_stale(Some(2), 2));
+        assert!(!is_stale(Some(3), 2));
+        assert!(!is_stale(None, 2));
+        assert!(!is_stale(Some(1), 0), "nothing followed yet");
     }
 
     #[test]

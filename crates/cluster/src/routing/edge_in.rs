@@ -48,7 +48,16 @@ pub(super) fn on_edge_message(state: &NodeState, msg: async_nats::Message) {
             continue;
         };
         let relayed = m::relayed;
-        match e.relay.on_message(gen, n, kind, tag) {
+        let mut verdict = e.relay.on_message(gen, n, kind, tag);
+        if matches!(verdict, Verdict::Kick | Verdict::End)
+            && wire::is_stale(wire::notice_epoch(body), e.epoch)
+        {
+            // A stale owner's notice (it lost the room to a later epoch this connection
+            // follows, and does not know yet): it detaches nothing.
+            info!(node = %cluster.node(), room = %e.room, conn, kind = kind.as_str(), followed = e.epoch, "a stale owner's notice: ignored");
+            verdict = Verdict::Stale;
+        }
+        match verdict {
             Verdict::Deliver => {
                 if let Some(w) = welcome_info(text) {
                     if w.snapshot && e.reattach.is_none() {
@@ -78,6 +87,7 @@ pub(super) fn on_edge_message(state: &NodeState, msg: async_nats::Message) {
                 let kick: KickBody = serde_json::from_slice(body).unwrap_or(KickBody {
                     code: close_code::SERVICE_RESTART,
                     reason: "the room closed this connection".into(),
+                    epoch: None,
                 });
                 info!(node = %cluster.node(), room = %e.room, conn, code = kick.code, "owner kicked a relayed connection");
                 let waiting = e.relay.abandon();

@@ -61,8 +61,20 @@ pub async fn attach(
     };
     metrics::counter!(m::REMOTE_ATTACHES, "outcome" => outcome).increment(1);
     match answer {
-        Ok(AttachAnswer::Attached { .. }) => {
-            info!(node = %cluster.node(), room = code, conn, "relayed connection attached");
+        Ok(AttachAnswer::Attached { epoch, node, .. }) => {
+            let followed = edge
+                .lock()
+                .get_mut(&conn)
+                .filter(|e| e.relay.gen() == gen)
+                .is_some_and(|e| e.follow_owner(epoch, node));
+            if !followed {
+                // Answered by an owner older than one a `moved` notice named meanwhile
+                // (or the connection is gone): the client tries again.
+                info!(node = %cluster.node(), room = code, conn, epoch, "relayed attach answered by a stale owner: refused as unavailable");
+                edge.forget(conn, Some(gen));
+                return Err(Unreachable::Failed);
+            }
+            info!(node = %cluster.node(), room = code, conn, epoch, "relayed connection attached");
             Ok(Ok(()))
         }
         Ok(AttachAnswer::Refused {

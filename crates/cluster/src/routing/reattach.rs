@@ -69,7 +69,16 @@ fn judge(edge: &Edge, conn: ConnId, gen: u64, answer: Option<AttachAnswer>) -> S
         return Step::Gone { attached };
     };
     match answer {
-        Some(AttachAnswer::Attached { role }) if e.relay.gen() == gen => {
+        Some(AttachAnswer::Attached { role, epoch, node }) if e.relay.gen() == gen => {
+            if !e.follow_owner(epoch, node) {
+                // A stale owner took it (it lost the room and does not know yet): attach
+                // again, to the owner of the epoch followed (its link of this generation
+                // is ignored from the next attempt on).
+                info!(room = %e.room, conn, epoch, followed = e.epoch, "reattach answered by a stale owner: ignored");
+                metrics::counter!(m::REATTACHES, "cause" => "stale_owner", "outcome" => "retry")
+                    .increment(1);
+                return Step::Retry;
+            }
             if role == Role::Spectator {
                 e.reattach = Some(Reattach::Spectator);
             }

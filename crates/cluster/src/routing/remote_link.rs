@@ -6,7 +6,8 @@
 //!
 //! Each message is the frame as the room serialised it, behind one line per link
 //! ([`crate::links::edge_msg`]): the edge's connection id and attach generation, this link's
-//! counter from 1, the kind (`frame`, `kick` or `end`) and the `seq` of an `event` /
+//! counter from 1, the kind (`frame`, `kick` or `end`: their bodies name this owner's
+//! lease epoch) and the `seq` of an `event` /
 //! `your_turn` frame; the egress numbers them, the publisher groups links of one edge
 //! node under one body. The link never blocks the actor: a frame counts as unwritten
 //! until published, and a link over its byte limit or its queue is kicked as a slow
@@ -14,7 +15,7 @@
 
 use crate::links::edge_msg::EdgeLine;
 use crate::links::publisher::Item;
-use crate::links::wire::{frame_tag, KickBody, Kind, Tag};
+use crate::links::wire::{frame_tag, EndBody, KickBody, Kind, Tag};
 use crate::state::NodeState;
 use parchis_protocol::close_code;
 use parchis_room::{ConnLink, Kick, Unwritten};
@@ -32,6 +33,9 @@ pub struct EdgeAddr {
     pub conn: u64,
     /// The edge's attach generation.
     pub gen: u64,
+    /// This owner's lease epoch of the room (its fence), named in the link's `end` and
+    /// `kick` so that an edge that followed a later owner ignores them.
+    pub epoch: i64,
 }
 
 /// Creates a remote link for `edge` in room `room` and spawns its egress task, which
@@ -83,7 +87,9 @@ impl Egress {
                     // Forgotten right after a kick (a replaced seat): the kick is the news.
                     None if kick.reason().is_some() => break,
                     None => {
-                        self.send(Kind::End, Tag::Other, Arc::from(""), None).await;
+                        let end = EndBody { epoch: Some(self.edge.epoch) };
+                        let body = serde_json::to_string(&end).unwrap_or_default();
+                        self.send(Kind::End, Tag::Other, Arc::from(body), None).await;
                         return;
                     }
                 },
@@ -97,7 +103,13 @@ impl Egress {
             }
         }
         debug!(code, %reason, "remote link kicked");
-        let body = serde_json::to_string(&KickBody { code, reason }).unwrap_or_default();
+        let epoch = Some(self.edge.epoch);
+        let body = serde_json::to_string(&KickBody {
+            code,
+            reason,
+            epoch,
+        })
+        .unwrap_or_default();
         self.send(Kind::Kick, Tag::Other, Arc::from(body), None)
             .await;
     }

@@ -1,7 +1,8 @@
 //! The owner's `P.room.<CODE>` service (`docs/CLUSTER.md`, "Routing"): while room `CODE`
 //! runs on this node it answers attaches (join, watch, resume, reattach) from edge nodes
 //! by creating a remote link ([`super::remote_link`]) and handing the room command to the
-//! actor; commands and detaches of an attached edge connection go to the actor under the
+//! actor (the answer, and the link's `end` and `kick`, name the lease epoch this node
+//! holds for the room, so an edge that followed a later owner ignores a stale one's); commands and detaches of an attached edge connection go to the actor under the
 //! owner's connection id for that link; `view` answers the room's public state. The
 //! service ends when the room's actor ends.
 
@@ -284,6 +285,13 @@ async fn attach(
     how: AttachHow,
 ) {
     let client = cluster.bus.client().clone();
+    // The lease this node holds for the room: every notice of the link names its epoch.
+    // None held: the room was lost (its actor is stopping): not attached here.
+    let Some(epoch) = cluster.ownership.fence_of(handle.code()).map(|f| f.epoch) else {
+        debug!(room = %handle.code(), "attach to a room whose lease this node no longer holds");
+        respond(&client, &msg, wire::to_bytes(&AttachAnswer::Gone)).await;
+        return;
+    };
     let key = (edge.to_string(), conn);
     let old = lock(remotes).remove(&key).map(|r| r.id);
     // A reattach replaces the old link in the same step (quietly); anything else
@@ -291,7 +299,8 @@ async fn attach(
     if let (Some(old), false) = (old, matches!(how, AttachHow::Reattach { .. })) {
         let _ = handle.sender().send(RoomCmd::Detach { conn: old }).await;
     }
-    let addr = EdgeAddr { conn, gen };
+    let addr = EdgeAddr { conn, gen, epoch };
+    let node = cluster.node().to_string();
     let out = cluster
         .routing
         .publishers
@@ -314,6 +323,8 @@ async fn attach(
                     debug!(?member, "edge connection attached");
                     AttachAnswer::Attached {
                         role: member.into(),
+                        epoch: Some(epoch),
+                        node: Some(node),
                     }
                 }
                 Ok(Err(refusal)) => AttachAnswer::refused(refusal),

@@ -369,3 +369,77 @@ async fn grouped_frames_with_a_gap_on_one_link_reattach_that_link_only() {
     }
     assert_eq!((gaps, reattached), (4.0, 4.0));
 }
+
+/// Issue 25: an owner's attach answer, `end` and `kick` name its lease epoch, so a stale
+/// owner (one that lost the room to a later epoch and does not know yet, e.g. resumed
+/// after SIGSTOP) cannot detach or close a live link, even one of the same generation
+/// (a reattach sent to whoever serves the room reaches the old owner too). The client
+/// joins through the edge and the owner at epoch 2 answers; an `end` and a `kick` of
+/// epoch 1 on that very link change nothing (no reattach, the socket stays open, the
+/// stream goes on, the next command names the owner of epoch 2). A `moved` notice at
+/// epoch 3 makes the edge reattach; an answer of epoch 2 is refused as stale and the edge
+/// attaches again, to the owner of epoch 3, whose own `kick` closes the socket.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_owners_attach_answer_end_and_kick_are_ignored() {
+    let test = "a_stale_owners_attach_answer_end_and_kick_are_ignored";
+    let Some((cluster, node, mut fake)) = one_node_and_a_fake_owner(test).await else {
+        return;
+    };
+    let mut c = client(cluster.addr(0)).await;
+    let req = c
+        .cmd(json!({"type": "join", "room": ROOM, "name": "Bruno", "colour": "blue"}))
+        .await;
+    let attach = fake.next_op("attach").await;
+    let welcome = fake.welcome(&attach, Some("blue"), 1);
+    fake.send(&node, &attach, "frame", &welcome).await;
+    let at_2 = json!({"answer": "attached", "role": "player", "epoch": 2, "node": "n2"});
+    fake.answer(&attach, at_2).await;
+    assert_eq!(c.reply(req).await["type"], "welcome");
+    // The join is handled (its answer read) before the next frame of the socket is.
+    until_pong(&mut c).await;
+
+    // The stale owner of epoch 1 ends and kicks the same link: ignored.
+    let stale_end = r#"{"epoch":1}"#;
+    fake.send(&node, &attach, "end", stale_end).await;
+    let stale_kick = r#"{"code":4000,"reason":"stale","epoch":1}"#;
+    fake.send(&node, &attach, "kick", stale_kick).await;
+    let event = fake.event(2);
+    fake.send(&node, &attach, "frame", &event).await;
+    let seen = until_event(&mut c, 2).await;
+    assert!(seen.is_empty(), "nothing before the event: {seen:?}");
+    let req = c.cmd(json!({"type": "roll"})).await;
+    let cmd = fake.next().await;
+    assert_eq!(cmd.op(), "command", "no reattach after the stale end: {:?}", cmd.body);
+    assert_eq!(cmd.body["owner"], "n2", "{:?}", cmd.body);
+    assert_eq!(cmd.body["gen"], attach.body["gen"], "the same link");
+    fake.answer(&cmd, json!({"answer": "taken"})).await;
+    fake.send(&node, &attach, "frame", &FakeOwner::ok(req, 2))
+        .await;
+    assert_eq!(c.reply(req).await["type"], "ok");
+
+    // A takeover at epoch 3; the owner of epoch 2 answers the reattach first: stale.
+    fake.moved_at("n3", 3).await;
+    let first = fake.next_op("attach").await;
+    assert_eq!(first.body["how"]["kind"], "reattach", "{:?}", first.body);
+    let stale = json!({"answer": "attached", "role": "player", "epoch": 2, "node": "n2"});
+    fake.answer(&first, stale).await;
+    let again = fake.next_op("attach").await;
+    assert_eq!(again.body["owner"], "n3", "{:?}", again.body);
+    assert_ne!(again.body["gen"], first.body["gen"], "a new link");
+    let at_3 = json!({"answer": "attached", "role": "player", "epoch": 3, "node": "n3"});
+    fake.answer(&again, at_3).await;
+    // The stale owner's frame on the link it took is not delivered; the new one's is.
+    fake.send(&node, &first, "frame", &fake.event(3)).await;
+    fake.send(&node, &again, "frame", &fake.event(3)).await;
+    fake.send(&node, &again, "frame", &fake.event(4)).await;
+    let seen = until_event(&mut c, 3).await;
+    assert!(seen.is_empty(), "{seen:?}");
+    let next = c.next().await.expect("open");
+    assert_eq!((next["type"].as_str(), next["seq"].as_u64()), (Some("event"), Some(4)), "{next}");
+    let kick = r#"{"code":4000,"reason":"bye","epoch":3}"#;
+    fake.send(&node, &again, "kick", kick).await;
+    let closed = c
+        .until("the socket's close", |v| v["type"] == "ws_close")
+        .await;
+    assert_eq!(closed["code"], 4000, "{closed}");
+}

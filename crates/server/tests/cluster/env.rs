@@ -50,6 +50,30 @@ pub async fn services(test: &str) -> Option<(String, String)> {
     }
 }
 
+/// Where Debian's libfaketime is (package `libfaketime`, pulled in by `faketime`, which
+/// `.ci/run` installs when missing), or `None` after printing why the test is skipped.
+/// With `CI` set its absence fails the test instead.
+pub fn libfaketime(test: &str) -> Option<std::path::PathBuf> {
+    let found = std::fs::read_dir("/usr/lib").ok().and_then(|dirs| {
+        dirs.filter_map(Result::ok)
+            .map(|d| d.path().join("faketime/libfaketime.so.1"))
+            .find(|p| p.is_file())
+    });
+    match found {
+        Some(lib) => Some(lib),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("{test}: CI is set but libfaketime is not installed (apt-get install -y faketime)")
+        }
+        None => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test}: libfaketime absent (apt-get install -y faketime; clock test not run)"
+            );
+            None
+        }
+    }
+}
+
 /// Whether a TCP connection to the NATS URL's `host:port` opens within a second.
 async fn nats_reachable(url: &str) -> bool {
     matches!(

@@ -163,9 +163,14 @@ impl FakeOwner {
         self.nats.flush().await.expect("flush");
     }
 
-    /// Publishes `P.moved` naming `node` as the room's owner.
+    /// Publishes `P.moved` naming `node` as the room's owner (at epoch 9).
     pub async fn moved(&self, node: &str) {
-        let notice = json!({"v": 1, "room": self.code, "node": node, "epoch": 9});
+        self.moved_at(node, 9).await;
+    }
+
+    /// Publishes `P.moved` naming `node` as the room's owner at lease `epoch`.
+    pub async fn moved_at(&self, node: &str, epoch: i64) {
+        let notice = json!({"v": 1, "room": self.code, "node": node, "epoch": epoch});
         self.nats
             .publish(format!("{}.moved", self.prefix), notice.to_string().into())
             .await

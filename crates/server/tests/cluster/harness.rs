@@ -64,6 +64,10 @@ pub struct Opts {
     /// Environment variables of every node set after the harness's own (so they replace
     /// them), e.g. a per-address limit a test exercises.
     pub env: Vec<(&'static str, String)>,
+    /// `(node, offset)`: that node runs with its wall clock moved by `offset` (libfaketime's
+    /// `FAKETIME`, e.g. `"+30s"`, `"-20s"`; Debian's `faketime`), its monotonic clock left
+    /// alone ([`crate::env::libfaketime`]: fails under `CI` when it is not installed).
+    pub clock_offsets: Vec<(usize, &'static str)>,
 }
 
 impl Default for Opts {
@@ -83,6 +87,7 @@ impl Default for Opts {
             nats_proxies: false,
             own_nats: false,
             env: Vec::new(),
+            clock_offsets: Vec::new(),
         }
     }
 }
@@ -183,6 +188,8 @@ pub struct Cluster {
     /// the test's runtime, whose two workers run the clients).
     sampler: Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>,
     nats_url: String,
+    /// libfaketime, with [`Opts::clock_offsets`].
+    faketime: Option<PathBuf>,
     /// The NATS URL of the node of [`Opts::slow_nats`] (its proxy).
     slow_nats_url: Option<String>,
     admin_url: String,
@@ -198,6 +205,11 @@ impl Cluster {
     /// ready. `None` (after a visible `SKIPPED`) when NATS or PostgreSQL is absent.
     pub async fn start(test: &str, opts: Opts) -> Option<Cluster> {
         let (url, nats_url) = services(test).await?;
+        let faketime = if opts.clock_offsets.is_empty() {
+            None
+        } else {
+            Some(crate::env::libfaketime(test)?)
+        };
         let serial = SERIAL.lock().await;
         let nats_server = if opts.own_nats {
             Some(crate::nats::NatsServer::start().await)
@@ -253,6 +265,7 @@ impl Cluster {
             db_port: url_port(&url),
             sampler: None,
             nats_url,
+            faketime,
             slow_nats_url,
             admin_url: url,
             db_name,
@@ -358,6 +371,14 @@ impl Cluster {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_parchis-server"));
         if let Some(max) = o.max_rooms {
             cmd.arg("--max-rooms").arg(max.to_string());
+        }
+        let offset = o.clock_offsets.iter().find(|(n, _)| *n == i);
+        if let (Some((_, offset)), Some(lib)) = (offset, &self.faketime) {
+            // The wall clock only: tokio's timers and `Instant` keep the real monotonic
+            // clock (a node whose NTP is wrong, not one whose time runs at another rate).
+            cmd.env("LD_PRELOAD", lib)
+                .env("FAKETIME", offset)
+                .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
         }
         let child = cmd
             .arg("--port")

@@ -22,6 +22,7 @@ mod proxy;
 mod setup;
 
 mod accounts;
+mod clock;
 mod db_outage;
 mod drain;
 mod edge_faults;
