@@ -372,8 +372,10 @@ impl Core {
     }
 
     /// The creator (seat `i`) starts the game; `releases`: seat rows a rematch frees,
-    /// stored in the start's own transaction (or, should the start be refused before
-    /// anything is stored, on their own, best effort).
+    /// stored in the start's own transaction. A rematch whose start would be refused for
+    /// its seats is refused before it frees any ([`super::rematch::enough_to_start`]);
+    /// should the start still be refused (nothing stored: a refusal the rematch cannot
+    /// foresee), the deletes are stored on their own, best effort.
     pub(super) fn start(
         &mut self,
         i: usize,

@@ -17,6 +17,21 @@ pub fn all_agree(seats: impl IntoIterator<Item = (Colour, bool, bool)>, wanted: 
         .all(|(colour, _, bot)| bot || wanted.contains(&colour))
 }
 
+/// The players a rematch would start with, and whether that is enough: `staying` seats
+/// that did not abandon, `bot_seats` the free seats bots would fill (0 without bots),
+/// `min_players` the rule set's least (R-SEAT; never under 2). `Err` with the number
+/// needed when the start would be refused: the rematch is then refused before any
+/// abandoned seat is freed, so a seat row is only ever deleted in the start's own
+/// transaction (docs/CLUSTER.md, "Stored seats and the log").
+pub fn enough_to_start(staying: usize, bot_seats: usize, min_players: u8) -> Result<(), usize> {
+    let need = usize::from(min_players).max(2);
+    if staying + bot_seats < need {
+        Err(need)
+    } else {
+        Ok(())
+    }
+}
+
 impl Core {
     /// Seat `seat_id` asks for a rematch. Refused before the game ends
     /// (`game_not_started`, `game_started`), for a seat that abandoned (`not_joined`) and
@@ -48,12 +63,17 @@ impl Core {
             return self.reply_err(conn, req, &refusal);
         }
         // Refused before anything is announced: an error changes nothing (a lone player
-        // left, without bots, could never get a rematch).
+        // left without bots, or fewer than the rule set needs, e.g. three of a `pairs`
+        // room, could never start the rematch; its abandoned seats stay as stored).
         let staying = self.seats.iter().filter(|s| !s.abandoned).count();
-        if staying < 2 && self.settings.bots.is_none() {
+        let bot_seats = match self.settings.bots {
+            Some(_) => usize::from(self.settings.seats).saturating_sub(staying),
+            None => 0,
+        };
+        if let Err(need) = enough_to_start(staying, bot_seats, self.rules.min_players) {
             let refusal = Refusal::new(
                 ErrorCode::NotEnoughPlayers,
-                "a rematch needs at least two players still in the room",
+                format!("a rematch needs at least {need} players still in the room"),
             );
             return self.reply_err(conn, req, &refusal);
         }
@@ -93,7 +113,7 @@ impl Core {
 
 #[cfg(test)]
 mod tests {
-    use super::all_agree;
+    use super::{all_agree, enough_to_start};
     use parchis_engine::Colour::{Blue, Red, Yellow};
 
     #[test]
@@ -108,5 +128,17 @@ mod tests {
         // A seat that abandoned is not asked.
         let seats = [(Yellow, false, false), (Red, true, false)];
         assert!(all_agree(seats, &[Yellow]));
+    }
+
+    /// R-SEAT: a rematch starts only with as many players as its rule set needs (at
+    /// least two), bots counted; otherwise it is refused before any seat is freed.
+    #[test]
+    fn r_seat_a_rematch_needs_the_rule_sets_players_bots_counted() {
+        assert_eq!(enough_to_start(1, 0, 2), Err(2), "a lone player, no bots");
+        assert_eq!(enough_to_start(1, 1, 2), Ok(()), "a bot takes the free seat");
+        assert_eq!(enough_to_start(2, 0, 2), Ok(()));
+        assert_eq!(enough_to_start(3, 0, 4), Err(4), "pairs after an abandonment");
+        assert_eq!(enough_to_start(3, 1, 4), Ok(()), "pairs with bots");
+        assert_eq!(enough_to_start(1, 0, 0), Err(2), "never under two");
     }
 }

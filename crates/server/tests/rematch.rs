@@ -140,3 +140,134 @@ async fn a_refused_rematch_announces_nothing() {
         "rematch_wanted announced for a refused rematch"
     );
 }
+
+/// The colours of `code`'s seats as the room view shows them.
+fn seat_colours(view: &Value) -> Vec<String> {
+    view["seats"]
+        .as_array()
+        .map(|s| {
+            s.iter()
+                .filter_map(|x| x["colour"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The colours of `code`'s stored seat rows.
+async fn stored_colours(store: &dyn parchis_store::Store, code: &str) -> Vec<String> {
+    let snapshot = store.get_room(code).await.expect("read").expect("stored");
+    let mut colours: Vec<String> = snapshot.seats.into_iter().map(|s| s.colour).collect();
+    colours.sort();
+    colours
+}
+
+/// Issue 25 (docs/CLUSTER.md, "Stored seats and the log"): a seat abandoned in the last
+/// game (blue left mid-game) keeps its stored row (shown `abandoned`, from the log) until
+/// the rematch, whose start transaction deletes it with the new game's start (R-LEAVE):
+/// once the new game runs the store holds only the rematch's seats, and a server
+/// restarted from that store shows the same seats, playing.
+#[tokio::test]
+async fn a_rematch_frees_an_abandoned_seat_in_its_start_and_a_restart_agrees() {
+    let server = start(test_config()).await;
+    let store = server.store.clone();
+    let (code, mut p) = seated_game(
+        &server,
+        json!({"seats": 3, "turn_clock_secs": 600}),
+        &["yellow", "red", "blue"],
+    )
+    .await;
+    p[2].ok(json!({"type": "leave"})).await;
+    let left = p[2].seq;
+    p.truncate(2);
+    for c in p.iter_mut() {
+        while c.seq < left {
+            c.next().await;
+        }
+    }
+    let (_, mut p) = play_to_end(p).await;
+    let finished: Value = server.room(&code).await;
+    assert_eq!(finished["status"], "finished", "{finished}");
+    assert_eq!(
+        stored_colours(store.as_ref(), &code).await,
+        ["blue", "red", "yellow"],
+        "the abandoned seat is stored until the rematch"
+    );
+    let r = p[0].cmd(json!({"type": "rematch"})).await;
+    assert_eq!(p[0].reply(r).await["type"], "ok");
+    let r = p[1].cmd(json!({"type": "rematch"})).await;
+    let left = p[1]
+        .until("blue's player_left", |v| event_of(v, "player_left"))
+        .await;
+    assert_eq!(left["event"]["colour"], "blue", "{left}");
+    p[1].until("game_started", |v| event_of(v, "game_started"))
+        .await;
+    assert_eq!(p[1].reply(r).await["type"], "ok");
+    let view: Value = server.room(&code).await;
+    assert_eq!(view["status"], "playing", "{view}");
+    assert_eq!(seat_colours(&view), ["yellow", "red"]);
+    assert_eq!(
+        stored_colours(store.as_ref(), &code).await,
+        ["red", "yellow"],
+        "the rematch's start deleted the abandoned seat"
+    );
+    // A second server on the same store (a restart; the first is left alone, its room
+    // quiet: nobody acts on a 600 s clock) brings back the same seats and the rematch.
+    let (second, restored) = common::start_recovered(test_config(), store.clone()).await;
+    assert_eq!(restored, 1);
+    let view: Value = second.room(&code).await;
+    assert_eq!(view["status"], "playing", "{view}");
+    assert_eq!(seat_colours(&view), ["yellow", "red"], "{view}");
+    assert!(
+        view["seats"]
+            .as_array()
+            .is_some_and(|s| s.iter().all(|x| x["abandoned"] != true)),
+        "nobody abandoned the rematch: {view}"
+    );
+}
+
+/// R-SEAT, issue 25: in a `pairs` room without bots, after green abandoned, the three
+/// players left cannot start a rematch (pairs needs four): the first request is refused
+/// `not_enough_players` before anything is announced or freed: green's seat stays, as
+/// stored (shown abandoned, from the log), and the room's seq stays.
+#[tokio::test]
+async fn r_seat_a_pairs_rematch_short_of_players_is_refused_before_any_seat_is_freed() {
+    let server = start(test_config()).await;
+    let store = server.store.clone();
+    let (code, mut p) = seated_game(
+        &server,
+        json!({"seats": 4, "preset": "pairs", "turn_clock_secs": 600}),
+        &["yellow", "blue", "red", "green"],
+    )
+    .await;
+    p[3].ok(json!({"type": "leave"})).await;
+    let left = p[3].seq;
+    p.truncate(3);
+    for c in p.iter_mut() {
+        while c.seq < left {
+            c.next().await;
+        }
+    }
+    let (_, mut p) = play_to_end(p).await;
+    let before: Value = server.room(&code).await;
+    assert_eq!(before["status"], "finished", "{before}");
+    let r = p[0]
+        .refused(json!({"type": "rematch"}), "not_enough_players")
+        .await;
+    assert!(
+        r["message"].as_str().is_some_and(|m| m.contains('4')),
+        "{r}"
+    );
+    let after: Value = server.room(&code).await;
+    assert_eq!(after["seq"], before["seq"], "nothing announced: {after}");
+    assert_eq!(after["status"], "finished");
+    assert_eq!(
+        seat_colours(&after),
+        ["yellow", "blue", "red", "green"],
+        "no seat freed"
+    );
+    assert_eq!(
+        stored_colours(store.as_ref(), &code).await,
+        ["blue", "green", "red", "yellow"],
+        "and none deleted"
+    );
+}
