@@ -135,9 +135,17 @@ mod tests {
     #[test]
     fn r_seat_a_rematch_needs_the_rule_sets_players_bots_counted() {
         assert_eq!(enough_to_start(1, 0, 2), Err(2), "a lone player, no bots");
-        assert_eq!(enough_to_start(1, 1, 2), Ok(()), "a bot takes the free seat");
+        assert_eq!(
+            enough_to_start(1, 1, 2),
+            Ok(()),
+            "a bot takes the free seat"
+        );
         assert_eq!(enough_to_start(2, 0, 2), Ok(()));
-        assert_eq!(enough_to_start(3, 0, 4), Err(4), "pairs after an abandonment");
+        assert_eq!(
+            enough_to_start(3, 0, 4),
+            Err(4),
+            "pairs after an abandonment"
+        );
         assert_eq!(enough_to_start(3, 1, 4), Ok(()), "pairs with bots");
         assert_eq!(enough_to_start(1, 0, 0), Err(2), "never under two");
     }

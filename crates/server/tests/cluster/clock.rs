@@ -35,7 +35,9 @@ fn timeout_delays(p: &Player) -> Vec<(u64, Duration)> {
                 Some(turned) => out.push((*seq, at.duration_since(turned))),
                 None => eprintln!(
                     "timed_out at seq {seq} without a turn event since the last timeout: {:?}",
-                    p.events.range(seq.saturating_sub(4)..=*seq).collect::<Vec<_>>()
+                    p.events
+                        .range(seq.saturating_sub(4)..=*seq)
+                        .collect::<Vec<_>>()
                 ),
             }
         }
@@ -136,10 +138,22 @@ async fn skewed_clocks_keep_turn_clocks_and_command_deadlines_through_a_takeover
     let eve = players.last().expect("the spectator");
     let delays = timeout_delays(eve);
     eprintln!("{test}: timeouts (seq, after their turn event): {delays:?}");
-    let before = delays.iter().filter(|(s, _)| eve.arrivals[s] < killed).count();
-    let after = delays.iter().filter(|(s, _)| eve.arrivals[s] > killed).count();
-    assert!(before >= 2, "the skewed owner timed out both throws: {delays:?}");
-    assert!(after >= 2, "the new owner timed both throws out: {delays:?}");
+    let before = delays
+        .iter()
+        .filter(|(s, _)| eve.arrivals[s] < killed)
+        .count();
+    let after = delays
+        .iter()
+        .filter(|(s, _)| eve.arrivals[s] > killed)
+        .count();
+    assert!(
+        before >= 2,
+        "the skewed owner timed out both throws: {delays:?}"
+    );
+    assert!(
+        after >= 2,
+        "the new owner timed both throws out: {delays:?}"
+    );
     let turn = Duration::from_secs(CLOCK_SECS);
     for (seq, delay) in &delays {
         assert!(
@@ -152,7 +166,11 @@ async fn skewed_clocks_keep_turn_clocks_and_command_deadlines_through_a_takeover
         .values()
         .filter(|f| f["event"]["type"] == "game" && f["event"]["event"]["type"] == "timed_out")
         .count();
-    assert_eq!(stored.timeouts(), seen, "the spectator saw every stored timeout");
+    assert_eq!(
+        stored.timeouts(),
+        seen,
+        "the spectator saw every stored timeout"
+    );
     let expired = cluster
         .metric(
             1,

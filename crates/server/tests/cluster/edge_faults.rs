@@ -409,7 +409,12 @@ async fn a_stale_owners_attach_answer_end_and_kick_are_ignored() {
     assert!(seen.is_empty(), "nothing before the event: {seen:?}");
     let req = c.cmd(json!({"type": "roll"})).await;
     let cmd = fake.next().await;
-    assert_eq!(cmd.op(), "command", "no reattach after the stale end: {:?}", cmd.body);
+    assert_eq!(
+        cmd.op(),
+        "command",
+        "no reattach after the stale end: {:?}",
+        cmd.body
+    );
     assert_eq!(cmd.body["owner"], "n2", "{:?}", cmd.body);
     assert_eq!(cmd.body["gen"], attach.body["gen"], "the same link");
     fake.answer(&cmd, json!({"answer": "taken"})).await;
@@ -435,7 +440,11 @@ async fn a_stale_owners_attach_answer_end_and_kick_are_ignored() {
     let seen = until_event(&mut c, 3).await;
     assert!(seen.is_empty(), "{seen:?}");
     let next = c.next().await.expect("open");
-    assert_eq!((next["type"].as_str(), next["seq"].as_u64()), (Some("event"), Some(4)), "{next}");
+    assert_eq!(
+        (next["type"].as_str(), next["seq"].as_u64()),
+        (Some("event"), Some(4)),
+        "{next}"
+    );
     let kick = r#"{"code":4000,"reason":"bye","epoch":3}"#;
     fake.send(&node, &again, "kick", kick).await;
     let closed = c

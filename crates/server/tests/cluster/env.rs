@@ -62,7 +62,9 @@ pub fn libfaketime(test: &str) -> Option<std::path::PathBuf> {
     match found {
         Some(lib) => Some(lib),
         None if std::env::var_os("CI").is_some() => {
-            panic!("{test}: CI is set but libfaketime is not installed (apt-get install -y faketime)")
+            panic!(
+                "{test}: CI is set but libfaketime is not installed (apt-get install -y faketime)"
+            )
         }
         None => {
             let _ = writeln!(

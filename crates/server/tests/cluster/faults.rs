@@ -364,3 +364,58 @@ async fn a_relayed_leave_is_acknowledged_only_once_stored_and_survives_a_takeove
     assert_eq!(shown, ["yellow"], "b shows the seat gone");
     assert_eq!(stored, ["yellow"], "and it is stored gone");
 }
+
+/// Issue 25, owner epochs: the owner a is paused (SIGSTOP) for 3 s, twice its lease; b,
+/// the edge of a player and a spectator, takes the room over at epoch 2 and its relayed
+/// connections follow it. When a resumes (SIGCONT) it still believes it owns the room
+/// for a moment and sends its late notices (frames, the `end`s of its links, each naming
+/// epoch 1 and an old link generation) before its renewal finds the room lost: none of
+/// them detaches or closes anything. Nobody reconnects (a's own player is rehomed to b),
+/// nobody loses a turn, every client's events equal the stored log, and no write of a
+/// after the takeover is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_owners_late_notices_detach_nothing() {
+    let test = "a_paused_owners_late_notices_detach_nothing";
+    let opts = Opts {
+        nodes: 2,
+        ..Opts::default()
+    };
+    let Some(mut cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let down = Duration::from_secs(3);
+    let (code, players, began) = a_game_through_a_fault(
+        &mut cluster,
+        down,
+        |c| c.signal(0, "STOP"),
+        async |c| {
+            c.wait_lease(&code_of(c).await, Duration::from_secs(5), "b", |l| {
+                l.owner == "b"
+            })
+            .await;
+            c.signal(0, "CONT");
+        },
+    )
+    .await;
+    after_the_fault(&cluster, test, &code, &players, began, down + AFTER_HEAL).await;
+    let lease = cluster.lease(&code).await.expect("lease");
+    assert_eq!(
+        (lease.owner.as_str(), lease.epoch),
+        ("b", 2),
+        "one takeover, no owner since"
+    );
+    for p in &players {
+        assert_eq!(p.sessions.len(), 1, "{} never reconnected", p.name);
+    }
+    let (known, unknown) = cluster.check_writers().await;
+    eprintln!("{test}: writes by the owner: {known} (writer unknown: {unknown})");
+    assert!(known > 0, "the writers were identified");
+}
+
+/// The code of the one room the test's database holds.
+async fn code_of(cluster: &Cluster) -> String {
+    sqlx::query_scalar("SELECT code FROM rooms")
+        .fetch_one(&cluster.db)
+        .await
+        .expect("one room")
+}
