@@ -141,6 +141,18 @@ async fn a_refused_rematch_announces_nothing() {
     );
 }
 
+/// The last client of `p` leaves the running game (it abandons, R-LEAVE) and is dropped;
+/// the others read up to its leave's events.
+async fn last_leaves(p: &mut Vec<common::Client>) {
+    let mut leaver = p.pop().expect("a client");
+    leaver.ok(json!({"type": "leave"})).await;
+    for c in p.iter_mut() {
+        while c.seq < leaver.seq {
+            c.next().await;
+        }
+    }
+}
+
 /// The colours of `code`'s seats as the room view shows them.
 fn seat_colours(view: &Value) -> Vec<String> {
     view["seats"]
@@ -176,14 +188,7 @@ async fn a_rematch_frees_an_abandoned_seat_in_its_start_and_a_restart_agrees() {
         &["yellow", "red", "blue"],
     )
     .await;
-    p[2].ok(json!({"type": "leave"})).await;
-    let left = p[2].seq;
-    p.truncate(2);
-    for c in p.iter_mut() {
-        while c.seq < left {
-            c.next().await;
-        }
-    }
+    last_leaves(&mut p).await;
     let (_, mut p) = play_to_end(p).await;
     let finished: Value = server.room(&code).await;
     assert_eq!(finished["status"], "finished", "{finished}");
@@ -239,14 +244,7 @@ async fn r_seat_a_pairs_rematch_short_of_players_is_refused_before_any_seat_is_f
         &["yellow", "blue", "red", "green"],
     )
     .await;
-    p[3].ok(json!({"type": "leave"})).await;
-    let left = p[3].seq;
-    p.truncate(3);
-    for c in p.iter_mut() {
-        while c.seq < left {
-            c.next().await;
-        }
-    }
+    last_leaves(&mut p).await;
     let (_, mut p) = play_to_end(p).await;
     let before: Value = server.room(&code).await;
     assert_eq!(before["status"], "finished", "{before}");

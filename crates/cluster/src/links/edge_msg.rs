@@ -1,7 +1,8 @@
 //! The framing of a `P.edge.<NODE>` message (`docs/CLUSTER.md`, "Routing"): one or more
 //! text lines, each naming a link and its message, then the body as is (the owner's
 //! frame, already serialised once for every member of the room; a kick's
-//! [`super::wire::KickBody`]; nothing for an `end`):
+//! [`super::wire::KickBody`]; an `end`'s [`super::wire::EndBody`], or nothing from a node
+//! of before):
 //!
 //! ```text
 //! <conn> <gen> <n> <kind> <tag>\n[<conn> <gen> <n> frame <tag>\n ...]<body>

@@ -36,7 +36,7 @@ const LOOK_BACK: usize = 16;
 pub struct Item {
     /// Its line (connection, generation, counter, kind, tag).
     pub line: EdgeLine,
-    /// The body: the room's frame, a kick's body, or empty for an `end`.
+    /// The body: the room's frame, a kick's body or an `end`'s (the owner's epoch).
     pub body: Arc<str>,
     /// It may share a message with other links' items of the same body (a frame that is
     /// not a reply).

@@ -7,8 +7,8 @@
 //! Each message is the frame as the room serialised it, behind one line per link
 //! ([`crate::links::edge_msg`]): the edge's connection id and attach generation, this link's
 //! counter from 1, the kind (`frame`, `kick` or `end`: their bodies name this owner's
-//! lease epoch) and the `seq` of an `event` /
-//! `your_turn` frame; the egress numbers them, the publisher groups links of one edge
+//! lease epoch) and the `seq` of an `event` / `your_turn` frame; the egress numbers
+//! them, the publisher groups links of one edge
 //! node under one body. The link never blocks the actor: a frame counts as unwritten
 //! until published, and a link over its byte limit or its queue is kicked as a slow
 //! consumer like a local one.

@@ -2,7 +2,8 @@
 //! runs on this node it answers attaches (join, watch, resume, reattach) from edge nodes
 //! by creating a remote link ([`super::remote_link`]) and handing the room command to the
 //! actor (the answer, and the link's `end` and `kick`, name the lease epoch this node
-//! holds for the room, so an edge that followed a later owner ignores a stale one's); commands and detaches of an attached edge connection go to the actor under the
+//! holds for the room, so an edge that followed a later owner ignores a stale one's);
+//! commands and detaches of an attached edge connection go to the actor under the
 //! owner's connection id for that link; `view` answers the room's public state. The
 //! service ends when the room's actor ends.
 

@@ -4,6 +4,10 @@
 //!
 //! Cluster tests run one at a time (a process-wide lock): each starts several servers on
 //! a 2-core machine, and their failover and drain bounds are about time.
+//!
+//! Why one file of ~690 lines: the fixture is one type, [`Cluster`], whose start, node
+//! processes (with their proxies and clocks), signals and database reads share its
+//! fields; its reads of leases and games are in `db.rs`, the audit in `audit.rs`.
 
 use crate::audit;
 use crate::common::http_at;
