@@ -419,3 +419,71 @@ async fn code_of(cluster: &Cluster) -> String {
         .await
         .expect("one room")
 }
+
+/// Issue 25, seats and the log (docs/CLUSTER.md, "Stored seats and the log"): red
+/// abandons a three-player game on a (it leaves mid-game), the two others play it to the
+/// end and ask for a rematch: its start deletes red's seat row in the same transaction.
+/// The owner is then killed: the node that takes the room over shows the rematch's two
+/// seats, as stored, and the rematch's game running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rematch_without_an_abandoned_seat_survives_a_takeover() {
+    let test = "a_rematch_without_an_abandoned_seat_survives_a_takeover";
+    let opts = Opts {
+        nodes: 2,
+        ..Opts::default()
+    };
+    let Some(mut cluster) = Cluster::start(test, opts).await else {
+        return;
+    };
+    let code = cluster
+        .create_room(
+            0,
+            &json!({"seats": 3, "turn_clock_secs": 60, "disconnect_grace_secs": 300,
+                    "public": false}),
+        )
+        .await;
+    let roster = cluster.roster.clone();
+    let mut ana = Player::join(&roster, 0, &code, "ana", Some("yellow")).await;
+    let mut bruno = Player::join(&roster, 1, &code, "bruno", Some("blue")).await;
+    let mut carla = Player::join(&roster, 1, &code, "carla", Some("red")).await;
+    for p in [&mut ana, &mut bruno, &mut carla] {
+        p.wait_seq(3).await;
+    }
+    assert_eq!(ana.command(json!({"type": "start"})).await["type"], "ok");
+    let left = carla.command(json!({"type": "leave"})).await;
+    assert_eq!(left["type"], "ok", "{left}");
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let mut players = play_all(vec![ana, bruno], deadline).await;
+    let (shown, stored) = seats(&cluster, 1, &code).await;
+    assert_eq!(shown, ["yellow", "blue", "red"], "red shows abandoned");
+    assert_eq!(stored, ["blue", "red", "yellow"], "and keeps its row");
+    for p in &mut players {
+        let ok = p.command(json!({"type": "rematch"})).await;
+        assert_eq!(ok["type"], "ok", "{}: {ok}", p.name);
+    }
+    let (shown, stored) = seats(&cluster, 1, &code).await;
+    assert_eq!(shown, ["yellow", "blue"]);
+    assert_eq!(
+        stored,
+        ["blue", "yellow"],
+        "the rematch's start deleted red's row"
+    );
+    cluster.kill(0);
+    cluster
+        .wait_lease(&code, Duration::from_secs(10), "taken over by b", |l| {
+            l.owner == "b" && l.epoch >= 2
+        })
+        .await;
+    let (shown, stored) = seats(&cluster, 1, &code).await;
+    assert_eq!(
+        shown,
+        ["yellow", "blue"],
+        "the new owner shows the rematch's seats"
+    );
+    assert_eq!(stored, ["blue", "yellow"]);
+    let (status, view) = cluster
+        .http(1, "GET", &format!("/api/rooms/{code}"), None)
+        .await;
+    assert_eq!(status, 200, "{view}");
+    assert_eq!(view["status"], "playing", "the rematch runs on: {view}");
+}
