@@ -69,10 +69,11 @@ pub enum RecordError {
 }
 
 /// The action that stored event `events[i]` starts, or `None` for an event that is a
-/// consequence of an earlier action. A partner capture is told apart by the capture
-/// event that follows the move (pair play).
-fn action_at(rules: &RuleSet, events: &[Event], i: usize) -> Option<Action> {
-    Some(match events[i] {
+/// consequence of an earlier action (or `i` is past the end). A partner capture is told
+/// apart by the capture event that follows the move (pair play). Used to read a stored
+/// log back as actions ([`GameRecord::from_events`], the server's packed game log).
+pub fn action_at(rules: &RuleSet, events: &[Event], i: usize) -> Option<Action> {
+    Some(match *events.get(i)? {
         Event::DiceRolled { dice, .. } => Action::Roll { dice },
         Event::PieceExited { .. } => Action::Exit,
         Event::PieceMoved {
