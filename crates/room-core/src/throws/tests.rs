@@ -289,3 +289,88 @@ fn an_unknown_format_or_a_cut_log_is_an_error() {
     ));
     assert!(decode(&[]).expect("empty is no log").events.is_empty());
 }
+
+/// A short `online` game's log, as the room logs it: start, clock, a throw of 5 and 3
+/// (R-EXIT-1: the exit comes first), the exit, the move of the 3.
+fn short_game() -> Vec<LoggedEvent> {
+    let seats = [Colour::Yellow, Colour::Red];
+    let mut game =
+        Game::new(parchis_engine::RuleSet::online(), &seats, Colour::Yellow).expect("a start");
+    let at = 1_764_000_000_000;
+    let mut events = vec![
+        RoomEvent::GameStarted {
+            game_id: "01a23ce9-c9a4-7bd9-9647-9832c967c553".into(),
+            first: Colour::Yellow,
+            position: game.to_position(),
+            dice: None,
+        },
+        RoomEvent::Turn {
+            colour: Colour::Yellow,
+            deadline_ms: at + 30_000,
+        },
+    ];
+    let mut throw = 0;
+    for action in [
+        Action::Roll {
+            dice: Dice::two(5, 3).expect("dice"),
+        },
+        Action::Exit,
+        Action::Move {
+            piece: 0,
+            die: 3,
+            capture: false,
+        },
+    ] {
+        for event in game.play(&action).expect("legal") {
+            let t = matches!(event, parchis_engine::Event::DiceRolled { .. }).then(|| {
+                throw += 1;
+                throw - 1
+            });
+            events.push(RoomEvent::Game { event, throw: t });
+        }
+    }
+    let n = events.len();
+    events
+        .into_iter()
+        .enumerate()
+        .map(|(k, event)| LoggedEvent {
+            seq: 1 + k as u64,
+            at_ms: if k < 2 { at } else { at + 1_500 },
+            event,
+            positioned: k == 1 || k + 1 == n,
+        })
+        .collect()
+}
+
+/// Format 1 is what stored games hold: these bytes must keep reading as this game.
+#[test]
+fn format_1_bytes_of_a_short_game_are_stable() {
+    let live = short_game();
+    let packed = encode(&live);
+    let expected = concat!(
+        "01",                               // format 1
+        "01",                               // first seq 1
+        "80a0bfe9d666",                     // first time (zigzag varint)
+        "08",                               // GAME_STARTED
+        "01a23ce9c9a47bd996479832c967c553", // its id
+        "00",
+        "02",
+        "0002", // first Y; 2 seats: Y, R
+        "00",
+        "06",
+        "6f6e6c696e65", // rules by name: "online"
+        "00",           // no dice info
+        "27",
+        "00",
+        "e0d403", // TURN, positioned: Y, deadline +30,000 ms
+        "41",
+        "b817",
+        "35", // ROLL, 1,500 ms later: 5 and 3
+        "02", // EXIT
+        "23",
+        "18", // MOVE, positioned: piece 0, die 3
+    );
+    assert_eq!(hex::encode(&packed), expected);
+    let bytes = hex::decode(expected).expect("hex");
+    assert_eq!(decode(&bytes).expect("format 1 reads").events, live);
+}
