@@ -35,7 +35,7 @@ pub use position::{
     BoardState, HeldBlockade, PieceState, PlayerPosition, Position, PositionError, StagePosition,
 };
 pub use preview::{route, ActionPreview};
-pub use record::{result_tag, GameRecord, RecordError};
+pub use record::{action_at, result_tag, GameRecord, RecordError};
 pub use rules::{
     BlockadeKind, BonusTakers, BonusTiming, DoublesBonus, ExitCapture, FirstPlayer, GameEnd,
     OneDiePlayable, OpenOn, Preset, RollAgainOn, RuleSet, SafeWithOpponent, ThirdRepeat,

@@ -69,10 +69,12 @@ pub enum RecordError {
 }
 
 /// The action that stored event `events[i]` starts, or `None` for an event that is a
-/// consequence of an earlier action. A partner capture is told apart by the capture
-/// event that follows the move (pair play).
-fn action_at(rules: &RuleSet, events: &[Event], i: usize) -> Option<Action> {
-    Some(match events[i] {
+/// consequence of an earlier action (or `i` is past the end). A partner capture is told
+/// apart by the capture event that follows the move (pair play), also when the piece left
+/// a blockade on its way (its `blockade_opened` comes between). Used to read a stored
+/// log back as actions ([`GameRecord::from_events`], the server's packed game log).
+pub fn action_at(rules: &RuleSet, events: &[Event], i: usize) -> Option<Action> {
+    Some(match *events.get(i)? {
         Event::DiceRolled { dice, .. } => Action::Roll { dice },
         Event::PieceExited { .. } => Action::Exit,
         Event::PieceMoved {
@@ -83,9 +85,14 @@ fn action_at(rules: &RuleSet, events: &[Event], i: usize) -> Option<Action> {
             die,
             ..
         } => {
+            // The capture follows the move, after the `blockade_opened` of a piece that
+            // left a blockade (the engine reports them in that order).
+            let next = events[i + 1..]
+                .iter()
+                .find(|e| !matches!(e, Event::BlockadeOpened { .. }));
             let capture = rules.teams
                 && matches!(
-                    events.get(i + 1),
+                    next,
                     Some(Event::PieceCaptured { colour: c, .. })
                         if *c != colour && c.index() % 2 == colour.index() % 2
                 );

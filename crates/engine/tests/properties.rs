@@ -416,6 +416,65 @@ fn game_records_rebuilt_from_events_replay_to_the_same_game() {
     }
 }
 
+/// `pairs` (seed 004, "puede optar por comerla y contar 20"): a move that captures a lone
+/// partner piece is read back from the events as a capture also when the moving piece left
+/// a blockade, whose `blockade_opened` comes between the move and the capture. Random
+/// pair games with partner captures taken whenever offered, rebuilt from their events,
+/// replay to the same events; some of those captures opened a blockade.
+#[test]
+fn a_partner_capture_that_opens_a_blockade_is_read_back_as_a_capture() {
+    use parchis_engine::{Event, GameRecord, Preset};
+    let mut covered = 0;
+    for seed in 0..40u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let seats = Colour::ALL.to_vec();
+        let mut g = Game::new(Preset::Pairs.rules(), &seats, Colour::Yellow).unwrap();
+        let mut events = Vec::new();
+        while g.outcome().is_none() && events.len() < 6_000 {
+            let action = match g.expect() {
+                Expect::Roll { .. } => Action::Roll {
+                    dice: Dice::from_slice(&[rng.gen_range(1..=6)]).unwrap(),
+                },
+                _ => {
+                    let l = g.legal_actions();
+                    let captures: Vec<Action> = l
+                        .iter()
+                        .copied()
+                        .filter(|a| {
+                            matches!(
+                                a,
+                                Action::Move { capture: true, .. }
+                                    | Action::Bonus { capture: true, .. }
+                            )
+                        })
+                        .collect();
+                    if captures.is_empty() {
+                        l[rng.gen_range(0..l.len())]
+                    } else {
+                        captures[0]
+                    }
+                }
+            };
+            let produced = g.play(&action).unwrap();
+            if matches!(
+                action,
+                Action::Move { capture: true, .. } | Action::Bonus { capture: true, .. }
+            ) && matches!(produced.get(1), Some(Event::BlockadeOpened { .. }))
+            {
+                covered += 1;
+            }
+            events.extend(produced);
+        }
+        let record = GameRecord::from_events(Preset::Pairs, seats, Colour::Yellow, &events);
+        let (replayed, replay_events) = record
+            .replay()
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert_eq!(replayed, g, "seed {seed}");
+        assert_eq!(replay_events, events, "seed {seed}");
+    }
+    assert!(covered > 0, "some partner captures opened a blockade");
+}
+
 #[test]
 fn every_rule_set_plays_complete_games() {
     for (i, name) in RULE_SETS.iter().enumerate() {

@@ -22,7 +22,8 @@
 //!   core calls an [`Observer`] its driver hands in, never a global.
 //!
 //! Module order (each imports only those below it in this list, never one above):
-//! `types`, `observer`, `dice`, `frames`, `replay`, `seat` (a seat and its bot), `emote_limit`,
+//! `types`, `observer`, `dice`, `frames`, `replay`, `throws` (a game's log packed as its
+//! inputs), `seat` (a seat and its bot), `emote_limit`,
 //! `reserved` (a director's room: reserved seats and commands), `held` (the spectator
 //! delay's rule and buffer), `persist`, `plan`,
 //! `effect`, `doubt`, `core`, then the parts of the core (`owed`, `delay`, `fanout`,
@@ -56,6 +57,7 @@ pub mod replay;
 pub mod reserved;
 pub mod restore;
 pub mod seat;
+pub mod throws;
 pub mod types;
 pub mod view;
 

@@ -15,7 +15,7 @@ use parchis_engine::{Action, Colour, Preset};
 use parchis_protocol::{Play, RoomStatus, ServerMessage};
 use parchis_room_core::core::{Core, Effect};
 use parchis_room_core::persist::Write;
-use parchis_room_core::{persist, replay, Input};
+use parchis_room_core::{persist, replay, throws, Input};
 use parchis_store::Store;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -45,6 +45,10 @@ struct Checked {
     fresh_clocks: usize,
     /// The game ended.
     finished: bool,
+    /// Its stored log packed as its inputs (issue 28), bytes.
+    packed_bytes: usize,
+    /// The same log as the stored JSON events, bytes of JSON.
+    json_bytes: usize,
 }
 
 struct Game {
@@ -369,7 +373,19 @@ pub(super) async fn rebuilt(
         .expect("store read")
         .expect("room stored");
     let record = snap.game.as_ref().expect("a game is stored");
-    let log = persist::events_from(&snap.events).expect("stored events read");
+    let stored = persist::events_from(&snap.events).expect("stored events read");
+    // Issue 28: the log packed as its inputs unpacks, by replay, to the stored log; the
+    // room is rebuilt from the unpacked one.
+    let unpacked = throws::decode(&throws::encode(&stored)).expect("packed log unpacks");
+    assert_eq!(
+        unpacked.events, stored,
+        "the packed log gives back the stored log"
+    );
+    assert!(
+        unpacked.encoder.follows_game(),
+        "every action of the room's log packs as an action"
+    );
+    let log = unpacked.events;
     let replayed = replay(&log).expect("stored log replays");
     let per_throw = usize::from(replayed.start.0.dice.clamp(1, 2));
     let events: Vec<_> = log.iter().map(|e| e.event.clone()).collect();
@@ -413,6 +429,15 @@ async fn run(seed: u64) -> Checked {
     let (core, _) = g.rebuild(g.d.now).await;
     g.compare(&core);
     g.checked.finished = g.d.core.status() == RoomStatus::Finished;
+    let snap = g
+        .store
+        .get_room(g.d.core.code())
+        .await
+        .expect("read")
+        .expect("room");
+    let log = persist::events_from(&snap.events).expect("stored events read");
+    g.checked.packed_bytes = throws::encode(&log).len();
+    g.checked.json_bytes = snap.events.iter().map(|e| e.event.to_string().len()).sum();
     g.checked
 }
 
@@ -444,7 +469,17 @@ async fn frames_rebuilt_from_the_log_equal_the_live_frames_positions_included() 
         total.positioned += c.positioned;
         total.swaps += c.swaps;
         total.fresh_clocks += c.fresh_clocks;
+        total.packed_bytes += c.packed_bytes;
+        total.json_bytes += c.json_bytes;
     }
+    // Issue 28: the packed log is a small fraction of the JSON events.
+    eprintln!(
+        "{} games: {} bytes packed, {} bytes of JSON events",
+        seeds.len(),
+        total.packed_bytes,
+        total.json_bytes
+    );
+    assert!(total.packed_bytes * 8 < total.json_bytes, "{total:?}");
     if seeds.len() >= 5 {
         assert!(total.swaps > 0, "rebuilt rooms took over: {total:?}");
         assert!(
