@@ -122,7 +122,14 @@ export async function newPage(env, name, viewport, { locale = 'es-ES', hook = tr
   const page = await ctx.newPage();
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(`${name}: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error') page.errors.push(`${name} console: ${m.text()}`); });
+  page.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    // The lobby asks `GET /api/pairing` once to learn whether the server offers quick
+    // pairing; a server without it answers 404, which the browser logs. Only that probe
+    // is not an error.
+    if (/^Failed to load resource/.test(m.text()) && /\/api\/pairing$/.test(m.location().url || '')) return;
+    page.errors.push(`${name} console: ${m.text()}`);
+  });
   page.tag = name;
   page.env = env;
   return page;

@@ -8,8 +8,10 @@
 // reducer of state.js, through ctx.js's dispatch(); the views draw it and know no
 // rules (the server's previews and positions say it all).
 //
-// Views: lobby.js (lobby, join), room.js, game.js, result.js, replay.js. A new page
-// registers with `registerView` in ctx.js and is opened from route() below.
+// Views: lobby.js (lobby, join), room.js, game.js, result.js, replay.js, account.js
+// (sign up, log in, recover, account), profile.js, leaderboard.js, pairing.js (quick
+// pairing in the lobby). A new page registers with `registerView` in ctx.js and a route
+// in ROUTES below.
 
 import { t, getLang, setLang, translateDom } from './i18n.js';
 import * as sound from './sound.js';
@@ -18,12 +20,17 @@ import { closeDialog, closeOnEscape, openDialog } from './dialogs.js';
 import { loadInviteBase } from './invite.js';
 import { ctx, dispatch, scheduleRender, show, currentView } from './ctx.js';
 import { $, setUrl, fillColourSelect } from './ui.js';
-import { leaveRoom, doLeave } from './session.js';
+import { leaveRoom, doLeave, closeSession } from './session.js';
 import { initLobby, loadLobbyLists, enterRoom } from './lobby.js';
 import { initRoom, renderRoom, renderInvite } from './room.js';
 import { initGame, renderGame, resetGameDrawing } from './game.js';
 import { initResult } from './result.js';
 import { initReplay, openReplay, closeReplay, renderReplay, resetReplayDrawing } from './replay.js';
+import { initAccount, openAccountPage, renderAccountButton, onAccountChange } from './account.js';
+import { initProfile, openProfile, retranslateProfile } from './profile.js';
+import { initLeaderboard, openLeaderboard } from './leaderboard.js';
+import { initPairing, renderPairing, pairingState } from './pairing.js';
+import { renderRatedChoice } from './lobby.js';
 
 // ----- drawing the room ------------------------------------------------------------------
 
@@ -47,6 +54,9 @@ function retranslate() {
   renderMute();
   resetGameDrawing();
   resetReplayDrawing();
+  renderAccountButton();
+  renderPairing();
+  retranslateProfile();
   if (ctx.S.room || ctx.replay) ctx.render(); else loadLobbyLists();
   const st = $('conn-status');
   if (st.dataset.state === 'open') st.textContent = t('connected');
@@ -99,9 +109,39 @@ function initHeader() {
 
 // ----- routing ---------------------------------------------------------------------------
 
-/** Opens what the address names: a replay (`/?game=`), a room (`/?room=`, `/r/<code>`),
- * else the lobby. */
+/** The pages reached by a `#/…` address: `#/<name>/<arg>` → `open(arg)`. A new page (a
+ * tournament page…) adds its entry here and registers its view in ctx.js. */
+const ROUTES = {
+  login: () => openAccountPage('login'),
+  signup: () => openAccountPage('signup'),
+  recover: () => openAccountPage('recover'),
+  account: () => openAccountPage('account'),
+  player: (arg) => openProfile(arg),
+  leaderboard: (arg) => openLeaderboard(arg),
+};
+
+/** The `#/…` page of the address, as `[name, arg]`, or null. */
+function hashPage() {
+  const m = /^#\/([a-z]+)(?:\/(.*))?$/.exec(location.hash);
+  if (!m || !ROUTES[m[1]]) return null;
+  let arg = m[2] || '';
+  try { arg = decodeURIComponent(arg); } catch (_) { /* keep it as typed */ }
+  return [m[1], arg];
+}
+
+/** Opens what the address names: a `#/…` page, a replay (`/?game=`), a room
+ * (`/?room=`, `/r/<code>`), else the lobby. */
 function route() {
+  const page = hashPage();
+  if (page) {
+    // A page over a room: the room's connection closes (its seat stays stored, to resume).
+    if (ctx.replay) closeReplay();
+    if (ctx.S.room) closeSession();
+    $('result').hidden = true;
+    if (location.pathname !== '/' || location.search) history.replaceState(null, '', `/${location.hash}`);
+    ROUTES[page[0]](page[1]);
+    return;
+  }
   const params = new URLSearchParams(location.search);
   const m = location.pathname.match(/^\/r\/([^/]+)/);
   const code = params.get('room') || (m && decodeURIComponent(m[1]));
@@ -124,7 +164,13 @@ function init() {
   initGame();
   initResult();
   initReplay();
-  route();
+  initProfile();
+  initLeaderboard();
+  onAccountChange(() => { renderRatedChoice(); renderPairing(); });
+  initPairing();
+  window.addEventListener('hashchange', () => { if (hashPage()) route(); });
+  // Who is logged in decides what a rated room's join page offers: ask first.
+  initAccount().finally(route);
 }
 
 // Test hook: only when a test page installed a receiver before the app loaded (the
@@ -139,6 +185,8 @@ if (typeof window.__parchisTestHook === 'function') {
     diceAnimations: () => ctx.diceAnimations,
     replay: () => ctx.replay && { i: ctx.replay.i, n: ctx.replay.data.steps.length },
     view: () => currentView(),
+    me: () => ctx.me,
+    pairing: () => pairingState(),
   });
 }
 

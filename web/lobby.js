@@ -195,6 +195,12 @@ export async function enterRoom(rawCode, intent) {
     startSession(view.code, { kind: 'resume' }, saved, view);
     return;
   }
+  // A seat of this account taken on another device: `resume` it by the account (no
+  // token; a logged-in player's seat is named after its username).
+  if (ctx.me && view.status !== 'finished' && view.seats.some((s) => !s.bot && !s.abandoned && s.name === ctx.me.username)) {
+    startSession(view.code, { kind: 'resume_account' }, null, view);
+    return;
+  }
   // A finished room's link, for anyone not seated there: the replay of its game.
   if (view.status === 'finished' && view.game && intent !== 'watch') {
     actions.openReplay(view.game.game_id);

@@ -12,7 +12,8 @@ import { noteFair } from './fairline.js';
 
 /**
  * Opens room `code` with `intent` (`{kind:'join', name, colour}`, `{kind:'watch'}`,
- * `{kind:'resume'}` or `{kind:'claim', ticket}`), `saved` a stored seat and `view` the
+ * `{kind:'resume'}` (a stored seat), `{kind:'resume_account'}` (the logged-in account's
+ * seat, taken on another device) or `{kind:'claim', ticket}` (quick pairing)), `saved` a stored seat and `view` the
  * room view when already fetched.
  */
 export function startSession(code, intent, saved = null, view = null) {
@@ -20,7 +21,7 @@ export function startSession(code, intent, saved = null, view = null) {
   if (actions.closeReplay) actions.closeReplay();
   ctx.resultShownFor = null;
   ctx.fair = { info: view && view.dice ? view.dice : null, clientSeed: saved && saved.clientSeed ? saved.clientSeed : null };
-  if (intent.kind === 'join') ctx.fair.clientSeed = newClientSeed();
+  if (intent.kind === 'join' || intent.kind === 'claim') ctx.fair.clientSeed = newClientSeed();
   dispatch({ type: 'local:session', code, intent, saved, view });
   setUrl(roomUrl(code));
   $('result').hidden = true;
@@ -53,11 +54,15 @@ function sendEntry() {
     if (S.intent.colour) msg.colour = S.intent.colour;
     if (ctx.fair.clientSeed) msg.client_seed = ctx.fair.clientSeed;
     track(conn.send(msg), 'join');
+  } else if (S.intent && S.intent.kind === 'resume_account') {
+    // The account's seat, from another device: the session cookie names the account.
+    track(conn.send({ type: 'resume', room: S.code, last_seq: S.seq }), 'resume');
   } else if (S.intent && S.intent.kind === 'claim') {
-    // Quick pairing: the seat the server chose (the ticket or the account names the
-    // room); a guest names its ticket, an account is known by its session cookie.
-    const msg = { type: 'claim' };
+    // Quick pairing: the seat reserved for us; a guest names its ticket, an account is
+    // known by its session cookie.
+    const msg = { type: 'claim', room: S.code };
     if (S.intent.ticket) msg.ticket = S.intent.ticket;
+    if (ctx.fair.clientSeed) msg.client_seed = ctx.fair.clientSeed;
     track(conn.send(msg), 'claim');
   } else {
     track(conn.send({ type: 'watch', room: S.code }), 'watch');

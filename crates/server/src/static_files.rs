@@ -69,6 +69,12 @@ pub const ASSETS: &[Asset] = &[
     asset!("result.js", JS),
     asset!("replay.js", JS),
     asset!("i18n_accounts.js", JS),
+    asset!("account.js", JS),
+    asset!("profile.js", JS),
+    asset!("leaderboard.js", JS),
+    asset!("chart.js", JS),
+    asset!("pairing.js", JS),
+    asset!("pairing_state.js", JS),
     asset!("style.css", CSS),
     asset!("favicon.svg", SVG),
 ];
