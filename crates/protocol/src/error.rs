@@ -170,7 +170,7 @@ impl ErrorCode {
         use ErrorCode::*;
         match self {
             BadJson => "the frame is not valid JSON",
-            SeatReserved => "the seats of this room are reserved for the drawn entrants",
+            SeatReserved => "the seats of this room are reserved (a championship's entrants, a quick pairing's players): `claim` yours",
             ClockPaused => "the referee paused the game: wait for the clock to be resumed",
             BinaryFrame => "binary frames are not supported; send JSON text frames",
             UnknownType => "unknown or missing message type",

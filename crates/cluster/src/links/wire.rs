@@ -287,6 +287,16 @@ pub enum AttachHow {
         /// Last seq the client saw.
         last_seq: u64,
     },
+    /// `claim` of a reserved seat (the key made by the edge: an account's id, or a
+    /// quick-pairing ticket's key). Not understood by nodes of before it.
+    Claim {
+        /// Request id.
+        req: u64,
+        /// The reservation's key.
+        key: String,
+        /// Fair-dice client seed.
+        client_seed: Option<String>,
+    },
     /// Back without a token ([`parchis_room::Input::Reattach`]).
     Reattach {
         /// What it was.

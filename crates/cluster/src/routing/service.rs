@@ -350,6 +350,17 @@ fn attach_cmd(
             reply,
         },
         AttachHow::Watch { req } => RoomCmd::Watch { link, req, reply },
+        AttachHow::Claim {
+            req,
+            key,
+            client_seed,
+        } => RoomCmd::Claim {
+            link,
+            req,
+            key,
+            client_seed,
+            reply,
+        },
         AttachHow::Resume {
             req,
             token,

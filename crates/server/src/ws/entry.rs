@@ -1,4 +1,4 @@
-//! The entry into a room: `join`, `watch` or `resume`, checked by the session, go to the
+//! The entry into a room: `join`, `watch`, `resume` or `claim`, checked by the session, go to the
 //! room's actor when it runs on this node, or (cluster mode, `docs/CLUSTER.md`,
 //! "Routing") to its owner on another node; a room that no node serves is looked up in
 //! the store (unknown, finished, or being moved: `room_unavailable`).
@@ -24,6 +24,11 @@ pub(super) enum Entry {
     Resume {
         token: String,
         last_seq: u64,
+    },
+    /// `claim`: the reservation's key (the account's id, or a ticket's key).
+    Claim {
+        key: String,
+        client_seed: Option<String>,
     },
 }
 
@@ -103,6 +108,13 @@ impl Session {
                 reply,
             },
             Entry::Watch => RoomCmd::Watch { link, req, reply },
+            Entry::Claim { key, client_seed } => RoomCmd::Claim {
+                link,
+                req,
+                key,
+                client_seed,
+                reply,
+            },
             Entry::Resume { token, last_seq } => RoomCmd::Resume {
                 link,
                 req,
@@ -155,6 +167,11 @@ impl Session {
                 account: *account,
             },
             Entry::Watch => AttachHow::Watch { req },
+            Entry::Claim { key, client_seed } => AttachHow::Claim {
+                req,
+                key: key.clone(),
+                client_seed: client_seed.clone(),
+            },
             Entry::Resume { token, last_seq } => AttachHow::Resume {
                 req,
                 token: token.clone(),
