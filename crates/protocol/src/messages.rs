@@ -113,14 +113,19 @@ pub enum ClientMessage {
     },
     /// Come back to a seat with the token from `welcome`, after `last_seq`. Answered by
     /// `welcome`, then the missed events in order (or a snapshot when they are too old).
-    /// Takes over any other connection on that seat.
+    /// Takes over any other connection on that seat (closed 4000).
+    ///
+    /// Without `token`, on a logged-in connection (session cookie or bearer token): the
+    /// seat this account holds in the room, from any device (issue 26). A guest without a
+    /// token is refused `bad_token`, as is an account that holds no seat there.
     Resume {
         /// Request id.
         req: u64,
         /// Room code.
         room: String,
-        /// The session token issued by `welcome`.
-        token: String,
+        /// The session token issued by `welcome`; absent: the logged-in account's seat.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
         /// The last event sequence number this client saw.
         last_seq: u64,
     },

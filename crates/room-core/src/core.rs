@@ -446,7 +446,8 @@ impl Core {
                 req,
                 token,
                 last_seq,
-            } => self.resume(conn, req, &token, last_seq),
+                account,
+            } => self.resume(conn, req, &token, account, last_seq),
             Input::Reattach {
                 conn,
                 reattach,

@@ -80,3 +80,54 @@ async fn a_claim_is_refused_where_nothing_is_reserved_for_it() {
     assert_eq!(welcome["type"], "welcome", "{welcome}");
     s.shutdown.cancel();
 }
+
+/// Another device (issue 26): a logged-in player's second connection sends `resume`
+/// without a token and takes over the account's seat; the first connection is closed
+/// 4000 (replaced). A guest's `resume` without a token, or an account that holds no seat
+/// in the room, is refused `bad_token`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_logged_in_player_resumes_their_seat_from_another_device_without_the_token() {
+    let s = server().await;
+    let ana = sign_up(&s, "Ana_1").await;
+    let bea = sign_up(&s, "Bea_2").await;
+    let code = s.create_room(json!({"preset": "online", "seats": 2})).await;
+    let mut phone = logged_in(s.addr, &ana).await;
+    let welcome = phone.join(&code, "ignored", Some("red")).await;
+    assert_eq!(welcome["colour"], "red", "{welcome}");
+    let seq = welcome["seq"].as_u64().expect("seq");
+
+    let mut guest = s.client().await;
+    let req = guest
+        .cmd(json!({"type": "resume", "room": code, "last_seq": 0}))
+        .await;
+    let answer = guest.reply(req).await;
+    assert_eq!(answer["code"], "bad_token", "{answer}");
+    let mut other = logged_in(s.addr, &bea).await;
+    let req = other
+        .cmd(json!({"type": "resume", "room": code, "last_seq": 0}))
+        .await;
+    let answer = other.reply(req).await;
+    assert_eq!(answer["code"], "bad_token", "{answer}");
+
+    let mut laptop = logged_in(s.addr, &ana).await;
+    let req = laptop
+        .cmd(json!({"type": "resume", "room": code, "last_seq": seq}))
+        .await;
+    let answer = laptop.reply(req).await;
+    assert_eq!(
+        (answer["type"].clone(), answer["colour"].clone()),
+        (json!("welcome"), json!("red")),
+        "{answer}"
+    );
+    assert_eq!(common::close_code(&mut phone).await, Some(4000));
+    // The laptop plays the seat: a guest joins yellow and the laptop (the creator's
+    // seat) starts the game.
+    let mut yellow = s.client().await;
+    yellow.join(&code, "Luis", Some("yellow")).await;
+    while laptop.seq < yellow.seq {
+        laptop.next().await;
+    }
+    let started = laptop.ok(json!({"type": "start"})).await;
+    assert_eq!(started["type"], "ok", "{started}");
+    s.shutdown.cancel();
+}

@@ -365,11 +365,13 @@ fn attach_cmd(
             req,
             token,
             last_seq,
+            account,
         } => RoomCmd::Resume {
             link,
             req,
             token,
             last_seq,
+            account,
             reply,
         },
         AttachHow::Reattach { reattach, last_seq } => RoomCmd::Reattach {

@@ -21,9 +21,11 @@ pub(super) enum Entry {
         account: Option<uuid::Uuid>,
     },
     Watch,
+    /// `token` empty: the seat of `account`.
     Resume {
         token: String,
         last_seq: u64,
+        account: Option<uuid::Uuid>,
     },
     /// `claim`: the reservation's key (the account's id, or a ticket's key).
     Claim {
@@ -115,11 +117,16 @@ impl Session {
                 client_seed,
                 reply,
             },
-            Entry::Resume { token, last_seq } => RoomCmd::Resume {
+            Entry::Resume {
+                token,
+                last_seq,
+                account,
+            } => RoomCmd::Resume {
                 link,
                 req,
                 token,
                 last_seq,
+                account,
                 reply,
             },
         };
@@ -172,10 +179,15 @@ impl Session {
                 key: key.clone(),
                 client_seed: client_seed.clone(),
             },
-            Entry::Resume { token, last_seq } => AttachHow::Resume {
+            Entry::Resume {
+                token,
+                last_seq,
+                account,
+            } => AttachHow::Resume {
                 req,
                 token: token.clone(),
                 last_seq: *last_seq,
+                account: *account,
             },
         };
         match routing::forward::attach(self.state.node(), &room, &self.link, how).await {

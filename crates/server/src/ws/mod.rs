@@ -368,44 +368,62 @@ impl Session {
                 ErrorCode::UnknownRoom.describe(),
             );
         }
-        let entry = match msg {
-            ClientMessage::Join {
-                name,
-                colour,
-                client_seed,
-                ..
-            } => match (&self.account, display_name(&name)) {
-                // A logged-in player's seat shows their username, whatever name was sent.
-                (Some(account), _) => Entry::Join {
-                    name: account.username.clone(),
-                    colour,
-                    client_seed,
-                    account: Some(account.id),
-                },
-                (None, Ok(name)) => Entry::Join {
+        let entry =
+            match msg {
+                ClientMessage::Join {
                     name,
                     colour,
                     client_seed,
-                    account: None,
+                    ..
+                } => match (&self.account, display_name(&name)) {
+                    // A logged-in player's seat shows their username, whatever name was sent.
+                    (Some(account), _) => Entry::Join {
+                        name: account.username.clone(),
+                        colour,
+                        client_seed,
+                        account: Some(account.id),
+                    },
+                    (None, Ok(name)) => Entry::Join {
+                        name,
+                        colour,
+                        client_seed,
+                        account: None,
+                    },
+                    (None, Err(e)) => {
+                        return self.error(Some(req), ErrorCode::BadRequest, e.to_string())
+                    }
                 },
-                (None, Err(e)) => {
-                    return self.error(Some(req), ErrorCode::BadRequest, e.to_string())
-                }
-            },
-            ClientMessage::Watch { .. } => Entry::Watch,
-            ClientMessage::Resume {
-                token, last_seq, ..
-            } => Entry::Resume { token, last_seq },
-            ClientMessage::Claim {
-                ticket,
-                client_seed,
-                ..
-            } => match self.claim_key(ticket.as_deref()) {
-                Ok(key) => Entry::Claim { key, client_seed },
-                Err((code, message)) => return self.error(Some(req), code, message),
-            },
-            _ => return Flow::Continue,
-        };
+                ClientMessage::Watch { .. } => Entry::Watch,
+                ClientMessage::Resume {
+                    token, last_seq, ..
+                } => match (token, &self.account) {
+                    (Some(token), _) => Entry::Resume {
+                        token,
+                        last_seq,
+                        account: None,
+                    },
+                    // A logged-in player's seat, from any device (issue 26).
+                    (None, Some(account)) => Entry::Resume {
+                        token: String::new(),
+                        last_seq,
+                        account: Some(account.id),
+                    },
+                    (None, None) => return self.error(
+                        Some(req),
+                        ErrorCode::BadToken,
+                        "resume with your seat's token, or log in to resume your account's seat",
+                    ),
+                },
+                ClientMessage::Claim {
+                    ticket,
+                    client_seed,
+                    ..
+                } => match self.claim_key(ticket.as_deref()) {
+                    Ok(key) => Entry::Claim { key, client_seed },
+                    Err((code, message)) => return self.error(Some(req), code, message),
+                },
+                _ => return Flow::Continue,
+            };
         match self.state.room(&room) {
             Some(handle) => self.local_entry(handle, room, req, entry).await,
             None if self.state.cluster().is_some() => self.remote_entry(room, req, entry).await,
