@@ -25,7 +25,7 @@ const failed = (err) => dispatchPairing({ type: 'failed', status: err.status, co
 function runEffect(f) {
   switch (f.type) {
     case 'post':
-      api('POST', '/api/pairing', f.body).then((r) => dispatchPairing({ type: 'queued', ...r }), failed);
+      api('POST', '/api/pairing', f.body).then((r) => { dispatchPairing({ type: 'queued', ...r }); loadPools(); }, failed);
       break;
     case 'poll':
       clearTimeout(pollTimer);
@@ -38,7 +38,7 @@ function runEffect(f) {
       break;
     case 'delete':
       clearTimeout(pollTimer);
-      api('DELETE', `/api/pairing/${encodeURIComponent(f.ticket)}`).catch(() => { /* it expires anyway */ });
+      api('DELETE', `/api/pairing/${encodeURIComponent(f.ticket)}`).then(loadPools, () => { /* it expires anyway */ });
       break;
     case 'claim':
       clearTimeout(pollTimer);
@@ -82,7 +82,8 @@ export function renderPairing() {
   const st = $('pairing-status');
   if (ps.phase === 'paired') st.textContent = t('pairing_paired');
   else if (busy) {
-    st.textContent = t('pairing_waiting', { s: waitingSecs(ps) }) + (ps.window != null ? ` · ${t('pairing_window', { w: ps.window })}` : '');
+    const w = ps.window == null ? t('pairing_window_any') : t('pairing_window', { w: Math.round(ps.window * 10) / 10 });
+    st.textContent = `${t('pairing_waiting', { s: waitingSecs(ps) })} · ${w}`;
   } else st.textContent = '';
   const ul = $('pairing-pools');
   ul.replaceChildren();

@@ -77,7 +77,8 @@ export function reducePairing(state, msg) {
         return s;
       }
       s.waitingMs = msg.waiting_ms ?? s.waitingMs;
-      s.window = msg.window ?? s.window;
+      // `window: null`: any rating now (after 60 s), not "unchanged".
+      if ('window' in msg) s.window = msg.window;
       s.fx = [{ type: 'poll', ticket: s.ticket, delay_ms: POLL_MS }];
       return s;
     case 'failed': {

@@ -22,6 +22,7 @@ export function startSession(code, intent, saved = null, view = null) {
   ctx.resultShownFor = null;
   ctx.fair = { info: view && view.dice ? view.dice : null, clientSeed: saved && saved.clientSeed ? saved.clientSeed : null };
   if (intent.kind === 'join' || intent.kind === 'claim') ctx.fair.clientSeed = newClientSeed();
+  byAccount = intent.kind === 'resume_account';
   dispatch({ type: 'local:session', code, intent, saved, view });
   setUrl(roomUrl(code));
   $('result').hidden = true;
@@ -43,6 +44,10 @@ export function startSession(code, intent, saved = null, view = null) {
 }
 actions.startSession = startSession;
 
+// The seat was resumed by the account (no token of its own, unless the welcome gave
+// one): reconnections resume it the same way.
+let byAccount = false;
+
 function track(req, kind) { if (req !== null) dispatch({ type: 'local:sent', req, kind }); return req; }
 
 function sendEntry() {
@@ -54,7 +59,7 @@ function sendEntry() {
     if (S.intent.colour) msg.colour = S.intent.colour;
     if (ctx.fair.clientSeed) msg.client_seed = ctx.fair.clientSeed;
     track(conn.send(msg), 'join');
-  } else if (S.intent && S.intent.kind === 'resume_account') {
+  } else if ((S.intent && S.intent.kind === 'resume_account') || (byAccount && S.role === 'player')) {
     // The account's seat, from another device: the session cookie names the account.
     track(conn.send({ type: 'resume', room: S.code, last_seq: S.seq }), 'resume');
   } else if (S.intent && S.intent.kind === 'claim') {

@@ -35,6 +35,8 @@ test('waiting polls again with the widened window; paired claims the room once',
   assert.equal(s.window, 80);
   assert.equal(waitingSecs(s), 3);
   assert.deepEqual(s.fx, [{ type: 'poll', ticket: 'T2', delay_ms: 1500 }]);
+  const wide = reducePairing(s, { type: 'status', status: 'waiting', waiting_ms: 61000, window: null });
+  assert.equal(wide.window, null, 'after 60 s the window is unlimited (null), not unchanged');
   s = reducePairing(s, { type: 'status', status: 'paired', room: 'ROOM9', colour: 'red' });
   assert.equal(s.phase, 'paired');
   assert.deepEqual(s.fx, [{ type: 'claim', room: 'ROOM9', colour: 'red', ticket: 'T2' }]);
