@@ -122,14 +122,7 @@ export async function newPage(env, name, viewport, { locale = 'es-ES', hook = tr
   const page = await ctx.newPage();
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(`${name}: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() !== 'error') return;
-    // The lobby asks `GET /api/pairing` once to learn whether the server offers quick
-    // pairing; a server without it answers 404, which the browser logs. Only that probe
-    // is not an error.
-    if (/^Failed to load resource/.test(m.text()) && /\/api\/pairing$/.test(m.location().url || '')) return;
-    page.errors.push(`${name} console: ${m.text()}`);
-  });
+  page.on('console', (m) => { if (m.type() === 'error') page.errors.push(`${name} console: ${m.text()}`); });
   page.tag = name;
   page.env = env;
   return page;
@@ -221,4 +214,21 @@ export async function act(page, st, mode, pickFn = choose) {
     a.landed = landed;
   }
   return a;
+}
+
+/** A point of an SVG touch area (`hit`, an element handle) where the area itself, not a
+ * piece drawn over it, takes the tap; null when there is none. */
+export function offBodyPoint(hit) {
+  return hit.evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    const cx = r.x + r.width / 2; const cy = r.y + r.height / 2;
+    for (const f of [0.85, 0.7, 0.55]) {
+      for (let deg = 0; deg < 360; deg += 15) {
+        const x = cx + Math.cos(deg * Math.PI / 180) * f * r.width / 2;
+        const y = cy + Math.sin(deg * Math.PI / 180) * f * r.height / 2;
+        if (document.elementFromPoint(x, y) === el) return { x, y };
+      }
+    }
+    return null;
+  });
 }

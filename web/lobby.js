@@ -24,19 +24,31 @@ function playersText(r) {
   return r.players.map((p) => `${p.username || p.name || ''}${ratingText(p)}`).join(', ');
 }
 
+/** The rated tag and the players of a listed room, as a suffix of its row. */
+function rowExtras(r) {
+  const players = playersText(r);
+  return (r.rated ? ` · ${t('rated_tag')}` : '') + (players ? ` · ${players}` : '');
+}
+
+/** Lists `path`'s rooms into `list` (emptied first): the rooms, or null when there are
+ * none (a muted `emptyKey` row then) or the server did not answer (the list kept). */
+async function fetchRooms(list, path, emptyKey) {
+  let data;
+  try { data = await api('GET', path); } catch (_) { return null; }
+  list.replaceChildren();
+  if (data.rooms.length) return data.rooms;
+  const li = document.createElement('li');
+  li.className = 'muted';
+  li.textContent = t(emptyKey);
+  list.appendChild(li);
+  return null;
+}
+
 async function loadRooms() {
   const list = $('room-list');
-  let data;
-  try { data = await api('GET', '/api/rooms'); } catch (_) { return; }
-  list.replaceChildren();
-  if (!data.rooms.length) {
-    const li = document.createElement('li');
-    li.className = 'muted';
-    li.textContent = t('no_rooms');
-    list.appendChild(li);
-    return;
-  }
-  for (const r of data.rooms) {
+  const rooms = await fetchRooms(list, '/api/rooms', 'no_rooms');
+  if (!rooms) return;
+  for (const r of rooms) {
     const li = document.createElement('li');
     li.dataset.code = r.code;
     li.dataset.free = r.free;
@@ -44,11 +56,10 @@ async function loadRooms() {
     const span = document.createElement('span');
     span.className = 'room-info';
     const free = r.free_colours.map(colourName).join(', ');
-    const players = playersText(r);
     span.textContent = t('room_row', {
       code: r.code, taken: r.taken, seats: r.seats, preset: presetName(r.preset),
       clock: r.turn_clock_secs ?? '?', free: free || '—',
-    }) + (r.rated ? ` · ${t('rated_tag')}` : '') + (players ? ` · ${players}` : '');
+    }) + rowExtras(r);
     li.appendChild(span);
     // A full room is not offered for joining: watch it instead, if allowed.
     if (r.free > 0) li.appendChild(button(t('join'), () => enterRoom(r.code, 'join'), `${t('join')} ${r.code}`, 'join-room'));
@@ -60,24 +71,14 @@ async function loadRooms() {
 /** The lobby's second list: public games in progress that spectators may watch. */
 async function loadLiveGames() {
   const list = $('live-list');
-  let data;
-  try { data = await api('GET', '/api/rooms?status=playing'); } catch (_) { return; }
-  list.replaceChildren();
-  if (!data.rooms.length) {
-    const li = document.createElement('li');
-    li.className = 'muted';
-    li.textContent = t('no_live_games');
-    list.appendChild(li);
-    return;
-  }
-  for (const r of data.rooms) {
+  const rooms = await fetchRooms(list, '/api/rooms?status=playing', 'no_live_games');
+  if (!rooms) return;
+  for (const r of rooms) {
     const li = document.createElement('li');
     li.dataset.code = r.code;
     const span = document.createElement('span');
     span.className = 'room-info';
-    const players = playersText(r);
-    span.textContent = t('live_row', { code: r.code, players: r.taken, spectators: r.spectators, preset: presetName(r.preset) })
-      + (r.rated ? ` · ${t('rated_tag')}` : '') + (players ? ` · ${players}` : '');
+    span.textContent = t('live_row', { code: r.code, players: r.taken, spectators: r.spectators, preset: presetName(r.preset) }) + rowExtras(r);
     const watch = button(t('watch'), () => enterRoom(r.code, 'watch'), `${t('watch')} ${r.code}`);
     li.append(span, watch);
     list.appendChild(li);

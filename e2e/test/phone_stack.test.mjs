@@ -8,7 +8,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, teardown, newPage, shot, status, waitFor, act, PHONE, sleep } from '../harness.mjs';
+import { setup, teardown, newPage, shot, status, waitFor, act, PHONE, sleep, offBodyPoint } from '../harness.mjs';
 
 let env;
 before(async () => { env = await setup({ seed: '29029' }); });
@@ -27,18 +27,7 @@ async function chooseFromStack(p) {
   const stack = await p.$('svg.board .stack-hit');
   const ids = (await stack.getAttribute('data-pieces')).split(' ');
   await stack.scrollIntoViewIfNeeded();
-  const pt = await stack.evaluate((hit) => {
-    const r = hit.getBoundingClientRect();
-    const cx = r.x + r.width / 2; const cy = r.y + r.height / 2;
-    for (const f of [0.85, 0.7, 0.55]) {
-      for (let deg = 0; deg < 360; deg += 15) {
-        const x = cx + Math.cos(deg * Math.PI / 180) * f * r.width / 2;
-        const y = cy + Math.sin(deg * Math.PI / 180) * f * r.height / 2;
-        if (document.elementFromPoint(x, y) === hit) return { x, y };
-      }
-    }
-    return null;
-  });
+  const pt = await offBodyPoint(stack);
   assert.ok(pt, 'the stack\'s touch area is reachable beside the pieces');
   await p.touchscreen.tap(pt.x, pt.y);
   await p.waitForSelector('#stack-dialog[open]');
