@@ -258,3 +258,41 @@ test('log out, a wrong password, log in, recover with a code, change the passwor
     assert.deepEqual(p.errors.filter((e) => !/401|Failed to load resource/.test(e)), []);
   }
 });
+
+test('a guest opening a rated room is asked to log in, and comes back to the room to join it', { timeout: 2 * 60 * 1000 }, async () => {
+  for (const username of ['Elena_7', 'Fede_8']) {
+    const r = await fetch(`${env.base}/api/accounts`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username, password: PASSWORD }) });
+    assert.equal(r.status, 201);
+  }
+  const e = await newPage(env, 'E', DESKTOP);
+  await e.goto(`${env.base}/#/login`);
+  await e.waitForSelector('#account-login:not([hidden])');
+  await e.fill('#login-username', 'Elena_7');
+  await e.fill('#login-password', PASSWORD);
+  await e.click('#login-btn');
+  await e.waitForSelector('#view-lobby:not([hidden])');
+  await e.selectOption('#seats', '2');
+  await e.check('#rated');
+  await e.click('#create-btn');
+  await e.waitForSelector('#view-room:not([hidden])');
+  const invite = await e.inputValue('#invite');
+
+  const f = await newPage(env, 'F', PHONE, { hasTouch: true });
+  await f.goto(invite);
+  await f.waitForSelector('#view-join:not([hidden])');
+  assert.ok(await f.isVisible('#join-rated'), 'a guest is told the room is rated');
+  assert.equal(await f.isVisible('#join-btn'), false, 'and is offered no seat');
+  await assertNoAxeViolations(f, 'rated room, guest (phone)');
+  await assertTargets(f, 'rated room, guest (phone)');
+  await f.click('#join-rated a');
+  await f.waitForSelector('#account-login:not([hidden])');
+  await f.fill('#login-username', 'Fede_8');
+  await f.fill('#login-password', PASSWORD);
+  await f.click('#login-btn');
+  // Back to the room once logged in: its join page, now with a seat to take.
+  await f.waitForSelector('#view-join:not([hidden]) #join-btn:not([hidden])');
+  await f.click('#join-btn');
+  await f.waitForSelector('#view-room:not([hidden])');
+  await waitFor(e, async () => (await e.textContent('#seat-list')).includes('Fede_8'), 'the creator to see Fede_8 seated');
+  assert.deepEqual([...e.errors, ...f.errors], []);
+});
