@@ -215,3 +215,20 @@ export async function act(page, st, mode, pickFn = choose) {
   }
   return a;
 }
+
+/** A point of an SVG touch area (`hit`, an element handle) where the area itself, not a
+ * piece drawn over it, takes the tap; null when there is none. */
+export function offBodyPoint(hit) {
+  return hit.evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    const cx = r.x + r.width / 2; const cy = r.y + r.height / 2;
+    for (const f of [0.85, 0.7, 0.55]) {
+      for (let deg = 0; deg < 360; deg += 15) {
+        const x = cx + Math.cos(deg * Math.PI / 180) * f * r.width / 2;
+        const y = cy + Math.sin(deg * Math.PI / 180) * f * r.height / 2;
+        if (document.elementFromPoint(x, y) === el) return { x, y };
+      }
+    }
+    return null;
+  });
+}

@@ -1,4 +1,7 @@
-// Translations: Spanish (default) and English. t(key, params) fills {name} slots.
+// Translations: Spanish (default) and English. t(key, params) fills {name} slots. The
+// account pages' texts live in i18n_accounts.js and are merged here.
+
+import { ACCOUNT_ES, ACCOUNT_EN } from './i18n_accounts.js';
 
 const ES = {
   room_row: '{code} · {preset} · {clock} s por tirada · {taken}/{seats} jugadores · libres: {free}',
@@ -459,7 +462,7 @@ const EN = {
   fair_more: 'Technical details',
 };
 
-const DICTS = { es: ES, en: EN };
+const DICTS = { es: { ...ES, ...ACCOUNT_ES }, en: { ...EN, ...ACCOUNT_EN } };
 
 /** The browser's first preferred language we have (Spanish or English); else English. */
 function browserLang() {
@@ -488,7 +491,7 @@ export function setLang(l) {
 }
 
 export function t(key, params = {}) {
-  const s = DICTS[lang][key] ?? ES[key] ?? key;
+  const s = DICTS[lang][key] ?? DICTS.es[key] ?? key;
   return s.replace(/\{(\w+)\}/g, (_, k) => (params[k] ?? `{${k}}`));
 }
 

@@ -11,7 +11,8 @@
 //
 // Messages are the server's (proto/README.md) plus a few local ones, typed `local:*`:
 //   local:reset                             no room any more (left, back to the lobby)
-//   local:session {code, intent, saved, view} a new session (join / watch / resume)
+//   local:session {code, intent, saved, view} a new session (join / watch / resume /
+//                                           claim: a seat found by quick pairing)
 //   local:sent {req, kind}                  a command went out (its reply is matched later)
 //   local:select {piece}                    the player picked a piece ("colour:index")
 //   local:played                            the player sent a play or roll: wait
@@ -216,7 +217,7 @@ function error(s, msg) {
     }
     return s;
   }
-  if (kind === 'join' || kind === 'watch') {
+  if (kind === 'join' || kind === 'watch' || kind === 'claim') {
     s.fx.push({ type: 'stop', code: msg.code, message: msg.message, kind });
     return s;
   }

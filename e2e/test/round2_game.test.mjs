@@ -11,7 +11,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, teardown, newPage, shot, status, waitFor, act, sleep, PHONE, DESKTOP } from '../harness.mjs';
+import { setup, teardown, newPage, shot, status, waitFor, act, sleep, PHONE, DESKTOP, offBodyPoint } from '../harness.mjs';
 import { assertNoAxeViolations, assertTargets } from '../a11y.mjs';
 
 let env;
@@ -140,18 +140,7 @@ for (const [label, viewport] of [['phone', PHONE], ['desktop', DESKTOP]]) {
         if (stack && !stacked) {
           const ids = (await stack.getAttribute('data-pieces')).split(' ');
           // A point of the square's touch area off both pieces' bodies.
-          const pt = await stack.evaluate((hit) => {
-            const r = hit.getBoundingClientRect();
-            const cx = r.x + r.width / 2; const cy = r.y + r.height / 2;
-            for (const f of [0.85, 0.7, 0.55]) {
-              for (let deg = 0; deg < 360; deg += 15) {
-                const x = cx + Math.cos(deg * Math.PI / 180) * f * r.width / 2;
-                const y = cy + Math.sin(deg * Math.PI / 180) * f * r.height / 2;
-                if (document.elementFromPoint(x, y) === hit) return { x, y };
-              }
-            }
-            return null;
-          });
+          const pt = await offBodyPoint(stack);
           assert.ok(pt, 'the stack\'s touch area is reachable beside the pieces');
           if (touch) await p.touchscreen.tap(pt.x, pt.y); else await p.mouse.click(pt.x, pt.y);
           await p.waitForSelector('#stack-dialog[open]');

@@ -293,3 +293,24 @@ test('a capture stays marked through the capturer\'s turn (its bonus, a roll aga
   s = reduce(s, { type: 'local:capture_seen' });
   assert.equal(s.captureBanner, null);
 });
+
+test('quick pairing: a claim is answered like a join; a refused claim stops the session', () => {
+  let s = reduce(initialState(), { type: 'local:session', code: 'ROOM', intent: { kind: 'claim', ticket: 'T1' } });
+  assert.deepEqual(s.intent, { kind: 'claim', ticket: 'T1' });
+  s = reduce(s, { type: 'local:sent', req: 1, kind: 'claim' });
+  const seated = reduce(s, { type: 'welcome', req: 1, room: 'ROOM', role: 'player', colour: 'red', token: 'TK', seq: 4, snapshot: view() });
+  assert.equal(seated.role, 'player');
+  assert.equal(seated.colour, 'red');
+  assert.equal(seated.token, 'TK');
+  assert.deepEqual(seated.fx, [{ type: 'save_session' }]);
+  const refused = reduce(s, { type: 'error', req: 1, code: 'seat_reserved', message: 'not yours' });
+  assert.deepEqual(refused.fx, [{ type: 'stop', code: 'seat_reserved', message: 'not yours', kind: 'claim' }]);
+});
+
+test('resuming an account\'s seat from another device starts from the room view, with no token', () => {
+  const s = reduce(initialState(), { type: 'local:session', code: 'ROOM', intent: { kind: 'resume_account' }, saved: null, view: view() });
+  assert.equal(s.token, null);
+  assert.equal(s.role, null, 'not a player until the server says so');
+  assert.equal(s.seq, 4, 'events after the room view\'s seq come next');
+  assert.equal(s.room.seats.length, 2);
+});

@@ -108,6 +108,11 @@ pub enum ErrorCode {
     UnknownPlayer,
     /// Accounts: the account is banned (403).
     AccountBanned,
+    /// Quick pairing: no waiting or paired ticket has this id (it was never issued, left
+    /// the pool, or was not polled for 30 s; 404).
+    UnknownTicket,
+    /// Quick pairing: this account already waits in a pool (409).
+    AlreadyWaiting,
     /// An internal failure (a bug, corrupt stored data, a store that closed) that a retry
     /// would not mend; the command was not applied. A database out of reach is
     /// `room_unavailable`.
@@ -161,6 +166,8 @@ impl ErrorCode {
             NotLoggedIn => "not_logged_in",
             UnknownPlayer => "unknown_player",
             AccountBanned => "account_banned",
+            UnknownTicket => "unknown_ticket",
+            AlreadyWaiting => "already_waiting",
             Internal => "internal",
         }
     }
@@ -170,7 +177,7 @@ impl ErrorCode {
         use ErrorCode::*;
         match self {
             BadJson => "the frame is not valid JSON",
-            SeatReserved => "the seats of this room are reserved for the drawn entrants",
+            SeatReserved => "the seats of this room are reserved (a championship's entrants, a quick pairing's players): `claim` yours",
             ClockPaused => "the referee paused the game: wait for the clock to be resumed",
             BinaryFrame => "binary frames are not supported; send JSON text frames",
             UnknownType => "unknown or missing message type",
@@ -216,6 +223,8 @@ impl ErrorCode {
             NotLoggedIn => "log in first",
             UnknownPlayer => "no player has this username",
             AccountBanned => "this account is banned",
+            UnknownTicket => "no quick-pairing ticket has this id (left, or not polled for 30 s)",
+            AlreadyWaiting => "this account already waits in a quick-pairing pool",
             Internal => "internal server error; the command was not applied",
         }
     }

@@ -28,6 +28,7 @@ mod games;
 mod http;
 mod leaderboard;
 mod messages;
+mod pairing;
 pub mod schema;
 
 pub use accounts::{
@@ -56,6 +57,9 @@ pub use leaderboard::{
 pub use messages::{
     parse_client_message, AbandonReason, ClientMessage, OpeningRollEntry, ParseError, Play, Role,
     RoomEvent, ServerMessage, TurnInfo,
+};
+pub use pairing::{
+    PairingPool, PairingPools, PairingRequest, PairingStatus, PairingTicket, PAIRING_TICKET_IDLE_MS,
 };
 
 /// Re-exported engine types that appear on the wire.

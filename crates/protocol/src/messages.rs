@@ -113,16 +113,40 @@ pub enum ClientMessage {
     },
     /// Come back to a seat with the token from `welcome`, after `last_seq`. Answered by
     /// `welcome`, then the missed events in order (or a snapshot when they are too old).
-    /// Takes over any other connection on that seat.
+    /// Takes over any other connection on that seat (closed 4000).
+    ///
+    /// Without `token`, on a logged-in connection (session cookie or bearer token): the
+    /// seat this account holds in the room, from any device (issue 26). A guest without a
+    /// token is refused `bad_token`, as is an account that holds no seat there.
     Resume {
         /// Request id.
         req: u64,
         /// Room code.
         room: String,
-        /// The session token issued by `welcome`.
-        token: String,
+        /// The session token issued by `welcome`; absent: the logged-in account's seat.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
         /// The last event sequence number this client saw.
         last_seq: u64,
+    },
+    /// Take the seat reserved for you in a room whose seats are reserved (a quick
+    /// pairing's room, a championship's match): with `ticket`, the seat of that quick
+    /// pairing ticket (`POST /api/pairing`, guests and accounts alike); without, the seat
+    /// reserved for the connection's logged-in account. Answered like `join`: `welcome`
+    /// with a new seat token. Refused `seat_reserved` (no seat reserved for you there),
+    /// `colour_taken` (claimed already: `resume` it), `game_started`, or `bad_request`
+    /// (the room reserves no seats; a bad `client_seed`).
+    Claim {
+        /// Request id.
+        req: u64,
+        /// Room code.
+        room: String,
+        /// The quick-pairing ticket the seat was reserved for (1 to 64 characters).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ticket: Option<String>,
+        /// This player's client seed for the fair dice, as in `join`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client_seed: Option<String>,
     },
     /// Change colour before the start.
     ChooseColour {
@@ -226,6 +250,7 @@ impl ClientMessage {
             ClientMessage::Join { req, .. }
             | ClientMessage::Watch { req, .. }
             | ClientMessage::Resume { req, .. }
+            | ClientMessage::Claim { req, .. }
             | ClientMessage::ChooseColour { req, .. }
             | ClientMessage::ClientSeed { req, .. }
             | ClientMessage::Start { req, .. }
@@ -244,6 +269,7 @@ impl ClientMessage {
             ClientMessage::Join { room, .. }
             | ClientMessage::Watch { room, .. }
             | ClientMessage::Resume { room, .. }
+            | ClientMessage::Claim { room, .. }
             | ClientMessage::ChooseColour { room, .. }
             | ClientMessage::ClientSeed { room, .. }
             | ClientMessage::Start { room, .. }
@@ -257,10 +283,11 @@ impl ClientMessage {
     }
 
     /// The `type` strings of every client message.
-    pub const TYPES: [&'static str; 12] = [
+    pub const TYPES: [&'static str; 13] = [
         "join",
         "watch",
         "resume",
+        "claim",
         "choose_colour",
         "client_seed",
         "start",

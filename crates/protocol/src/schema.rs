@@ -11,6 +11,7 @@ use crate::{
     CreateRoomResponse, GameDetail, GameList, GameReplay, HttpError, Readiness, RoomList, RoomView,
     ServerMessage,
 };
+use crate::{PairingPools, PairingRequest, PairingStatus, PairingTicket};
 
 /// Every schema file: `(file name, pretty JSON text ending in a newline)`.
 pub fn all() -> Vec<(&'static str, String)> {
@@ -99,5 +100,21 @@ pub fn all() -> Vec<(&'static str, String)> {
             render(schemars::schema_for!(AdminRename)),
         ),
         ("admin_ban.json", render(schemars::schema_for!(AdminBan))),
+        (
+            "pairing_request.json",
+            render(schemars::schema_for!(PairingRequest)),
+        ),
+        (
+            "pairing_ticket.json",
+            render(schemars::schema_for!(PairingTicket)),
+        ),
+        (
+            "pairing_status.json",
+            render(schemars::schema_for!(PairingStatus)),
+        ),
+        (
+            "pairing_pools.json",
+            render(schemars::schema_for!(PairingPools)),
+        ),
     ]
 }

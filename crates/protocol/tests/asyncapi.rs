@@ -41,6 +41,7 @@ fn every_message_and_close_code_is_in_the_document() {
             "client_join",
             "client_watch",
             "client_resume",
+            "client_claim",
             "client_choose_colour",
             "client_client_seed",
             "client_start",

@@ -202,6 +202,9 @@ pub(super) enum Work {
     },
     /// Answer the director's command (its error if a write of it failed).
     Directed,
+    /// A director's room that starts when seated: start if every reserved person is
+    /// seated now (after a claim was stored).
+    StartWhenSeated,
     /// Send `your_turn` if a step asked for it.
     Flush,
 }
@@ -409,6 +412,7 @@ impl Core {
                 };
                 self.emit(Effect::Directed(answer));
             }
+            Work::StartWhenSeated => self.start_when_seated(now),
             Work::Flush => {
                 if std::mem::take(&mut self.turn_pending) {
                     self.send_turn_info();
@@ -442,7 +446,8 @@ impl Core {
                 req,
                 token,
                 last_seq,
-            } => self.resume(conn, req, &token, last_seq),
+                account,
+            } => self.resume(conn, req, &token, account, last_seq),
             Input::Reattach {
                 conn,
                 reattach,

@@ -43,10 +43,13 @@ pub enum Input {
         conn: ConnId,
         /// Request id.
         req: u64,
-        /// Session token.
+        /// Session token; empty: the seat of `account`.
         token: String,
         /// Last seq it saw.
         last_seq: u64,
+        /// The logged-in player's account: with an empty `token`, the seat it holds
+        /// (issue 26: resumed from another device). Ignored with a token.
+        account: Option<uuid::Uuid>,
     },
     /// Cluster mode: a connection comes back without its token (relayed from another
     /// node, or after a lost frame): a player to its seat (a connection still on it is

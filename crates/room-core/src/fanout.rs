@@ -232,9 +232,31 @@ impl Core {
 
     /// A connection comes back to its seat with its session token; a connection still on
     /// the seat is told and closed.
-    pub(super) fn resume(&mut self, conn: ConnId, req: u64, token: &str, last_seq: u64) {
-        let hash = hash_token(token);
-        let Some(i) = self.seats.iter().position(|s| s.token_hash == hash) else {
+    pub(super) fn resume(
+        &mut self,
+        conn: ConnId,
+        req: u64,
+        token: &str,
+        account: Option<uuid::Uuid>,
+        last_seq: u64,
+    ) {
+        let found = match account {
+            // By account (another device): the account's seat still played by it, else
+            // any of its seats (an abandoned one is refused below).
+            Some(a) if token.is_empty() => {
+                let mine = |s: &crate::seat::Seat| s.account == Some(a);
+                let seats = &self.seats;
+                seats
+                    .iter()
+                    .position(|s| mine(s) && !s.abandoned)
+                    .or_else(|| seats.iter().position(mine))
+            }
+            _ => {
+                let hash = hash_token(token);
+                self.seats.iter().position(|s| s.token_hash == hash)
+            }
+        };
+        let Some(i) = found else {
             self.emit(Effect::Reply(Err(Refusal::code(ErrorCode::BadToken))));
             return;
         };

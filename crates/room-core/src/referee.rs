@@ -1,6 +1,7 @@
 //! A tournament director's room (issue 27, [`crate::reserved`]): a seat claimed by its
 //! reservation's key, the director's start (no creator; absent colours left empty, bots
-//! seated), and the referee's clock controls and expulsions. Every change is stored
+//! seated) or the start by itself once every reserved person claimed (a quick
+//! pairing's room), and the referee's clock controls and expulsions. Every change is stored
 //! before anyone hears of it, and the director is answered ([`Effect::Directed`]) only
 //! then.
 //!
@@ -61,6 +62,10 @@ impl Core {
     ) {
         match self.claimed_seat(key, client_seed, &token, now) {
             Ok(seat) => {
+                if self.director.as_ref().is_some_and(|d| d.start_when_seated) {
+                    // Runs once the claim is stored (a failed write seats nobody).
+                    self.then_do([Work::StartWhenSeated]);
+                }
                 let record = crate::persist::seat_record(&self.code, &seat);
                 let staged = Staged::Join {
                     seat,
@@ -126,6 +131,32 @@ impl Core {
             // A director reserves a seat for an account by its id's text (issue 27).
             account: uuid::Uuid::parse_str(key).ok(),
         })
+    }
+
+    /// A room that starts when seated ([`DirectorRoom::start_when_seated`]): starts
+    /// the game, nobody absent, once every reserved person's seat is taken; else nothing.
+    pub(crate) fn start_when_seated(&mut self, now: Ms) {
+        let Some(director) = &self.director else {
+            return;
+        };
+        let all = director
+            .reserved
+            .iter()
+            .all(|r| r.bot.is_some() || self.taken(r.colour));
+        if !director.start_when_seated || self.status != RoomStatus::Lobby || !all {
+            return;
+        }
+        match self.director_start(&[], now) {
+            Ok(()) => crate::note!(self, Info, "every reserved seat claimed: starting", ""),
+            Err(refusal) => crate::note!(
+                self,
+                Warn,
+                "every reserved seat claimed but the game cannot start",
+                "code={:?} message={}",
+                refusal.code,
+                refusal.message
+            ),
+        }
     }
 
     /// The director's command.

@@ -3,9 +3,11 @@
 //! core's handling is in [`crate::referee`].
 //!
 //! A director's room has no creator: nobody's `start` is obeyed, and the game starts on
-//! the director's [`DirectorCmd::Start`]. Each reserved colour is taken by a claim that
-//! presents the reservation's opaque `reserved_for` key (the accounts layer fills it with
-//! the account's uuid), or by a bot at the start. A plain `join` is refused
+//! the director's [`DirectorCmd::Start`], or (a quick pairing's room,
+//! [`DirectorRoom::start_when_seated`]) by itself once every reserved person claimed.
+//! Each reserved colour is taken by a claim that presents the reservation's opaque
+//! `reserved_for` key (an account's uuid as text; `ticket:<ticket>` for a quick-pairing
+//! ticket, [`ticket_key`]), or by a bot at the start. A plain `join` is refused
 //! (`seat_reserved`). The reservation is stored beside the room's settings
 //! ([`crate::persist::director_value`]), so a restored room keeps it.
 
@@ -16,6 +18,12 @@ use uuid::Uuid;
 
 /// Longest `reserved_for` key, in bytes.
 pub const MAX_RESERVATION_KEY_BYTES: usize = 128;
+
+/// The `reserved_for` key of a quick-pairing ticket's seat: `ticket:<ticket>` (never an
+/// account's uuid, so a claim by ticket never names an account).
+pub fn ticket_key(ticket: &str) -> String {
+    format!("ticket:{ticket}")
+}
 
 /// One reserved seat.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,6 +48,12 @@ pub struct Reservation {
 pub struct DirectorRoom {
     /// One per colour of the match, at most four, colours distinct.
     pub reserved: Vec<Reservation>,
+    /// The game starts by itself once every reserved person's seat is claimed (bots
+    /// seated then), as if the director had sent [`DirectorCmd::Start`] with nobody
+    /// absent: a quick pairing's room. `false` (a championship's match): only the
+    /// director starts it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub start_when_seated: bool,
 }
 
 impl DirectorRoom {

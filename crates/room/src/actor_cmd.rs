@@ -67,6 +67,7 @@ impl Actor {
                 req,
                 token,
                 last_seq,
+                account,
                 reply,
             } => {
                 let conn = link.id;
@@ -76,6 +77,7 @@ impl Actor {
                     req,
                     token,
                     last_seq,
+                    account,
                 }
             }
             RoomCmd::Reattach {

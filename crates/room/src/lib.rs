@@ -122,10 +122,12 @@ pub enum RoomCmd {
         link: ConnLink,
         /// Request id.
         req: u64,
-        /// Session token.
+        /// Session token; empty: the seat of `account`.
         token: String,
         /// Last seq seen.
         last_seq: u64,
+        /// The logged-in account, to resume its seat without a token (issue 26).
+        account: Option<uuid::Uuid>,
         /// The outcome.
         reply: oneshot::Sender<Result<Member, Refusal>>,
     },

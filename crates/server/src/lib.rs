@@ -33,6 +33,8 @@ pub mod logging;
 pub mod metrics;
 pub mod names;
 pub mod origin;
+pub mod pairing;
+pub mod pairing_tickets;
 pub mod replay;
 pub mod stall;
 pub mod state;
@@ -101,6 +103,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .api_route("/metrics", get_with(metrics::scrape, metrics::scrape_docs))
         .merge(admin::router())
         .merge(accounts::router())
+        .merge(pairing::router())
         .merge(static_files::router())
 }
 
@@ -197,10 +200,12 @@ pub async fn run(
             }
         })
     };
+    let matcher = tokio::spawn(pairing::matcher::run(state.clone()));
     tracing::info!("serving");
     let result = listener::serve(listener, router, state.clone(), inner.clone()).await;
     inner.cancel();
     forgetter.abort();
+    matcher.abort();
     state.tracker().close();
     state.tracker().wait().await;
     parchis_cluster::ownership::leave(state.node()).await;

@@ -26,6 +26,8 @@ struct Inner {
     node: NodeState,
     /// Open WebSocket connections: id → kick switch (for the admin API).
     connections: Mutex<HashMap<u64, Kick>>,
+    /// This node's quick-pairing tickets.
+    pairing: crate::pairing_tickets::Pairing,
 }
 
 impl AppState {
@@ -63,8 +65,14 @@ impl AppState {
                 config,
                 node,
                 connections: Mutex::new(HashMap::new()),
+                pairing: Default::default(),
             }),
         }
+    }
+
+    /// This node's quick-pairing tickets ([`crate::pairing`]).
+    pub fn pairing(&self) -> &crate::pairing_tickets::Pairing {
+        &self.inner.pairing
     }
 
     /// The configuration.

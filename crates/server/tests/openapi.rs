@@ -57,6 +57,7 @@ fn every_route_is_documented_with_its_answers() {
         [
             "DELETE /api/me",
             "DELETE /api/me/blocks/{username}",
+            "DELETE /api/pairing/{ticket}",
             "DELETE /api/session",
             "GET /admin/rooms",
             "GET /api/config",
@@ -68,6 +69,8 @@ fn every_route_is_documented_with_its_answers() {
             "GET /api/me",
             "GET /api/me/blocks",
             "GET /api/openapi.json",
+            "GET /api/pairing",
+            "GET /api/pairing/{ticket}",
             "GET /api/players/{username}",
             "GET /api/rooms",
             "GET /api/rooms/{code}",
@@ -85,6 +88,7 @@ fn every_route_is_documented_with_its_answers() {
             "POST /api/accounts/recover",
             "POST /api/me/blocks/{username}",
             "POST /api/me/password",
+            "POST /api/pairing",
             "POST /api/rooms",
             "POST /api/session",
         ]

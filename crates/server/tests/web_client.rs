@@ -117,9 +117,9 @@ async fn the_served_client_is_the_web_folder() {
     let app = String::from_utf8(get(addr, "/app.js").await.body).expect("utf-8");
     for module in [
         "./i18n.js",
-        "./board.js",
-        "./net.js",
-        "./state.js",
+        "./ctx.js",
+        "./lobby.js",
+        "./game.js",
         "./sound.js",
     ] {
         assert!(app.contains(module), "app.js imports {module}");

@@ -278,14 +278,27 @@ pub enum AttachHow {
         /// Request id.
         req: u64,
     },
-    /// `resume` with the session token.
+    /// `resume` with the session token, or (token empty) by the logged-in account.
     Resume {
         /// Request id.
         req: u64,
-        /// Session token.
+        /// Session token; empty: the seat of `account`.
         token: String,
         /// Last seq the client saw.
         last_seq: u64,
+        /// The logged-in account (issue 26); absent from a node of before.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        account: Option<uuid::Uuid>,
+    },
+    /// `claim` of a reserved seat (the key made by the edge: an account's id, or a
+    /// quick-pairing ticket's key). Not understood by nodes of before it.
+    Claim {
+        /// Request id.
+        req: u64,
+        /// The reservation's key.
+        key: String,
+        /// Fair-dice client seed.
+        client_seed: Option<String>,
     },
     /// Back without a token ([`parchis_room::Input::Reattach`]).
     Reattach {
@@ -641,6 +654,7 @@ mod tests {
                 how: AttachHow::Resume {
                     req: 5,
                     token: "t".into(),
+                    account: None,
                     last_seq: 6,
                 },
             },

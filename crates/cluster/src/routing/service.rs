@@ -362,15 +362,28 @@ fn attach_cmd(
             reply,
         },
         AttachHow::Watch { req } => RoomCmd::Watch { link, req, reply },
+        AttachHow::Claim {
+            req,
+            key,
+            client_seed,
+        } => RoomCmd::Claim {
+            link,
+            req,
+            key,
+            client_seed,
+            reply,
+        },
         AttachHow::Resume {
             req,
             token,
             last_seq,
+            account,
         } => RoomCmd::Resume {
             link,
             req,
             token,
             last_seq,
+            account,
             reply,
         },
         AttachHow::Reattach { reattach, last_seq } => RoomCmd::Reattach {

@@ -177,6 +177,7 @@ async fn r_leave_a_player_back_within_the_grace_period_keeps_the_seat() {
         conn: 3,
         req: 1,
         token: "token-2".into(),
+        account: None,
         last_seq: 0,
     })
     .await;
@@ -249,6 +250,7 @@ async fn resume_replays_missed_events_inside_the_window_and_snapshots_outside_it
         conn: 9,
         req: 2,
         token: "token-2".into(),
+        account: None,
         last_seq: seq - 3,
     })
     .await;

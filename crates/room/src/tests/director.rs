@@ -55,6 +55,7 @@ async fn director_room(seed: u64) -> (Driver, Arc<FaultyStore>) {
             bot(Colour::Blue),
             bot(Colour::Green),
         ],
+        start_when_seated: false,
     });
     (d, store)
 }
@@ -184,6 +185,7 @@ async fn a_pairs_table_cannot_start_with_a_team_absent() {
             person(Colour::Red, "c"),
             person(Colour::Yellow, "d"),
         ],
+        start_when_seated: false,
     });
     claim(&mut d, 1, "a").await.expect("claimed");
     claim(&mut d, 2, "b").await.expect("claimed");
@@ -476,6 +478,7 @@ async fn rooms_open_a_directors_room_once_and_direct_it() {
     );
     let director = DirectorRoom {
         reserved: vec![bot(Colour::Yellow), bot(Colour::Red)],
+        start_when_seated: false,
     };
     let opened = rooms
         .open_director_room("MATCH0001", s.clone(), director.clone())
@@ -522,4 +525,82 @@ async fn rooms_open_a_directors_room_once_and_direct_it() {
     assert!(closed.is_some());
     let unknown = rooms.direct("NOSUCHROOM", DirectorCmd::PauseClock).await;
     assert_eq!(code_of(unknown), ErrorCode::UnknownRoom);
+}
+
+/// A quick pairing's room ([`DirectorRoom::start_when_seated`]): nobody starts it; the
+/// first claim seats its player and waits, the last one starts the game (bots seated);
+/// a ticket's key seats a guest (no account), an account's key names the account.
+#[tokio::test]
+async fn a_room_that_starts_when_seated_starts_at_the_last_claim() {
+    use parchis_room_core::reserved::ticket_key;
+    let s = settings(json!({"preset": "online", "seats": 4, "bot_think_ms": 0}));
+    let store = Arc::new(FaultyStore::new());
+    let mut d = Driver::new("PAIRED001", s, 7, 1 << 14)
+        .with_store(store.clone())
+        .await
+        .expect("room stored");
+    let account = uuid::Uuid::from_u128(0x1234);
+    let guest = ticket_key("t0ken");
+    d.core.set_director(DirectorRoom {
+        reserved: vec![
+            person(Colour::Yellow, &account.to_string()),
+            person(Colour::Red, &guest),
+            bot(Colour::Blue),
+        ],
+        start_when_seated: true,
+    });
+    claim(&mut d, 1, &account.to_string())
+        .await
+        .expect("the account claims yellow");
+    assert_eq!(d.core.status(), RoomStatus::Lobby, "red has not claimed");
+    assert_eq!(d.core.seats()[0].account, Some(account));
+    assert!(matches!(
+        d.messages(1).first(),
+        Some(ServerMessage::Welcome {
+            colour: Some(Colour::Yellow),
+            token: Some(_),
+            ..
+        })
+    ));
+    assert_eq!(
+        code_of(claim(&mut d, 2, "t0ken").await),
+        ErrorCode::SeatReserved
+    );
+    claim(&mut d, 3, &guest)
+        .await
+        .expect("the ticket claims red");
+    assert_eq!(
+        d.core.status(),
+        RoomStatus::Playing,
+        "started at the last claim"
+    );
+    let game = *d.core.game().expect("a game");
+    for c in [Colour::Yellow, Colour::Red, Colour::Blue] {
+        assert_eq!(game.seat(c), SeatStatus::Playing, "{c}");
+    }
+    assert_eq!(game.seat(Colour::Green), SeatStatus::Empty);
+    let red = d
+        .core
+        .seats()
+        .iter()
+        .find(|s| s.colour == Colour::Red)
+        .expect("red");
+    assert_eq!(red.account, None, "a ticket names no account");
+    // The start is stored: a rebuilt room is playing the same game.
+    let (core, _) = rebuilt(&d, &store, 1 << 14, d.now).await;
+    assert_eq!(core.status(), RoomStatus::Playing);
+    assert_eq!(core.game_id(), d.core.game_id());
+}
+
+#[tokio::test]
+async fn a_directors_room_without_start_when_seated_waits_for_the_director() {
+    let s = settings(json!({"preset": "online", "seats": 2, "bot_think_ms": 0}));
+    let mut d = Driver::new("MATCH0002", s, 8, 1024);
+    d.core.set_director(DirectorRoom {
+        reserved: vec![person(Colour::Yellow, "a"), person(Colour::Red, "b")],
+        start_when_seated: false,
+    });
+    claim(&mut d, 1, "a").await.expect("claimed");
+    claim(&mut d, 2, "b").await.expect("claimed");
+    assert_eq!(d.core.status(), RoomStatus::Lobby);
 }

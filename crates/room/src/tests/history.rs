@@ -346,6 +346,7 @@ impl Game {
                     conn,
                     req,
                     token: format!("token-{conn}"),
+                    account: None,
                     last_seq,
                 })
                 .await;

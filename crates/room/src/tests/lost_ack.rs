@@ -371,6 +371,7 @@ async fn resume(rooms: &Rooms, code: &str, c: &mut Client, conn: ConnId) {
             link: new_link.clone(),
             req: 1,
             token: c.token.clone(),
+            account: None,
             last_seq,
             reply,
         },

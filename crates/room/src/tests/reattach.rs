@@ -135,6 +135,7 @@ async fn a_stale_reattach_loses_to_the_connection_that_joined_or_resumed_here() 
         conn: 9,
         req: 1,
         token: "token-2".into(),
+        account: None,
         last_seq: seq,
     })
     .await;
@@ -310,6 +311,7 @@ async fn a_reattach_from_before_a_lobby_was_rebuilt_is_refused_until_the_seat_re
         conn: 9,
         req: 1,
         token: "token-1".into(),
+        account: None,
         last_seq: seq,
     })
     .await;

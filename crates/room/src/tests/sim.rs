@@ -179,6 +179,7 @@ impl Sim {
                 conn,
                 req,
                 token,
+                account: None,
                 last_seq,
             })
             .await;

@@ -53,7 +53,7 @@ pub struct UsernamePath {
 }
 
 /// What a state-changing account route may answer besides its own errors.
-pub(super) const ORIGIN_NOT_ALLOWED: (u16, &str) = (
+pub(crate) const ORIGIN_NOT_ALLOWED: (u16, &str) = (
     403,
     "origin_not_allowed: a browser page of an origin that is not allowed sent it (the CSRF \
      check; apps send no `Origin`).",

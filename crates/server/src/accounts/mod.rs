@@ -17,7 +17,7 @@
 
 mod admin;
 pub mod auth;
-mod csrf;
+pub(crate) mod csrf;
 mod handlers;
 pub mod limits;
 pub mod password;
@@ -29,6 +29,7 @@ use aide::axum::routing::{get_with, post_with};
 use aide::axum::ApiRouter;
 use axum::extract::DefaultBodyLimit;
 
+pub(crate) use handlers::ORIGIN_NOT_ALLOWED;
 pub use handlers::{DELETED_NAME, RESERVED_MS};
 
 use crate::state::AppState;

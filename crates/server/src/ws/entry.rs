@@ -1,4 +1,4 @@
-//! The entry into a room: `join`, `watch` or `resume`, checked by the session, go to the
+//! The entry into a room: `join`, `watch`, `resume` or `claim`, checked by the session, go to the
 //! room's actor when it runs on this node, or (cluster mode, `docs/CLUSTER.md`,
 //! "Routing") to its owner on another node; a room that no node serves is looked up in
 //! the store (unknown, finished, or being moved: `room_unavailable`).
@@ -21,9 +21,16 @@ pub(super) enum Entry {
         account: Option<uuid::Uuid>,
     },
     Watch,
+    /// `token` empty: the seat of `account`.
     Resume {
         token: String,
         last_seq: u64,
+        account: Option<uuid::Uuid>,
+    },
+    /// `claim`: the reservation's key (the account's id, or a ticket's key).
+    Claim {
+        key: String,
+        client_seed: Option<String>,
     },
 }
 
@@ -103,11 +110,23 @@ impl Session {
                 reply,
             },
             Entry::Watch => RoomCmd::Watch { link, req, reply },
-            Entry::Resume { token, last_seq } => RoomCmd::Resume {
+            Entry::Claim { key, client_seed } => RoomCmd::Claim {
+                link,
+                req,
+                key,
+                client_seed,
+                reply,
+            },
+            Entry::Resume {
+                token,
+                last_seq,
+                account,
+            } => RoomCmd::Resume {
                 link,
                 req,
                 token,
                 last_seq,
+                account,
                 reply,
             },
         };
@@ -155,10 +174,20 @@ impl Session {
                 account: *account,
             },
             Entry::Watch => AttachHow::Watch { req },
-            Entry::Resume { token, last_seq } => AttachHow::Resume {
+            Entry::Claim { key, client_seed } => AttachHow::Claim {
+                req,
+                key: key.clone(),
+                client_seed: client_seed.clone(),
+            },
+            Entry::Resume {
+                token,
+                last_seq,
+                account,
+            } => AttachHow::Resume {
                 req,
                 token: token.clone(),
                 last_seq: *last_seq,
+                account: *account,
             },
         };
         match routing::forward::attach(self.state.node(), &room, &self.link, how).await {

@@ -9,7 +9,7 @@
 //! disconnected. A connection that has not joined a room within `join` is closed (4004).
 //! Framing violations close with 1009 (too big), 1002 (protocol) or 1007 (bad UTF-8).
 //!
-//! * [`entry`]: `join`, `watch`, `resume` — to the room here, or (cluster mode) to its
+//! * [`entry`]: `join`, `watch`, `resume`, `claim` — to the room here, or (cluster mode) to its
 //!   owner on another node.
 //! * [`session`]: the session's state and its helpers (send, refuse, rate).
 //! * [`writer`]: the socket's writer task.
@@ -37,6 +37,10 @@ use parchis_cluster::routing::{self, Route};
 use parchis_protocol::{close_code, parse_client_message, ClientMessage, ErrorCode, ServerMessage};
 use parchis_room::ids::normalise_code;
 use parchis_room::{ConnLink, Kick, RoomCmd, SeatCmd, Unwritten};
+use parchis_room_core::reserved::ticket_key;
+
+/// Longest quick-pairing ticket a `claim` may carry, in characters.
+pub const MAX_TICKET_CHARS: usize = 64;
 use std::collections::{HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -326,7 +330,10 @@ impl Session {
         let room = normalise_code(msg.room().unwrap_or_default());
         let entry = matches!(
             msg,
-            ClientMessage::Join { .. } | ClientMessage::Watch { .. } | ClientMessage::Resume { .. }
+            ClientMessage::Join { .. }
+                | ClientMessage::Watch { .. }
+                | ClientMessage::Resume { .. }
+                | ClientMessage::Claim { .. }
         );
         if entry {
             return self.enter(msg, req, room).await;
@@ -361,40 +368,93 @@ impl Session {
                 ErrorCode::UnknownRoom.describe(),
             );
         }
-        let entry = match msg {
-            ClientMessage::Join {
-                name,
-                colour,
-                client_seed,
-                ..
-            } => match (&self.account, display_name(&name)) {
-                // A logged-in player's seat shows their username, whatever name was sent.
-                (Some(account), _) => Entry::Join {
-                    name: account.username.clone(),
-                    colour,
-                    client_seed,
-                    account: Some(account.id),
-                },
-                (None, Ok(name)) => Entry::Join {
+        let entry =
+            match msg {
+                ClientMessage::Join {
                     name,
                     colour,
                     client_seed,
-                    account: None,
+                    ..
+                } => match (&self.account, display_name(&name)) {
+                    // A logged-in player's seat shows their username, whatever name was sent.
+                    (Some(account), _) => Entry::Join {
+                        name: account.username.clone(),
+                        colour,
+                        client_seed,
+                        account: Some(account.id),
+                    },
+                    (None, Ok(name)) => Entry::Join {
+                        name,
+                        colour,
+                        client_seed,
+                        account: None,
+                    },
+                    (None, Err(e)) => {
+                        return self.error(Some(req), ErrorCode::BadRequest, e.to_string())
+                    }
                 },
-                (None, Err(e)) => {
-                    return self.error(Some(req), ErrorCode::BadRequest, e.to_string())
-                }
-            },
-            ClientMessage::Watch { .. } => Entry::Watch,
-            ClientMessage::Resume {
-                token, last_seq, ..
-            } => Entry::Resume { token, last_seq },
-            _ => return Flow::Continue,
-        };
+                ClientMessage::Watch { .. } => Entry::Watch,
+                ClientMessage::Resume {
+                    token, last_seq, ..
+                } => match (token, &self.account) {
+                    (Some(token), _) => Entry::Resume {
+                        token,
+                        last_seq,
+                        account: None,
+                    },
+                    // A logged-in player's seat, from any device (issue 26).
+                    (None, Some(account)) => Entry::Resume {
+                        token: String::new(),
+                        last_seq,
+                        account: Some(account.id),
+                    },
+                    (None, None) => return self.error(
+                        Some(req),
+                        ErrorCode::BadToken,
+                        "resume with your seat's token, or log in to resume your account's seat",
+                    ),
+                },
+                ClientMessage::Claim {
+                    ticket,
+                    client_seed,
+                    ..
+                } => match self.claim_key(ticket.as_deref()) {
+                    Ok(key) => Entry::Claim { key, client_seed },
+                    Err((code, message)) => return self.error(Some(req), code, message),
+                },
+                _ => return Flow::Continue,
+            };
         match self.state.room(&room) {
             Some(handle) => self.local_entry(handle, room, req, entry).await,
             None if self.state.cluster().is_some() => self.remote_entry(room, req, entry).await,
             None => self.unserved(room, req, &entry, Unserved::Unknown).await,
+        }
+    }
+
+    /// The reservation key of a `claim`: the ticket's ([`ticket_key`], 1 to
+    /// [`MAX_TICKET_CHARS`] characters of `A-Z a-z 0-9 _ -`), else the logged-in
+    /// account's id; a guest without a ticket is refused `not_logged_in`.
+    fn claim_key(&self, ticket: Option<&str>) -> Result<String, (ErrorCode, String)> {
+        match (ticket, &self.account) {
+            (Some(t), _) => {
+                let plausible = (1..=MAX_TICKET_CHARS).contains(&t.len())
+                    && t.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+                if plausible {
+                    Ok(ticket_key(t))
+                } else {
+                    Err((
+                        ErrorCode::BadRequest,
+                        format!("a ticket is 1 to {MAX_TICKET_CHARS} of A-Z a-z 0-9 _ -"),
+                    ))
+                }
+            }
+            (None, Some(account)) => Ok(account.id.to_string()),
+            (None, None) => Err((
+                ErrorCode::NotLoggedIn,
+                "claim a seat with your quick-pairing ticket, or log in to claim your account's"
+                    .into(),
+            )),
         }
     }
 

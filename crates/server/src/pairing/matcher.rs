@@ -1,0 +1,121 @@
+//! The matcher's loop: every [`TICK`] it drops the tickets nobody polls, asks
+//! [`parchis_ratings::match_groups`] for the groups to seat, and opens one room per group
+//! ([`parchis_room::Rooms::open_director_room`]): the group's seats reserved (an
+//! account's by its id, a guest's by its ticket), no bots, starting by itself once every
+//! seat is claimed ([`DirectorRoom::start_when_seated`]). A room that cannot be opened
+//! puts its group back in the queue.
+
+use std::time::Duration;
+
+use parchis_engine::Colour;
+use parchis_protocol::RoomSettings;
+use parchis_ratings::{match_groups, Group};
+use parchis_room_core::reserved::{ticket_key, DirectorRoom, Reservation};
+use tracing::{info, warn};
+
+use crate::pairing_tickets::{Pairing, Ticket};
+use crate::state::AppState;
+
+/// How often the matcher looks at the queues.
+pub const TICK: Duration = Duration::from_millis(500);
+
+/// Runs the matcher until the server shuts down.
+pub async fn run(state: AppState) {
+    let shutdown = state.shutdown_token();
+    let mut every = tokio::time::interval(TICK);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = every.tick() => tick(&state).await,
+        }
+    }
+}
+
+/// One look at the queues (module docs).
+pub async fn tick(state: &AppState) {
+    let pairing = state.pairing();
+    let now = parchis_room::now_ms();
+    let groups = {
+        let mut tickets = pairing.lock();
+        let dropped = tickets.expire(now);
+        if dropped > 0 {
+            info!(dropped, "quick-pairing tickets not polled: dropped");
+        }
+        let (waiting, blocks) = tickets.waiting();
+        match_groups(&waiting, &blocks, now, &pairing.config)
+    };
+    for group in groups {
+        seat_group(state, pairing, &group).await;
+    }
+}
+
+/// Colours of a group's seats, in the group's order (the longest waiting first): the
+/// two opposite corners for two players, board order for four.
+fn colours(seats: usize) -> Vec<Colour> {
+    if seats == 2 {
+        vec![Colour::Yellow, Colour::Red]
+    } else {
+        Colour::ALL.into_iter().take(seats).collect()
+    }
+}
+
+/// The reservation of `ticket` (id `id`) for `colour`.
+fn reservation(id: &str, ticket: &Ticket, colour: Colour) -> Reservation {
+    Reservation {
+        colour,
+        reserved_for: match ticket.account {
+            Some(account) => account.to_string(),
+            None => ticket_key(id),
+        },
+        name: ticket.name.clone(),
+        bot: None,
+    }
+}
+
+async fn seat_group(state: &AppState, pairing: &Pairing, group: &Group) {
+    let Some(seated) = pairing.lock().seat(&group.queue, &group.players) else {
+        return;
+    };
+    let colours = colours(seated.len());
+    let director = DirectorRoom {
+        reserved: seated
+            .iter()
+            .zip(&colours)
+            .map(|((id, t), &c)| reservation(id, t, c))
+            .collect(),
+        start_when_seated: true,
+    };
+    let settings = serde_json::from_value::<RoomSettings>(serde_json::json!({
+        "preset": group.queue.pool.as_str(),
+        "seats": group.queue.seats,
+        "rated": group.queue.rated,
+        "public": false,
+    }));
+    let code = parchis_room::ids::room_code();
+    let opened = match settings {
+        Ok(settings) => state
+            .rooms()
+            .open_director_room(&code, settings, director)
+            .await
+            .map_err(|r| r.message),
+        Err(e) => Err(e.to_string()),
+    };
+    let mut tickets = pairing.lock();
+    match opened {
+        Ok(_) => {
+            info!(room = %code, pool = %group.queue.pool, seats = group.queue.seats,
+                rated = group.queue.rated, "quick pairing: room opened");
+            for ((id, _), colour) in seated.iter().zip(colours) {
+                tickets.seated(id, Some((code.clone(), colour)));
+            }
+        }
+        Err(message) => {
+            warn!(room = %code, pool = %group.queue.pool, %message,
+                "quick pairing: room not opened; the group waits again");
+            for (id, _) in &seated {
+                tickets.seated(id, None);
+            }
+        }
+    }
+}

@@ -1,0 +1,25 @@
+// Unit tests of the view helpers that need no DOM (web/ui.js): a seat's rating, which the
+// room view may or may not carry yet (`rating`: a number or `{display}`), and a seat's
+// shown name.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ratingText, displayName } from '../ui.js';
+
+test('a seat\'s rating is shown when the room view carries one, in either shape', () => {
+  assert.equal(ratingText({ name: 'Ana_1', rating: 1012 }), ' · 1012');
+  assert.equal(ratingText({ name: 'Ana_1', rating: { display: 990, mu: 25, sigma: 8 } }), ' · 990');
+});
+
+test('no rating, a null one or a malformed one shows nothing', () => {
+  assert.equal(ratingText({ name: 'Ana' }), '');
+  assert.equal(ratingText({ name: 'Ana', rating: null }), '');
+  assert.equal(ratingText({ name: 'Ana', rating: { mu: 25 } }), '');
+  assert.equal(ratingText({ name: 'Ana', rating: 'high' }), '');
+  assert.equal(ratingText(null), '');
+});
+
+test('a person\'s seat shows its name (a logged-in player\'s is the username)', () => {
+  assert.equal(displayName({ name: 'Ana_1', bot: null }), 'Ana_1');
+  assert.equal(displayName(null), '');
+});
