@@ -433,6 +433,19 @@ impl Actor {
                 }
                 self.for_spectators.push((frame, players));
             }
+            Effect::Emote { frame, from } => {
+                // Not part of the event stream: to every member at once, but those
+                // whose player blocked the sender.
+                let conns: Vec<ConnId> = self.links.keys().copied().collect();
+                for conn in conns {
+                    let Some(link) = self.links.get(&conn) else {
+                        continue;
+                    };
+                    if !link.mutes.mutes(from) && !link.send(frame.clone()) {
+                        self.lose(conn);
+                    }
+                }
+            }
             Effect::Attach { conn } => {
                 if let Some(link) = self.pending_link.take_if(|l| l.id == conn) {
                     self.links.insert(conn, link);

@@ -44,7 +44,7 @@ mod tests;
 pub use self::create::create;
 pub use self::director::Opened;
 pub use self::end::{Rehomed, RoomEnd};
-pub use self::link::{ConnLink, Kick, Unwritten};
+pub use self::link::{ConnLink, Kick, Mutes, Unwritten};
 pub use self::restore::{restore, RestoreError};
 pub use self::rooms::{Host, Rooms, RoomsConfig};
 pub use self::single_node::SingleNode;
