@@ -78,8 +78,8 @@ pub enum RoomCmd {
         name: String,
         /// Wanted colour.
         colour: Option<Colour>,
-        /// Client seed for the fair dice, if given.
-        client_seed: Option<String>,
+        /// Client seed for the fair dice, if given (boxed, as `account`).
+        client_seed: Option<Box<str>>,
         /// The logged-in player's account (`name` is its username), `None` for a guest.
         /// Boxed: it keeps the command small (clippy's `result_large_err`).
         account: Option<Box<uuid::Uuid>>,

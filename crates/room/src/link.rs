@@ -87,12 +87,12 @@ pub struct ConnLink {
 /// The accounts a connection's player blocked (read when the connection opened): their
 /// emotes are not sent to it.
 #[derive(Clone, Debug, Default)]
-pub struct Mutes(Arc<[uuid::Uuid]>);
+pub struct Mutes(Arc<Vec<uuid::Uuid>>);
 
 impl Mutes {
     /// Mutes `accounts`.
     pub fn of(accounts: Vec<uuid::Uuid>) -> Mutes {
-        Mutes(accounts.into())
+        Mutes(Arc::new(accounts))
     }
 
     /// Whether a frame from `account` is withheld (never for a guest's, `None`).
