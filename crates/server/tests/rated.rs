@@ -400,3 +400,36 @@ async fn a_four_player_rated_online_game_played_to_its_end_rates_every_place() {
     assert!(expected[3][0].mu < i.mu, "{expected:?}");
     s.shutdown.cancel();
 }
+
+/// The admin API resets an account's ratings (issue 26): after a rated game the loser's
+/// ratings and history are gone (the winner's stay), and the answer is logged; the admin
+/// token is needed, an unknown username is 404.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_administrator_resets_an_accounts_ratings() {
+    const ADMIN: &str = "admin-token-for-ratings";
+    let s = start(parchis_server::ServerConfig {
+        accounts: AccountLimits::unlimited(),
+        admin_token: Some(ADMIN.into()),
+        ..test_config()
+    })
+    .await;
+    let ana = sign_up(&s, "Ana").await;
+    let luis = sign_up(&s, "Luis").await;
+    let (_, clients) = rated_pair(&s, &ana, &luis).await;
+    play_to_end(clients).await;
+    assert!(profile(&s, "Luis").await["ratings"]["online"].is_object());
+    let auth = format!("Authorization: Bearer {ADMIN}");
+    let reset = |name: &str| format!("/admin/accounts/{name}/ratings/reset");
+    let (status, _) = common::request_raw(s.addr, "POST", &reset("Luis"), &[], "").await;
+    assert_eq!(status, 401, "the admin token is needed");
+    let (status, body) = common::request_raw(s.addr, "POST", &reset("Nobody"), &[&auth], "").await;
+    assert_eq!(status, 404, "{body}");
+    let (status, body) = common::request_raw(s.addr, "POST", &reset("Luis"), &[&auth], "").await;
+    assert_eq!(status, 204, "{body}");
+    let luis_now = profile(&s, "Luis").await;
+    assert_eq!(luis_now["ratings"], json!({}), "{luis_now}");
+    assert_eq!(luis_now["history"], json!([]), "{luis_now}");
+    let ana_now = profile(&s, "Ana").await;
+    assert_eq!(ana_now["ratings"]["online"]["games"], 1, "{ana_now}");
+    s.shutdown.cancel();
+}
