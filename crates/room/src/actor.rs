@@ -15,7 +15,7 @@
 //! room and, when the store is ahead, stops the room to have it rebuilt from its stored
 //! state ([`RoomEnd::Rebuild`]; `actor_doubt.rs`).
 //!
-//! Size (~600 lines): the task's loop, its effects, its one write path and its end share
+//! Size (~650 lines): the task's loop, its effects, its one write path and its end share
 //! the actor's state and are read together; what a command from the queue becomes
 //! (`actor_cmd.rs`), what a stopping room owes (`actor_moving.rs`) and a write in doubt
 //! (`actor_doubt.rs`) live in their own files.

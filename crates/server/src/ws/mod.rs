@@ -13,6 +13,9 @@
 //!   owner on another node.
 //! * [`session`]: the session's state and its helpers (send, refuse, rate).
 //! * [`writer`]: the socket's writer task.
+//!
+//! Why ~600 lines: the reader loop, the frame checks and the dispatch of each client
+//! message (entries, seat commands, `claim`'s key) are one connection's flow in order.
 
 mod entry;
 mod session;
