@@ -26,8 +26,10 @@ pub const RECOVERY_CODES: usize = 10;
 pub struct Credentials {
     /// 3 to 20 ASCII letters, digits, `_` or `-`; unique ignoring case and look-alikes;
     /// may not contain the word `bot`.
+    #[schemars(length(min = 3, max = 20), regex(pattern = r"^[A-Za-z0-9_-]{3,20}$"))]
     pub username: String,
     /// At least 10 characters (at most 1024 bytes).
+    #[schemars(length(min = 10))]
     pub password: String,
 }
 
@@ -98,6 +100,7 @@ pub struct ChangePassword {
     /// The current password.
     pub password: String,
     /// The new one (at least 10 characters).
+    #[schemars(length(min = 10))]
     pub new_password: String,
 }
 
@@ -106,10 +109,12 @@ pub struct ChangePassword {
 #[serde(deny_unknown_fields)]
 pub struct Recover {
     /// The account's username.
+    #[schemars(length(min = 3, max = 20), regex(pattern = r"^[A-Za-z0-9_-]{3,20}$"))]
     pub username: String,
     /// One unused recovery code.
     pub code: String,
     /// The new password (at least 10 characters).
+    #[schemars(length(min = 10))]
     pub new_password: String,
 }
 
@@ -174,6 +179,7 @@ pub struct BlockList {
 #[serde(deny_unknown_fields)]
 pub struct AdminResetPassword {
     /// The new password (at least 10 characters).
+    #[schemars(length(min = 10))]
     pub new_password: String,
 }
 redacted_debug!(AdminResetPassword);
@@ -183,6 +189,7 @@ redacted_debug!(AdminResetPassword);
 #[serde(deny_unknown_fields)]
 pub struct AdminRename {
     /// The new username (the rules of sign-up).
+    #[schemars(length(min = 3, max = 20), regex(pattern = r"^[A-Za-z0-9_-]{3,20}$"))]
     pub username: String,
 }
 

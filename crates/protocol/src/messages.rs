@@ -1,7 +1,7 @@
 //! WebSocket messages: [`ClientMessage`] (commands) and [`ServerMessage`] (replies and the
 //! room's event stream), and the classifying parser [`parse_client_message`].
 //!
-//! Why one file of ~680 lines: it is the protocol's message catalogue, one documented
+//! Why one file of ~700 lines: it is the protocol's message catalogue, one documented
 //! variant per message (`proto/README.md` follows the same order), plus its one parser.
 
 use crate::dice::DiceInfo;

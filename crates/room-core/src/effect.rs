@@ -151,6 +151,14 @@ pub enum Effect {
         /// Encoded JSON.
         frame: Arc<str>,
     },
+    /// Queue a seat's emote for every attached connection but those whose player blocked
+    /// the seat's account (the connection's mutes, issue 26).
+    Emote {
+        /// Encoded JSON.
+        frame: Arc<str>,
+        /// The sending seat's account (`None`: a guest, muted by nobody).
+        from: Option<uuid::Uuid>,
+    },
     /// The connection of the current join, watch or resume is now a member: deliver to it.
     Attach {
         /// The connection.

@@ -88,10 +88,10 @@ impl Core {
     /// in any [`crate::emote_limit::EMOTE_WINDOW_MS`]. Refused for a seat that
     /// abandoned the game.
     fn emote(&mut self, seat_id: u64, conn: ConnId, req: u64, emote: Emote, now: Ms) {
-        let Some(colour) = self
+        let Some((colour, from)) = self
             .seat_by_id(seat_id)
             .filter(|s| !s.abandoned)
-            .map(|s| s.colour)
+            .map(|s| (s.colour, s.account))
         else {
             let refusal = Refusal::new(
                 ErrorCode::SpectatorCannotAct,
@@ -115,8 +115,9 @@ impl Core {
             colour,
             emote,
         };
-        self.emit(Effect::Broadcast {
+        self.emit(Effect::Emote {
             frame: encode(&msg),
+            from,
         });
         self.reply_ok(conn, req);
     }

@@ -15,7 +15,7 @@
 //! room and, when the store is ahead, stops the room to have it rebuilt from its stored
 //! state ([`RoomEnd::Rebuild`]; `actor_doubt.rs`).
 //!
-//! Size (~600 lines): the task's loop, its effects, its one write path and its end share
+//! Size (~650 lines): the task's loop, its effects, its one write path and its end share
 //! the actor's state and are read together; what a command from the queue becomes
 //! (`actor_cmd.rs`), what a stopping room owes (`actor_moving.rs`) and a write in doubt
 //! (`actor_doubt.rs`) live in their own files.
@@ -432,6 +432,19 @@ impl Actor {
                     }
                 }
                 self.for_spectators.push((frame, players));
+            }
+            Effect::Emote { frame, from } => {
+                // Not part of the event stream: to every member at once, but those
+                // whose player blocked the sender.
+                let conns: Vec<ConnId> = self.links.keys().copied().collect();
+                for conn in conns {
+                    let Some(link) = self.links.get(&conn) else {
+                        continue;
+                    };
+                    if !link.mutes.mutes(from) && !link.send(frame.clone()) {
+                        self.lose(conn);
+                    }
+                }
             }
             Effect::Attach { conn } => {
                 if let Some(link) = self.pending_link.take_if(|l| l.id == conn) {

@@ -31,7 +31,7 @@ impl Actor {
                     req,
                     name,
                     colour,
-                    client_seed,
+                    client_seed: client_seed.map(String::from),
                     account: account.map(|a| *a),
                     token: ids::session_token(),
                 }

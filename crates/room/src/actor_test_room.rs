@@ -22,6 +22,7 @@ pub(crate) fn link(id: ConnId, tx: &mpsc::Sender<Arc<str>>) -> ConnLink {
         kick: Kick::default(),
         unwritten: Unwritten::default(),
         max_unwritten: 1 << 20,
+        mutes: Default::default(),
     }
 }
 

@@ -44,7 +44,7 @@ mod tests;
 pub use self::create::create;
 pub use self::director::Opened;
 pub use self::end::{Rehomed, RoomEnd};
-pub use self::link::{ConnLink, Kick, Unwritten};
+pub use self::link::{ConnLink, Kick, Mutes, Unwritten};
 pub use self::restore::{restore, RestoreError};
 pub use self::rooms::{Host, Rooms, RoomsConfig};
 pub use self::single_node::SingleNode;
@@ -78,8 +78,8 @@ pub enum RoomCmd {
         name: String,
         /// Wanted colour.
         colour: Option<Colour>,
-        /// Client seed for the fair dice, if given.
-        client_seed: Option<String>,
+        /// Client seed for the fair dice, if given (boxed, as `account`).
+        client_seed: Option<Box<str>>,
         /// The logged-in player's account (`name` is its username), `None` for a guest.
         /// Boxed: it keeps the command small (clippy's `result_large_err`).
         account: Option<Box<uuid::Uuid>>,

@@ -79,6 +79,26 @@ pub struct ConnLink {
     pub unwritten: Unwritten,
     /// The most bytes that may wait unwritten before the connection is dropped.
     pub max_unwritten: usize,
+    /// The accounts whose emotes this connection does not get (its player blocked them,
+    /// issue 26); empty for a guest.
+    pub mutes: Mutes,
+}
+
+/// The accounts a connection's player blocked (read when the connection opened): their
+/// emotes are not sent to it.
+#[derive(Clone, Debug, Default)]
+pub struct Mutes(Arc<Vec<uuid::Uuid>>);
+
+impl Mutes {
+    /// Mutes `accounts`.
+    pub fn of(accounts: Vec<uuid::Uuid>) -> Mutes {
+        Mutes(Arc::new(accounts))
+    }
+
+    /// Whether a frame from `account` is withheld (never for a guest's, `None`).
+    pub fn mutes(&self, account: Option<uuid::Uuid>) -> bool {
+        account.is_some_and(|a| self.0.contains(&a))
+    }
 }
 
 impl ConnLink {

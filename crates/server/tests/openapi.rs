@@ -79,6 +79,7 @@ fn every_route_is_documented_with_its_answers() {
             "GET /readyz",
             "POST /admin/accounts/{username}/ban",
             "POST /admin/accounts/{username}/password",
+            "POST /admin/accounts/{username}/ratings/reset",
             "POST /admin/accounts/{username}/rename",
             "POST /admin/connections/{id}/disconnect",
             "POST /admin/debug/shed",

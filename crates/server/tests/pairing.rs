@@ -429,3 +429,46 @@ async fn players_who_blocked_each_other_are_never_grouped() {
     assert_eq!(body["status"], "waiting", "{body}");
     s.shutdown.cancel();
 }
+
+/// Blocks mute emotes (issue 26): Ana blocked Bea; in a room together Bea's emote reaches
+/// a spectator but not Ana, while Ana's reaches Bea (a block is one way).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_player_gets_no_emotes_from_a_player_they_blocked() {
+    let s = server().await;
+    let ana = sign_up(&s, "Ana_1").await;
+    let bea = sign_up(&s, "Bea_2").await;
+    let (status, body) = call(&s, "POST", "/api/me/blocks/Bea_2", Some(&ana), "").await;
+    assert_eq!(status, 204, "{body}");
+    let code = s
+        .create_room(json!({"preset": "online", "seats": 2, "turn_clock_secs": 600}))
+        .await;
+    let mut a = logged_in(s.addr, &ana).await;
+    a.join(&code, "ignored", Some("yellow")).await;
+    let mut b = logged_in(s.addr, &bea).await;
+    b.join(&code, "ignored", Some("red")).await;
+    while a.seq < b.seq {
+        a.next().await;
+    }
+    a.ok(json!({"type": "start"})).await;
+    let mut w = s.client().await;
+    w.watch(&code).await;
+    b.ok(json!({"type": "emote", "emote": "good_luck"})).await;
+    let seen = w.until("bea's emote", |v| v["type"] == "emote").await;
+    assert_eq!(seen["colour"], "red", "{seen}");
+    // Not `ok`, which would read past the emote (sent before the `ok`).
+    a.cmd(json!({"type": "emote", "emote": "well_played"}))
+        .await;
+    let first = a.until("an emote", |v| v["type"] == "emote").await;
+    assert_eq!(
+        (first["colour"].clone(), first["emote"].clone()),
+        (json!("yellow"), json!("well_played")),
+        "Ana's own emote is the first she gets: {first}"
+    );
+    let got = b
+        .until("ana's emote", |v| {
+            v["type"] == "emote" && v["colour"] == "yellow"
+        })
+        .await;
+    assert_eq!(got["emote"], "well_played", "{got}");
+    s.shutdown.cancel();
+}

@@ -349,3 +349,87 @@ async fn a_rated_pairs_game_moves_partners_together() {
     assert!(expected[0][0].mu > i.mu && expected[1][0].mu < i.mu);
     s.shutdown.cancel();
 }
+
+/// A 4-player `online` rated game played to its end (not ended by abandonment): the
+/// first to bring every piece home wins and the game ends there (`online`); the others
+/// are placed by pieces in the goal, then squares still to travel (D-40). Every player's
+/// rating is what `rate` gives for the places the engine's `standings` find in the final
+/// position (read back from the room view).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_four_player_rated_online_game_played_to_its_end_rates_every_place() {
+    let s = server().await;
+    let names = ["Ana", "Bea", "Carla", "Dani"];
+    let mut tokens = Vec::new();
+    for n in names {
+        tokens.push(sign_up(&s, n).await);
+    }
+    let colours = ["yellow", "blue", "red", "green"];
+    let seats: Vec<(&str, &str)> = tokens.iter().map(String::as_str).zip(colours).collect();
+    let clients = rated_room(&s, "online", &seats).await;
+    let code = clients[0].room.clone();
+    let (won, _clients) = play_to_end(clients).await;
+    assert_eq!(won["reason"], "goal", "{won}");
+    let view = s.room(&code).await;
+    let position: parchis_engine::Position =
+        serde_json::from_value(view["game"]["position"].clone()).expect("the final position");
+    let game = parchis_engine::Game::try_from(position).expect("a game");
+    let standings = parchis_engine::standings(&game, &[]);
+    assert_eq!(standings.len(), 4);
+    assert_eq!(
+        standings[0].colour.to_string(),
+        won["winner"],
+        "{standings:?}"
+    );
+    let units = parchis_ratings::units(&standings);
+    let i = Rating::INITIAL;
+    let places: Vec<(Vec<Rating>, u8)> = units.iter().map(|u| (vec![i], u.place)).collect();
+    let expected = rate(&places).expect("rate");
+    for (unit, rating) in units.iter().zip(&expected) {
+        let colour = unit.colours[0].to_string();
+        let k = colours.iter().position(|c| *c == colour).expect("seated");
+        let p = profile(&s, names[k]).await;
+        assert_same(
+            rating_of(&p, "online"),
+            rating[0],
+            &format!("{} ({colour}, place {}): {p}", names[k], unit.place),
+        );
+        assert_eq!(p["ratings"]["online"]["games"], 1, "{p}");
+    }
+    // The winner went up, the last place down.
+    assert!(expected[0][0].mu > i.mu, "{expected:?}");
+    assert!(expected[3][0].mu < i.mu, "{expected:?}");
+    s.shutdown.cancel();
+}
+
+/// The admin API resets an account's ratings (issue 26): after a rated game the loser's
+/// ratings and history are gone (the winner's stay), and the answer is logged; the admin
+/// token is needed, an unknown username is 404.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_administrator_resets_an_accounts_ratings() {
+    const ADMIN: &str = "admin-token-for-ratings";
+    let s = start(parchis_server::ServerConfig {
+        accounts: AccountLimits::unlimited(),
+        admin_token: Some(ADMIN.into()),
+        ..test_config()
+    })
+    .await;
+    let ana = sign_up(&s, "Ana").await;
+    let luis = sign_up(&s, "Luis").await;
+    let (_, clients) = rated_pair(&s, &ana, &luis).await;
+    play_to_end(clients).await;
+    assert!(profile(&s, "Luis").await["ratings"]["online"].is_object());
+    let auth = format!("Authorization: Bearer {ADMIN}");
+    let reset = |name: &str| format!("/admin/accounts/{name}/ratings/reset");
+    let (status, _) = common::request_raw(s.addr, "POST", &reset("Luis"), &[], "").await;
+    assert_eq!(status, 401, "the admin token is needed");
+    let (status, body) = common::request_raw(s.addr, "POST", &reset("Nobody"), &[&auth], "").await;
+    assert_eq!(status, 404, "{body}");
+    let (status, body) = common::request_raw(s.addr, "POST", &reset("Luis"), &[&auth], "").await;
+    assert_eq!(status, 204, "{body}");
+    let luis_now = profile(&s, "Luis").await;
+    assert_eq!(luis_now["ratings"], json!({}), "{luis_now}");
+    assert_eq!(luis_now["history"], json!([]), "{luis_now}");
+    let ana_now = profile(&s, "Ana").await;
+    assert_eq!(ana_now["ratings"]["online"]["games"], 1, "{ana_now}");
+    s.shutdown.cancel();
+}

@@ -93,6 +93,22 @@ pub(crate) async fn rate_game(
     Ok(true)
 }
 
+/// [`crate::Store::reset_ratings`] on PostgreSQL: one transaction.
+pub(crate) async fn reset_ratings(pool: &PgPool, account_id: Uuid) -> Result<u64> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("DELETE FROM rating_history WHERE account_id = $1")
+        .bind(account_id)
+        .execute(&mut *tx)
+        .await?;
+    let deleted = sqlx::query("DELETE FROM ratings WHERE account_id = $1")
+        .bind(account_id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    tx.commit().await?;
+    Ok(deleted)
+}
+
 /// [`crate::Store::ratings_of`] on PostgreSQL.
 pub(crate) async fn ratings_of(pool: &PgPool, account_id: Uuid) -> Result<Vec<RatingRecord>> {
     sqlx::query_as::<_, RatingRow<Uuid>>(&format!(

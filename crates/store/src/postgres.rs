@@ -499,6 +499,10 @@ impl Store for PostgresStore {
         pg_ratings::rating_history(&self.pool, account_id, pool, limit).await
     }
 
+    async fn reset_ratings(&self, account_id: Uuid) -> Result<u64> {
+        pg_ratings::reset_ratings(&self.pool, account_id).await
+    }
+
     async fn leaderboard(
         &self,
         pool: &str,

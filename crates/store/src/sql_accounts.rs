@@ -53,12 +53,12 @@ fn pg_id(id: Uuid) -> Uuid {
 }
 
 macro_rules! sql_account_store {
-    ($store:ty, $id:ident, $Id:ty, |$me:ident| $pool:expr, $session:expr) => {
+    ($store:ty, $id:ident, $Id:ty, |$me:ident| $pool:expr, $session:expr, $begin:literal) => {
         #[async_trait]
         impl AccountStore for $store {
             async fn create_account(&self, a: &NewAccount) -> Result<()> {
                 let $me = self;
-                let mut tx = $pool.begin().await?;
+                let mut tx = $pool.begin_with($begin).await?;
                 let reserved = sqlx::query_scalar::<_, i64>(
                     "SELECT until_ms FROM username_reservations \
                      WHERE username_key = $1 AND until_ms > $2",
@@ -130,7 +130,7 @@ macro_rules! sql_account_store {
 
             async fn set_password(&self, id: Uuid, hash: &str, now_ms: i64) -> Result<bool> {
                 let $me = self;
-                let mut tx = $pool.begin().await?;
+                let mut tx = $pool.begin_with($begin).await?;
                 let done = sqlx::query(
                     "UPDATE accounts SET password_hash = $1, password_changed_at_ms = $2 \
                      WHERE id = $3 AND deleted_at_ms IS NULL",
@@ -159,7 +159,7 @@ macro_rules! sql_account_store {
                 now_ms: i64,
             ) -> Result<bool> {
                 let $me = self;
-                let mut tx = $pool.begin().await?;
+                let mut tx = $pool.begin_with($begin).await?;
                 let spent = sqlx::query(
                     "UPDATE account_recovery_codes SET used_at_ms = $1 \
                      WHERE account_id = $2 AND code_hash = $3 AND used_at_ms IS NULL",
@@ -207,7 +207,7 @@ macro_rules! sql_account_store {
             // Over 80 lines: one transaction's statements in order.
             async fn delete_account(&self, id: Uuid, d: &Deletion) -> Result<bool> {
                 let $me = self;
-                let mut tx = $pool.begin().await?;
+                let mut tx = $pool.begin_with($begin).await?;
                 let key: Option<String> = sqlx::query_scalar(
                     "SELECT username_key FROM accounts WHERE id = $1 AND deleted_at_ms IS NULL",
                 )
@@ -262,7 +262,7 @@ macro_rules! sql_account_store {
                 now_ms: i64,
             ) -> Result<bool> {
                 let $me = self;
-                let mut tx = $pool.begin().await?;
+                let mut tx = $pool.begin_with($begin).await?;
                 let reserved = sqlx::query_scalar::<_, i64>(
                     "SELECT until_ms FROM username_reservations \
                      WHERE username_key = $1 AND until_ms > $2",
@@ -298,7 +298,7 @@ macro_rules! sql_account_store {
 
             async fn set_banned(&self, id: Uuid, banned_at_ms: Option<i64>) -> Result<bool> {
                 let $me = self;
-                let mut tx = $pool.begin().await?;
+                let mut tx = $pool.begin_with($begin).await?;
                 let done = sqlx::query(
                     "UPDATE accounts SET banned_at_ms = $1 WHERE id = $2 AND deleted_at_ms IS NULL",
                 )
@@ -443,7 +443,11 @@ sql_account_store!(
     sqlite_id,
     String,
     |me| me.pool(),
-    SessionPool::Sqlite(me.pool().clone())
+    SessionPool::Sqlite(me.pool().clone()),
+    // The write lock at once: a deferred transaction that reads and then writes fails at
+    // once with "database is locked" (SQLITE_BUSY, no busy timeout) when the group-commit
+    // writer committed in between; an immediate one waits out the busy timeout.
+    "BEGIN IMMEDIATE"
 );
 
 sql_account_store!(
@@ -454,5 +458,6 @@ sql_account_store!(
     SessionPool::Postgres {
         pool: me.pool_and_schema().0.clone(),
         schema: me.pool_and_schema().1.to_owned(),
-    }
+    },
+    "BEGIN"
 );

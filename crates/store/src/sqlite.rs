@@ -729,6 +729,10 @@ impl Store for SqliteStore {
         sqlite_ratings::rating_history(&self.pool, account_id, pool, limit).await
     }
 
+    async fn reset_ratings(&self, account_id: Uuid) -> Result<u64> {
+        sqlite_ratings::reset_ratings(&self.pool, account_id).await
+    }
+
     async fn leaderboard(
         &self,
         pool: &str,

@@ -70,6 +70,23 @@ pub(crate) async fn rate_game(
     Ok(true)
 }
 
+/// [`crate::Store::reset_ratings`] on SQLite: one transaction.
+pub(crate) async fn reset_ratings(pool: &SqlitePool, account_id: Uuid) -> Result<u64> {
+    let id = account_id.to_string();
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    sqlx::query("DELETE FROM rating_history WHERE account_id = ?")
+        .bind(&id)
+        .execute(&mut *tx)
+        .await?;
+    let deleted = sqlx::query("DELETE FROM ratings WHERE account_id = ?")
+        .bind(&id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    tx.commit().await?;
+    Ok(deleted)
+}
+
 /// [`crate::Store::ratings_of`] on SQLite.
 pub(crate) async fn ratings_of(pool: &SqlitePool, account_id: Uuid) -> Result<Vec<RatingRecord>> {
     sqlx::query_as::<_, RatingRow<String>>(&format!(

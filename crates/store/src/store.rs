@@ -438,6 +438,18 @@ pub trait Store: Send + Sync {
         Err(StoreError::Unsupported(NO_RATINGS))
     }
 
+    /// An administrator resets an account's ratings (issue 26): its rating and rating
+    /// history rows are deleted in every pool, in one transaction; its next rated game
+    /// starts from the initial rating. Returns the rating rows deleted (0: nothing to
+    /// reset, also for an unknown account).
+    ///
+    /// # Errors
+    /// As [`ratings_of`](Store::ratings_of).
+    async fn reset_ratings(&self, account_id: Uuid) -> Result<u64> {
+        let _ = account_id;
+        Err(StoreError::Unsupported(NO_RATINGS))
+    }
+
     /// A pool's leaderboard: the ratings with at least `min_games` games, best first by
     /// the conservative rating μ − 3σ, then more games, then account id; at most `limit`
     /// (the caller bounds it).

@@ -298,12 +298,41 @@ mod cases {
         assert_eq!(s.leaderboard("online", 2, 1).await.unwrap().len(), 2);
         assert!(s.leaderboard("classic", 50, 0).await.unwrap().is_empty());
     }
+
+    /// An administrator's reset: every pool's rating and history rows of the account go
+    /// (the other player's stay), the next rated game starts from the initial rating.
+    pub async fn an_admin_reset_deletes_an_accounts_ratings(h: &Harness) {
+        let s = &h.store;
+        let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
+        play(h, 100, rated("online", &[(a, 0, 1), (b, 2, 2)])).await;
+        play(h, 200, rated("classic", &[(a, 0, 1), (b, 2, 2)])).await;
+        assert_eq!(s.ratings_of(a).await.unwrap().len(), 2);
+        assert_eq!(s.reset_ratings(a).await.unwrap(), 2);
+        assert!(s.ratings_of(a).await.unwrap().is_empty());
+        assert!(s.rating_history(a, None, 10).await.unwrap().is_empty());
+        assert_eq!(s.ratings_of(b).await.unwrap().len(), 2, "b keeps hers");
+        assert_eq!(s.rating_history(b, None, 10).await.unwrap().len(), 2);
+        assert_eq!(s.reset_ratings(a).await.unwrap(), 0, "nothing left");
+        assert_eq!(s.reset_ratings(Uuid::new_v4()).await.unwrap(), 0);
+        // The next game rates a from the initial rating again.
+        play(h, 300, rated("online", &[(a, 0, 1), (b, 2, 2)])).await;
+        let ra = s.ratings_of(a).await.unwrap();
+        assert_eq!((ra.len(), ra[0].games), (1, 1));
+        let hist = s.rating_history(a, None, 10).await.unwrap();
+        assert_eq!(hist.len(), 1);
+        assert!(close(hist[0].mu_before, Rating::INITIAL.mu), "{hist:?}");
+        assert!(
+            close(hist[0].sigma_before, Rating::INITIAL.sigma),
+            "{hist:?}"
+        );
+    }
 }
 
 backend_tests!(
     [sqlite, postgres, memory]
     [
         a_rated_end_writes_ratings_and_history,
+        an_admin_reset_deletes_an_accounts_ratings,
         a_refused_end_writes_no_rating,
         concurrent_ends_lose_no_update,
         pairs_partners_are_rated_as_one_team,

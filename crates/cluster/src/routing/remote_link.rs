@@ -52,6 +52,9 @@ pub fn remote_link(state: &NodeState, out: ToPublisher, room: &str, edge: EdgeAd
         kick: Kick::default(),
         unwritten: Unwritten::default(),
         max_unwritten: cfg.outbound_queue_bytes,
+        // A connection relayed from another node: its mutes stay on its own node (not
+        // carried yet), so it gets every emote.
+        mutes: Default::default(),
     };
     let span = tracing::debug_span!(
         "egress",

@@ -357,7 +357,7 @@ fn attach_cmd(
             req,
             name,
             colour,
-            client_seed,
+            client_seed: client_seed.map(Into::into),
             account: account.map(Box::new),
             reply,
         },

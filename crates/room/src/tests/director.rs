@@ -3,6 +3,9 @@
 //! referee's pause (kept over a rebuild from the store), resume and expulsion, and the
 //! spectator delay: a spectator never sees an event before N more throws were made, and
 //! sees the whole game at its end.
+//!
+//! Over 600 lines: one scenario per test, each a director's room driven step by step
+//! with its checks in order; the quick pairing's start at the last claim joined them.
 
 use super::history::rebuilt;
 use super::{first_command, settings, Driver, FaultyStore};

@@ -391,7 +391,7 @@ impl Driver {
                     self.deliver(conn, &frame);
                 }
             }
-            Effect::Broadcast { frame } => {
+            Effect::Broadcast { frame } | Effect::Emote { frame, .. } => {
                 let conns: Vec<ConnId> = self.attached.iter().copied().collect();
                 for conn in conns {
                     self.deliver(conn, &frame);

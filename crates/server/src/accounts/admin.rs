@@ -6,6 +6,9 @@
 //! * `POST /admin/accounts/{username}/rename` [`AdminRename`] → 204; 409 `username_taken`.
 //! * `POST /admin/accounts/{username}/ban` [`AdminBan`] → 204: banned accounts cannot log
 //!   in, and their sessions and tokens stop working.
+//! * `POST /admin/accounts/{username}/ratings/reset` → 204: the account's ratings and
+//!   rating history are deleted in every pool (its next rated game starts from the
+//!   initial rating).
 //!
 //! An unknown username is 404 `unknown_player`.
 
@@ -181,5 +184,45 @@ pub async fn ban(
     let at = ask.banned.then(parchis_room::now_ms);
     accounts.set_banned(account.id, at).await?;
     info!(account = %account.id, banned = ask.banned, "admin banned or unbanned an account");
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The docs of [`reset_ratings`].
+pub fn reset_ratings_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let op = op
+        .id("adminResetRatings")
+        .summary("Reset an account's ratings")
+        .description(
+            "Deletes the account's rating and rating history in every pool; its next rated \
+             game starts from the initial rating. No body.",
+        )
+        .response_with::<204, (), _>(|r| r.description("Reset (also when it had none)."));
+    api_doc::errors(
+        api_doc::admin(op),
+        &[
+            (
+                400,
+                "bad_request: the username is not UTF-8 once percent-decoded.",
+            ),
+            ADMIN_NO_ACCOUNT,
+            ORIGIN_NOT_ALLOWED,
+            INTERNAL,
+            UNAVAILABLE,
+        ],
+    )
+}
+
+/// `POST /admin/accounts/{username}/ratings/reset`.
+pub async fn reset_ratings(
+    State(state): State<AppState>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
+    headers: HeaderMap,
+    ApiPath(UsernamePath { username: name }): ApiPath<UsernamePath>,
+) -> Result<StatusCode, ApiError> {
+    authorize(&state, client, &headers, "reset_ratings")?;
+    let accounts = store(&state)?;
+    let account = by_name(accounts, &name).await?;
+    let deleted = state.store().reset_ratings(account.id).await?;
+    info!(account = %account.id, pools = deleted, "admin reset an account's ratings");
     Ok(StatusCode::NO_CONTENT)
 }

@@ -72,6 +72,10 @@ pub fn router() -> ApiRouter<AppState> {
             post_with(rename, rename_docs),
         )
         .api_route("/admin/accounts/{username}/ban", post_with(ban, ban_docs))
+        .api_route(
+            "/admin/accounts/{username}/ratings/reset",
+            post_with(reset_ratings, reset_ratings_docs),
+        )
         .route_layer(axum::middleware::from_fn(csrf::check))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }

@@ -82,6 +82,10 @@ fn error(status: StatusCode, code: ErrorCode) -> ApiError {
     ApiError::new(status, code, code.describe())
 }
 
+const BAD_PATH: (u16, &str) = (
+    400,
+    "bad_request: the ticket is not UTF-8 once percent-decoded.",
+);
 const UNKNOWN_TICKET: (u16, &str) = (
     404,
     "unknown_ticket: no ticket has this id (it left, or was not polled for 30 s).",
@@ -270,7 +274,7 @@ pub fn poll_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
         )
         .tag("pairing")
         .response_with::<200, Json<PairingStatus>, _>(|r| r.description("The state."));
-    api_doc::errors(op, &[UNKNOWN_TICKET])
+    api_doc::errors(op, &[BAD_PATH, UNKNOWN_TICKET])
 }
 
 /// `GET /api/pairing/{ticket}`: [`PairingStatus`], or 404 `unknown_ticket`.
@@ -297,7 +301,7 @@ pub fn leave_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
         )
         .tag("pairing")
         .response_with::<204, (), _>(|r| r.description("Left."));
-    api_doc::errors(op, &[crate::accounts::ORIGIN_NOT_ALLOWED])
+    api_doc::errors(op, &[BAD_PATH, crate::accounts::ORIGIN_NOT_ALLOWED])
 }
 
 /// `DELETE /api/pairing/{ticket}` (204, also for an unknown ticket).

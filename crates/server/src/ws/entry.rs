@@ -105,7 +105,7 @@ impl Session {
                 req,
                 name,
                 colour,
-                client_seed,
+                client_seed: client_seed.map(Into::into),
                 account: account.map(Box::new),
                 reply,
             },

@@ -13,6 +13,9 @@
 //!   owner on another node.
 //! * [`session`]: the session's state and its helpers (send, refuse, rate).
 //! * [`writer`]: the socket's writer task.
+//!
+//! Why ~600 lines: the reader loop, the frame checks and the dispatch of each client
+//! message (entries, seat commands, `claim`'s key) are one connection's flow in order.
 
 mod entry;
 mod session;
@@ -36,7 +39,7 @@ use futures_util::StreamExt;
 use parchis_cluster::routing::{self, Route};
 use parchis_protocol::{close_code, parse_client_message, ClientMessage, ErrorCode, ServerMessage};
 use parchis_room::ids::normalise_code;
-use parchis_room::{ConnLink, Kick, RoomCmd, SeatCmd, Unwritten};
+use parchis_room::{ConnLink, Kick, Mutes, RoomCmd, SeatCmd, Unwritten};
 use parchis_room_core::reserved::ticket_key;
 
 /// Longest quick-pairing ticket a `claim` may carry, in characters.
@@ -83,6 +86,14 @@ pub async fn upgrade(
             None
         })
         .map(|(user, _)| user);
+    // Whom the player blocked: their emotes are not sent to this connection.
+    let mutes = match (&account, state.store().accounts()) {
+        (Some(user), Some(accounts)) => accounts.blocked(user.id).await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "blocks not read on a websocket upgrade");
+            Vec::new()
+        }),
+        _ => Vec::new(),
+    };
     let hard = cfg.hard_max_message_bytes.max(cfg.max_message_bytes);
     ws.read_buffer_size(cfg.read_buffer_bytes)
         .write_buffer_size(WRITE_BATCH_BYTES)
@@ -93,17 +104,22 @@ pub async fn upgrade(
             let id = account.as_ref().map(|a| a.id);
             let span = tracing::info_span!("conn", conn, %peer, %client, account = ?id);
             let tracker = state.tracker().clone();
-            tracker.track_future(connection(socket, state, conn, client, account).instrument(span))
+            let who = Who {
+                account,
+                mutes: Mutes::of(mutes),
+            };
+            tracker.track_future(connection(socket, state, conn, client, who).instrument(span))
         })
 }
 
-async fn connection(
-    socket: WebSocket,
-    state: AppState,
-    conn: u64,
-    ip: IpAddr,
+/// Who is on a connection: the logged-in player, if any, and the accounts they blocked.
+struct Who {
     account: Option<crate::accounts::auth::User>,
-) {
+    mutes: Mutes,
+}
+
+async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr, who: Who) {
+    let Who { account, mutes } = who;
     let cfg = state.config().clone();
     let timeouts = cfg.timeouts.clone();
     let (sink, mut stream) = socket.split();
@@ -116,6 +132,7 @@ async fn connection(
         kick: kick.clone(),
         unwritten: unwritten.clone(),
         max_unwritten: cfg.outbound_queue_bytes,
+        mutes,
     };
     let writer =
         tokio::spawn(writer(sink, rx, kick.clone(), timeouts.clone(), unwritten).in_current_span());

@@ -510,6 +510,10 @@ impl Store for MemoryStore {
         Ok(self.lock()?.rating_history(account_id, pool, limit))
     }
 
+    async fn reset_ratings(&self, account_id: Uuid) -> Result<u64> {
+        Ok(self.lock()?.reset_ratings(account_id))
+    }
+
     async fn leaderboard(
         &self,
         pool: &str,

@@ -45,6 +45,14 @@ impl Inner {
         }
     }
 
+    /// [`crate::Store::reset_ratings`]: the account's rating and history rows go.
+    pub(super) fn reset_ratings(&mut self, account_id: Uuid) -> u64 {
+        let before = self.ratings.len();
+        self.ratings.retain(|(id, _), _| *id != account_id);
+        self.rating_history.retain(|h| h.account_id != account_id);
+        (before - self.ratings.len()) as u64
+    }
+
     pub(super) fn ratings_of(&self, account_id: Uuid) -> Vec<RatingRecord> {
         // Keyed by (account, pool): one account's rows come in pool order.
         self.ratings
