@@ -108,6 +108,15 @@ pub enum ErrorCode {
     UnknownPlayer,
     /// Accounts: the account is banned (403).
     AccountBanned,
+    /// Tournaments: no tournament (or no match or entrant of it) has this id (404).
+    UnknownTournament,
+    /// Tournaments: only the organiser (or, for a match, a referee it named) may do
+    /// this (403).
+    NotReferee,
+    /// Tournaments: the director refused the request in the tournament's current state
+    /// (registration closed, already registered, a match already decided…; the message
+    /// says why; 409).
+    TournamentRefused,
     /// An internal failure (a bug, corrupt stored data, a store that closed) that a retry
     /// would not mend; the command was not applied. A database out of reach is
     /// `room_unavailable`.
@@ -161,6 +170,9 @@ impl ErrorCode {
             NotLoggedIn => "not_logged_in",
             UnknownPlayer => "unknown_player",
             AccountBanned => "account_banned",
+            UnknownTournament => "unknown_tournament",
+            NotReferee => "not_referee",
+            TournamentRefused => "tournament_refused",
             Internal => "internal",
         }
     }
@@ -216,6 +228,9 @@ impl ErrorCode {
             NotLoggedIn => "log in first",
             UnknownPlayer => "no player has this username",
             AccountBanned => "this account is banned",
+            UnknownTournament => "no tournament, match or entrant has this id",
+            NotReferee => "only the organiser or a referee of this tournament may do this",
+            TournamentRefused => "the tournament refused this in its current state",
             Internal => "internal server error; the command was not applied",
         }
     }

@@ -29,6 +29,7 @@ mod http;
 mod leaderboard;
 mod messages;
 pub mod schema;
+mod tournaments;
 
 pub use accounts::{
     AdminBan, AdminRename, AdminResetPassword, BlockList, ChangePassword, Credentials,
@@ -57,6 +58,7 @@ pub use messages::{
     parse_client_message, AbandonReason, ClientMessage, OpeningRollEntry, ParseError, Play, Role,
     RoomEvent, ServerMessage, TurnInfo,
 };
+pub use tournaments::{NameReferee, RefereeCommand, RegisterEntry, TournamentCreated};
 
 /// Re-exported engine types that appear on the wire.
 pub use parchis_engine::{

@@ -37,6 +37,7 @@ pub mod replay;
 pub mod stall;
 pub mod state;
 pub mod static_files;
+pub mod tournaments;
 pub mod ws;
 
 use aide::axum::routing::get_with;
@@ -101,6 +102,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .api_route("/metrics", get_with(metrics::scrape, metrics::scrape_docs))
         .merge(admin::router())
         .merge(accounts::router())
+        .merge(tournaments::router())
         .merge(static_files::router())
 }
 
@@ -175,6 +177,10 @@ pub async fn run(
         parchis_cluster::ownership::start(state.node());
     } else {
         recover(&state).await.map_err(io::Error::other)?;
+        // Tournaments after their rooms: each director performs what it still owes.
+        if let Err(e) = state.directors().restore_all().await {
+            tracing::error!(error = %e, "tournaments not restored");
+        }
     }
     let router = app(state.clone());
     // Link the server's own token to the caller's so actors and connections see it.

@@ -17,7 +17,7 @@
 
 mod admin;
 pub mod auth;
-mod csrf;
+pub(crate) mod csrf;
 mod handlers;
 pub mod limits;
 pub mod password;
