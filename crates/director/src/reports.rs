@@ -8,6 +8,7 @@
 //! from its stored log, never the colours' order.
 
 use parchis_engine::{standings, Colour};
+use parchis_protocol::GameResult;
 use parchis_room::{RoomCmd, Rooms};
 use parchis_store::{GameRecord, Store};
 use parchis_tournament::{Input, Match, MatchStatus, Tournament};
@@ -101,7 +102,10 @@ async fn current_game(
         .max_by_key(|g| (g.created_at_ms, g.id)))
 }
 
-/// The places of finished `game`, best first, from its replayed log.
+/// The places of finished `game`, best first, from its replayed log. When the stored log
+/// does not replay (a replay that refuses a move the live game made: a bug reported
+/// apart), the stored result's winner (and partner) come first and the other colours
+/// are left out: the core ranks them after, in table order.
 async fn places(store: &dyn Store, game: &GameRecord) -> Result<Vec<Colour>, String> {
     let (_, records) = store
         .get_game(game.id)
@@ -109,9 +113,19 @@ async fn places(store: &dyn Store, game: &GameRecord) -> Result<Vec<Colour>, Str
         .map_err(|e| e.to_string())?
         .ok_or("game vanished")?;
     let log = parchis_room_core::persist::events_from(&records).map_err(|e| e.to_string())?;
-    let replayed = parchis_room_core::replay(&log).map_err(|e| e.to_string())?;
-    Ok(standings(&replayed.game, &[])
-        .into_iter()
-        .map(|s| s.colour)
-        .collect())
+    match parchis_room_core::replay(&log) {
+        Ok(replayed) => Ok(standings(&replayed.game, &[])
+            .into_iter()
+            .map(|s| s.colour)
+            .collect()),
+        Err(e) => {
+            warn!(game = %game.id, error = %e, "stored game does not replay: places from its result");
+            let result: GameResult = game
+                .result
+                .clone()
+                .ok_or("finished without a result")
+                .and_then(|r| serde_json::from_value(r).map_err(|_| "unreadable result"))?;
+            Ok(result.winner.into_iter().chain(result.partner).collect())
+        }
+    }
 }
