@@ -438,3 +438,163 @@ async fn pairs_register_confirm_and_withdraw() {
     assert!(v["entrants"].as_array().unwrap().is_empty(), "{v}");
     s.shutdown.cancel();
 }
+
+/// The `type`s of the stored events of game `game`.
+async fn event_types(addr: SocketAddr, game: &str) -> Vec<String> {
+    let (status, g) = call(addr, "GET", &format!("/api/games/{game}"), None, "").await;
+    assert_eq!(status, 200, "{g}");
+    g["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter_map(|e| e["event"]["type"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The referee (here the organiser) pauses and resumes a game's clock (stored as
+/// `clock_paused` / `clock_resumed`), orders a match replayed (a new room; the old game
+/// kept in `replaced_games`), disqualifies an entrant (its opponent advances) and awards
+/// a match with a reason; every action is listed in `referee_actions`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_referee_pauses_resumes_replays_disqualifies_and_awards() {
+    let s = start(common::test_config()).await;
+    let org = sign_up(s.addr, "Organiser").await;
+    let stranger = sign_up(s.addr, "Stranger").await;
+    let settings = json!({
+        "name": "Refereed",
+        "preset": "pairs",
+        "spectator_delay_throws": 0,
+        // Slow enough bots that every game is still running when the referee acts.
+        "bot_fill": {"up_to": 4, "level": "random", "think_ms": 200},
+    });
+    let id = create(s.addr, &org, settings).await;
+    let (status, _) = call(
+        s.addr,
+        "POST",
+        &format!("/api/tournaments/{id}/close"),
+        Some(&org),
+        "",
+    )
+    .await;
+    assert_eq!(status, 200);
+    let v = until(s.addr, &id, "round 1 playing", |v| {
+        matches(v)
+            .iter()
+            .filter(|m| m["status"] == "playing")
+            .count()
+            == 2
+    })
+    .await;
+    let (m1, m2) = (matches(&v)[0].clone(), matches(&v)[1].clone());
+    let referee = |m: &Value| format!("/api/tournaments/{id}/matches/{}/referee", m["id"]);
+
+    // A stranger may not.
+    let (status, e) = call(
+        s.addr,
+        "POST",
+        &referee(&m1),
+        Some(&stranger),
+        r#"{"action":"pause"}"#,
+    )
+    .await;
+    assert_eq!(
+        (status, e["code"].as_str()),
+        (403, Some("not_referee")),
+        "{e}"
+    );
+    // Pause and resume: the room stores both.
+    let (status, v) = call(
+        s.addr,
+        "POST",
+        &referee(&m1),
+        Some(&org),
+        r#"{"action":"pause"}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(matches(&v)[0]["paused"], true, "{v:#}");
+    let game1 = m1["game_id"].as_str().unwrap().to_owned();
+    assert!(event_types(s.addr, &game1)
+        .await
+        .contains(&"clock_paused".to_owned()));
+    let (status, v) = call(
+        s.addr,
+        "POST",
+        &referee(&m1),
+        Some(&org),
+        r#"{"action":"resume"}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(matches(&v)[0]["paused"], false, "{v:#}");
+    assert!(event_types(s.addr, &game1)
+        .await
+        .contains(&"clock_resumed".to_owned()));
+
+    // Replay: a new room and game; the old game is kept aside.
+    let body = json!({"action": "replay", "reason": "dice dispute"}).to_string();
+    let (status, v) = call(s.addr, "POST", &referee(&m1), Some(&org), &body).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(matches(&v)[0]["replaced_games"], json!([game1]), "{v:#}");
+    assert_ne!(matches(&v)[0]["room"], m1["room"], "a new room");
+    let v = until(s.addr, &id, "the replay playing", |v| {
+        matches(v)[0]["status"] == "playing" && matches(v)[0]["game_id"] != json!(game1)
+    })
+    .await;
+    assert_ne!(matches(&v)[0]["room"], m1["room"]);
+
+    // Disqualify match 1's second entrant: the first goes through.
+    let loser = m1["entrants"][1].as_u64().unwrap();
+    let body = json!({"action": "disqualify", "entrant": loser, "reason": "help from the public"})
+        .to_string();
+    let (status, v) = call(s.addr, "POST", &referee(&m1), Some(&org), &body).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(matches(&v)[0]["winner"], m1["entrants"][0], "{v:#}");
+
+    // Award match 2 to its second entrant.
+    let winner = m2["entrants"][1].as_u64().unwrap();
+    let body =
+        json!({"action": "award", "winner": winner, "reason": "agreed by both teams"}).to_string();
+    let (status, v) = call(s.addr, "POST", &referee(&m2), Some(&org), &body).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(
+        (
+            matches(&v)[1]["status"].as_str(),
+            matches(&v)[1]["winner"].as_u64()
+        ),
+        (Some("awarded"), Some(winner)),
+        "{v:#}"
+    );
+
+    // The final is drawn between them; awarded too, it crowns its winner.
+    let v = until(s.addr, &id, "the final", |v| matches(v).len() == 3).await;
+    let fin = matches(&v)[2].clone();
+    let finalists: BTreeSet<u64> = fin["entrants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        finalists,
+        BTreeSet::from([m1["entrants"][0].as_u64().unwrap(), winner])
+    );
+    let body = json!({"action": "award", "winner": winner, "reason": "time"}).to_string();
+    let (status, v) = call(s.addr, "POST", &referee(&fin), Some(&org), &body).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["status"], "finished");
+    assert_eq!(v["champion"].as_u64(), Some(winner));
+    let kinds: Vec<&str> = v["referee_actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["pause", "resume", "replay", "disqualify", "award", "award"],
+        "{v:#}"
+    );
+    assert_eq!(v["referee_actions"][2]["reason"], "dice dispute");
+    s.shutdown.cancel();
+}
