@@ -185,7 +185,7 @@ impl Directors {
         Ok(out)
     }
 
-    /// The organiser and referees of tournament `id` (for the server's checks).
+    /// `Ok` when tournament `id` exists (its director then runs here).
     ///
     /// # Errors
     /// As [`Directors::view`].

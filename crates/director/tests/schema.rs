@@ -17,8 +17,14 @@ fn checked_in_tournament_schemas_match_the_code() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto/schema");
     let update = std::env::var_os("UPDATE_SCHEMA").is_some();
     let files = [
-        ("tournament_settings.json", render(schemars::schema_for!(Settings))),
-        ("tournament_view.json", render(schemars::schema_for!(TournamentView))),
+        (
+            "tournament_settings.json",
+            render(schemars::schema_for!(Settings)),
+        ),
+        (
+            "tournament_view.json",
+            render(schemars::schema_for!(TournamentView)),
+        ),
     ];
     let mut stale = Vec::new();
     for (name, text) in files {

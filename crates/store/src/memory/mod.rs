@@ -609,3 +609,27 @@ impl crate::AccountStore for MemoryStore {
         crate::SessionPool::Memory
     }
 }
+
+/// The tournaments (issue 27): each method locks the store and runs on its logs
+/// (`tournaments.rs`).
+#[async_trait]
+impl crate::TournamentStore for MemoryStore {
+    async fn create_tournament(&self, id: Uuid, at: i64, first: &Value) -> Result<()> {
+        self.lock()?.create_tournament(id, at, first)
+    }
+    async fn append_tournament(
+        &self,
+        id: Uuid,
+        after: i64,
+        entries: &[Value],
+        fence: Option<&Fence>,
+    ) -> Result<()> {
+        self.lock()?.append_tournament(id, after, entries, fence)
+    }
+    async fn tournament_log(&self, id: Uuid) -> Result<Vec<Value>> {
+        Ok(self.lock()?.tournament_log(id))
+    }
+    async fn tournament_ids(&self, limit: u32) -> Result<Vec<Uuid>> {
+        Ok(self.lock()?.tournament_ids(limit))
+    }
+}
