@@ -252,6 +252,34 @@ async fn account(
     Ok(Account { id, name, rating })
 }
 
+/// The live account called `name` (any spelling its username key folds), or
+/// `404 unknown_player`.
+async fn account_named(
+    state: &AppState,
+    name: &str,
+) -> Result<parchis_store::AccountRecord, ApiError> {
+    let accounts = state
+        .store()
+        .accounts()
+        .ok_or_else(|| store_error(StoreError::Unsupported("this store keeps no accounts")))?;
+    let found = if name.len() > 64 {
+        None
+    } else {
+        accounts
+            .account_by_key(&username::key(name))
+            .await
+            .map_err(store_error)?
+    };
+    found.filter(|a| a.is_active()).ok_or_else(|| {
+        let code = ErrorCode::UnknownPlayer;
+        err(
+            StatusCode::NOT_FOUND,
+            code,
+            format!("no player is called {name:?}"),
+        )
+    })
+}
+
 async fn view(state: &AppState, id: Uuid) -> Result<Json<TournamentView>, ApiError> {
     let v = state.directors().view(id).await.map_err(refused)?;
     Ok(Json(TournamentView::clone(&v)))
@@ -384,26 +412,7 @@ pub async fn register(
     let partner = match &entry.partner {
         None => None,
         Some(name) => {
-            let accounts = state.store().accounts().ok_or_else(|| {
-                store_error(StoreError::Unsupported("this store keeps no accounts"))
-            })?;
-            let found = if name.len() > 64 {
-                None
-            } else {
-                accounts
-                    .account_by_key(&username::key(name))
-                    .await
-                    .map_err(store_error)?
-                    .filter(|a| a.is_active())
-            };
-            let a = found.ok_or_else(|| {
-                let code = ErrorCode::UnknownPlayer;
-                err(
-                    StatusCode::NOT_FOUND,
-                    code,
-                    format!("no player is called {name:?}"),
-                )
-            })?;
+            let a = account_named(&state, name).await?;
             Some(account(&state, a.id, a.username, &preset).await?)
         }
     };
@@ -518,24 +527,7 @@ pub async fn name_referee(
 ) -> Result<Json<TournamentView>, ApiError> {
     let me = user(&state, &headers, &session).await?;
     let NameReferee { username: name } = parse(&body)?;
-    let accounts = state
-        .store()
-        .accounts()
-        .ok_or_else(|| store_error(StoreError::Unsupported("this store keeps no accounts")))?;
-    let found: Option<parchis_store::AccountRecord> = accounts
-        .account_by_key(&username::key(&name))
-        .await
-        .map_err(store_error)?;
-    let found = found
-        .filter(|a| a.is_active() && name.len() <= 64)
-        .ok_or_else(|| {
-            let code = ErrorCode::UnknownPlayer;
-            err(
-                StatusCode::NOT_FOUND,
-                code,
-                format!("no player is called {name:?}"),
-            )
-        })?;
+    let found = account_named(&state, &name).await?;
     let input = Input::NameReferee {
         by: me.id,
         account: found.id,

@@ -6,43 +6,16 @@
 
 mod common;
 
-use common::{request_raw, start};
+use common::{call, start};
 use serde_json::{json, Value};
-use std::net::SocketAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-async fn call(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    token: Option<&str>,
-    body: &str,
-) -> (u16, Value) {
-    let auth = token.map(|t| format!("Authorization: Bearer {t}"));
-    let mut headers = vec!["Content-Type: application/json"];
-    if let Some(a) = &auth {
-        headers.push(a);
-    }
-    let (status, text) = request_raw(addr, method, path, &headers, body).await;
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
-
-async fn sign_up(addr: SocketAddr, username: &str) -> String {
-    let body = json!({"username": username, "password": "correct horse battery"}).to_string();
-    let (status, answer) = call(addr, "POST", "/api/accounts", None, &body).await;
-    assert_eq!(status, 201, "{answer}");
-    answer["token"].as_str().expect("token").to_owned()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_absent_pair_forfeits_after_the_no_show_time() {
     let s = start(common::test_config()).await;
-    let org = sign_up(s.addr, "Organiser").await;
-    let ana = sign_up(s.addr, "Ana").await;
-    let luis = sign_up(s.addr, "Luis").await;
+    let org = common::sign_up_at(s.addr, "Organiser").await;
+    let ana = common::sign_up_at(s.addr, "Ana").await;
+    let luis = common::sign_up_at(s.addr, "Luis").await;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{request_raw, start, Server};
+use common::{call, start, Server};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -18,32 +18,6 @@ fn now_ms() -> i64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
-}
-
-/// `(status, JSON)` of a request with bearer `token` (if any) and a JSON `body`.
-async fn call(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    token: Option<&str>,
-    body: &str,
-) -> (u16, Value) {
-    let auth = token.map(|t| format!("Authorization: Bearer {t}"));
-    let mut headers = vec!["Content-Type: application/json"];
-    if let Some(a) = &auth {
-        headers.push(a);
-    }
-    let (status, text) = request_raw(addr, method, path, &headers, body).await;
-    let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    (status, value)
-}
-
-/// Signs `username` up; its bearer token.
-async fn sign_up(addr: SocketAddr, username: &str) -> String {
-    let body = json!({"username": username, "password": "correct horse battery"}).to_string();
-    let (status, answer) = call(addr, "POST", "/api/accounts", None, &body).await;
-    assert_eq!(status, 201, "{answer}");
-    answer["token"].as_str().expect("token").to_owned()
 }
 
 /// Creates a tournament of `settings` (with a deadline an hour ahead and bot fill added
@@ -150,7 +124,7 @@ fn pairs_knockout(n: u32) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_knockout_of_five_pairs_has_three_byes_and_four_games() {
     let s = start(common::test_config()).await;
-    let org = sign_up(s.addr, "Organiser").await;
+    let org = common::sign_up_at(s.addr, "Organiser").await;
     let id = create(s.addr, &org, pairs_knockout(5)).await;
     let v = get(s.addr, &id).await;
     assert_eq!(v["status"], "registering");
@@ -183,7 +157,7 @@ async fn a_knockout_of_five_pairs_has_three_byes_and_four_games() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_knockout_of_eight_pairs_plays_seven_games_to_the_final() {
     let s = start(common::test_config()).await;
-    let org = sign_up(s.addr, "Organiser").await;
+    let org = common::sign_up_at(s.addr, "Organiser").await;
     let id = create(s.addr, &org, pairs_knockout(8)).await;
     let (status, _) = call(
         s.addr,
@@ -218,7 +192,7 @@ async fn a_knockout_of_eight_pairs_plays_seven_games_to_the_final() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_swiss_of_six_over_three_rounds_repeats_no_pairing() {
     let s = start(common::test_config()).await;
-    let org = sign_up(s.addr, "Organiser").await;
+    let org = common::sign_up_at(s.addr, "Organiser").await;
     let settings = json!({
         "name": "Swiss",
         "preset": "online",
@@ -271,7 +245,7 @@ async fn a_swiss_of_six_over_three_rounds_repeats_no_pairing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_individual_knockout_of_tables_of_four_sends_the_top_two_through() {
     let s = start(common::test_config()).await;
-    let org = sign_up(s.addr, "Organiser").await;
+    let org = common::sign_up_at(s.addr, "Organiser").await;
     let settings = json!({
         "name": "Tables",
         "preset": "online",
@@ -324,8 +298,8 @@ async fn an_individual_knockout_of_tables_of_four_sends_the_top_two_through() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_get_clear_errors() {
     let s = start(common::test_config()).await;
-    let org = sign_up(s.addr, "Organiser").await;
-    let other = sign_up(s.addr, "Stranger").await;
+    let org = common::sign_up_at(s.addr, "Organiser").await;
+    let other = common::sign_up_at(s.addr, "Stranger").await;
     let body = json!({"name": "X", "registration_deadline_ms": now_ms() + 60_000}).to_string();
     let (status, e) = call(s.addr, "POST", "/api/tournaments", None, &body).await;
     assert_eq!(
@@ -393,9 +367,9 @@ async fn bad_requests_get_clear_errors() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pairs_register_confirm_and_withdraw() {
     let s = start(common::test_config()).await;
-    let org = sign_up(s.addr, "Organiser").await;
-    let ana = sign_up(s.addr, "Ana").await;
-    let luis = sign_up(s.addr, "Luis").await;
+    let org = common::sign_up_at(s.addr, "Organiser").await;
+    let ana = common::sign_up_at(s.addr, "Ana").await;
+    let luis = common::sign_up_at(s.addr, "Luis").await;
     let id = create(s.addr, &org, json!({"name": "Pairs"})).await;
     let path = format!("/api/tournaments/{id}/entries");
     let (status, e) = call(s.addr, "POST", &path, Some(&ana), "{}").await;
@@ -458,8 +432,8 @@ async fn event_types(addr: SocketAddr, game: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_referee_pauses_resumes_replays_disqualifies_and_awards() {
     let s = start(common::test_config()).await;
-    let org = sign_up(s.addr, "Organiser").await;
-    let stranger = sign_up(s.addr, "Stranger").await;
+    let org = common::sign_up_at(s.addr, "Organiser").await;
+    let stranger = common::sign_up_at(s.addr, "Stranger").await;
     let settings = json!({
         "name": "Refereed",
         "preset": "pairs",

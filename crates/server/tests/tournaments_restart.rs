@@ -6,7 +6,7 @@
 mod binary;
 mod common;
 
-use common::{http_at, request_raw};
+use common::{call, http_at};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -27,25 +27,6 @@ async fn spawn(dir: &Path) -> binary::Proc {
     // first kill comes.
     let args = ["--dice-seed", "7", "--min-unwatched-bot-think-ms", "5"];
     binary::spawn(dir, None, &args, &[]).await
-}
-
-async fn call(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    token: Option<&str>,
-    body: &str,
-) -> (u16, Value) {
-    let auth = token.map(|t| format!("Authorization: Bearer {t}"));
-    let mut headers = vec!["Content-Type: application/json"];
-    if let Some(a) = &auth {
-        headers.push(a);
-    }
-    let (status, text) = request_raw(addr, method, path, &headers, body).await;
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
 }
 
 async fn view(addr: SocketAddr, id: &str) -> Value {
