@@ -669,3 +669,30 @@ fn dechunk(mut body: &str) -> String {
     }
     out
 }
+
+/// `(status, JSON)` of a request with a JSON `body` and, when given, an account's bearer
+/// `token` (a body that is not JSON comes back as a JSON string).
+pub async fn call(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: &str,
+) -> (u16, Value) {
+    let auth = token.map(|t| format!("Authorization: Bearer {t}"));
+    let mut headers = vec!["Content-Type: application/json"];
+    if let Some(a) = &auth {
+        headers.push(a);
+    }
+    let (status, text) = request_raw(addr, method, path, &headers, body).await;
+    let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, value)
+}
+
+/// Signs `username` up (password "correct horse battery"); its bearer token.
+pub async fn sign_up_at(addr: SocketAddr, username: &str) -> String {
+    let body = json!({"username": username, "password": "correct horse battery"}).to_string();
+    let (status, answer) = call(addr, "POST", "/api/accounts", None, &body).await;
+    assert_eq!(status, 201, "{answer}");
+    answer["token"].as_str().expect("token").to_owned()
+}

@@ -5,6 +5,7 @@ mod accounts;
 mod inner;
 mod lease;
 mod ratings;
+mod tournaments;
 
 use inner::Inner;
 
@@ -287,6 +288,10 @@ impl Inner {
 #[async_trait]
 impl Store for MemoryStore {
     fn accounts(&self) -> Option<&dyn crate::AccountStore> {
+        Some(self)
+    }
+
+    fn tournaments(&self) -> Option<&dyn crate::TournamentStore> {
         Some(self)
     }
 
@@ -606,5 +611,29 @@ impl crate::AccountStore for MemoryStore {
     }
     fn session_pool(&self) -> crate::SessionPool {
         crate::SessionPool::Memory
+    }
+}
+
+/// The tournaments (issue 27): each method locks the store and runs on its logs
+/// (`tournaments.rs`).
+#[async_trait]
+impl crate::TournamentStore for MemoryStore {
+    async fn create_tournament(&self, id: Uuid, at: i64, first: &Value) -> Result<()> {
+        self.lock()?.create_tournament(id, at, first)
+    }
+    async fn append_tournament(
+        &self,
+        id: Uuid,
+        after: i64,
+        entries: &[Value],
+        fence: Option<&Fence>,
+    ) -> Result<()> {
+        self.lock()?.append_tournament(id, after, entries, fence)
+    }
+    async fn tournament_log(&self, id: Uuid) -> Result<Vec<Value>> {
+        Ok(self.lock()?.tournament_log(id))
+    }
+    async fn tournament_ids(&self, limit: u32) -> Result<Vec<Uuid>> {
+        Ok(self.lock()?.tournament_ids(limit))
     }
 }
