@@ -113,6 +113,15 @@ pub enum ErrorCode {
     UnknownTicket,
     /// Quick pairing: this account already waits in a pool (409).
     AlreadyWaiting,
+    /// Tournaments: no tournament (or no match or entrant of it) has this id (404).
+    UnknownTournament,
+    /// Tournaments: only the organiser (or, for a match, a referee it named) may do
+    /// this (403).
+    NotReferee,
+    /// Tournaments: the director refused the request in the tournament's current state
+    /// (registration closed, already registered, a match already decided…; the message
+    /// says why; 409).
+    TournamentRefused,
     /// An internal failure (a bug, corrupt stored data, a store that closed) that a retry
     /// would not mend; the command was not applied. A database out of reach is
     /// `room_unavailable`.
@@ -168,6 +177,9 @@ impl ErrorCode {
             AccountBanned => "account_banned",
             UnknownTicket => "unknown_ticket",
             AlreadyWaiting => "already_waiting",
+            UnknownTournament => "unknown_tournament",
+            NotReferee => "not_referee",
+            TournamentRefused => "tournament_refused",
             Internal => "internal",
         }
     }
@@ -225,6 +237,9 @@ impl ErrorCode {
             AccountBanned => "this account is banned",
             UnknownTicket => "no quick-pairing ticket has this id (left, or not polled for 30 s)",
             AlreadyWaiting => "this account already waits in a quick-pairing pool",
+            UnknownTournament => "no tournament, match or entrant has this id",
+            NotReferee => "only the organiser or a referee of this tournament may do this",
+            TournamentRefused => "the tournament refused this in its current state",
             Internal => "internal server error; the command was not applied",
         }
     }

@@ -30,6 +30,7 @@ mod leaderboard;
 mod messages;
 mod pairing;
 pub mod schema;
+mod tournaments;
 
 pub use accounts::{
     AdminBan, AdminRename, AdminResetPassword, BlockList, ChangePassword, Credentials,
@@ -61,6 +62,7 @@ pub use messages::{
 pub use pairing::{
     PairingPool, PairingPools, PairingRequest, PairingStatus, PairingTicket, PAIRING_TICKET_IDLE_MS,
 };
+pub use tournaments::{NameReferee, RefereeCommand, RegisterEntry, TournamentCreated};
 
 /// Re-exported engine types that appear on the wire.
 pub use parchis_engine::{

@@ -12,6 +12,7 @@ use crate::{
     ServerMessage,
 };
 use crate::{PairingPools, PairingRequest, PairingStatus, PairingTicket};
+use crate::{NameReferee, RefereeCommand, RegisterEntry, TournamentCreated};
 
 /// Every schema file: `(file name, pretty JSON text ending in a newline)`.
 pub fn all() -> Vec<(&'static str, String)> {
@@ -21,6 +22,22 @@ pub fn all() -> Vec<(&'static str, String)> {
         s
     }
     vec![
+        (
+            "tournament_created.json",
+            render(schemars::schema_for!(TournamentCreated)),
+        ),
+        (
+            "register_entry.json",
+            render(schemars::schema_for!(RegisterEntry)),
+        ),
+        (
+            "name_referee.json",
+            render(schemars::schema_for!(NameReferee)),
+        ),
+        (
+            "referee_command.json",
+            render(schemars::schema_for!(RefereeCommand)),
+        ),
         (
             "client_message.json",
             render(schemars::schema_for!(ClientMessage)),

@@ -39,6 +39,7 @@ pub mod replay;
 pub mod stall;
 pub mod state;
 pub mod static_files;
+pub mod tournaments;
 pub mod ws;
 
 use aide::axum::routing::get_with;
@@ -104,6 +105,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(admin::router())
         .merge(accounts::router())
         .merge(pairing::router())
+        .merge(tournaments::router())
         .merge(static_files::router())
 }
 
@@ -178,6 +180,10 @@ pub async fn run(
         parchis_cluster::ownership::start(state.node());
     } else {
         recover(&state).await.map_err(io::Error::other)?;
+        // Tournaments after their rooms: each director performs what it still owes.
+        if let Err(e) = state.directors().restore_all().await {
+            tracing::error!(error = %e, "tournaments not restored");
+        }
     }
     let router = app(state.clone());
     // Link the server's own token to the caller's so actors and connections see it.

@@ -24,6 +24,8 @@ struct Inner {
     config: ServerConfig,
     admission: Arc<Admission>,
     node: NodeState,
+    /// The tournaments' directors (issue 27).
+    directors: parchis_director::Directors,
     /// Open WebSocket connections: id → kick switch (for the admin API).
     connections: Mutex<HashMap<u64, Kick>>,
     /// This node's quick-pairing tickets.
@@ -58,12 +60,14 @@ impl AppState {
             None => Arc::new(SingleNode),
         };
         let rooms = Rooms::new(config.rooms_config(), store, host, Arc::new(Telemetry));
+        let directors = parchis_director::Directors::new(rooms.clone());
         let node = NodeState::new(rooms, cluster, admission.clone(), links);
         AppState {
             inner: Arc::new(Inner {
                 admission,
                 config,
                 node,
+                directors,
                 connections: Mutex::new(HashMap::new()),
                 pairing: Default::default(),
             }),
@@ -88,6 +92,11 @@ impl AppState {
     /// This node: its rooms and cluster membership, as the cluster code takes it.
     pub fn node(&self) -> &NodeState {
         &self.inner.node
+    }
+
+    /// The tournaments' directors running here (issue 27).
+    pub fn directors(&self) -> &parchis_director::Directors {
+        &self.inner.directors
     }
 
     /// The rooms running here, as the room code takes them.

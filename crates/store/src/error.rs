@@ -51,6 +51,22 @@ pub enum StoreError {
         /// The last stored `seq`, if any.
         last: Option<i64>,
     },
+    /// [`TournamentStore::create_tournament`](crate::TournamentStore::create_tournament)
+    /// with an id that is already taken. Nothing was written.
+    #[error("tournament {0} already exists")]
+    TournamentExists(Uuid),
+    /// A tournament append that does not follow the stored log: `after` is the seq the
+    /// caller believed last, `last` the last stored one (`None`: no such tournament).
+    /// Nothing was written: another director appended first.
+    #[error("entries of tournament {tournament} do not follow the stored log: expected after seq {after}, last stored {last:?}")]
+    TournamentSeqMismatch {
+        /// The tournament.
+        tournament: Uuid,
+        /// The seq the caller expected to be last.
+        after: i64,
+        /// The last stored seq, if any.
+        last: Option<i64>,
+    },
     /// An account's username key is held by a live account, or reserved after a deletion
     /// ([`AccountStore`](crate::AccountStore)). Nothing was written.
     #[error("username {0:?} is taken")]

@@ -52,9 +52,11 @@ mod rating_rows;
 mod rating_update;
 mod rows;
 mod sql_accounts;
+mod sql_tournaments;
 mod sqlite;
 mod sqlite_ratings;
 mod store;
+mod tournaments;
 mod writer;
 
 use std::path::Path;
@@ -73,6 +75,7 @@ pub use parchis_records::{RatedGame, RatedPlayer, RatingHistoryRecord, RatingRec
 pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::SqliteStore;
 pub use store::{LeaseKeeper, Store, ViaStore};
+pub use tournaments::{TournamentStore, MAX_TOURNAMENTS_LISTED};
 pub use writer::WritePressure;
 
 /// File name of the default SQLite database inside the data directory.

@@ -531,6 +531,10 @@ impl Store for SqliteStore {
         Some(self)
     }
 
+    fn tournaments(&self) -> Option<&dyn crate::TournamentStore> {
+        Some(self)
+    }
+
     async fn create_room(&self, room: &RoomRecord) -> Result<()> {
         self.writer.create_room(room).await
     }

@@ -478,6 +478,12 @@ pub trait Store: Send + Sync {
         None
     }
 
+    /// The tournaments of this store (issue 27), `None` when it keeps none (a test wrapper
+    /// that does not pass them on): the server then answers the tournament routes 503.
+    fn tournaments(&self) -> Option<&dyn crate::TournamentStore> {
+        None
+    }
+
     /// Stops accepting writes, waits until every write already submitted is committed, and
     /// closes the database connections. Later calls fail with
     /// [`StoreError::Closed`](crate::StoreError::Closed). Calling it twice is harmless.

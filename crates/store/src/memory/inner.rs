@@ -1,5 +1,5 @@
-//! The memory store's tables: rooms, seats, games, events, leases, node heartbeats and
-//! ratings, as
+//! The memory store's tables: rooms, seats, games, events, leases, node heartbeats,
+//! ratings and tournaments, as
 //! plain maps behind the store's one mutex.
 
 use parchis_records::{EventRecord, GameRecord, NodeRecord, RoomRecord, SeatRecord};
@@ -26,6 +26,8 @@ pub(super) struct Inner {
     pub(super) rating_history: Vec<RatingHistoryRecord>,
     /// Accounts and what hangs on them ([`super::accounts`]).
     pub(super) accounts: AccountTables,
+    /// Tournaments' event logs (issue 27, [`super::tournaments`]).
+    pub(super) tournaments: HashMap<Uuid, super::tournaments::MemTournament>,
 }
 
 /// One room's lease; times in ms of the store's clock.

@@ -5,6 +5,7 @@ mod accounts;
 mod inner;
 mod lease;
 mod ratings;
+mod tournaments;
 
 use inner::Inner;
 
@@ -287,6 +288,10 @@ impl Inner {
 #[async_trait]
 impl Store for MemoryStore {
     fn accounts(&self) -> Option<&dyn crate::AccountStore> {
+        Some(self)
+    }
+
+    fn tournaments(&self) -> Option<&dyn crate::TournamentStore> {
         Some(self)
     }
 

@@ -1,0 +1,195 @@
+//! The directors of this process ([`Directors`]): create a tournament, restore the stored
+//! ones at start, hand inputs to their actors, read their published views.
+
+use crate::actor::{Command, Director};
+use crate::error::DirectorError;
+use crate::log;
+use parchis_room::{now_ms, Rooms};
+use parchis_store::MAX_TOURNAMENTS_LISTED;
+use parchis_tournament::{Input, Settings, Tournament, TournamentView};
+use rand::RngCore;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::{mpsc, oneshot, watch};
+use tracing::{error, info};
+use uuid::Uuid;
+
+/// Commands queued per director before senders wait.
+const QUEUE: usize = 64;
+
+#[derive(Clone)]
+struct Handle {
+    tx: mpsc::Sender<Command>,
+    view: watch::Receiver<Arc<TournamentView>>,
+}
+
+/// The tournaments' directors running in this process. Cheap to clone.
+#[derive(Clone)]
+pub struct Directors {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    rooms: Rooms,
+    /// Tournament id → its director. A std mutex, never held across `.await`.
+    running: Mutex<HashMap<Uuid, Handle>>,
+    /// Serialises the loading of a director (two readers never start two actors).
+    loading: tokio::sync::Mutex<()>,
+}
+
+impl Directors {
+    /// The directors of tournaments whose rooms run on `rooms` (and its store).
+    pub fn new(rooms: Rooms) -> Directors {
+        Directors {
+            inner: Arc::new(Inner {
+                rooms,
+                running: Mutex::new(HashMap::new()),
+                loading: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+
+    fn running(&self) -> MutexGuard<'_, HashMap<Uuid, Handle>> {
+        self.inner.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Creates a tournament organised by `organiser`: stores its first event, starts its
+    /// director, returns its id (a UUID v7). Its seed comes from the OS CSPRNG.
+    ///
+    /// # Errors
+    /// [`DirectorError::Settings`] for invalid settings; the store's.
+    pub async fn create(&self, organiser: Uuid, settings: Settings) -> Result<Uuid, DirectorError> {
+        let id = Uuid::now_v7();
+        let mut seed = [0u8; 32];
+        rand::rngs::OsRng.fill_bytes(&mut seed);
+        let now = now_ms();
+        let first = Tournament::create(id, organiser, settings, seed, now)?;
+        let t = Tournament::from_entries(std::slice::from_ref(&first))?;
+        let value = log::encode(std::slice::from_ref(&first))?
+            .pop()
+            .ok_or(DirectorError::Stopped)?;
+        let store = self.inner.rooms.store().clone();
+        log::tournaments(store.as_ref())?
+            .create_tournament(id, now, &value)
+            .await?;
+        info!(tournament = %id, %organiser, "tournament created");
+        let _guard = self.inner.loading.lock().await;
+        self.spawn(t, 1);
+        Ok(id)
+    }
+
+    fn spawn(&self, t: Tournament, seq: i64) -> Handle {
+        let id = t.id();
+        let (director, view) = Director::new(t, seq, self.inner.rooms.clone());
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let handle = Handle { tx, view };
+        self.running().insert(id, handle.clone());
+        let me = self.clone();
+        self.inner.rooms.tracker().spawn(async move {
+            director.run(rx).await;
+            me.running().remove(&id);
+        });
+        handle
+    }
+
+    /// The director of `id`, started from the store if it does not run yet.
+    async fn handle(&self, id: Uuid) -> Result<Handle, DirectorError> {
+        if let Some(h) = self.running().get(&id).filter(|h| !h.tx.is_closed()) {
+            return Ok(h.clone());
+        }
+        let _guard = self.inner.loading.lock().await;
+        if let Some(h) = self.running().get(&id).filter(|h| !h.tx.is_closed()) {
+            return Ok(h.clone());
+        }
+        let store = self.inner.rooms.store().clone();
+        let entries = log::load(store.as_ref(), id).await?;
+        if entries.is_empty() {
+            return Err(DirectorError::NotFound(id));
+        }
+        let t = Tournament::from_entries(&entries)?;
+        Ok(self.spawn(t, entries.len() as i64))
+    }
+
+    /// Starts the director of every stored tournament (at server start): each performs
+    /// what it still owes. Returns how many run.
+    ///
+    /// # Errors
+    /// The store's (listing); a tournament that does not load is logged and skipped.
+    pub async fn restore_all(&self) -> Result<usize, DirectorError> {
+        let store = self.inner.rooms.store().clone();
+        let Some(ts) = store.tournaments() else {
+            return Ok(0);
+        };
+        let ids = ts.tournament_ids(MAX_TOURNAMENTS_LISTED).await?;
+        let mut n = 0;
+        for id in ids {
+            match self.handle(id).await {
+                Ok(_) => n += 1,
+                Err(e) => error!(tournament = %id, error = %e, "tournament not restored"),
+            }
+        }
+        info!(restored = n, "tournaments restored");
+        Ok(n)
+    }
+
+    /// Hands `input` to tournament `id`'s director and waits until its events are durable
+    /// and their effects performed.
+    ///
+    /// # Errors
+    /// [`DirectorError::NotFound`]; the core's refusal; the store's.
+    pub async fn input(&self, id: Uuid, input: Input) -> Result<(), DirectorError> {
+        let handle = self.handle(id).await?;
+        let (reply, answer) = oneshot::channel();
+        handle
+            .tx
+            .send(Command { input, reply })
+            .await
+            .map_err(|_| DirectorError::Stopped)?;
+        answer.await.map_err(|_| DirectorError::Stopped)?
+    }
+
+    /// Tournament `id`'s latest published view.
+    ///
+    /// # Errors
+    /// [`DirectorError::NotFound`]; the store's.
+    pub async fn view(&self, id: Uuid) -> Result<Arc<TournamentView>, DirectorError> {
+        Ok(self.handle(id).await?.view.borrow().clone())
+    }
+
+    /// A subscription to tournament `id`'s published views (the current one first).
+    ///
+    /// # Errors
+    /// As [`Directors::view`].
+    pub async fn subscribe(
+        &self,
+        id: Uuid,
+    ) -> Result<watch::Receiver<Arc<TournamentView>>, DirectorError> {
+        let mut rx = self.handle(id).await?.view;
+        rx.mark_changed();
+        Ok(rx)
+    }
+
+    /// Up to `limit` tournaments' views, newest first.
+    ///
+    /// # Errors
+    /// The store's.
+    pub async fn list(&self, limit: u32) -> Result<Vec<Arc<TournamentView>>, DirectorError> {
+        let store = self.inner.rooms.store().clone();
+        let ids = log::tournaments(store.as_ref())?
+            .tournament_ids(limit)
+            .await?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            out.push(self.view(id).await?);
+        }
+        Ok(out)
+    }
+
+    /// The organiser and referees of tournament `id` (for the server's checks).
+    ///
+    /// # Errors
+    /// As [`Directors::view`].
+    pub async fn exists(&self, id: Uuid) -> Result<(), DirectorError> {
+        self.handle(id).await.map(drop)
+    }
+}

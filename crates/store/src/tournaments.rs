@@ -1,0 +1,59 @@
+//! Championships (issue 27): the [`TournamentStore`] interface. A tournament is stored as
+//! its director's event log, one JSON entry per `seq` (1, 2, …), which the director core
+//! (`parchis-tournament`) folds back into its state; the store knows nothing of what the
+//! entries mean.
+//!
+//! Appends are optimistic and write-ahead: the caller says which `seq` it believes last,
+//! and an append that does not follow it writes nothing
+//! ([`StoreError::TournamentSeqMismatch`](crate::StoreError::TournamentSeqMismatch)), so
+//! two directors of one tournament can never interleave their events. In a cluster the
+//! append also carries the director's [`Fence`] and is refused
+//! ([`StoreError::Fenced`](crate::StoreError::Fenced)) once another node holds its lease.
+
+use async_trait::async_trait;
+use parchis_records::Fence;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::error::Result;
+
+/// Most entries returned by one [`TournamentStore::tournament_log`] call is unbounded by
+/// design (a tournament's log is bounded by its entrants and rounds); the list of
+/// tournaments is bounded by this.
+pub const MAX_TOURNAMENTS_LISTED: u32 = 500;
+
+/// Tournaments' event logs. Every write is one transaction, durable when it returns `Ok`.
+#[async_trait]
+pub trait TournamentStore: Send + Sync {
+    /// Stores a new tournament `id` with its first entry (seq 1).
+    ///
+    /// # Errors
+    /// [`StoreError::TournamentExists`](crate::StoreError::TournamentExists) when `id` is
+    /// taken (nothing written).
+    async fn create_tournament(&self, id: Uuid, created_at_ms: i64, first: &Value) -> Result<()>;
+
+    /// Appends `entries` as seqs `after + 1, after + 2, …`, when `after` is the last
+    /// stored seq. With `fence`, the append is written only while that lease (its
+    /// `room_code` is the director's lease key) is held by `fence.node` at `fence.epoch`.
+    ///
+    /// # Errors
+    /// [`StoreError::TournamentSeqMismatch`](crate::StoreError::TournamentSeqMismatch)
+    /// when `after` is not the last seq (or the tournament does not exist: `last` is
+    /// `None`); [`StoreError::Fenced`](crate::StoreError::Fenced); on SQLite a fence is
+    /// [`StoreError::Unsupported`](crate::StoreError::Unsupported). Nothing is written on
+    /// an error.
+    async fn append_tournament(
+        &self,
+        id: Uuid,
+        after: i64,
+        entries: &[Value],
+        fence: Option<&Fence>,
+    ) -> Result<()>;
+
+    /// Every entry of tournament `id`, by seq (empty when there is no such tournament).
+    async fn tournament_log(&self, id: Uuid) -> Result<Vec<Value>>;
+
+    /// The tournaments' ids, newest first (`created_at_ms`, then id, descending), at most
+    /// `limit` (capped at [`MAX_TOURNAMENTS_LISTED`]).
+    async fn tournament_ids(&self, limit: u32) -> Result<Vec<Uuid>>;
+}

@@ -1,0 +1,181 @@
+//! Tournaments' event logs (issue 27), the same on every backend: each case is written
+//! once against `TournamentStore` and instantiated by `backend_tests!` (tests/common) for
+//! SQLite, PostgreSQL (`DATABASE_URL`) and memory.
+
+#[macro_use]
+mod common;
+
+use common::{code, room, Harness};
+use parchis_store::{Fence, RoomStatus, StoreError, TournamentStore};
+use serde_json::json;
+use uuid::Uuid;
+
+mod cases {
+    use super::*;
+
+    fn tournaments(h: &Harness) -> &dyn TournamentStore {
+        h.store
+            .tournaments()
+            .expect("every backend keeps tournaments")
+    }
+
+    pub async fn logs_append_in_order_and_refuse_a_second_writer(h: &Harness) {
+        let t = tournaments(h);
+        let id = Uuid::now_v7();
+        t.create_tournament(id, 1_000, &json!({"seq": 1, "created": true}))
+            .await
+            .expect("create");
+        match t
+            .create_tournament(id, 2_000, &json!({"again": true}))
+            .await
+        {
+            Err(StoreError::TournamentExists(got)) => assert_eq!(got, id),
+            other => panic!("a second create must be refused, got {other:?}"),
+        }
+        t.append_tournament(id, 1, &[json!({"n": 2}), json!({"n": 3})], None)
+            .await
+            .expect("append after 1");
+        // A writer that believes seq 1 is last (it missed 2 and 3) writes nothing.
+        match t.append_tournament(id, 1, &[json!({"n": 99})], None).await {
+            Err(StoreError::TournamentSeqMismatch {
+                tournament,
+                after,
+                last,
+            }) => {
+                assert_eq!((tournament, after, last), (id, 1, Some(3)));
+            }
+            other => panic!("a stale append must be refused, got {other:?}"),
+        }
+        t.append_tournament(id, 3, &[json!({"n": 4})], None)
+            .await
+            .expect("append after 3");
+        assert_eq!(
+            t.tournament_log(id).await.unwrap(),
+            vec![
+                json!({"seq": 1, "created": true}),
+                json!({"n": 2}),
+                json!({"n": 3}),
+                json!({"n": 4}),
+            ]
+        );
+        // An unknown tournament has an empty log and takes no append.
+        let other = Uuid::now_v7();
+        assert_eq!(
+            t.tournament_log(other).await.unwrap(),
+            Vec::<serde_json::Value>::new()
+        );
+        match t.append_tournament(other, 0, &[json!({})], None).await {
+            Err(StoreError::TournamentSeqMismatch { last: None, .. }) => {}
+            other => panic!("an append to no tournament must be refused, got {other:?}"),
+        }
+        // The log survives a reopen of the store.
+        if let Some(again) = h.reopen().await {
+            let log = again
+                .tournaments()
+                .unwrap()
+                .tournament_log(id)
+                .await
+                .unwrap();
+            assert_eq!(log.len(), 4);
+            assert_eq!(log[3], json!({"n": 4}));
+            again.close().await;
+        }
+    }
+
+    pub async fn tournaments_are_listed_newest_first(h: &Harness) {
+        let t = tournaments(h);
+        let ids: Vec<Uuid> = (0..3).map(|_| Uuid::now_v7()).collect();
+        for (i, id) in ids.iter().enumerate() {
+            t.create_tournament(*id, 1_000 + i as i64, &json!({"i": i}))
+                .await
+                .unwrap();
+        }
+        assert_eq!(
+            t.tournament_ids(10).await.unwrap(),
+            vec![ids[2], ids[1], ids[0]]
+        );
+        assert_eq!(t.tournament_ids(2).await.unwrap(), vec![ids[2], ids[1]]);
+    }
+
+    /// The director's appends carry its lease's fence, checked like a room write's.
+    pub async fn fenced_appends_stop_with_the_lease(h: &Harness) {
+        let s = &h.store;
+        let t = tournaments(h);
+        let key = code();
+        s.create_room(&room(&key, RoomStatus::Open, 1_000))
+            .await
+            .unwrap();
+        let fence = s
+            .acquire_lease(&key, "node-a", 60_000)
+            .await
+            .unwrap()
+            .expect("a free lease is acquired");
+        let id = Uuid::now_v7();
+        t.create_tournament(id, 1_000, &json!({"n": 1}))
+            .await
+            .unwrap();
+        t.append_tournament(id, 1, &[json!({"n": 2})], Some(&fence))
+            .await
+            .expect("the owner appends");
+        let stale = Fence {
+            epoch: fence.epoch - 1,
+            ..fence.clone()
+        };
+        match t
+            .append_tournament(id, 2, &[json!({"n": 3})], Some(&stale))
+            .await
+        {
+            Err(StoreError::Fenced { epoch, current, .. }) => {
+                assert_eq!(epoch, fence.epoch - 1);
+                assert_eq!(current, Some(("node-a".to_owned(), fence.epoch)));
+            }
+            other => panic!("an old epoch must be fenced, got {other:?}"),
+        }
+        let intruder = Fence {
+            node: "node-b".to_owned(),
+            ..fence.clone()
+        };
+        assert!(matches!(
+            t.append_tournament(id, 2, &[json!({"n": 3})], Some(&intruder))
+                .await,
+            Err(StoreError::Fenced { .. })
+        ));
+        assert_eq!(t.tournament_log(id).await.unwrap().len(), 2);
+    }
+
+    /// SQLite has no leases: a fenced append is refused, an unfenced one works.
+    pub async fn sqlite_refuses_fenced_appends(h: &Harness) {
+        let t = tournaments(h);
+        let id = Uuid::now_v7();
+        t.create_tournament(id, 1_000, &json!({"n": 1}))
+            .await
+            .unwrap();
+        let fence = Fence {
+            room_code: "tournament".to_owned(),
+            node: "a".to_owned(),
+            epoch: 1,
+        };
+        assert!(matches!(
+            t.append_tournament(id, 1, &[json!({"n": 2})], Some(&fence))
+                .await,
+            Err(StoreError::Unsupported(_))
+        ));
+        assert_eq!(t.tournament_log(id).await.unwrap().len(), 1);
+    }
+}
+
+backend_tests!(
+    [sqlite, postgres, memory]
+    [
+        logs_append_in_order_and_refuse_a_second_writer,
+        tournaments_are_listed_newest_first,
+    ]
+);
+
+mod fenced {
+    backend_tests!([postgres, memory][fenced_appends_stop_with_the_lease]);
+}
+
+mod unfenced {
+    backend_tests!([sqlite][sqlite_refuses_fenced_appends]);
+}
