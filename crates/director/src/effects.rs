@@ -49,6 +49,9 @@ pub fn reservations(spec: &RoomSpec) -> DirectorRoom {
                 bot: s.bot.map(|b| b.level),
             })
             .collect(),
+        // The director starts the room itself (`StartRoom`) once it learns every entrant
+        // is seated, so that a paused match is never started.
+        start_when_seated: false,
     }
 }
 
