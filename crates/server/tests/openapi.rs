@@ -59,6 +59,7 @@ fn every_route_is_documented_with_its_answers() {
             "DELETE /api/me/blocks/{username}",
             "DELETE /api/pairing/{ticket}",
             "DELETE /api/session",
+            "DELETE /api/tournaments/{id}/entries/{entry}",
             "GET /admin/rooms",
             "GET /api/config",
             "GET /api/games",
@@ -74,6 +75,9 @@ fn every_route_is_documented_with_its_answers() {
             "GET /api/players/{username}",
             "GET /api/rooms",
             "GET /api/rooms/{code}",
+            "GET /api/tournaments",
+            "GET /api/tournaments/{id}",
+            "GET /api/tournaments/{id}/events",
             "GET /healthz",
             "GET /metrics",
             "GET /readyz",
@@ -91,6 +95,12 @@ fn every_route_is_documented_with_its_answers() {
             "POST /api/pairing",
             "POST /api/rooms",
             "POST /api/session",
+            "POST /api/tournaments",
+            "POST /api/tournaments/{id}/close",
+            "POST /api/tournaments/{id}/entries",
+            "POST /api/tournaments/{id}/entries/{entry}/confirm",
+            "POST /api/tournaments/{id}/matches/{match}/referee",
+            "POST /api/tournaments/{id}/referees",
         ]
     );
     // Every operation has an id, a tag, a 2xx and the request timeout's 408.
