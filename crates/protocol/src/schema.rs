@@ -11,8 +11,8 @@ use crate::{
     CreateRoomResponse, GameDetail, GameList, GameReplay, HttpError, Readiness, RoomList, RoomView,
     ServerMessage,
 };
-use crate::{PairingPools, PairingRequest, PairingStatus, PairingTicket};
 use crate::{NameReferee, RefereeCommand, RegisterEntry, TournamentCreated};
+use crate::{PairingPools, PairingRequest, PairingStatus, PairingTicket};
 
 /// Every schema file: `(file name, pretty JSON text ending in a newline)`.
 pub fn all() -> Vec<(&'static str, String)> {
