@@ -198,6 +198,11 @@ test('a pair registers, sees the draw, plays its match from the tournament page 
     await waitFor(ana, async () => (await ana.getAttribute('#tp-mine', 'data-action')) === 'out', 'eliminated, said on the page');
   }
   await shot(ana, 'tournament-after-match-desktop.png');
+  // The page in English, redrawn at once.
+  await ana.click('#lang-btn');
+  await waitFor(ana, async () => (await ana.textContent('#tp-bracket-title')) === 'Bracket', 'the page in English');
+  assert.match(await ana.textContent('#tp-status'), /Round \d of 2|Champion/);
+  assert.match(await ana.textContent('#tp-mine-title'), /My next match/);
   await assertNoAxeViolations(ana, 'tournament page after the match (desktop)');
   await assertTargets(ana, 'tournament page after the match (desktop)');
   for (const p of [org, ana, bea]) assert.deepEqual(p.errors, [], `${p.tag} had no page errors`);
