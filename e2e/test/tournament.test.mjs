@@ -2,7 +2,8 @@
 // "Tournaments"): an organiser (a third account, desktop) creates a `pairs` knockout with
 // `bot_fill` up to 4 entrants (bots at 0 ms, no spectator delay, a short clock) from the
 // create form; two players (a desktop and a phone) register as a pair (one names the
-// partner, the partner confirms on the page); the organiser closes registration. Both see
+// partner, the partner confirms on the page; a withdrawal and a new registration before
+// that); the organiser closes registration. Both see
 // the draw (two rounds), are told "your match is ready" (the page, the sound, the tab
 // title, the no-show countdown), take their seats with one tap (the room opens and
 // `claim`s) and play their match through the UI; back on the tournament page they see
@@ -93,6 +94,14 @@ test('a pair registers, sees the draw, plays its match from the tournament page 
   await ana.fill('#tp-team', 'Ana y Bea');
   await ana.click('#tp-register');
   await waitFor(ana, async () => (await ana.getAttribute('#tp-reg', 'data-action')) === 'waiting_partner', 'the team waiting for the partner');
+  // Withdrawing before the deadline, then registering again.
+  await ana.click('#tp-unregister');
+  await waitFor(ana, async () => (await ana.getAttribute('#tp-reg', 'data-action')) === 'register', 'the entry withdrawn');
+  assert.equal((await view(id)).entrants.length, 0, 'a withdrawn team is not listed');
+  await ana.fill('#tp-partner', 'Bea_3');
+  await ana.fill('#tp-team', 'Ana y Bea');
+  await ana.click('#tp-register');
+  await waitFor(ana, async () => (await ana.getAttribute('#tp-reg', 'data-action')) === 'waiting_partner', 'registered again');
   await waitFor(bea, async () => (await bea.getAttribute('#tp-reg', 'data-action')) === 'confirm', 'Bea asked to confirm (live)');
   assert.match(await bea.textContent('#tp-reg-text'), /Ana y Bea/);
   await shot(bea, 'tournament-confirm-phone.png');
