@@ -31,6 +31,7 @@ import { initProfile, openProfile, retranslateProfile } from './profile.js';
 import { initLeaderboard, openLeaderboard } from './leaderboard.js';
 import { initPairing, renderPairing, pairingState } from './pairing.js';
 import { renderRatedChoice } from './lobby.js';
+import { initTournaments, openTournaments, openTournament, retranslateTournament, tournamentView } from './tournament.js';
 
 // ----- drawing the room ------------------------------------------------------------------
 
@@ -57,6 +58,7 @@ function retranslate() {
   renderAccountButton();
   renderPairing();
   retranslateProfile();
+  retranslateTournament();
   if (ctx.S.room || ctx.replay) ctx.render(); else loadLobbyLists();
   const st = $('conn-status');
   if (st.dataset.state === 'open') st.textContent = t('connected');
@@ -118,6 +120,8 @@ const ROUTES = {
   account: () => openAccountPage('account'),
   player: (arg) => openProfile(arg),
   leaderboard: (arg) => openLeaderboard(arg),
+  tournaments: () => openTournaments(),
+  tournament: (arg) => openTournament(arg),
 };
 
 /** The `#/…` page of the address, as `[name, arg]`, or null. */
@@ -166,7 +170,8 @@ function init() {
   initReplay();
   initProfile();
   initLeaderboard();
-  onAccountChange(() => { renderRatedChoice(); renderPairing(); });
+  initTournaments();
+  onAccountChange(() => { renderRatedChoice(); renderPairing(); retranslateTournament(); });
   initPairing();
   window.addEventListener('hashchange', () => { if (hashPage()) route(); });
   // Who is logged in decides what a rated room's join page offers: ask first.
@@ -187,6 +192,7 @@ if (typeof window.__parchisTestHook === 'function') {
     view: () => currentView(),
     me: () => ctx.me,
     pairing: () => pairingState(),
+    tournament: () => tournamentView(),
   });
 }
 

@@ -2,6 +2,7 @@
 // account pages' texts live in i18n_accounts.js and are merged here.
 
 import { ACCOUNT_ES, ACCOUNT_EN } from './i18n_accounts.js';
+import { TOURNAMENT_ES, TOURNAMENT_EN } from './i18n_tournaments.js';
 
 const ES = {
   room_row: '{code} · {preset} · {clock} s por tirada · {taken}/{seats} jugadores · libres: {free}',
@@ -462,7 +463,7 @@ const EN = {
   fair_more: 'Technical details',
 };
 
-const DICTS = { es: { ...ES, ...ACCOUNT_ES }, en: { ...EN, ...ACCOUNT_EN } };
+const DICTS = { es: { ...ES, ...ACCOUNT_ES, ...TOURNAMENT_ES }, en: { ...EN, ...ACCOUNT_EN, ...TOURNAMENT_EN } };
 
 /** The browser's first preferred language we have (Spanish or English); else English. */
 function browserLang() {

@@ -75,6 +75,10 @@ pub const ASSETS: &[Asset] = &[
     asset!("chart.js", JS),
     asset!("pairing.js", JS),
     asset!("pairing_state.js", JS),
+    asset!("i18n_tournaments.js", JS),
+    asset!("tournament.js", JS),
+    asset!("tournament_model.js", JS),
+    asset!("tournament_alert.js", JS),
     asset!("style.css", CSS),
     asset!("favicon.svg", SVG),
 ];
