@@ -18,6 +18,8 @@ pub(super) struct Inner {
     pub(super) games: HashMap<Uuid, GameRecord>,
     /// Per game, keyed by `seq`.
     pub(super) events: HashMap<Uuid, BTreeMap<i64, EventRecord>>,
+    /// Per game, its packed log (issue 28).
+    pub(super) logs: HashMap<Uuid, super::log::MemLog>,
     pub(super) leases: BTreeMap<String, MemLease>,
     pub(super) nodes: HashMap<String, MemNode>,
     /// Current ratings, keyed by `(account, pool)` (issue 26).
