@@ -1,24 +1,11 @@
 //! The memory store's packed game logs (issue 28): the same rows as the SQL stores
 //! (`games.log`, `games.log_seq`, `game_log_tail`), compacted by the same rule.
 
-use std::collections::BTreeMap;
-
 use uuid::Uuid;
 
 use super::inner::Inner;
 use crate::error::{Result, StoreError};
 use parchis_records::{GameLog, LOG_COMPACT_EVERY};
-
-/// One game's packed log: the compacted bytes and the pieces not yet folded in.
-#[derive(Clone, Default)]
-pub(super) struct MemLog {
-    /// `games.log`.
-    log: Vec<u8>,
-    /// `games.log_seq`.
-    log_seq: Option<i64>,
-    /// `game_log_tail`, keyed by `last_seq`.
-    tail: BTreeMap<i64, Vec<u8>>,
-}
 
 impl Inner {
     /// Stores one piece, compacting once the tail holds [`LOG_COMPACT_EVERY`] pieces.
