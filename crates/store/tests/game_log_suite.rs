@@ -182,6 +182,35 @@ mod cases {
         );
     }
 
+    /// Many games appending with their pieces at once (grouped commits: the events of a
+    /// group in one statement, each piece after its events): every log is whole.
+    pub async fn concurrent_games_keep_their_pieces_apart(h: &Harness) {
+        let mut games = Vec::new();
+        for _ in 0..12 {
+            games.push(started(h).await);
+        }
+        let writers = games.iter().cloned().map(|(c, id)| {
+            let store = h.store.clone();
+            tokio::spawn(async move {
+                for seq in 2..=6 {
+                    store
+                        .write_room(&c, None, append(id, seq))
+                        .await
+                        .expect("append");
+                }
+            })
+        });
+        for w in writers.collect::<Vec<_>>() {
+            w.await.expect("writer");
+        }
+        for (_, id) in games {
+            let log = h.store.game_log(id).await.unwrap().unwrap();
+            assert_eq!((log.last_seq, log.bytes), (6, all_pieces(6)));
+            let (_, events) = h.store.get_game(id).await.unwrap().unwrap();
+            assert_eq!(seqs(&events), vec![1, 2, 3, 4, 5, 6]);
+        }
+    }
+
     /// A game stored without a packed log (the old event-row format) has none to read.
     pub async fn an_old_format_game_has_no_log(h: &Harness) {
         let s = &h.store;
@@ -202,5 +231,6 @@ backend_tests!(
         a_piece_is_refused_with_its_events,
         the_end_folds_the_log,
         an_old_format_game_has_no_log,
+        concurrent_games_keep_their_pieces_apart,
     ]
 );

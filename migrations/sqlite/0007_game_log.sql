@@ -5,14 +5,14 @@
 -- runs, each group commit that touches it adds one `game_log_tail` row (never one per
 -- event); every 32 tail rows and in the game's end transaction the tail rows are appended
 -- to `games.log` in `last_seq` order and deleted, in the same transaction.
--- Keep in step with ../sqlite/0006_game_log.sql.
+-- Keep in step with ../postgres/0011_game_log.sql.
 
-ALTER TABLE games ADD COLUMN log BYTEA;
-ALTER TABLE games ADD COLUMN log_seq BIGINT;
+ALTER TABLE games ADD COLUMN log BLOB;
+ALTER TABLE games ADD COLUMN log_seq INTEGER;
 
 CREATE TABLE game_log_tail (
-    game_id  UUID   NOT NULL REFERENCES games (id) ON DELETE CASCADE,
-    last_seq BIGINT NOT NULL,
-    bytes    BYTEA  NOT NULL,
+    game_id  TEXT    NOT NULL REFERENCES games (id) ON DELETE CASCADE,
+    last_seq INTEGER NOT NULL,
+    bytes    BLOB    NOT NULL,
     PRIMARY KEY (game_id, last_seq)
-);
+) WITHOUT ROWID;
