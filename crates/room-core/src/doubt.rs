@@ -64,7 +64,8 @@ impl Doubt {
             Write::UpsertSeat(_)
             | Write::DeleteSeat { .. }
             | Write::RoomStatus(_)
-            | Write::SetDeadline { .. } => Doubt::Records,
+            | Write::SetDeadline { .. }
+            | Write::LogPiece { .. } => Doubt::Records,
             // One transaction: its log write, if it has one, tells whether it applied.
             Write::Batch(writes) => writes
                 .iter()
