@@ -72,10 +72,6 @@ pub struct NodeInfo {
     pub seen_ms_ago: i64,
 }
 
-/// How many [`RoomWrite::LogPiece`] rows of a game the store keeps before folding them
-/// into the game's `log` (in the transaction that adds the last one).
-pub const LOG_COMPACT_EVERY: i64 = 32;
-
 /// One write of a room's rows, given to `parchis_store::Store::write_room`
 /// with the room's code (and, in cluster mode, the owner's [`Fence`]). Each variant is
 /// what one of the separate write methods does, and is atomic on its own.
@@ -117,20 +113,6 @@ pub enum RoomWrite {
     /// Set the room's status, as
     /// `parchis_store::Store::update_room_status`.
     RoomStatus(RoomStatusUpdate),
-    /// A piece of the game's packed log (issue 28, `docs/STORAGE.md`): the bytes
-    /// `parchis_room_core::throws::Encoder::push` made of one group commit's events,
-    /// stored as one `game_log_tail` row keyed by `(game_id, last_seq)` and folded
-    /// into the game's `log` every [`LOG_COMPACT_EVERY`] pieces and when the game ends.
-    /// It travels in the same [`RoomWrite::Batch`] as the events it packs, so it is
-    /// durable exactly when they are, behind the same fence.
-    LogPiece {
-        /// The game (of the room written).
-        game_id: Uuid,
-        /// The seq of the last event packed in `bytes`.
-        last_seq: i64,
-        /// The packed ops (the first piece of a game starts with the format byte).
-        bytes: Vec<u8>,
-    },
     /// Several of the writes above, in order, in ONE transaction (all or nothing, behind
     /// one fence check): a step whose rows change together, such as a seat moving to
     /// another colour (delete the old row, insert the new one) or a bot taking over a
@@ -149,7 +131,6 @@ impl RoomWrite {
             RoomWrite::End(_) => "end",
             RoomWrite::SetDeadline { .. } => "set_deadline",
             RoomWrite::RoomStatus(_) => "room_status",
-            RoomWrite::LogPiece { .. } => "log_piece",
             RoomWrite::Batch(_) => "batch",
         }
     }

@@ -15,10 +15,10 @@ pub mod ratings;
 pub mod types;
 pub mod write_failure;
 
-pub use cluster::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite, LOG_COMPACT_EVERY};
+pub use cluster::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 pub use ratings::{RatedGame, RatedPlayer, RatingHistoryRecord, RatingRecord};
 pub use types::{
-    hash_token, room_is_public, EventRecord, GameEnd, GameLog, GameQuery, GameRecord, GameStart,
-    RoomRecord, RoomSnapshot, RoomStatus, RoomStatusUpdate, SeatRecord, UnknownRoomStatus,
+    hash_token, room_is_public, EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord,
+    RoomSnapshot, RoomStatus, RoomStatusUpdate, SeatRecord, UnknownRoomStatus,
 };
 pub use write_failure::WriteFailure;

@@ -329,14 +329,3 @@ mod tests {
         assert_eq!(hash_token("token").len(), 64);
     }
 }
-
-/// A game's packed log as stored (issue 28, `docs/STORAGE.md`): the compacted
-/// `games.log` followed by its tail rows in `last_seq` order, one byte string that
-/// `parchis_room_core::throws::decode` reads (its first byte is the format).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GameLog {
-    /// The seq of the last event packed in `bytes`.
-    pub last_seq: i64,
-    /// The packed log.
-    pub bytes: Vec<u8>,
-}

@@ -267,17 +267,9 @@ pub struct Core {
     pub(super) director: Option<crate::reserved::DirectorRoom>,
     /// Recent quick emotes per seat ([`crate::emote_limit`]).
     pub(super) emotes: crate::emote_limit::EmoteLimiter,
-    /// The game's packed log's encoder ([`crate::log_piece`]).
-    pub(crate) log: crate::log_piece::LogState,
 }
 
 impl Core {
-    /// The game's packed log's encoder (issue 28): the driver adds each write's piece
-    /// with it and reports the write's outcome to it ([`crate::log_piece`]).
-    pub fn log_mut(&mut self) -> &mut crate::log_piece::LogState {
-        &mut self.log
-    }
-
     /// The events kept for resuming clients: `(seq, frame)`, oldest first, at most
     /// `history_len` of them.
     pub fn history(&self) -> &VecDeque<(u64, Arc<str>)> {
@@ -324,7 +316,6 @@ impl Core {
             delay: Default::default(),
             director: None,
             emotes: Default::default(),
-            log: Default::default(),
         }
     }
 

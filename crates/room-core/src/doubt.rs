@@ -64,8 +64,7 @@ impl Doubt {
             Write::UpsertSeat(_)
             | Write::DeleteSeat { .. }
             | Write::RoomStatus(_)
-            | Write::SetDeadline { .. }
-            | Write::LogPiece { .. } => Doubt::Records,
+            | Write::SetDeadline { .. } => Doubt::Records,
             // One transaction: its log write, if it has one, tells whether it applied.
             Write::Batch(writes) => writes
                 .iter()

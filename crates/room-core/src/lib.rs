@@ -44,7 +44,6 @@ pub mod fanout;
 pub mod frames;
 mod held;
 pub mod lobby;
-pub mod log_piece;
 pub mod observer;
 mod owed;
 pub mod persist;

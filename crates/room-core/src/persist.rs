@@ -91,17 +91,6 @@ pub enum Write {
         /// Unix ms.
         deadline_ms: Option<Ms>,
     },
-    /// A piece of the game's packed log (issue 28): added by
-    /// [`LogState::piece`](crate::log_piece::LogState::piece) to the write of the
-    /// events it packs, in the same transaction.
-    LogPiece {
-        /// The game.
-        game_id: Uuid,
-        /// The seq of the last event packed.
-        last_seq: u64,
-        /// The packed ops ([`crate::throws::Encoder::push`]).
-        bytes: Vec<u8>,
-    },
     /// Several writes in ONE transaction (no batch inside): rows that change together,
     /// such as a seat's old and new colour, or a bot's takeover event and its seat row.
     Batch(Vec<Write>),
@@ -132,15 +121,6 @@ impl From<Write> for parchis_records::RoomWrite {
             } => W::SetDeadline {
                 game_id,
                 deadline_ms,
-            },
-            Write::LogPiece {
-                game_id,
-                last_seq,
-                bytes,
-            } => W::LogPiece {
-                game_id,
-                last_seq: last_seq as i64,
-                bytes,
             },
             Write::Batch(writes) => W::Batch(writes.into_iter().map(W::from).collect()),
         }

@@ -565,12 +565,9 @@ impl Actor {
         let code = self.core.code().to_owned();
         let game = self.core.game_id();
         let fence = self.fence.clone();
-        // The events' piece of the packed log goes in the same transaction (issue 28).
-        let write = parchis_store::RoomWrite::from(self.core.log_mut().piece(write));
+        let write = parchis_store::RoomWrite::from(write);
         let kind = write.kind();
-        let result = store.write_room(&code, fence.as_ref(), write).await;
-        self.core.log_mut().written(result.is_ok());
-        match result {
+        match store.write_room(&code, fence.as_ref(), write).await {
             Ok(()) => Ok(()),
             Err(StoreError::Fenced { epoch, current, .. }) => {
                 if let Some(fence) = &fence {

@@ -119,19 +119,6 @@ pub async fn restore(
     if record.is_finished() {
         return close_finished(rooms, &code, fence.as_ref(), record, now).await;
     }
-    // The packed log goes on where it is stored (issue 28), if it holds the whole game.
-    let packed = rooms
-        .store()
-        .game_log(record.id)
-        .await
-        .map_err(|e| RestoreError::Store(e.to_string()))?;
-    if packed.is_some()
-        && !core
-            .log_mut()
-            .resume(packed.as_ref().map(|p| p.bytes.as_slice()), &log)
-    {
-        tracing::warn!(room = %code, game = %record.id, "stored packed log does not give back the stored events: no more pieces for this game");
-    }
     let (restored, effects) = core.restore_game(record.id, &log, replayed, record.deadline_ms, now);
     let mut actor = Actor::new(rooms, core).with_fence(fence);
     let span = tracing::info_span!("room", room = %code, game = %record.id);

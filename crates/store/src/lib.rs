@@ -45,7 +45,6 @@ mod checkpoint;
 mod error;
 mod memory;
 mod pg_lease;
-mod pg_log;
 mod pg_ratings;
 mod pg_writer;
 mod postgres;
@@ -55,7 +54,6 @@ mod rows;
 mod sql_accounts;
 mod sql_tournaments;
 mod sqlite;
-mod sqlite_log;
 mod sqlite_ratings;
 mod store;
 mod tournaments;
@@ -69,10 +67,10 @@ pub use checkpoint::{SqliteOptions, SqliteOptionsError, MAX_TRUNCATE_WAIT};
 pub use error::{Result, StoreError, WriteFailure};
 pub use memory::MemoryStore;
 pub use parchis_records::{
-    hash_token, room_is_public, EventRecord, GameEnd, GameLog, GameQuery, GameRecord, GameStart,
-    RoomRecord, RoomSnapshot, RoomStatus, RoomStatusUpdate, SeatRecord, UnknownRoomStatus,
+    hash_token, room_is_public, EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord,
+    RoomSnapshot, RoomStatus, RoomStatusUpdate, SeatRecord, UnknownRoomStatus,
 };
-pub use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite, LOG_COMPACT_EVERY};
+pub use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 pub use parchis_records::{RatedGame, RatedPlayer, RatingHistoryRecord, RatingRecord};
 pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::SqliteStore;

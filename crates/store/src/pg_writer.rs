@@ -162,11 +162,6 @@ impl Backend for PgBackend {
                 }
                 Ok(true)
             }
-            WriteOp::AppendLog {
-                game_id,
-                last_seq,
-                bytes,
-            } => crate::pg_log::append(conn, *game_id, *last_seq, bytes).await,
             WriteOp::SetDeadline {
                 game_id,
                 deadline_ms,
@@ -209,7 +204,6 @@ impl Backend for PgBackend {
                         StoreError::GameNotFound(*game_id)
                     });
                 }
-                crate::pg_log::compact(conn, *game_id).await?;
                 Ok(true)
             }
             WriteOp::RateGame {

@@ -398,25 +398,6 @@ impl Store for PostgresStore {
         self.snapshots(None).await
     }
 
-    async fn game_log(&self, game_id: Uuid) -> Result<Option<parchis_records::GameLog>> {
-        let mut tx = self
-            .pool
-            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            .await?;
-        let log = crate::pg_log::read(&mut tx, game_id).await?;
-        tx.commit().await?;
-        Ok(log)
-    }
-
-    async fn append_log(&self, game_id: Uuid, last_seq: i64, bytes: Vec<u8>) -> Result<()> {
-        let write = RoomWrite::LogPiece {
-            game_id,
-            last_seq,
-            bytes,
-        };
-        self.writer.room("", write).await.map(drop)
-    }
-
     async fn get_game(&self, id: Uuid) -> Result<Option<(GameRecord, Vec<EventRecord>)>> {
         let mut tx = self
             .pool

@@ -9,7 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::error::{Result, StoreError};
-use parchis_records::{EventRecord, GameLog, GameRecord, RoomRecord, RoomSnapshot, SeatRecord};
+use parchis_records::{EventRecord, GameRecord, RoomRecord, RoomSnapshot, SeatRecord};
 
 /// `code, settings, status, created_at_ms, started_at_ms, finished_at_ms, updated_at_ms`
 pub(crate) type RoomRow = (String, String, String, i64, Option<i64>, Option<i64>, i64);
@@ -204,20 +204,4 @@ pub(crate) fn assemble(
             }
         })
         .collect()
-}
-
-/// A game's packed log from its row (`games.log`, `games.log_seq`) and its tail rows
-/// (`last_seq`, `bytes`, in `last_seq` order): `log || tail`, with the last seq of
-/// whichever ends it; `None` if both are empty (a game in the old event-row format).
-pub(crate) fn game_log(
-    log: Option<Vec<u8>>,
-    log_seq: Option<i64>,
-    tail: Vec<(i64, Vec<u8>)>,
-) -> Option<GameLog> {
-    let last_seq = tail.last().map(|(s, _)| *s).or(log_seq)?;
-    let mut bytes = log.unwrap_or_default();
-    for (_, piece) in tail {
-        bytes.extend_from_slice(&piece);
-    }
-    Some(GameLog { last_seq, bytes })
 }

@@ -416,11 +416,6 @@ impl Backend for SqliteBackend {
                 }
                 Ok(true)
             }
-            WriteOp::AppendLog {
-                game_id,
-                last_seq,
-                bytes,
-            } => crate::sqlite_log::append(conn, *game_id, *last_seq, bytes).await,
             WriteOp::SetDeadline {
                 game_id,
                 deadline_ms,
@@ -464,7 +459,6 @@ impl Backend for SqliteBackend {
                         StoreError::GameNotFound(*game_id)
                     });
                 }
-                crate::sqlite_log::compact(conn, *game_id).await?;
                 Ok(true)
             }
             WriteOp::RateGame {
@@ -635,22 +629,6 @@ impl Store for SqliteStore {
 
     async fn load_unfinished(&self) -> Result<Vec<RoomSnapshot>> {
         self.snapshots(None).await
-    }
-
-    async fn game_log(&self, game_id: Uuid) -> Result<Option<parchis_records::GameLog>> {
-        let mut tx = self.pool.begin().await?;
-        let log = crate::sqlite_log::read(&mut tx, game_id).await?;
-        tx.commit().await?;
-        Ok(log)
-    }
-
-    async fn append_log(&self, game_id: Uuid, last_seq: i64, bytes: Vec<u8>) -> Result<()> {
-        let write = RoomWrite::LogPiece {
-            game_id,
-            last_seq,
-            bytes,
-        };
-        self.writer.room("", write).await.map(drop)
     }
 
     async fn get_game(&self, id: Uuid) -> Result<Option<(GameRecord, Vec<EventRecord>)>> {

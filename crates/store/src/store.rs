@@ -403,28 +403,6 @@ pub trait Store: Send + Sync {
     /// Loads one game and all its events in `seq` order; `None` if it does not exist.
     async fn get_game(&self, id: Uuid) -> Result<Option<(GameRecord, Vec<EventRecord>)>>;
 
-    /// The game's packed log (issue 28, `docs/STORAGE.md`): `games.log` followed by its
-    /// tail rows, as one byte string, read from one consistent snapshot. `None` for a
-    /// game stored in the old event-row format only, or no such game. The provided body
-    /// answers `None` (test wrappers without it read the event rows).
-    async fn game_log(&self, game_id: Uuid) -> Result<Option<crate::GameLog>> {
-        let _ = game_id;
-        Ok(None)
-    }
-
-    /// Stores one piece of a game's packed log ([`RoomWrite::LogPiece`]) on its own.
-    /// Rooms send it inside a [`RoomWrite::Batch`] with the events it packs.
-    ///
-    /// # Errors
-    /// [`StoreError::DuplicateSeq`](crate::StoreError::DuplicateSeq) for a piece already
-    /// stored at `last_seq`, [`StoreError::GameNotFound`](crate::StoreError::GameNotFound);
-    /// [`StoreError::Unsupported`] from the provided body (a test wrapper that does not
-    /// pass it on).
-    async fn append_log(&self, game_id: Uuid, last_seq: i64, bytes: Vec<u8>) -> Result<()> {
-        let _ = (game_id, last_seq, bytes);
-        Err(StoreError::Unsupported("this store keeps no packed logs"))
-    }
-
     /// Lists the games of a room, oldest first (empty if the room has none or does not exist).
     async fn list_games(&self, room_code: &str) -> Result<Vec<GameRecord>>;
 
@@ -551,11 +529,6 @@ async fn write_one<S: Store + ?Sized>(store: &S, room_code: &str, write: RoomWri
             deadline_ms,
         } => store.set_deadline(game_id, deadline_ms).await,
         RoomWrite::RoomStatus(update) => store.update_room_status(room_code, update).await,
-        RoomWrite::LogPiece {
-            game_id,
-            last_seq,
-            bytes,
-        } => store.append_log(game_id, last_seq, bytes).await,
         RoomWrite::Batch(_) => Err(StoreError::InvalidWrite("a batch inside a batch".into())),
     }
 }

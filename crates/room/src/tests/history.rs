@@ -402,22 +402,6 @@ pub(super) async fn rebuilt(
     for seat in &snap.seats {
         core.restore_seat(persist::seat_from(seat).expect("seat reads"), now);
     }
-    // Issue 28, the store side: the pieces written with every batch (through faults,
-    // rebuilds and failovers) are the whole game, and the rebuilt room packs on from them.
-    let stored_log = store
-        .game_log(record.id)
-        .await
-        .expect("packed log read")
-        .expect("a game started by the room has a packed log");
-    assert_eq!(
-        stored_log.last_seq,
-        log.last().map_or(0, |e| e.seq as i64),
-        "the packed log ends where the events do"
-    );
-    assert!(
-        core.log_mut().resume(Some(&stored_log.bytes), &log),
-        "the stored packed log gives back the stored events"
-    );
     let (_, effects) = core.restore_game(record.id, &log, replayed, record.deadline_ms, now);
     (core, effects)
 }

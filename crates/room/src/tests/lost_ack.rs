@@ -155,20 +155,6 @@ impl Store for LossyStore {
     async fn load_unfinished(&self) -> parchis_store::Result<Vec<RoomSnapshot>> {
         self.inner.load_unfinished().await
     }
-    async fn game_log(
-        &self,
-        game_id: Uuid,
-    ) -> parchis_store::Result<Option<parchis_store::GameLog>> {
-        self.inner.game_log(game_id).await
-    }
-    async fn append_log(
-        &self,
-        game_id: Uuid,
-        last_seq: i64,
-        bytes: Vec<u8>,
-    ) -> parchis_store::Result<()> {
-        self.inner.append_log(game_id, last_seq, bytes).await
-    }
     async fn get_game(
         &self,
         id: Uuid,

@@ -215,20 +215,6 @@ impl Store for FaultyStore {
     async fn load_unfinished(&self) -> parchis_store::Result<Vec<RoomSnapshot>> {
         self.inner.load_unfinished().await
     }
-    async fn game_log(
-        &self,
-        game_id: Uuid,
-    ) -> parchis_store::Result<Option<parchis_store::GameLog>> {
-        self.inner.game_log(game_id).await
-    }
-    async fn append_log(
-        &self,
-        game_id: Uuid,
-        last_seq: i64,
-        bytes: Vec<u8>,
-    ) -> parchis_store::Result<()> {
-        self.inner.append_log(game_id, last_seq, bytes).await
-    }
     async fn get_game(
         &self,
         id: Uuid,
@@ -377,10 +363,7 @@ impl Driver {
             }
             let Some(w) = write else { break };
             self.batches.push(before);
-            // With its piece of the packed log, as the actor writes it (issue 28).
-            let packed = self.core.log_mut().piece(w.clone());
-            let result = self.perform(&packed).await;
-            self.core.log_mut().written(result.is_ok());
+            let result = self.perform(&w).await;
             match &result {
                 Ok(()) => self.persisted.push(w),
                 Err(_) => self.refused_writes += 1,
@@ -432,9 +415,7 @@ impl Driver {
                 if let Some(store) = &self.store {
                     store.sparing.store(true, Ordering::SeqCst);
                 }
-                let packed = self.core.log_mut().piece(w);
-                let result = self.perform(&packed).await;
-                self.core.log_mut().written(result.is_ok());
+                let _ = self.perform(&w).await;
                 if let Some(store) = &self.store {
                     store.sparing.store(false, Ordering::SeqCst);
                 }

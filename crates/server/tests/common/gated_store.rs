@@ -152,12 +152,6 @@ impl Store for GatedStore {
     async fn load_unfinished(&self) -> Result<Vec<RoomSnapshot>> {
         self.inner.load_unfinished().await
     }
-    async fn game_log(&self, game_id: Uuid) -> Result<Option<parchis_store::GameLog>> {
-        self.inner.game_log(game_id).await
-    }
-    async fn append_log(&self, game_id: Uuid, last_seq: i64, bytes: Vec<u8>) -> Result<()> {
-        self.inner.append_log(game_id, last_seq, bytes).await
-    }
     async fn get_game(&self, id: Uuid) -> Result<Option<(GameRecord, Vec<EventRecord>)>> {
         self.inner.get_game(id).await
     }

@@ -18,8 +18,6 @@ pub(super) struct Inner {
     pub(super) games: HashMap<Uuid, GameRecord>,
     /// Per game, keyed by `seq`.
     pub(super) events: HashMap<Uuid, BTreeMap<i64, EventRecord>>,
-    /// Per game, its packed log (issue 28).
-    pub(super) logs: HashMap<Uuid, MemLog>,
     pub(super) leases: BTreeMap<String, MemLease>,
     pub(super) nodes: HashMap<String, MemNode>,
     /// Current ratings, keyed by `(account, pool)` (issue 26).
@@ -30,17 +28,6 @@ pub(super) struct Inner {
     pub(super) accounts: AccountTables,
     /// Tournaments' event logs (issue 27, [`super::tournaments`]).
     pub(super) tournaments: HashMap<Uuid, MemTournament>,
-}
-
-/// One game's packed log: the compacted bytes and the pieces not yet folded in.
-#[derive(Clone, Default)]
-pub(super) struct MemLog {
-    /// `games.log`.
-    pub(super) log: Vec<u8>,
-    /// `games.log_seq`.
-    pub(super) log_seq: Option<i64>,
-    /// `game_log_tail`, keyed by `last_seq`.
-    pub(super) tail: BTreeMap<i64, Vec<u8>>,
 }
 
 /// One room's lease; times in ms of the store's clock.

@@ -4,7 +4,6 @@
 mod accounts;
 mod inner;
 mod lease;
-mod log;
 mod ratings;
 mod tournaments;
 
@@ -151,11 +150,6 @@ impl Inner {
                 Ok(true)
             }
             RoomWrite::RoomStatus(update) => self.set_status(code, update).map(|()| true),
-            RoomWrite::LogPiece {
-                game_id,
-                last_seq,
-                bytes,
-            } => self.append_log(game_id, last_seq, bytes).map(|()| true),
             // All or nothing: applied to a copy, kept only when every write succeeded.
             RoomWrite::Batch(writes) => {
                 let mut trial = self.clone();
@@ -287,7 +281,6 @@ impl Inner {
         game.result = Some(result);
         game.reason = Some(reason);
         game.deadline_ms = None;
-        self.compact_log(game_id);
         Ok(())
     }
 }
@@ -463,14 +456,6 @@ impl Store for MemoryStore {
             .collect();
         rooms.sort_by(|a, b| (a.created_at_ms, &a.code).cmp(&(b.created_at_ms, &b.code)));
         Ok(rooms.into_iter().map(|r| inner.snapshot(r)).collect())
-    }
-
-    async fn game_log(&self, game_id: Uuid) -> Result<Option<parchis_records::GameLog>> {
-        Ok(self.lock()?.game_log(game_id))
-    }
-
-    async fn append_log(&self, game_id: Uuid, last_seq: i64, bytes: Vec<u8>) -> Result<()> {
-        self.lock()?.append_log(game_id, last_seq, bytes)
     }
 
     async fn get_game(&self, id: Uuid) -> Result<Option<(GameRecord, Vec<EventRecord>)>> {

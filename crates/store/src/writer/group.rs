@@ -75,26 +75,16 @@ fn refused_by_database(e: &StoreError) -> bool {
     matches!(e, StoreError::Database(_)) && e.write_failure() == WriteFailure::Other
 }
 
-/// The events of a request that is one append (its fence aside), possibly with the
-/// packed-log piece of the same game that the room sends with it (issue 28): `(game,
-/// events, follows, piece)`.
-fn lone_append(ops: &[WriteOp]) -> Option<(Uuid, &[EventRecord], Follows, Option<&WriteOp>)> {
+/// The events of a request that is one append (its fence aside): `(game, events,
+/// follows)`.
+fn lone_append(ops: &[WriteOp]) -> Option<(Uuid, &[EventRecord], Follows)> {
     let unfenced = &ops[usize::from(fence_of(ops).is_some())..];
     match unfenced {
         [WriteOp::AppendEvents {
             game_id,
             events,
             follows,
-        }] => Some((*game_id, events.as_slice(), *follows, None)),
-        [WriteOp::AppendEvents {
-            game_id,
-            events,
-            follows,
-        }, piece @ WriteOp::AppendLog { game_id: of, .. }]
-            if of == game_id =>
-        {
-            Some((*game_id, events.as_slice(), *follows, Some(piece)))
-        }
+        }] => Some((*game_id, events.as_slice(), *follows)),
         _ => None,
     }
 }
@@ -104,9 +94,7 @@ fn lone_append(ops: &[WriteOp]) -> Option<(Uuid, &[EventRecord], Follows, Option
 /// statement).
 ///
 /// Lone appends may be moved after the other ops because no other op reads or removes
-/// events, and a game created in the same group is then already there for its events;
-/// their log pieces likewise (a game's end, which folds its pieces, is never in the
-/// same group as an append of that game: a room has one write under way at a time).
+/// events, and a game created in the same group is then already there for its events.
 /// A group of one request that is not a lone append takes the precise path, whose error
 /// is final; a lone append alone goes the grouped way too (one `INSERT` for its events
 /// instead of one per event: most groups at low load are one action), and
@@ -117,10 +105,9 @@ async fn fast_path<B: Backend>(pool: &Pool<B::Db>, requests: &[Vec<WriteOp>]) ->
     let mut changed = vec![true; requests.len()];
     let mut appends = Vec::new();
     let mut checks = Vec::new();
-    let mut pieces = Vec::new();
     for (i, ops) in requests.iter().enumerate() {
         match lone_append(ops) {
-            Some((game_id, events, follows, piece)) => {
+            Some((game_id, events, follows)) => {
                 if let Some(fence) = fence_of(ops) {
                     check_fence(fence, owners.get(&fence.room_code))?;
                 }
@@ -129,7 +116,6 @@ async fn fast_path<B: Backend>(pool: &Pool<B::Db>, requests: &[Vec<WriteOp>]) ->
                     checks.push((game_id, follows, events));
                 }
                 appends.push((game_id, events));
-                pieces.extend(piece);
             }
             None => changed[i] = apply_request::<B>(&mut tx, ops, &owners).await?,
         }
@@ -147,10 +133,6 @@ async fn fast_path<B: Backend>(pool: &Pool<B::Db>, requests: &[Vec<WriteOp>]) ->
     }
     if !appends.is_empty() {
         B::append_all(&mut tx, &appends).await?;
-    }
-    // Their packed-log pieces, after the events they pack (one statement each).
-    for piece in pieces {
-        B::apply(&mut tx, piece).await?;
     }
     tx.commit().await.map_err(commit_error)?;
     Ok(changed)

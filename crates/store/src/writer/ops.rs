@@ -35,19 +35,10 @@ pub(crate) enum WriteOp {
         /// What must already be in the game's log (checked by the writer, not the backend).
         follows: Follows,
     },
-    /// One piece of the game's packed log: one `game_log_tail` row; the backend folds
-    /// the tail into `games.log` once it holds
-    /// [`LOG_COMPACT_EVERY`](parchis_records::LOG_COMPACT_EVERY) rows.
-    AppendLog {
-        game_id: Uuid,
-        last_seq: i64,
-        bytes: Vec<u8>,
-    },
     SetDeadline {
         game_id: Uuid,
         deadline_ms: Option<i64>,
     },
-    /// Also folds the game's log tail into `games.log` (the end's compaction).
     FinishGame {
         game_id: Uuid,
         result: Value,
@@ -126,15 +117,6 @@ pub(crate) fn room_ops(room_code: &str, write: RoomWrite) -> Result<Vec<WriteOp>
         } => vec![WriteOp::SetDeadline {
             game_id,
             deadline_ms,
-        }],
-        RoomWrite::LogPiece {
-            game_id,
-            last_seq,
-            bytes,
-        } => vec![WriteOp::AppendLog {
-            game_id,
-            last_seq,
-            bytes,
         }],
         RoomWrite::RoomStatus(update) => vec![WriteOp::UpdateRoomStatus {
             code: room_code.to_owned(),
