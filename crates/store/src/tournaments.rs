@@ -56,4 +56,35 @@ pub trait TournamentStore: Send + Sync {
     /// The tournaments' ids, newest first (`created_at_ms`, then id, descending), at most
     /// `limit` (capped at [`MAX_TOURNAMENTS_LISTED`]).
     async fn tournament_ids(&self, limit: u32) -> Result<Vec<Uuid>>;
+
+    /// Cluster mode: acquires or renews tournament `id`'s director lease for `node`, for
+    /// `ttl_ms` from the database's clock (`tournament_leases`). Taken when there is no
+    /// lease or it has expired (the epoch grows by one: the previous holder's appends are
+    /// fenced from then on); renewed, epoch unchanged, while `node` holds it. Returns the
+    /// fence to append with (its `room_code` is the tournament id), or `None` when
+    /// another node holds an unexpired lease.
+    ///
+    /// # Errors
+    /// The database's; [`StoreError::Unsupported`](crate::StoreError::Unsupported) on a
+    /// store without leases (SQLite, memory).
+    async fn acquire_tournament_lease(
+        &self,
+        _id: Uuid,
+        _node: &str,
+        _ttl_ms: i64,
+    ) -> Result<Option<Fence>> {
+        Err(crate::StoreError::Unsupported(
+            "tournament leases need PostgreSQL (cluster mode)",
+        ))
+    }
+
+    /// The node holding tournament `id`'s unexpired director lease, if any.
+    ///
+    /// # Errors
+    /// As [`TournamentStore::acquire_tournament_lease`].
+    async fn tournament_lease_owner(&self, _id: Uuid) -> Result<Option<String>> {
+        Err(crate::StoreError::Unsupported(
+            "tournament leases need PostgreSQL (cluster mode)",
+        ))
+    }
 }
