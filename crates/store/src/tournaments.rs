@@ -33,8 +33,9 @@ pub trait TournamentStore: Send + Sync {
     async fn create_tournament(&self, id: Uuid, created_at_ms: i64, first: &Value) -> Result<()>;
 
     /// Appends `entries` as seqs `after + 1, after + 2, …`, when `after` is the last
-    /// stored seq. With `fence`, the append is written only while that lease (its
-    /// `room_code` is the director's lease key) is held by `fence.node` at `fence.epoch`.
+    /// stored seq. With `fence`, the append is written only while tournament `id`'s lease
+    /// ([`TournamentStore::acquire_tournament_lease`]) is held by `fence.node` at
+    /// `fence.epoch`.
     ///
     /// # Errors
     /// [`StoreError::TournamentSeqMismatch`](crate::StoreError::TournamentSeqMismatch)
