@@ -5,39 +5,15 @@
 //! and the rooms' leases, resumes the director from the store, and the tournament
 //! finishes with the same draw, n − 1 = 3 games, one game per match.
 
+use crate::common::tour::{matches, now_ms, round_one};
 use crate::common::{call, sign_up_at};
 use crate::harness::{Cluster, Opts};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 const WHOLE: Duration = Duration::from_secs(180);
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
-fn matches(v: &Value) -> Vec<Value> {
-    v["matches"].as_array().cloned().unwrap_or_default()
-}
-
-/// Round 1's tables: each match's id and entrants.
-fn round_one(v: &Value) -> Vec<(u64, Vec<u64>)> {
-    matches(v)
-        .iter()
-        .filter(|m| m["round"] == 1)
-        .map(|m| {
-            let e = m["entrants"]
-                .as_array()
-                .map(|a| a.iter().filter_map(Value::as_u64).collect())
-                .unwrap_or_default();
-            (m["id"].as_u64().unwrap_or(u64::MAX), e)
-        })
-        .collect()
-}
 
 async fn until(addr: SocketAddr, id: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
     let end = Instant::now() + WHOLE;
