@@ -1,9 +1,9 @@
 //! The kinds of actor this node runs under fenced leases: what ownership (renewal, the
 //! sweeper's takeover, adoption, drain, a lost lease) needs of an actor, and nothing more.
 //! Leases, epochs, fencing and failover are written against [`Owned`]; rooms are the first
-//! kind ([`RoomKind`]), a championship's director is meant to be the second (its leases
-//! in the same `room_leases` table under codes of its own, told apart by
-//! [`Owned::claims`]; its writes fenced like a room's, through the store's fence).
+//! kind ([`RoomKind`]). A championship's director is leased beside this, not through
+//! it: its lease is a row of `tournament_leases` (`room_leases` references `rooms`),
+//! handled by `parchis_director::lease` (docs/CLUSTER.md, "Tournaments").
 //!
 //! The node's kinds are a [`Kinds`]; the lease of code `c` belongs to [`Kinds::of`]`(c)`.
 //! Today every `NodeState` builds `Kinds::rooms_only` from its rooms (`state.rs`, and the

@@ -5,10 +5,12 @@
 //! Every [`SWEEP`] while a match is in play, and at start, it performs `outstanding()` and
 //! reads the rooms' reports ([`crate::reports`]): after a kill -9 nothing is lost (rooms
 //! are created under deterministic codes, reports are idempotent) and no match is played
-//! twice.
+//! twice. In cluster mode it holds its tournament's lease ([`crate::lease`]), renews it
+//! from this loop, fences every append with it and stops as soon as it is lost.
 
 use crate::effects;
 use crate::error::DirectorError;
+use crate::lease::{Held, Renewal};
 use crate::log;
 use crate::reports;
 use parchis_room::{now_ms, Rooms};
@@ -44,14 +46,20 @@ pub struct Director {
     seq: i64,
     rooms: Rooms,
     view: watch::Sender<Arc<TournamentView>>,
+    /// Cluster mode: the lease fencing every append (renewed from the loop).
+    lease: Option<Held>,
+    /// The lease was lost (another node directs now): the loop ends.
+    lost: bool,
 }
 
 impl Director {
-    /// A director of `t`, whose log's last stored seq is `seq`.
+    /// A director of `t`, whose log's last stored seq is `seq`; in cluster mode under
+    /// `lease` (its appends fenced by it).
     pub fn new(
         t: Tournament,
         seq: i64,
         rooms: Rooms,
+        lease: Option<Held>,
     ) -> (Director, watch::Receiver<Arc<TournamentView>>) {
         let (view, rx) = watch::channel(Arc::new(t.view()));
         (
@@ -60,6 +68,8 @@ impl Director {
                 seq,
                 rooms,
                 view,
+                lease,
+                lost: false,
             },
             rx,
         )
@@ -71,12 +81,16 @@ impl Director {
         let shutdown = self.rooms.shutdown_token();
         info!(tournament = %id, seq = self.seq, "director running");
         self.sweep().await;
-        loop {
+        while !self.lost {
             let pause = self.pause();
             tokio::select! {
                 cmd = commands.recv() => {
                     let Some(cmd) = cmd else { break };
-                    let outcome = self.input(cmd.input).await;
+                    let outcome = if self.lost {
+                        Err(DirectorError::Stopped)
+                    } else {
+                        self.input(cmd.input).await
+                    };
                     let _ = cmd.reply.send(outcome);
                 }
                 () = tokio::time::sleep(pause) => {
@@ -85,7 +99,10 @@ impl Director {
                             warn!(tournament = %id, error = %e, "tick failed");
                         }
                     }
-                    self.sweep().await;
+                    self.renew().await;
+                    if !self.lost {
+                        self.sweep().await;
+                    }
                 }
                 () = shutdown.cancelled() => break,
             }
@@ -103,10 +120,26 @@ impl Director {
                     MatchStatus::Ready | MatchStatus::Open | MatchStatus::Playing
                 )
             }) || !self.t.stale_rooms().is_empty());
-        let cap = if busy { SWEEP } else { IDLE };
+        let mut cap = if busy { SWEEP } else { IDLE };
+        if let Some(held) = &self.lease {
+            cap = cap.min(held.leasing.period());
+        }
         match self.t.next_wake() {
             Some(w) => Duration::from_millis(u64::try_from(w - now_ms()).unwrap_or(0)).min(cap),
             None => cap,
+        }
+    }
+
+    /// Cluster mode: renews the lease when due; a lost lease ends the loop (another node
+    /// directs the tournament from the store from now on).
+    async fn renew(&mut self) {
+        let Some(held) = self.lease.as_mut().filter(|h| h.due()) else {
+            return;
+        };
+        let store = self.rooms.store().clone();
+        if held.renew(store.as_ref(), self.t.id()).await == Renewal::Lost {
+            warn!(tournament = %self.t.id(), "tournament lease lost: director stops here");
+            self.lost = true;
         }
     }
 
@@ -159,6 +192,9 @@ impl Director {
 
     /// One input: decide, store, fold, perform. Returns the inputs the effects learnt.
     async fn step(&mut self, input: Input) -> Result<VecDeque<Input>, DirectorError> {
+        if self.lost {
+            return Err(DirectorError::Stopped);
+        }
         let entries = self.t.handle(input, now_ms())?;
         if entries.is_empty() {
             return Ok(VecDeque::new());
@@ -182,7 +218,12 @@ impl Director {
         let values = log::encode(entries)?;
         let store = self.rooms.store().clone();
         let appended = log::tournaments(store.as_ref())?
-            .append_tournament(self.t.id(), self.seq, &values, None)
+            .append_tournament(
+                self.t.id(),
+                self.seq,
+                &values,
+                self.lease.as_ref().map(|h| &h.fence),
+            )
             .await;
         match appended {
             Ok(()) => {
@@ -196,6 +237,11 @@ impl Director {
                 self.seq = log.len() as i64;
                 self.view.send_replace(Arc::new(self.t.view()));
                 Err(e.into())
+            }
+            Err(e @ StoreError::Fenced { .. }) => {
+                warn!(tournament = %self.t.id(), error = %e, "append fenced: director stops here");
+                self.lost = true;
+                Err(DirectorError::Stopped)
             }
             Err(e) => Err(e.into()),
         }

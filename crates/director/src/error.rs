@@ -25,6 +25,15 @@ pub enum DirectorError {
     /// The stored log is not valid JSON of the core's entries.
     #[error("stored tournament entry unreadable: {0}")]
     Unreadable(String),
+    /// Cluster mode: another node directs this tournament (holds its lease); send the
+    /// input there.
+    #[error("tournament {tournament} is directed by node {owner}")]
+    Elsewhere {
+        /// The tournament.
+        tournament: Uuid,
+        /// The node holding its lease (empty when it expired meanwhile).
+        owner: String,
+    },
     /// The director stopped (shutdown, or it lost its log to another writer).
     #[error("the tournament's director is not running")]
     Stopped,

@@ -15,7 +15,10 @@
 //!   standings (D-40), read back from the rooms and the store, so a director restarted
 //!   after a kill -9 learns again what it missed.
 //!
-//! Module order (each imports only those before it): `error`, `log`, `effects`,
+//! * [`lease`] is cluster mode's tournament lease: the director runs where its lease is
+//!   held and fences every append with it.
+//!
+//! Module order (each imports only those before it): `error`, `log`, `lease`, `effects`,
 //! `reports`, `actor`, `registry`.
 
 #![warn(missing_docs)]
@@ -23,9 +26,11 @@
 pub mod actor;
 pub mod effects;
 pub mod error;
+pub mod lease;
 pub mod log;
 pub mod registry;
 pub mod reports;
 
 pub use error::DirectorError;
+pub use lease::Leasing;
 pub use registry::Directors;

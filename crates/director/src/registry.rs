@@ -3,6 +3,7 @@
 
 use crate::actor::{Command, Director};
 use crate::error::DirectorError;
+use crate::lease::{Held, Leasing};
 use crate::log;
 use parchis_room::{now_ms, Rooms};
 use parchis_store::MAX_TOURNAMENTS_LISTED;
@@ -31,6 +32,8 @@ pub struct Directors {
 
 struct Inner {
     rooms: Rooms,
+    /// Cluster mode: directors run only where their tournament's lease is held.
+    leasing: Option<Leasing>,
     /// Tournament id → its director. A std mutex, never held across `.await`.
     running: Mutex<HashMap<Uuid, Handle>>,
     /// Serialises the loading of a director (two readers never start two actors).
@@ -40,9 +43,16 @@ struct Inner {
 impl Directors {
     /// The directors of tournaments whose rooms run on `rooms` (and its store).
     pub fn new(rooms: Rooms) -> Directors {
+        Directors::with_leasing(rooms, None)
+    }
+
+    /// As [`Directors::new`]; in cluster mode (`leasing`) a director runs only on the node
+    /// holding its tournament's lease, and its appends are fenced by it.
+    pub fn with_leasing(rooms: Rooms, leasing: Option<Leasing>) -> Directors {
         Directors {
             inner: Arc::new(Inner {
                 rooms,
+                leasing,
                 running: Mutex::new(HashMap::new()),
                 loading: tokio::sync::Mutex::new(()),
             }),
@@ -74,13 +84,39 @@ impl Directors {
             .await?;
         info!(tournament = %id, %organiser, "tournament created");
         let _guard = self.inner.loading.lock().await;
-        self.spawn(t, 1);
+        let lease = self.lease(id).await?;
+        self.spawn(t, 1, lease);
         Ok(id)
     }
 
-    fn spawn(&self, t: Tournament, seq: i64) -> Handle {
+    /// Cluster mode: acquires tournament `id`'s lease for this node (`None` in single-node
+    /// mode).
+    ///
+    /// # Errors
+    /// [`DirectorError::Elsewhere`] when another node holds it; the store's.
+    async fn lease(&self, id: Uuid) -> Result<Option<Held>, DirectorError> {
+        let Some(leasing) = &self.inner.leasing else {
+            return Ok(None);
+        };
+        let store = self.inner.rooms.store().clone();
+        match leasing.acquire(store.as_ref(), id).await? {
+            Some(fence) => Ok(Some(Held::new(leasing.clone(), fence))),
+            None => {
+                let owner = log::tournaments(store.as_ref())?
+                    .tournament_lease_owner(id)
+                    .await?
+                    .unwrap_or_default();
+                Err(DirectorError::Elsewhere {
+                    tournament: id,
+                    owner,
+                })
+            }
+        }
+    }
+
+    fn spawn(&self, t: Tournament, seq: i64, lease: Option<Held>) -> Handle {
         let id = t.id();
-        let (director, view) = Director::new(t, seq, self.inner.rooms.clone());
+        let (director, view) = Director::new(t, seq, self.inner.rooms.clone(), lease);
         let (tx, rx) = mpsc::channel(QUEUE);
         let handle = Handle { tx, view };
         self.running().insert(id, handle.clone());
@@ -102,12 +138,66 @@ impl Directors {
             return Ok(h.clone());
         }
         let store = self.inner.rooms.store().clone();
+        if log::load(store.as_ref(), id).await?.is_empty() {
+            return Err(DirectorError::NotFound(id));
+        }
+        // The lease, then the log again: what is read after taking it is all there is.
+        let lease = self.lease(id).await?;
+        let entries = log::load(store.as_ref(), id).await?;
+        let t = Tournament::from_entries(&entries)?;
+        Ok(self.spawn(t, entries.len() as i64, lease))
+    }
+
+    /// Tournament `id`'s state folded from the store, for reading on a node that does not
+    /// direct it.
+    async fn stored(&self, id: Uuid) -> Result<Tournament, DirectorError> {
+        let store = self.inner.rooms.store().clone();
         let entries = log::load(store.as_ref(), id).await?;
         if entries.is_empty() {
             return Err(DirectorError::NotFound(id));
         }
-        let t = Tournament::from_entries(&entries)?;
-        Ok(self.spawn(t, entries.len() as i64))
+        Ok(Tournament::from_entries(&entries)?)
+    }
+
+    /// Cluster mode: every [`Leasing::period`], takes the lease of every stored tournament
+    /// whose lease is absent or expired (its director died or never ran) and starts its
+    /// director here, which resumes from the store and performs what it still owes. Ends
+    /// at shutdown; does nothing in single-node mode.
+    pub async fn claim_loop(self) {
+        let Some(leasing) = self.inner.leasing.clone() else {
+            return;
+        };
+        let shutdown = self.inner.rooms.shutdown_token();
+        let mut every = tokio::time::interval(leasing.period());
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                _ = every.tick() => {}
+            }
+            let store = self.inner.rooms.store().clone();
+            let ids = match log::tournaments(store.as_ref()) {
+                Ok(ts) => ts.tournament_ids(MAX_TOURNAMENTS_LISTED).await,
+                Err(_) => return,
+            };
+            let ids = match ids {
+                Ok(ids) => ids,
+                Err(e) => {
+                    tracing::warn!(error = %e, "tournaments not listed for claiming");
+                    continue;
+                }
+            };
+            for id in ids {
+                if self.running().get(&id).is_some_and(|h| !h.tx.is_closed()) {
+                    continue;
+                }
+                match self.handle(id).await {
+                    Ok(_) => info!(tournament = %id, node = %leasing.node, "tournament claimed"),
+                    Err(DirectorError::Elsewhere { .. }) => {}
+                    Err(e) => error!(tournament = %id, error = %e, "tournament not claimed"),
+                }
+            }
+        }
     }
 
     /// Starts the director of every stored tournament (at server start): each performs
@@ -153,7 +243,12 @@ impl Directors {
     /// # Errors
     /// [`DirectorError::NotFound`]; the store's.
     pub async fn view(&self, id: Uuid) -> Result<Arc<TournamentView>, DirectorError> {
-        Ok(self.handle(id).await?.view.borrow().clone())
+        match self.handle(id).await {
+            Ok(h) => Ok(h.view.borrow().clone()),
+            // Directed by another node: its stored state (as durable as what it publishes).
+            Err(DirectorError::Elsewhere { .. }) => Ok(Arc::new(self.stored(id).await?.view())),
+            Err(e) => Err(e),
+        }
     }
 
     /// A subscription to tournament `id`'s published views (the current one first).
@@ -185,11 +280,15 @@ impl Directors {
         Ok(out)
     }
 
-    /// `Ok` when tournament `id` exists (its director then runs here).
+    /// `Ok` when tournament `id` exists (its director then runs here, or on the node
+    /// holding its lease).
     ///
     /// # Errors
     /// As [`Directors::view`].
     pub async fn exists(&self, id: Uuid) -> Result<(), DirectorError> {
-        self.handle(id).await.map(drop)
+        match self.handle(id).await {
+            Ok(_) | Err(DirectorError::Elsewhere { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 }

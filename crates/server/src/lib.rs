@@ -165,8 +165,8 @@ fn access_log() -> tower_http::trace::TraceLayer<
 ///
 /// In cluster mode (`docs/CLUSTER.md`) nothing is recovered at start (that would fork
 /// rooms owned by live nodes): the lease renewer, the heartbeat, the sweeper (which
-/// claims rooms like on any node) and the `P.node.<NODE>` service start instead; at the
-/// end the rooms release their leases and the node's heartbeat row is removed.
+/// claims rooms like on any node), the tournaments' claim loop and the `P.node.<NODE>`
+/// service start instead; at the end the rooms release their leases and the node's heartbeat row is removed.
 pub async fn run(
     listener: TcpListener,
     state: AppState,
@@ -178,6 +178,8 @@ pub async fn run(
         .map_err(io::Error::other)?;
     if state.cluster().is_some() {
         parchis_cluster::ownership::start(state.node());
+        // Tournaments: each node takes the leases of those nobody directs (docs/TOURNAMENTS.md).
+        tokio::spawn(state.directors().clone().claim_loop());
     } else {
         recover(&state).await.map_err(io::Error::other)?;
         // Tournaments after their rooms: each director performs what it still owes.

@@ -60,7 +60,12 @@ impl AppState {
             None => Arc::new(SingleNode),
         };
         let rooms = Rooms::new(config.rooms_config(), store, host, Arc::new(Telemetry));
-        let directors = parchis_director::Directors::new(rooms.clone());
+        // Cluster mode: a tournament is directed where its lease is held (docs/TOURNAMENTS.md).
+        let leasing = cluster.as_ref().map(|c| parchis_director::Leasing {
+            node: c.node().as_str().to_owned(),
+            ttl: c.config.lease_ttl,
+        });
+        let directors = parchis_director::Directors::with_leasing(rooms.clone(), leasing);
         let node = NodeState::new(rooms, cluster, admission.clone(), links);
         AppState {
             inner: Arc::new(Inner {

@@ -193,7 +193,7 @@ fn refused(e: DirectorError) -> ApiError {
                 _ => err(StatusCode::CONFLICT, ErrorCode::TournamentRefused, text),
             }
         }
-        DirectorError::Stopped => err(
+        DirectorError::Stopped | DirectorError::Elsewhere { .. } => err(
             StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::RoomUnavailable,
             e.to_string(),

@@ -6,21 +6,15 @@
 mod binary;
 mod common;
 
+use common::tour::{matches, now_ms, round_one};
 use common::{call, http_at};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 const WHOLE: Duration = Duration::from_secs(240);
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
 
 async fn spawn(dir: &Path) -> binary::Proc {
     // Bots think a few ms even unwatched, so that round 1 is still being played when the
@@ -45,27 +39,6 @@ async fn until(addr: SocketAddr, id: &str, what: &str, pred: impl Fn(&Value) -> 
         assert!(tokio::time::Instant::now() < end, "{what}: never; {v:#}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-fn matches(v: &Value) -> Vec<Value> {
-    v["matches"].as_array().cloned().unwrap_or_default()
-}
-
-/// Round 1's tables: each match's entrants, by match id.
-fn round_one(v: &Value) -> Vec<(u64, Vec<u64>)> {
-    matches(v)
-        .iter()
-        .filter(|m| m["round"] == 1)
-        .map(|m| {
-            let e = m["entrants"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|e| e.as_u64().unwrap())
-                .collect();
-            (m["id"].as_u64().unwrap(), e)
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

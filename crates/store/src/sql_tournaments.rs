@@ -36,7 +36,11 @@ fn text(value: &Value) -> Result<String> {
 }
 
 /// SQLite has no leases: a fenced append is refused.
-async fn sqlite_fence(_tx: &mut sqlx::SqliteConnection, fence: Option<&Fence>) -> Result<()> {
+async fn sqlite_fence(
+    _tx: &mut sqlx::SqliteConnection,
+    _id: Uuid,
+    fence: Option<&Fence>,
+) -> Result<()> {
     match fence {
         None => Ok(()),
         Some(_) => Err(StoreError::Unsupported(
@@ -45,21 +49,67 @@ async fn sqlite_fence(_tx: &mut sqlx::SqliteConnection, fence: Option<&Fence>) -
     }
 }
 
-/// The lease row of the fence's key, `FOR KEY SHARE` (a takeover's `FOR UPDATE` waits
-/// for this transaction, and this one sees the new owner after it).
-async fn pg_fence(tx: &mut sqlx::PgConnection, fence: Option<&Fence>) -> Result<()> {
+/// The tournament's lease row (`tournament_leases`, migration 0012), `FOR KEY SHARE` (a
+/// takeover's `UPDATE` waits for this transaction, and this one sees the new owner after
+/// it). The fence's `room_code` is the director's key; the row read is tournament `id`'s.
+async fn pg_fence(tx: &mut sqlx::PgConnection, id: Uuid, fence: Option<&Fence>) -> Result<()> {
     let Some(fence) = fence else { return Ok(()) };
     let current = sqlx::query_as::<_, (String, i64)>(
-        "SELECT owner, epoch FROM room_leases WHERE room_code = $1 FOR KEY SHARE",
+        "SELECT owner, epoch FROM tournament_leases WHERE tournament_id = $1 FOR KEY SHARE",
     )
-    .bind(&fence.room_code)
+    .bind(id)
     .fetch_optional(&mut *tx)
     .await?;
     check_fence(fence, current.as_ref())
 }
 
+/// [`TournamentStore::acquire_tournament_lease`] on PostgreSQL.
+async fn pg_acquire_lease(
+    pool: &sqlx::PgPool,
+    id: Uuid,
+    node: &str,
+    ttl_ms: i64,
+) -> Result<Option<Fence>> {
+    // One statement: insert the first lease, or take an expired one (epoch + 1),
+    // or renew our own (epoch kept); a lease another node holds is left alone.
+    let epoch = sqlx::query_scalar::<_, i64>(
+        "INSERT INTO tournament_leases (tournament_id, owner, epoch, expires_at) \
+                 VALUES ($1, $2, 1, now() + $3::bigint * interval '1 millisecond') \
+                 ON CONFLICT (tournament_id) DO UPDATE SET \
+                   epoch = CASE WHEN tournament_leases.owner = EXCLUDED.owner \
+                                 AND tournament_leases.expires_at > now() \
+                            THEN tournament_leases.epoch ELSE tournament_leases.epoch + 1 END, \
+                   owner = EXCLUDED.owner, \
+                   expires_at = EXCLUDED.expires_at \
+                 WHERE tournament_leases.owner = EXCLUDED.owner \
+                    OR tournament_leases.expires_at <= now() \
+                 RETURNING epoch",
+    )
+    .bind(id)
+    .bind(node)
+    .bind(ttl_ms)
+    .fetch_optional(pool)
+    .await?;
+    Ok(epoch.map(|epoch| Fence {
+        room_code: id.to_string(),
+        node: node.to_owned(),
+        epoch,
+    }))
+}
+
+/// [`TournamentStore::tournament_lease_owner`] on PostgreSQL.
+async fn pg_lease_owner(pool: &sqlx::PgPool, id: Uuid) -> Result<Option<String>> {
+    Ok(sqlx::query_scalar::<_, String>(
+        "SELECT owner FROM tournament_leases \
+                 WHERE tournament_id = $1 AND expires_at > now()",
+    )
+    .bind(id)
+    .fetch_optional(pool)
+    .await?)
+}
+
 macro_rules! sql_tournament_store {
-    ($store:ty, $id:ident, $Id:ty, $fence:ident, |$me:ident| $pool:expr) => {
+    ($store:ty, $id:ident, $Id:ty, $fence:ident, |$me:ident| $pool:expr $(; $($extra:tt)*)?) => {
         #[async_trait]
         impl TournamentStore for $store {
             async fn create_tournament(
@@ -105,7 +155,7 @@ macro_rules! sql_tournament_store {
                 let $me = self;
                 let texts = entries.iter().map(text).collect::<Result<Vec<_>>>()?;
                 let mut tx = $pool.begin().await?;
-                $fence(&mut *tx, fence).await?;
+                $fence(&mut *tx, id, fence).await?;
                 let exists = sqlx::query_scalar::<_, i64>(
                     "SELECT created_at_ms FROM tournaments WHERE id = $1",
                 )
@@ -178,6 +228,8 @@ macro_rules! sql_tournament_store {
                 .map(GameId::into_uuid)
                 .collect()
             }
+
+            $($($extra)*)?
         }
     };
 }
@@ -185,5 +237,16 @@ macro_rules! sql_tournament_store {
 sql_tournament_store!(SqliteStore, sqlite_id, String, sqlite_fence, |me| me.pool());
 
 sql_tournament_store!(PostgresStore, pg_id, Uuid, pg_fence, |me| me
-    .pool_and_schema()
-    .0);
+.pool_and_schema()
+.0;
+async fn acquire_tournament_lease(
+    &self,
+    id: Uuid,
+    node: &str,
+    ttl_ms: i64,
+) -> Result<Option<Fence>> {
+    pg_acquire_lease(self.pool_and_schema().0, id, node, ttl_ms).await
+}
+async fn tournament_lease_owner(&self, id: Uuid) -> Result<Option<String>> {
+    pg_lease_owner(self.pool_and_schema().0, id).await
+});

@@ -33,8 +33,9 @@ pub trait TournamentStore: Send + Sync {
     async fn create_tournament(&self, id: Uuid, created_at_ms: i64, first: &Value) -> Result<()>;
 
     /// Appends `entries` as seqs `after + 1, after + 2, …`, when `after` is the last
-    /// stored seq. With `fence`, the append is written only while that lease (its
-    /// `room_code` is the director's lease key) is held by `fence.node` at `fence.epoch`.
+    /// stored seq. With `fence`, the append is written only while tournament `id`'s lease
+    /// ([`TournamentStore::acquire_tournament_lease`]) is held by `fence.node` at
+    /// `fence.epoch`.
     ///
     /// # Errors
     /// [`StoreError::TournamentSeqMismatch`](crate::StoreError::TournamentSeqMismatch)
@@ -56,4 +57,35 @@ pub trait TournamentStore: Send + Sync {
     /// The tournaments' ids, newest first (`created_at_ms`, then id, descending), at most
     /// `limit` (capped at [`MAX_TOURNAMENTS_LISTED`]).
     async fn tournament_ids(&self, limit: u32) -> Result<Vec<Uuid>>;
+
+    /// Cluster mode: acquires or renews tournament `id`'s director lease for `node`, for
+    /// `ttl_ms` from the database's clock (`tournament_leases`). Taken when there is no
+    /// lease or it has expired (the epoch grows by one: the previous holder's appends are
+    /// fenced from then on); renewed, epoch unchanged, while `node` holds it. Returns the
+    /// fence to append with (its `room_code` is the tournament id), or `None` when
+    /// another node holds an unexpired lease.
+    ///
+    /// # Errors
+    /// The database's; [`StoreError::Unsupported`](crate::StoreError::Unsupported) on a
+    /// store without leases (SQLite, memory).
+    async fn acquire_tournament_lease(
+        &self,
+        _id: Uuid,
+        _node: &str,
+        _ttl_ms: i64,
+    ) -> Result<Option<Fence>> {
+        Err(crate::StoreError::Unsupported(
+            "tournament leases need PostgreSQL (cluster mode)",
+        ))
+    }
+
+    /// The node holding tournament `id`'s unexpired director lease, if any.
+    ///
+    /// # Errors
+    /// As [`TournamentStore::acquire_tournament_lease`].
+    async fn tournament_lease_owner(&self, _id: Uuid) -> Result<Option<String>> {
+        Err(crate::StoreError::Unsupported(
+            "tournament leases need PostgreSQL (cluster mode)",
+        ))
+    }
 }

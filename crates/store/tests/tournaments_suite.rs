@@ -5,8 +5,8 @@
 #[macro_use]
 mod common;
 
-use common::{code, room, Harness};
-use parchis_store::{Fence, RoomStatus, StoreError, TournamentStore};
+use common::Harness;
+use parchis_store::{Fence, StoreError, TournamentStore};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -97,40 +97,41 @@ mod cases {
         assert_eq!(t.tournament_ids(2).await.unwrap(), vec![ids[2], ids[1]]);
     }
 
-    /// The director's appends carry its lease's fence, checked like a room write's.
+    /// The director's appends carry its tournament lease's fence (`tournament_leases`):
+    /// the lease is taken when free, renewed by its holder under the same epoch, refused to
+    /// another node until it expires, then taken with the next epoch, which fences the
+    /// old holder's appends.
     pub async fn fenced_appends_stop_with_the_lease(h: &Harness) {
-        let s = &h.store;
         let t = tournaments(h);
-        let key = code();
-        s.create_room(&room(&key, RoomStatus::Open, 1_000))
-            .await
-            .unwrap();
-        let fence = s
-            .acquire_lease(&key, "node-a", 60_000)
-            .await
-            .unwrap()
-            .expect("a free lease is acquired");
         let id = Uuid::now_v7();
         t.create_tournament(id, 1_000, &json!({"n": 1}))
             .await
             .unwrap();
+        let fence = t
+            .acquire_tournament_lease(id, "node-a", 60_000)
+            .await
+            .unwrap()
+            .expect("a free lease is acquired");
+        assert_eq!((fence.node.as_str(), fence.epoch), ("node-a", 1));
+        let renewed = t
+            .acquire_tournament_lease(id, "node-a", 60_000)
+            .await
+            .unwrap();
+        assert_eq!(renewed.as_ref(), Some(&fence), "a renewal keeps the epoch");
+        assert_eq!(
+            t.acquire_tournament_lease(id, "node-b", 60_000)
+                .await
+                .unwrap(),
+            None,
+            "a held lease is not taken"
+        );
+        assert_eq!(
+            t.tournament_lease_owner(id).await.unwrap().as_deref(),
+            Some("node-a")
+        );
         t.append_tournament(id, 1, &[json!({"n": 2})], Some(&fence))
             .await
             .expect("the owner appends");
-        let stale = Fence {
-            epoch: fence.epoch - 1,
-            ..fence.clone()
-        };
-        match t
-            .append_tournament(id, 2, &[json!({"n": 3})], Some(&stale))
-            .await
-        {
-            Err(StoreError::Fenced { epoch, current, .. }) => {
-                assert_eq!(epoch, fence.epoch - 1);
-                assert_eq!(current, Some(("node-a".to_owned(), fence.epoch)));
-            }
-            other => panic!("an old epoch must be fenced, got {other:?}"),
-        }
         let intruder = Fence {
             node: "node-b".to_owned(),
             ..fence.clone()
@@ -140,7 +141,29 @@ mod cases {
                 .await,
             Err(StoreError::Fenced { .. })
         ));
-        assert_eq!(t.tournament_log(id).await.unwrap().len(), 2);
+        // node-a's lease runs out (a 1 ms renewal); node-b takes it under epoch 2.
+        t.acquire_tournament_lease(id, "node-a", 1).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        let taken = t
+            .acquire_tournament_lease(id, "node-b", 60_000)
+            .await
+            .unwrap()
+            .expect("an expired lease is taken");
+        assert_eq!((taken.node.as_str(), taken.epoch), ("node-b", 2));
+        match t
+            .append_tournament(id, 2, &[json!({"n": 3})], Some(&fence))
+            .await
+        {
+            Err(StoreError::Fenced { epoch, current, .. }) => {
+                assert_eq!(epoch, 1);
+                assert_eq!(current, Some(("node-b".to_owned(), 2)));
+            }
+            other => panic!("the old holder must be fenced, got {other:?}"),
+        }
+        t.append_tournament(id, 2, &[json!({"n": 3})], Some(&taken))
+            .await
+            .expect("the new holder appends");
+        assert_eq!(t.tournament_log(id).await.unwrap().len(), 3);
     }
 
     /// SQLite has no leases: a fenced append is refused, an unfenced one works.

@@ -36,4 +36,5 @@ mod lost_commit;
 mod pause;
 mod routing;
 mod start;
+mod tournament;
 mod unknown_codes;

@@ -6,6 +6,8 @@
 //! those includes to one line each.
 #![allow(dead_code)]
 
+pub mod tour;
+
 use futures_util::{SinkExt, StreamExt};
 use parchis_server::{AppState, ServerConfig};
 use parchis_store::{EventRecord, GameRecord, MemoryStore, Store};

@@ -77,4 +77,6 @@ pub(super) struct Token {
 pub(super) struct MemTournament {
     pub(super) created_at_ms: i64,
     pub(super) entries: Vec<serde_json::Value>,
+    /// The director's lease (`tournament_leases`): owner, epoch, expiry (store clock, ms).
+    pub(super) lease: Option<(String, i64, i64)>,
 }

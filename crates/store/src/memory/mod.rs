@@ -636,4 +636,15 @@ impl crate::TournamentStore for MemoryStore {
     async fn tournament_ids(&self, limit: u32) -> Result<Vec<Uuid>> {
         Ok(self.lock()?.tournament_ids(limit))
     }
+    async fn acquire_tournament_lease(
+        &self,
+        id: Uuid,
+        node: &str,
+        ttl_ms: i64,
+    ) -> Result<Option<Fence>> {
+        self.with(|inner, now| inner.acquire_tournament_lease(id, node, ttl_ms, now))
+    }
+    async fn tournament_lease_owner(&self, id: Uuid) -> Result<Option<String>> {
+        self.with(|inner, now| Ok(inner.tournament_lease_owner(id, now)))
+    }
 }

@@ -18,6 +18,7 @@ impl Inner {
         let t = MemTournament {
             created_at_ms: at,
             entries: vec![first.clone()],
+            lease: None,
         };
         self.tournaments.insert(id, t);
         Ok(())
@@ -51,7 +52,12 @@ impl Inner {
         fence: Option<&Fence>,
     ) -> Result<()> {
         if let Some(fence) = fence {
-            check_fence(fence, self.fence_current(&fence.room_code).as_ref())?;
+            let current = self
+                .tournaments
+                .get(&id)
+                .and_then(|t| t.lease.as_ref())
+                .map(|(owner, epoch, _)| (owner.clone(), *epoch));
+            check_fence(fence, current.as_ref())?;
         }
         let Some(t) = self.tournaments.get_mut(&id) else {
             return Err(StoreError::TournamentSeqMismatch {
@@ -70,5 +76,40 @@ impl Inner {
         }
         t.entries.extend(entries.iter().cloned());
         Ok(())
+    }
+
+    /// PostgreSQL's `acquire_tournament_lease` on the store's clock (`now`, ms): taken when
+    /// absent or expired (epoch + 1), renewed while `node` holds it, else `None`.
+    pub(super) fn acquire_tournament_lease(
+        &mut self,
+        id: Uuid,
+        node: &str,
+        ttl_ms: i64,
+        now: i64,
+    ) -> Result<Option<Fence>> {
+        let Some(t) = self.tournaments.get_mut(&id) else {
+            return Err(StoreError::InvalidWrite(format!("no tournament {id}")));
+        };
+        let epoch = match &t.lease {
+            None => 1,
+            Some((owner, epoch, expires)) if owner == node && *expires > now => *epoch,
+            Some((_, epoch, expires)) if *expires <= now => epoch + 1,
+            Some(_) => return Ok(None),
+        };
+        t.lease = Some((node.to_owned(), epoch, now.saturating_add(ttl_ms)));
+        Ok(Some(Fence {
+            room_code: id.to_string(),
+            node: node.to_owned(),
+            epoch,
+        }))
+    }
+
+    /// The node holding tournament `id`'s unexpired lease.
+    pub(super) fn tournament_lease_owner(&self, id: Uuid, now: i64) -> Option<String> {
+        self.tournaments
+            .get(&id)
+            .and_then(|t| t.lease.as_ref())
+            .filter(|(_, _, expires)| *expires > now)
+            .map(|(owner, _, _)| owner.clone())
     }
 }
