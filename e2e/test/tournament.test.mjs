@@ -21,9 +21,9 @@ import { setup, teardown, newPage, shot, status, waitFor, act, PHONE, DESKTOP } 
 import { assertNoAxeViolations, assertTargets } from '../a11y.mjs';
 
 let env;
-// Bot-only rooms nobody watches are paced at 1 s per action by default (the server's
-// PARCHIS_MIN_UNWATCHED_BOT_THINK_MS); the other table here is all bots, so no pacing.
-before(async () => { env = await setup({ seed: '27027', extraEnv: { PARCHIS_MIN_UNWATCHED_BOT_THINK_MS: '0' } }); });
+// A tournament room's bots keep the tournament's think time even when nobody watches
+// (no PARCHIS_MIN_UNWATCHED_BOT_THINK_MS pacing there), so the all-bots table runs at 0 ms.
+before(async () => { env = await setup({ seed: '27027' }); });
 after(async () => { await teardown(env); });
 
 const PASSWORD = 'correct horse battery';
