@@ -112,6 +112,7 @@ function stopLive() {
 
 function setView(v) {
   view = v;
+  for (const m of v.matches) if (m.room) ctx.tournamentOfRoom.set(m.room, v.id);
   renderTournament();
 }
 

@@ -172,6 +172,10 @@ test('a pair registers, sees the draw, plays its match from the tournament page 
   assert.ok(m.game_id, 'the match carries its game id once started');
   if (over) {
     console.log(`# the match was played to its end (${played} steps by the pair)`);
+    // The result screen of a tournament game links back to the tournament.
+    await ana.waitForSelector('#result-tournament:not([hidden])', { timeout: 20000 });
+    await ana.click('#result-tournament');
+    await ana.waitForSelector('#view-tournament:not([hidden])');
     await waitFor(ana, async () => ['finished'].includes((await view(id)).matches.find((x) => x.id === myMatch.id).status), 'the director learns the result', 20000);
   } else {
     // Too long for CI: the organiser awards it from the referee's controls.
