@@ -35,6 +35,9 @@ export const ctx = {
   refocus: false,
   /** The game whose result overlay was already shown (or dismissed). */
   resultShownFor: null,
+  /** Room code → the id of the tournament whose match it hosts, for the rooms of the
+   * tournament pages seen (the result screen links back to the tournament). */
+  tournamentOfRoom: new Map(),
   /** Draws the room's current view (set by app.js). */
   render: () => {},
 };

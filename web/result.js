@@ -1,6 +1,6 @@
 // The result overlay at the end of a game: who won, the places, the dice checked, and
-// the way on (rematch, replay, the board, the lobby). Rated games' new ratings are on
-// the players' profiles (profile.js).
+// the way on (rematch, replay, the board, the lobby, back to the tournament of a
+// tournament game). Rated games' new ratings are on the players' profiles (profile.js).
 
 import { t, colourName } from './i18n.js';
 import { ctx, actions, dispatch, onEffect, show } from './ctx.js';
@@ -36,6 +36,7 @@ export function renderResult() {
   rm.textContent = rm.disabled ? t('rematch_waiting') : t('rematch');
   $('result-replay').hidden = !S.gameId;
   $('result-profile').hidden = !(S.room.settings.rated && ctx.me);
+  $('result-tournament').hidden = !ctx.tournamentOfRoom.has(S.code);
   if (ctx.resultShownFor === S.gameId) return;
   ctx.resultShownFor = S.gameId;
   checkDice(S.gameId, $('result-dice'));
@@ -53,6 +54,13 @@ export function initResult() {
     closeSession();
     $('result').hidden = true;
     location.hash = `#/player/${encodeURIComponent(ctx.me.username)}`;
+  });
+  $('result-tournament').addEventListener('click', () => {
+    const id = ctx.tournamentOfRoom.get(ctx.S.code);
+    if (!id) return;
+    closeSession();
+    $('result').hidden = true;
+    location.hash = `#/tournament/${id}`;
   });
   $('result-lobby').addEventListener('click', () => {
     closeSession();

@@ -10,7 +10,7 @@
 import { t } from './i18n.js';
 import { api } from './net.js';
 import { ctx, registerView, show } from './ctx.js';
-import { $, toast, httpErrorText, presetName, store } from './ui.js';
+import { $, toast, httpErrorText, presetName } from './ui.js';
 import { startSession } from './session.js';
 import * as M from './tournament_model.js';
 import { announce, clearAnnouncement, renderNotifyButton, askNotifications } from './tournament_alert.js';
@@ -19,12 +19,6 @@ let shownId = null; // the tournament shown
 let view = null; // its latest view
 let source = null; // its EventSource
 let tick = null; // the countdown's timer
-
-const ORGANISED = 'parchis.organised';
-/** The tournaments this browser created (the view names its organiser by account id,
- * which the client does not know): they show the organiser's buttons. */
-const organised = () => store.get(ORGANISED) || [];
-const isOrganiser = (id) => organised().includes(id);
 
 const me = () => (ctx.me ? ctx.me.username : null);
 
@@ -83,7 +77,6 @@ async function createTournament(e) {
   if (r.error) { toast(t(r.error)); return; }
   try {
     const { id } = await api('POST', '/api/tournaments', r.body);
-    store.set(ORGANISED, [...organised(), id].slice(-50));
     location.hash = `#/tournament/${id}`;
   } catch (err) { toast(httpErrorText(err)); }
 }
@@ -119,6 +112,7 @@ function stopLive() {
 
 function setView(v) {
   view = v;
+  for (const m of v.matches) if (m.room) ctx.tournamentOfRoom.set(m.room, v.id);
   renderTournament();
 }
 
@@ -157,7 +151,7 @@ function renderRegistration(v) {
   $('tp-confirm').hidden = action !== 'confirm';
   $('tp-unregister').hidden = !['registered', 'waiting_partner', 'confirm'].includes(action);
   $('tp-login').hidden = action !== 'login';
-  $('tp-close').hidden = v.status !== 'registering' || !isOrganiser(v.id);
+  $('tp-close').hidden = v.status !== 'registering' || !M.isOrganiser(v, ctx.me);
   $('tp-reg').dataset.action = action;
   const mine = M.myEntrant(v, me());
   const texts = {
@@ -261,9 +255,9 @@ function renderStandings(v) {
 
 function renderReferee(v) {
   const box = $('tp-referee');
-  box.hidden = !ctx.me || v.status !== 'running';
+  box.hidden = !M.isReferee(v, ctx.me) || v.status !== 'running';
   if (box.hidden) return;
-  if (isOrganiser(v.id) && !box.dataset.opened) { box.open = true; box.dataset.opened = '1'; }
+  if (!box.dataset.opened) { box.open = true; box.dataset.opened = '1'; }
   const ms = $('tp-ref-match');
   const keep = ms.value;
   ms.replaceChildren();

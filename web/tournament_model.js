@@ -23,6 +23,23 @@ export function hasPlayer(e, username) {
   return e.players.some((p) => !p.bot && typeof p.name === 'string' && p.name.toLowerCase() === u);
 }
 
+/** Whether the logged-in player `me` (`GET /api/me`: `{id?, username}`) is the official
+ * `o` (`{account, name}` of the view's `organiser_official` / `referees`): by account id
+ * when `/api/me` gives one, else by username (case-insensitive). */
+export function isOfficial(o, me) {
+  if (!o || !me) return false;
+  if (me.id) return o.account === me.id;
+  return !!me.username && !!o.name && o.name.toLowerCase() === me.username.toLowerCase();
+}
+
+/** Whether `me` organises the tournament of `view` (closes registration). */
+export function isOrganiser(view, me) { return isOfficial(view.organiser_official, me); }
+
+/** Whether `me` may use the referee's controls: the organiser or a named referee. */
+export function isReferee(view, me) {
+  return isOrganiser(view, me) || (view.referees || []).some((r) => isOfficial(r, me));
+}
+
 /** The entrant `username` plays in (registered, waiting for a partner or
  * disqualified), or null. */
 export function myEntrant(view, username) {

@@ -21,9 +21,9 @@ import { setup, teardown, newPage, shot, status, waitFor, act, PHONE, DESKTOP } 
 import { assertNoAxeViolations, assertTargets } from '../a11y.mjs';
 
 let env;
-// Bot-only rooms nobody watches are paced at 1 s per action by default (the server's
-// PARCHIS_MIN_UNWATCHED_BOT_THINK_MS); the other table here is all bots, so no pacing.
-before(async () => { env = await setup({ seed: '27027', extraEnv: { PARCHIS_MIN_UNWATCHED_BOT_THINK_MS: '0' } }); });
+// A tournament room's bots keep the tournament's think time even when nobody watches
+// (no PARCHIS_MIN_UNWATCHED_BOT_THINK_MS pacing there), so the all-bots table runs at 0 ms.
+before(async () => { env = await setup({ seed: '27027' }); });
 after(async () => { await teardown(env); });
 
 const PASSWORD = 'correct horse battery';
@@ -172,6 +172,10 @@ test('a pair registers, sees the draw, plays its match from the tournament page 
   assert.ok(m.game_id, 'the match carries its game id once started');
   if (over) {
     console.log(`# the match was played to its end (${played} steps by the pair)`);
+    // The result screen of a tournament game links back to the tournament.
+    await ana.waitForSelector('#result-tournament:not([hidden])', { timeout: 20000 });
+    await ana.click('#result-tournament');
+    await ana.waitForSelector('#view-tournament:not([hidden])');
     await waitFor(ana, async () => ['finished'].includes((await view(id)).matches.find((x) => x.id === myMatch.id).status), 'the director learns the result', 20000);
   } else {
     // Too long for CI: the organiser awards it from the referee's controls.

@@ -153,3 +153,24 @@ test('the create form\'s body: knockout with bot fill, swiss with rounds, refusa
   assert.equal(M.createBody({ ...f, botUpTo: '1' }, 0).error, 'tour_err_bots');
   assert.equal(M.createBody({ ...f, spectatorDelay: '' }, 0).body.spectator_delay_throws, 3, 'the default delay');
 });
+
+test('officials: the close button and the referee controls go to the organiser and its referees only', () => {
+  const v = base({
+    organiser_official: { account: 'uuid-org', name: 'Org' },
+    referees: [{ account: 'uuid-ref', name: 'Ref' }],
+  });
+  // By account id when /api/me gives it.
+  assert.equal(M.isOrganiser(v, { id: 'uuid-org', username: 'Org' }), true);
+  assert.equal(M.isOrganiser(v, { id: 'uuid-ref', username: 'Ref' }), false);
+  assert.equal(M.isReferee(v, { id: 'uuid-ref', username: 'Ref' }), true);
+  assert.equal(M.isReferee(v, { id: 'uuid-org', username: 'Org' }), true);
+  // An id wins over a name that happens to match.
+  assert.equal(M.isReferee(v, { id: 'uuid-other', username: 'Ref' }), false);
+  // Without an id, by username, case-insensitive.
+  assert.equal(M.isOrganiser(v, { username: 'org' }), true);
+  assert.equal(M.isReferee(v, { username: 'REF' }), true);
+  assert.equal(M.isReferee(v, { username: 'ana' }), false);
+  // Guests, and views without officials (an older server), see no controls.
+  assert.equal(M.isReferee(v, null), false);
+  assert.equal(M.isReferee(base(), { username: 'Org' }), false);
+});

@@ -129,12 +129,10 @@ async fn every_game_of_an_individual_knockout_verifies() {
     s.shutdown.cancel();
 }
 
-/// Ignored: a stored `pairs` game whose log has a capture's bonus move (`bonus … 20`)
-/// sometimes does not replay ("R-ROLL: … must roll the dice first"), so its export
-/// answers 500 and `parchis verify` cannot check it: a replay/engine bug outside the
-/// director (docs/TOURNAMENTS.md, "Missing"). Run with `--ignored` to see it.
+/// Seed 004 pairs: every game verifies, captures by a partner that open a blockade
+/// included (once ignored: such stored logs did not replay; fixed in
+/// `parchis_engine::action_at`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "pairs replays with a capture bonus sometimes fail (docs/TOURNAMENTS.md, Missing)"]
 async fn every_game_of_a_pairs_knockout_verifies() {
     let s = start(config()).await;
     let v = play(

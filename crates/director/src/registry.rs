@@ -7,7 +7,7 @@ use crate::lease::{Held, Leasing};
 use crate::log;
 use parchis_room::{now_ms, Rooms};
 use parchis_store::MAX_TOURNAMENTS_LISTED;
-use parchis_tournament::{Input, Settings, Tournament, TournamentView};
+use parchis_tournament::{Input, Official, Settings, Tournament, TournamentView};
 use rand::RngCore;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -63,16 +63,21 @@ impl Directors {
         self.inner.running.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Creates a tournament organised by `organiser`: stores its first event, starts its
+    /// Creates a tournament organised by `organiser` (its account and username): stores its first event, starts its
     /// director, returns its id (a UUID v7). Its seed comes from the OS CSPRNG.
     ///
     /// # Errors
     /// [`DirectorError::Settings`] for invalid settings; the store's.
-    pub async fn create(&self, organiser: Uuid, settings: Settings) -> Result<Uuid, DirectorError> {
+    pub async fn create(
+        &self,
+        organiser: Official,
+        settings: Settings,
+    ) -> Result<Uuid, DirectorError> {
         let id = Uuid::now_v7();
         let mut seed = [0u8; 32];
         rand::rngs::OsRng.fill_bytes(&mut seed);
         let now = now_ms();
+        let by = organiser.account;
         let first = Tournament::create(id, organiser, settings, seed, now)?;
         let t = Tournament::from_entries(std::slice::from_ref(&first))?;
         let value = log::encode(std::slice::from_ref(&first))?
@@ -82,7 +87,7 @@ impl Directors {
         log::tournaments(store.as_ref())?
             .create_tournament(id, now, &value)
             .await?;
-        info!(tournament = %id, %organiser, "tournament created");
+        info!(tournament = %id, organiser = %by, "tournament created");
         let _guard = self.inner.loading.lock().await;
         let lease = self.lease(id).await?;
         self.spawn(t, 1, lease);

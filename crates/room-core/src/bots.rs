@@ -34,8 +34,11 @@ impl Core {
             None => self.bot_due = None,
             Some(_) if self.bot_due.is_none() && !self.bot_thinking => {
                 let mut think = i64::from(self.settings.bot_think_ms);
-                if self.nobody_attached() {
-                    // Nobody watches: bots alone do not race through their game.
+                if self.nobody_attached() && self.director.is_none() {
+                    // Nobody watches: bots alone do not race through their game. A
+                    // tournament director's room is exempt: its bots keep the
+                    // tournament's think time (`bot_fill.think_ms`), for the bracket
+                    // waits on them whether anyone watches or not (docs/TOURNAMENTS.md).
                     think = think.max(self.limits.min_unwatched_bot_think_ms);
                 }
                 self.bot_due = Some(now + think);

@@ -39,7 +39,8 @@ pub struct RoomLimits {
     pub lobby_idle_ms: Ms,
     /// At most one presence frame per this many ms; changes in between are coalesced.
     pub presence_interval_ms: Ms,
-    /// Bots of a room nobody is attached to wait at least this long (ms) per action.
+    /// Bots of a room nobody is attached to wait at least this long (ms) per action
+    /// (not in a tournament director's room, whose bots keep the tournament's think time).
     pub min_unwatched_bot_think_ms: Ms,
 }
 

@@ -95,7 +95,8 @@ struct Args {
     /// Seconds an unstarted room with nobody in it lives.
     #[arg(long, env = "PARCHIS_LOBBY_IDLE_SECS", default_value_t = 600)]
     lobby_idle_secs: u64,
-    /// Minimum bot think time, ms, in a room where no person is connected.
+    /// Minimum bot think time, ms, in a room where no person is connected (not in a
+    /// tournament room, whose bots keep the tournament's think time).
     #[arg(
         long,
         env = "PARCHIS_MIN_UNWATCHED_BOT_THINK_MS",

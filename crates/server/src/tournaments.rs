@@ -29,7 +29,7 @@ use parchis_director::DirectorError;
 use parchis_protocol::{ErrorCode, NameReferee, RefereeCommand, RegisterEntry, TournamentCreated};
 use parchis_store::StoreError;
 use parchis_tournament::{
-    Account, CommandError, EntrantId, Input, MatchId, Settings, TournamentView,
+    Account, CommandError, EntrantId, Input, MatchId, Official, Settings, TournamentView,
 };
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
@@ -301,7 +301,13 @@ pub async fn create(
     let settings: Settings = parse(&body)?;
     let id = state
         .directors()
-        .create(me.id, settings)
+        .create(
+            Official {
+                account: me.id,
+                name: me.username.clone(),
+            },
+            settings,
+        )
         .await
         .map_err(refused)?;
     tracing::info!(tournament = %id, organiser = %me.id, "tournament created over HTTP");
@@ -531,6 +537,7 @@ pub async fn name_referee(
     let input = Input::NameReferee {
         by: me.id,
         account: found.id,
+        name: found.username.clone(),
     };
     act(&state, id, input).await
 }

@@ -20,6 +20,8 @@ pub enum Input {
         by: Uuid,
         /// The new referee.
         account: Uuid,
+        /// The new referee's username (shown in the view's `referees`).
+        name: String,
     },
     /// A logged-in player registers: with a partner (who must confirm) in `pairs`, alone
     /// otherwise.

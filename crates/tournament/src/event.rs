@@ -81,6 +81,9 @@ pub enum Event {
         id: Uuid,
         /// The organiser's account.
         organiser: Uuid,
+        /// The organiser's username (absent from logs stored before names were kept).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        organiser_name: String,
         /// Its settings (valid at creation).
         settings: Settings,
         /// The seed of its randomness (the seeding's tie-breaks), drawn by the caller.
@@ -90,6 +93,9 @@ pub enum Event {
     RefereeNamed {
         /// The referee's account.
         account: Uuid,
+        /// The referee's username (absent from logs stored before names were kept).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        name: String,
     },
     /// An entrant registered; a team waits for its partner's confirmation.
     Registered {

@@ -3,19 +3,20 @@
 
 use crate::command::{CommandError, Input};
 use crate::event::{Entry, Event};
-use crate::ids::Ms;
+use crate::ids::{Ms, Official};
 use crate::settings::{Settings, SettingsError};
 use crate::state::Tournament;
 use crate::step::Step;
 use uuid::Uuid;
 
 impl Tournament {
-    /// The first event of a new tournament, once `settings` are valid at `now`. `seed`
+    /// The first event of a new tournament by `organiser`, once `settings` are valid at
+    /// `now`. `seed`
     /// is the tournament's randomness (the seeding's tie-breaks), drawn by the caller
     /// from the OS CSPRNG (or fixed in tests). Fold it with [`Tournament::from_entries`].
     pub fn create(
         id: Uuid,
-        organiser: Uuid,
+        organiser: Official,
         settings: Settings,
         seed: [u8; 32],
         now: Ms,
@@ -27,7 +28,8 @@ impl Tournament {
             now,
             Event::Created {
                 id,
-                organiser,
+                organiser: organiser.account,
+                organiser_name: organiser.name,
                 settings,
                 seed,
             },
@@ -41,7 +43,7 @@ impl Tournament {
     pub fn handle(&self, input: Input, now: Ms) -> Result<Vec<Entry>, CommandError> {
         let mut step = Step::new(self, now);
         match input {
-            Input::NameReferee { by, account } => step.name_referee(by, account)?,
+            Input::NameReferee { by, account, name } => step.name_referee(by, account, name)?,
             Input::Register {
                 account,
                 partner,

@@ -51,6 +51,16 @@ pub struct Account {
     pub rating: Option<f64>,
 }
 
+/// An official of a tournament (its organiser or a referee it named): the account and
+/// its username as the accounts layer hands it in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Official {
+    /// The account.
+    pub account: Uuid,
+    /// Its username (empty in a tournament stored before names were kept).
+    pub name: String,
+}
+
 /// One player of an entrant: an account, or a bot added by `bot_fill`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Player {

@@ -40,7 +40,7 @@ pub mod view;
 pub use command::{CommandError, Input};
 pub use effect::{Effect, ReservedSeat, RoomSpec};
 pub use event::{DrawnTable, Entry, Event, How, EVENT_FORMAT};
-pub use ids::{room_code, Account, BotSpec, EntrantId, MatchId, Ms, Player};
+pub use ids::{room_code, Account, BotSpec, EntrantId, MatchId, Ms, Official, Player};
 pub use settings::{BotFill, Format, Settings, SettingsError, Shape};
 pub use state::{
     Entrant, EntrantStatus, FoldError, Match, MatchStatus, Phase, RefereeAction, RefereeKind,

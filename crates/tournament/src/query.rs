@@ -38,6 +38,11 @@ impl Tournament {
     pub fn referees(&self) -> &BTreeSet<Uuid> {
         &self.referees
     }
+    /// The stored username of an official (the organiser or a referee); empty if the
+    /// tournament was stored before names were kept.
+    pub fn official_name(&self, account: Uuid) -> &str {
+        self.official_names.get(&account).map_or("", String::as_str)
+    }
     /// Whether `account` may act as a referee: the organiser or a named referee.
     pub fn is_referee(&self, account: Uuid) -> bool {
         account == self.organiser || self.referees.contains(&account)

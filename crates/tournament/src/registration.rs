@@ -21,14 +21,19 @@ impl Step {
     }
 
     /// The organiser names a referee.
-    pub(crate) fn name_referee(&mut self, by: Uuid, account: Uuid) -> Result<(), CommandError> {
+    pub(crate) fn name_referee(
+        &mut self,
+        by: Uuid,
+        account: Uuid,
+        name: String,
+    ) -> Result<(), CommandError> {
         if by != self.next.organiser() {
             return Err(CommandError::NotOrganiser);
         }
         if self.next.referees().contains(&account) {
             return Ok(());
         }
-        self.emit(Event::RefereeNamed { account })
+        self.emit(Event::RefereeNamed { account, name })
     }
 
     /// Registers `account` (with `partner` for teams).

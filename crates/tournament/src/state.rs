@@ -229,6 +229,8 @@ pub struct Tournament {
     pub(crate) seed: [u8; 32],
     pub(crate) created_at: Ms,
     pub(crate) referees: BTreeSet<Uuid>,
+    /// The officials' usernames (organiser and referees), where stored.
+    pub(crate) official_names: BTreeMap<Uuid, String>,
     pub(crate) phase: Phase,
     pub(crate) entrants: BTreeMap<EntrantId, Entrant>,
     pub(crate) seeds: Vec<EntrantId>,
@@ -251,6 +253,7 @@ impl Tournament {
         let Event::Created {
             id,
             organiser,
+            organiser_name,
             settings,
             seed,
         } = &first.event
@@ -268,6 +271,7 @@ impl Tournament {
             seed: *seed,
             created_at: first.at,
             referees: BTreeSet::new(),
+            official_names: BTreeMap::from([(*organiser, organiser_name.clone())]),
             phase: Phase::Registering,
             entrants: BTreeMap::new(),
             seeds: Vec::new(),
@@ -295,8 +299,9 @@ impl Tournament {
         let at = entry.at;
         match &entry.event {
             Event::Created { .. } => return Err(misfit("a second created")),
-            Event::RefereeNamed { account } => {
+            Event::RefereeNamed { account, name } => {
                 self.referees.insert(*account);
+                self.official_names.insert(*account, name.clone());
             }
             Event::Registered {
                 entrant,

@@ -128,6 +128,17 @@ pub struct RefereeActionView {
     pub reason: Option<String>,
 }
 
+/// An official of the tournament: who may close registration (the organiser) and use
+/// the referee's controls (the organiser and its referees).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OfficialView {
+    /// The account (compare with `GET /api/me`'s `id`).
+    #[schemars(with = "String")]
+    pub account: Uuid,
+    /// Its username (empty for a tournament stored before names were kept).
+    pub name: String,
+}
+
 /// `GET /api/tournaments/{id}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TournamentView {
@@ -145,6 +156,12 @@ pub struct TournamentView {
     /// The organiser's account.
     #[schemars(with = "String")]
     pub organiser: Uuid,
+    /// The organiser's account and username: the only one who may close registration
+    /// and name referees; a referee too.
+    pub organiser_official: OfficialView,
+    /// The referees the organiser named (account and username), in account order; with
+    /// the organiser, the only ones who may use the referee's controls.
+    pub referees: Vec<OfficialView>,
     /// The settings as created.
     pub settings: Settings,
     /// Rounds to play (0 before the draw).
@@ -240,6 +257,8 @@ impl Tournament {
             format: self.settings().format,
             preset: self.shape().rules.name(),
             organiser: self.organiser(),
+            organiser_official: self.official(self.organiser()),
+            referees: self.referees().iter().map(|&a| self.official(a)).collect(),
             settings: self.settings().clone(),
             rounds: self.total_rounds(),
             current_round: self.current_round().map_or(0, |r| r.number),
@@ -262,6 +281,14 @@ impl Tournament {
                 .collect(),
             champion: self.champion(),
             cancelled: self.cancelled().map(str::to_owned),
+        }
+    }
+
+    /// The official `account` as the view shows it.
+    fn official(&self, account: Uuid) -> OfficialView {
+        OfficialView {
+            account,
+            name: self.official_name(account).to_owned(),
         }
     }
 

@@ -18,6 +18,7 @@ fn four_pairs_playing() -> Harness {
     h.send(Input::NameReferee {
         by: ORGANISER,
         account: REFEREE,
+        name: "Referee".into(),
     })
     .expect("named");
     h.close();
@@ -40,12 +41,35 @@ fn only_the_organiser_and_named_referees_judge() {
     assert_eq!(
         h.send(Input::NameReferee {
             by: REFEREE,
-            account: STRANGER
+            account: STRANGER,
+            name: "Stranger".into(),
         }),
         Err(CommandError::NotOrganiser)
     );
     assert!(h.send(Input::Pause { by: REFEREE, id }).is_ok());
     assert!(h.send(Input::Resume { by: ORGANISER, id }).is_ok());
+}
+
+#[test]
+fn the_view_names_the_organiser_and_the_referees() {
+    let h = four_pairs_playing();
+    let v = h.t.view();
+    assert_eq!(
+        (
+            v.organiser_official.account,
+            v.organiser_official.name.as_str()
+        ),
+        (ORGANISER, "Organiser")
+    );
+    let referees: Vec<(Uuid, &str)> = v
+        .referees
+        .iter()
+        .map(|r| (r.account, r.name.as_str()))
+        .collect();
+    assert_eq!(referees, vec![(REFEREE, "Referee")]);
+    // The names are stored: a director restarted from the log shows them too.
+    let again = parchis_tournament::Tournament::from_entries(&h.log).expect("folds");
+    assert_eq!(again.view().referees, v.referees);
 }
 
 #[test]

@@ -6,7 +6,8 @@
 
 use parchis_engine::Colour;
 use parchis_tournament::{
-    Account, CommandError, Effect, Entry, Input, MatchId, MatchStatus, Ms, Settings, Tournament,
+    Account, CommandError, Effect, Entry, Input, MatchId, MatchStatus, Ms, Official, Settings,
+    Tournament,
 };
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -62,7 +63,11 @@ pub struct Harness {
 
 impl Harness {
     pub fn new(settings: Settings) -> Harness {
-        let created = Tournament::create(Uuid::from_u128(42), ORGANISER, settings, [7; 32], T0)
+        let organiser = Official {
+            account: ORGANISER,
+            name: "Organiser".into(),
+        };
+        let created = Tournament::create(Uuid::from_u128(42), organiser, settings, [7; 32], T0)
             .expect("valid settings");
         let log = vec![created];
         let t = Tournament::from_entries(&log).expect("folds");
