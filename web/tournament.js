@@ -21,10 +21,12 @@ let source = null; // its EventSource
 let tick = null; // the countdown's timer
 
 const ORGANISED = 'parchis.organised';
-/** The tournaments this browser created (the view names its organiser by account id,
- * which the client does not know): they show the organiser's buttons. */
+/** The tournaments this browser created: a fallback for a server whose `GET /api/me`
+ * has no `id` yet. */
 const organised = () => store.get(ORGANISED) || [];
-const isOrganiser = (id) => organised().includes(id);
+const meId = () => (ctx.me && ctx.me.id) || null;
+/** The logged-in account organises `v` (the view names its organiser by account id). */
+const isOrganiser = (v) => M.isOrganiser(v, meId()) || (!meId() && organised().includes(v.id));
 
 const me = () => (ctx.me ? ctx.me.username : null);
 
@@ -157,7 +159,7 @@ function renderRegistration(v) {
   $('tp-confirm').hidden = action !== 'confirm';
   $('tp-unregister').hidden = !['registered', 'waiting_partner', 'confirm'].includes(action);
   $('tp-login').hidden = action !== 'login';
-  $('tp-close').hidden = v.status !== 'registering' || !isOrganiser(v.id);
+  $('tp-close').hidden = v.status !== 'registering' || !isOrganiser(v);
   $('tp-reg').dataset.action = action;
   const mine = M.myEntrant(v, me());
   const texts = {
@@ -261,9 +263,9 @@ function renderStandings(v) {
 
 function renderReferee(v) {
   const box = $('tp-referee');
-  box.hidden = !ctx.me || v.status !== 'running';
+  box.hidden = !ctx.me || v.status !== 'running' || (meId() !== null && !M.mayReferee(v, meId()));
   if (box.hidden) return;
-  if (isOrganiser(v.id) && !box.dataset.opened) { box.open = true; box.dataset.opened = '1'; }
+  if (isOrganiser(v) && !box.dataset.opened) { box.open = true; box.dataset.opened = '1'; }
   const ms = $('tp-ref-match');
   const keep = ms.value;
   ms.replaceChildren();

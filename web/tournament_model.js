@@ -195,3 +195,19 @@ export function createBody(f, nowMs) {
   }
   return { body };
 }
+
+/** Whether the account `meId` (`GET /api/me`'s `id`) organises `view` (its `organiser`
+ * is that account's id); false when logged out. */
+export function isOrganiser(view, meId) {
+  return !!meId && view.organiser === meId;
+}
+
+/** Whether the account `meId` may use the referee's controls of `view`: the organiser,
+ * or an account listed in `referees` (ids, or `{account}` objects). A view without a
+ * `referees` list leaves them to every logged-in player (the server checks anyway). */
+export function mayReferee(view, meId) {
+  if (!meId) return false;
+  if (isOrganiser(view, meId)) return true;
+  if (!Array.isArray(view.referees)) return true;
+  return view.referees.some((r) => r === meId || (r && (r.account === meId || r.id === meId)));
+}

@@ -153,3 +153,15 @@ test('the create form\'s body: knockout with bot fill, swiss with rounds, refusa
   assert.equal(M.createBody({ ...f, botUpTo: '1' }, 0).error, 'tour_err_bots');
   assert.equal(M.createBody({ ...f, spectatorDelay: '' }, 0).body.spectator_delay_throws, 3, 'the default delay');
 });
+
+test('the organiser and the referees are known by the account id of GET /api/me', () => {
+  const v = base({ organiser: 'uuid-org', referees: ['uuid-ref', { account: 'uuid-ref2' }] });
+  assert.equal(M.isOrganiser(v, 'uuid-org'), true);
+  assert.equal(M.isOrganiser(v, 'uuid-ref'), false);
+  assert.equal(M.isOrganiser(v, null), false);
+  assert.deepEqual(['uuid-org', 'uuid-ref', 'uuid-ref2', 'uuid-x', null].map((id) => M.mayReferee(v, id)), [true, true, true, false, false]);
+  // A view without a referees list leaves the controls to any logged-in player.
+  const old = base({ organiser: 'uuid-org' });
+  delete old.referees;
+  assert.deepEqual([M.mayReferee(old, 'uuid-x'), M.mayReferee(old, null)], [true, false]);
+});

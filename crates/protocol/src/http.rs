@@ -307,6 +307,24 @@ pub struct RoomSummary {
     /// A rated room (issue 26): only logged-in players, ratings updated at the end.
     #[serde(default)]
     pub rated: bool,
+    /// The seated players, in seat order (issue 26: the lobby shows who waits).
+    #[serde(default)]
+    pub players: Vec<ListedPlayer>,
+}
+
+/// A seated player as the room listing shows it ([`RoomSummary::players`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ListedPlayer {
+    /// The seat's colour.
+    pub colour: Colour,
+    /// The shown name (a logged-in player's is their username).
+    pub name: String,
+    /// The account's username, for a logged-in player; `null` for a guest or a bot.
+    #[serde(default)]
+    pub username: Option<String>,
+    /// A bot plays the seat.
+    #[serde(default)]
+    pub bot: bool,
 }
 
 /// Body of `GET /api/rooms` (and `GET /api/rooms?status=playing`).

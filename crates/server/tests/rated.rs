@@ -139,6 +139,30 @@ async fn a_rated_room_refuses_bots_guests_and_a_second_seat_and_is_listed_rated(
         .await;
     // A casual room still seats guests.
     guest.join(&casual, "Guest", None).await;
+
+    // The lobby lists who sits: the account's username, a guest's name only.
+    let players_of = |list: &Value, c: &str| {
+        list["rooms"]
+            .as_array()
+            .and_then(|rooms| rooms.iter().find(|r| r["code"] == c))
+            .map(|r| r["players"].clone())
+    };
+    let want_rated = json!([{"colour": "yellow", "name": "Ana", "username": "Ana", "bot": false}]);
+    let mut list = Value::Null;
+    for _ in 0..50 {
+        list = s.http("GET", "/api/rooms", None).await.1;
+        if players_of(&list, &code) == Some(want_rated.clone())
+            && players_of(&list, &casual)
+                .is_some_and(|p| p.as_array().is_some_and(|a| !a.is_empty()))
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(players_of(&list, &code), Some(want_rated), "{list}");
+    let casual_players = players_of(&list, &casual).expect("casual listed");
+    assert_eq!(casual_players[0]["name"], "Guest", "{list}");
+    assert_eq!(casual_players[0]["username"], Value::Null, "{list}");
     s.shutdown.cancel();
 }
 
