@@ -325,6 +325,9 @@ pub struct ListedPlayer {
     /// A bot plays the seat.
     #[serde(default)]
     pub bot: bool,
+    /// The player's display rating in the room's pool, as in [`SeatView::rating`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<i64>,
 }
 
 /// Body of `GET /api/rooms` (and `GET /api/rooms?status=playing`).
@@ -359,6 +362,11 @@ pub struct SeatView {
     /// comes back (as [`crate::AwaySeat::until_ms`]). Absent while connected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub away_until_ms: Option<i64>,
+    /// A logged-in player's display rating in the room's pool (the rule set's name), as
+    /// when they took the seat; absent for a guest, a bot or an account with no game in
+    /// that pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<i64>,
 }
 
 /// The running or finished game of a room.

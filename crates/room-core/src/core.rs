@@ -430,6 +430,7 @@ impl Core {
                 colour,
                 client_seed,
                 account,
+                ratings,
                 token,
             } => {
                 let ask = SeatAsk {
@@ -437,6 +438,7 @@ impl Core {
                     colour,
                     client_seed,
                     account,
+                    ratings,
                 };
                 self.join(conn, req, ask, token, now)
             }

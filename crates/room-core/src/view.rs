@@ -93,6 +93,7 @@ impl Core {
                         name: s.name.clone(),
                         username: s.account.map(|_| s.name.clone()),
                         bot: s.bot.is_some(),
+                        rating: s.rating,
                     })
                     .collect(),
             },
@@ -128,6 +129,7 @@ impl Core {
                     away_until_ms: s
                         .grace_until
                         .filter(|_| s.conn.is_none() && s.bot.is_none() && !s.abandoned),
+                    rating: s.rating,
                 })
                 .collect(),
             spectators: self.spectators.len() as u32,
