@@ -9,20 +9,13 @@ import { api } from './net.js';
 import { ctx, actions, registerView, show } from './ctx.js';
 import {
   $, store, sessionKey, toast, httpErrorText, setUrl, roomUrl, button, fillColourSelect,
-  displayName, ratingText, presetName, roomInfo, botsInfo, seatRow,
+  displayName, ratingText, playersText, presetName, roomInfo, botsInfo, seatRow,
 } from './ui.js';
 import { startSession } from './session.js';
 
 let roomsTimer = null;
 
 function myName() { return ($('name').value || '').trim(); }
-
-/** A room's players as the lobby lists them, when the listing carries them
- * (`players`: `[{name|username, rating?}]`); '' otherwise. */
-function playersText(r) {
-  if (!Array.isArray(r.players) || !r.players.length) return '';
-  return r.players.map((p) => `${p.username || p.name || ''}${ratingText(p)}`).join(', ');
-}
 
 /** The rated tag and the players of a listed room, as a suffix of its row. */
 function rowExtras(r) {

@@ -138,6 +138,16 @@ export function seatRow(colour, text) {
 
 const PIPS = { 1: [4], 2: [0, 8], 3: [0, 4, 8], 4: [0, 2, 6, 8], 5: [0, 2, 4, 6, 8], 6: [0, 2, 3, 5, 6, 8] };
 
+/** A listed room's seated players (`GET /api/rooms`' `players`: `[{colour, name,
+ * username, bot, rating?}]`) as one line: each username (or a guest's name), its rating
+ * when listed, and a bot's tag; '' when the listing carries none. */
+export function playersText(r) {
+  if (!r || !Array.isArray(r.players) || !r.players.length) return '';
+  return r.players
+    .map((p) => `${p.username || p.name || ''}${ratingText(p)}${p.bot ? ` (${t('bot_tag')})` : ''}`)
+    .join(', ');
+}
+
 /** A die showing `v` (used: greyed; small: for the players' last rolls). */
 export function dieEl(v, used, small) {
   const d = document.createElement('span');

@@ -4,7 +4,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ratingText, displayName } from '../ui.js';
+import { ratingText, displayName, playersText } from '../ui.js';
 
 test('a seat\'s rating is shown when the room view carries one, in either shape', () => {
   assert.equal(ratingText({ name: 'Ana_1', rating: 1012 }), ' · 1012');
@@ -22,4 +22,19 @@ test('no rating, a null one or a malformed one shows nothing', () => {
 test('a person\'s seat shows its name (a logged-in player\'s is the username)', () => {
   assert.equal(displayName({ name: 'Ana_1', bot: null }), 'Ana_1');
   assert.equal(displayName(null), '');
+});
+
+test('a listed room shows its players: usernames, guests\' names, ratings and bots', () => {
+  const room = {
+    code: 'ABCD',
+    players: [
+      { colour: 'yellow', name: 'Ana_1', username: 'Ana_1', bot: false, rating: 1012 },
+      { colour: 'red', name: 'Luis', username: null, bot: false },
+    ],
+  };
+  assert.equal(playersText(room), 'Ana_1 · 1012, Luis');
+  const withBot = { players: [{ colour: 'blue', name: 'Bot', username: null, bot: true }] };
+  assert.match(playersText(withBot), /^Bot \(.+\)$/);
+  assert.equal(playersText({ code: 'EFGH', players: [] }), '');
+  assert.equal(playersText({ code: 'EFGH' }), '');
 });

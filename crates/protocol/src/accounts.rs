@@ -59,6 +59,9 @@ pub struct PoolRating {
 /// The logged-in player (`GET /api/me`, and inside the sign-up answer).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Me {
+    /// The account's id (UUID): how other views name it (a tournament's `organiser`,
+    /// its referees).
+    pub id: String,
     /// The username.
     pub username: String,
     /// Sign-up time (unix ms).

@@ -307,6 +307,27 @@ pub struct RoomSummary {
     /// A rated room (issue 26): only logged-in players, ratings updated at the end.
     #[serde(default)]
     pub rated: bool,
+    /// The seated players, in seat order (issue 26: the lobby shows who waits).
+    #[serde(default)]
+    pub players: Vec<ListedPlayer>,
+}
+
+/// A seated player as the room listing shows it ([`RoomSummary::players`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ListedPlayer {
+    /// The seat's colour.
+    pub colour: Colour,
+    /// The shown name (a logged-in player's is their username).
+    pub name: String,
+    /// The account's username, for a logged-in player; `null` for a guest or a bot.
+    #[serde(default)]
+    pub username: Option<String>,
+    /// A bot plays the seat.
+    #[serde(default)]
+    pub bot: bool,
+    /// The player's display rating in the room's pool, as in [`SeatView::rating`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<i64>,
 }
 
 /// Body of `GET /api/rooms` (and `GET /api/rooms?status=playing`).
@@ -341,6 +362,11 @@ pub struct SeatView {
     /// comes back (as [`crate::AwaySeat::until_ms`]). Absent while connected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub away_until_ms: Option<i64>,
+    /// A logged-in player's display rating in the room's pool (the rule set's name), as
+    /// when they took the seat; absent for a guest, a bot or an account with no game in
+    /// that pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<i64>,
 }
 
 /// The running or finished game of a room.

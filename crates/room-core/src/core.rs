@@ -431,6 +431,7 @@ impl Core {
                 colour,
                 client_seed,
                 account,
+                ratings,
                 token,
             } => {
                 let ask = SeatAsk {
@@ -438,6 +439,7 @@ impl Core {
                     colour,
                     client_seed,
                     account,
+                    ratings,
                 };
                 self.join(conn, req, ask, token, now)
             }

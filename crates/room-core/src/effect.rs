@@ -27,6 +27,9 @@ pub enum Input {
         /// The account of a logged-in player (`name` is then its username), `None` for a
         /// guest.
         account: Option<uuid::Uuid>,
+        /// The account's display ratings by pool name (empty for a guest): the seat shows
+        /// its room's pool's ([`parchis_protocol::SeatView::rating`]).
+        ratings: std::collections::BTreeMap<String, i64>,
         /// The new session token (made by the caller: the core has no entropy of its own).
         token: String,
     },

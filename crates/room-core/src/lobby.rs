@@ -74,6 +74,7 @@ impl Core {
             colour,
             client_seed,
             account,
+            ratings,
         } = ask;
         if self.status != RoomStatus::Lobby {
             return Err(Refusal::new(
@@ -122,6 +123,7 @@ impl Core {
             bot: None,
             client_seed,
             stale_seqs: false,
+            rating: crate::rated::seat_rating(&self.rules, account, &ratings),
             account,
         })
     }
@@ -580,6 +582,7 @@ impl Core {
                 bot: Some(SeatBot::new(level, seed)),
                 client_seed: None,
                 stale_seqs: false,
+                rating: None,
                 account: None,
             });
             events.push(RoomEvent::PlayerJoined {

@@ -39,4 +39,6 @@ pub(crate) struct SeatAsk {
     pub client_seed: Option<String>,
     /// The logged-in player's account, `None` for a guest.
     pub account: Option<uuid::Uuid>,
+    /// The account's display ratings by pool name (empty for a guest).
+    pub ratings: std::collections::BTreeMap<String, i64>,
 }

@@ -40,6 +40,18 @@ pub fn rated_game(rules: &RuleSet, game: &Game, seats: &[Seat]) -> Option<RatedG
     })
 }
 
+/// The display rating a seat of `account` shows in a room of `rules`: its entry of
+/// `ratings` (display ratings by pool name) for the rule set's pool; `None` for a guest
+/// or an account with no rating in that pool.
+pub(crate) fn seat_rating(
+    rules: &RuleSet,
+    account: Option<uuid::Uuid>,
+    ratings: &std::collections::BTreeMap<String, i64>,
+) -> Option<i64> {
+    account?;
+    ratings.get(Pool::of(rules).as_str()).copied()
+}
+
 impl crate::core::Core {
     /// The rated result of this room's ended `game`: `None` unless the room is rated.
     pub(crate) fn rated_result(&self, game: &Game) -> Option<RatedGame> {
@@ -70,6 +82,7 @@ mod tests {
             bot: None,
             client_seed: None,
             stale_seqs: false,
+            rating: None,
             account,
         }
     }

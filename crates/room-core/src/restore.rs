@@ -54,6 +54,7 @@ impl Core {
             bot,
             client_seed: None,
             stale_seqs: false,
+            rating: None,
             account: stored.account,
         });
         self.next_seat_id += 1;

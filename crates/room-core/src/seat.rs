@@ -43,6 +43,10 @@ pub struct Seat {
     /// The account of the logged-in player holding it (its name is their username);
     /// `None` for a guest or a bot.
     pub account: Option<uuid::Uuid>,
+    /// The account's display rating in the room's pool when it took the seat (issue 26):
+    /// `None` for a guest, a bot, an account with no game in that pool, or a seat restored
+    /// from the store.
+    pub rating: Option<i64>,
 }
 
 /// A bot playing a seat.

@@ -4,8 +4,8 @@ use crate::core::{Core, Seat};
 use crate::{Listing, Ms};
 use parchis_engine::{Colour, Expect, Game};
 use parchis_protocol::{
-    team_of, GameView, RoomSettings, RoomStatus, RoomSummary, RoomView, SeatView, ServerMessage,
-    TurnInfo, TEAMS,
+    team_of, GameView, ListedPlayer, RoomSettings, RoomStatus, RoomSummary, RoomView, SeatView,
+    ServerMessage, TurnInfo, TEAMS,
 };
 use uuid::Uuid;
 
@@ -85,6 +85,17 @@ impl Core {
                 turn_clock_secs: self.settings.turn_clock_secs,
                 spectators_allowed: self.settings.spectators,
                 rated: self.settings.rated,
+                players: self
+                    .seats
+                    .iter()
+                    .map(|s| ListedPlayer {
+                        colour: s.colour,
+                        name: s.name.clone(),
+                        username: s.account.map(|_| s.name.clone()),
+                        bot: s.bot.is_some(),
+                        rating: s.rating,
+                    })
+                    .collect(),
             },
             game_id: self.game_id,
             deadline_ms: self.deadline,
@@ -118,6 +129,7 @@ impl Core {
                     away_until_ms: s
                         .grace_until
                         .filter(|_| s.conn.is_none() && s.bot.is_none() && !s.abandoned),
+                    rating: s.rating,
                 })
                 .collect(),
             spectators: self.spectators.len() as u32,

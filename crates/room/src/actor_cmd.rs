@@ -32,7 +32,8 @@ impl Actor {
                     name,
                     colour,
                     client_seed: client_seed.map(String::from),
-                    account: account.map(|a| *a),
+                    account: account.as_ref().map(|a| a.id),
+                    ratings: account.map(|a| a.ratings).unwrap_or_default(),
                     token: ids::session_token(),
                 }
             }

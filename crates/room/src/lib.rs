@@ -65,6 +65,16 @@ pub fn now_ms() -> Ms {
         .unwrap_or(0)
 }
 
+/// The logged-in player of a [`RoomCmd::Join`] (issue 26).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JoinAccount {
+    /// The account's id.
+    pub id: uuid::Uuid,
+    /// Its display ratings by pool name, read from the store by the edge; the seat
+    /// shows its room's pool's.
+    pub ratings: std::collections::BTreeMap<String, i64>,
+}
+
 /// Messages to a room actor.
 #[derive(Debug)]
 pub enum RoomCmd {
@@ -82,7 +92,7 @@ pub enum RoomCmd {
         client_seed: Option<Box<str>>,
         /// The logged-in player's account (`name` is its username), `None` for a guest.
         /// Boxed: it keeps the command small (clippy's `result_large_err`).
-        account: Option<Box<uuid::Uuid>>,
+        account: Option<Box<JoinAccount>>,
         /// The outcome.
         reply: oneshot::Sender<Result<Member, Refusal>>,
     },

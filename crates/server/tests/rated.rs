@@ -139,6 +139,30 @@ async fn a_rated_room_refuses_bots_guests_and_a_second_seat_and_is_listed_rated(
         .await;
     // A casual room still seats guests.
     guest.join(&casual, "Guest", None).await;
+
+    // The lobby lists who sits: the account's username, a guest's name only.
+    let players_of = |list: &Value, c: &str| {
+        list["rooms"]
+            .as_array()
+            .and_then(|rooms| rooms.iter().find(|r| r["code"] == c))
+            .map(|r| r["players"].clone())
+    };
+    let want_rated = json!([{"colour": "yellow", "name": "Ana", "username": "Ana", "bot": false}]);
+    let mut list = Value::Null;
+    for _ in 0..50 {
+        list = s.http("GET", "/api/rooms", None).await.1;
+        if players_of(&list, &code) == Some(want_rated.clone())
+            && players_of(&list, &casual)
+                .is_some_and(|p| p.as_array().is_some_and(|a| !a.is_empty()))
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(players_of(&list, &code), Some(want_rated), "{list}");
+    let casual_players = players_of(&list, &casual).expect("casual listed");
+    assert_eq!(casual_players[0]["name"], "Guest", "{list}");
+    assert_eq!(casual_players[0]["username"], Value::Null, "{list}");
     s.shutdown.cancel();
 }
 
@@ -147,7 +171,14 @@ async fn a_rated_game_moves_the_winner_up_and_the_loser_down_as_rate_says() {
     let s = server().await;
     let ana = sign_up(&s, "Ana").await;
     let luis = sign_up(&s, "Luis").await;
-    let (_, clients) = rated_pair(&s, &ana, &luis).await;
+    let (first, clients) = rated_pair(&s, &ana, &luis).await;
+    // Before any rated game the seats show no rating.
+    let seats = s.room(&first).await["seats"].clone();
+    assert_eq!(
+        (seats[0].get("rating"), seats[1].get("rating")),
+        (None, None),
+        "{seats}"
+    );
     let (won, _clients) = play_to_end(clients).await;
     assert_eq!(won["reason"], "goal", "{won}");
     let (winner, loser) = if won["winner"] == "yellow" {
@@ -182,6 +213,38 @@ async fn a_rated_game_moves_the_winner_up_and_the_loser_down_as_rate_says() {
     assert_eq!(status, 200, "{me}");
     let me: Value = serde_json::from_str(&me).expect("me json");
     assert_eq!(me["ratings"], w["ratings"], "{me}");
+
+    // A new rated room's view and listing show both players' new display ratings.
+    let code = s
+        .create_room(json!({"preset": "online", "seats": 2, "rated": true}))
+        .await;
+    let mut y = logged_in(s.addr, &ana).await;
+    y.join(&code, "ignored", Some("yellow")).await;
+    let mut r = logged_in(s.addr, &luis).await;
+    let welcome = r.join(&code, "ignored", Some("red")).await;
+    let display = |name: &str| {
+        let i = usize::from(name == loser);
+        json!(i64::from(expected[i][0].display()))
+    };
+    let seats = welcome["snapshot"]["seats"].clone();
+    assert_eq!(seats[0]["name"], "Ana", "{seats}");
+    assert_eq!(
+        (seats[0]["rating"].clone(), seats[1]["rating"].clone()),
+        (display("Ana"), display("Luis")),
+        "{seats}"
+    );
+    assert_ne!(seats[0]["rating"], seats[1]["rating"], "{seats}");
+    assert_eq!(s.room(&code).await["seats"], seats);
+    let (_, list) = s.http("GET", "/api/rooms", None).await;
+    let listed = list["rooms"]
+        .as_array()
+        .and_then(|rooms| rooms.iter().find(|x| x["code"] == code))
+        .map(|x| x["players"].clone());
+    assert_eq!(
+        listed.map(|p| (p[0]["rating"].clone(), p[1]["rating"].clone())),
+        Some((display("Ana"), display("Luis"))),
+        "{list}"
+    );
     s.shutdown.cancel();
 }
 

@@ -128,6 +128,11 @@ async fn a_knockout_of_five_pairs_has_three_byes_and_four_games() {
     let id = create(s.addr, &org, pairs_knockout(5)).await;
     let v = get(s.addr, &id).await;
     assert_eq!(v["status"], "registering");
+    // `GET /api/me` names the account by the id the view names its organiser by.
+    let (status, me) = call(s.addr, "GET", "/api/me", Some(&org), "").await;
+    assert_eq!(status, 200, "{me}");
+    assert!(me["id"].is_string(), "{me}");
+    assert_eq!(v["organiser"], me["id"]);
     assert_eq!(
         (v["format"].as_str(), v["preset"].as_str()),
         (Some("knockout"), Some("pairs"))

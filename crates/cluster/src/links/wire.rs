@@ -272,6 +272,10 @@ pub enum AttachHow {
         /// The logged-in player's account (issue 26); absent from a node of before.
         #[serde(default)]
         account: Option<uuid::Uuid>,
+        /// The account's display ratings by pool, read by the edge from the store (the
+        /// seat shows its room's); absent from a node of before.
+        #[serde(default)]
+        ratings: std::collections::BTreeMap<String, i64>,
     },
     /// `watch`.
     Watch {
@@ -639,6 +643,7 @@ mod tests {
                     colour: Some(Colour::Blue),
                     client_seed: None,
                     account: None,
+                    ratings: [("online".to_owned(), 1012)].into(),
                 },
             },
             RoomOp::Attach {

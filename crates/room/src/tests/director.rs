@@ -106,6 +106,7 @@ async fn reserved_seats_are_claimed_by_their_key_and_only_the_director_starts() 
         colour: None,
         client_seed: None,
         account: None,
+        ratings: Default::default(),
         token: "token-5".into(),
     })
     .await;

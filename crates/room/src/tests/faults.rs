@@ -105,6 +105,7 @@ async fn step(d: &mut Driver, k: usize, req: u64) -> Option<Step> {
             colour: None,
             client_seed: None,
             account: None,
+            ratings: Default::default(),
             token: format!("token-{conn}"),
         })
         .await;

@@ -470,6 +470,7 @@ impl Driver {
             colour: None,
             client_seed: None,
             account: None,
+            ratings: Default::default(),
             token,
         })
         .await;

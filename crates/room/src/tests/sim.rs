@@ -140,6 +140,7 @@ impl Sim {
                 colour,
                 client_seed: None,
                 account: None,
+                ratings: Default::default(),
                 token: token.clone(),
             })
             .await;

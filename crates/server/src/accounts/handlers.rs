@@ -183,6 +183,7 @@ async fn log_in(session: &mut AuthSession<Backend>, user: &User) -> Result<(), A
 async fn me_view(state: &AppState, record: &AccountRecord) -> Result<Me, ApiError> {
     let accounts = store(state)?;
     Ok(Me {
+        id: record.id.to_string(),
         username: record.username.clone(),
         created_at_ms: record.created_at_ms,
         ratings: ratings::ratings_of(state.store().as_ref(), record.id).await?,

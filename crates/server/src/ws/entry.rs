@@ -19,6 +19,8 @@ pub(super) enum Entry {
         client_seed: Option<String>,
         /// The logged-in player's account (`name` is then its username).
         account: Option<uuid::Uuid>,
+        /// Its display ratings by pool, read from the store (empty for a guest).
+        ratings: std::collections::BTreeMap<String, i64>,
     },
     Watch,
     /// `token` empty: the seat of `account`.
@@ -75,6 +77,25 @@ async fn finished_game(state: &AppState, code: &str, token: &str) -> Option<Stri
 }
 
 impl Session {
+    /// The display ratings by pool of `account`, read from the store for its seat
+    /// (issue 26); empty, with a warning, when the store fails (the seat then shows none:
+    /// a join is not refused for it).
+    pub(super) async fn display_ratings(
+        &self,
+        account: uuid::Uuid,
+    ) -> std::collections::BTreeMap<String, i64> {
+        match crate::accounts::ratings::ratings_of(self.state.store().as_ref(), account).await {
+            Ok(ratings) => ratings
+                .into_iter()
+                .map(|(pool, r)| (pool, r.display))
+                .collect(),
+            Err(e) => {
+                tracing::warn!(account = %account, error = ?e, "reading a seat's ratings failed");
+                Default::default()
+            }
+        }
+    }
+
     /// The session joined `code`, reached through `route`.
     pub(super) fn joined(&mut self, code: String, route: Route) {
         let cell: RouteCell = std::sync::Arc::new(std::sync::Mutex::new(route));
@@ -100,13 +121,14 @@ impl Session {
                 colour,
                 client_seed,
                 account,
+                ratings,
             } => RoomCmd::Join {
                 link,
                 req,
                 name,
                 colour,
                 client_seed: client_seed.map(Into::into),
-                account: account.map(Box::new),
+                account: account.map(|id| Box::new(parchis_room::JoinAccount { id, ratings })),
                 reply,
             },
             Entry::Watch => RoomCmd::Watch { link, req, reply },
@@ -166,12 +188,14 @@ impl Session {
                 colour,
                 client_seed,
                 account,
+                ratings,
             } => AttachHow::Join {
                 req,
                 name: name.clone(),
                 colour: *colour,
                 client_seed: client_seed.clone(),
                 account: *account,
+                ratings: ratings.clone(),
             },
             Entry::Watch => AttachHow::Watch { req },
             Entry::Claim { key, client_seed } => AttachHow::Claim {

@@ -399,12 +399,14 @@ impl Session {
                         colour,
                         client_seed,
                         account: Some(account.id),
+                        ratings: self.display_ratings(account.id).await,
                     },
                     (None, Ok(name)) => Entry::Join {
                         name,
                         colour,
                         client_seed,
                         account: None,
+                        ratings: Default::default(),
                     },
                     (None, Err(e)) => {
                         return self.error(Some(req), ErrorCode::BadRequest, e.to_string())

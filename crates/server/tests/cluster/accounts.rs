@@ -1,6 +1,6 @@
 //! Accounts in a cluster (issue 26): sessions and bearer tokens live in the database, so
 //! a session made on node a works on node b (HTTP and the WebSocket), and a log-out on b
-//! ends it on a too.
+//! ends it on a too; a seat taken through b in a room a owns shows the account's rating.
 
 use crate::harness::{Cluster, Opts};
 use serde_json::{json, Value};
@@ -87,8 +87,23 @@ async fn a_session_made_on_one_node_works_on_another() {
         "token on b"
     );
 
-    // The cookie identifies the player on b's WebSocket, for a room a owns.
-    let code = cluster.create_room(0, &json!({"seats": 2})).await;
+    // An `online` rating of μ 30, σ 5 (display 1000 + 40·(30 − 3·5) = 1600), stored as a
+    // rated game would.
+    let id = me["id"].as_str().expect("id").to_owned();
+    sqlx::query(
+        "INSERT INTO ratings (account_id, pool, mu, sigma, games, updated_at_ms) \
+         VALUES ($1::uuid, 'online', 30.0, 5.0, 3, 0)",
+    )
+    .bind(&id)
+    .execute(&cluster.db)
+    .await
+    .expect("insert rating");
+
+    // The cookie identifies the player on b's WebSocket, for a room a owns; the seat
+    // shows the rating b read, carried to a with the join.
+    let code = cluster
+        .create_room(0, &json!({"seats": 2, "preset": "online"}))
+        .await;
     let mut request = format!("ws://{b}/ws")
         .into_client_request()
         .expect("request");
@@ -100,6 +115,7 @@ async fn a_session_made_on_one_node_works_on_another() {
     let mut c = crate::common::Client::new(ws);
     let w = c.join(&code, "whoever", Some("yellow")).await;
     assert_eq!(w["snapshot"]["seats"][0]["name"], "Nodo_A", "{w}");
+    assert_eq!(w["snapshot"]["seats"][0]["rating"], 1600, "{w}");
 
     // Logging out on b ends the session and the token on a.
     let both = format!("{cookie}\r\n{bearer}");
