@@ -1,6 +1,10 @@
 //! The lobby: taking a seat, changing colour, freeing a seat, and the start of the game
 //! (bots fill the free seats, the opening roll R-FIRST, the first clock) — written to the
 //! store in one transaction.
+//!
+//! Why one file of ~660 lines: the lobby's commands all change the same seats and are
+//! stored in the same start transaction; splitting seat changes from the start would
+//! separate the start from the seats it fills (a split is due when it grows again).
 
 use crate::core::{Core, Effect, Staged};
 use crate::dice::DiceSource;
