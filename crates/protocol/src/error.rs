@@ -281,6 +281,10 @@ pub mod close_code {
     pub const JOIN_TIMEOUT: u16 = 4004;
     /// Nothing (not even a pong) arrived within the ping interval plus the pong timeout.
     pub const PING_TIMEOUT: u16 = 4005;
+    /// A quick pairing's room closed its lobby: not every player claimed their seat
+    /// within the claim wait. Poll the pairing ticket: it answers `expired`, with the new
+    /// ticket of a player who had claimed (put back in the pool with their wait).
+    pub const PAIRING_EXPIRED: u16 = 4006;
 
     /// Every close code above with its name and meaning, in code order, for the
     /// AsyncAPI document (`proto/asyncapi.json`, [`crate::asyncapi`]).
@@ -298,5 +302,6 @@ pub mod close_code {
         (DISCONNECTED_BY_ADMIN, "disconnected_by_admin", "An administrator disconnected this connection (a player may `resume`)."),
         (JOIN_TIMEOUT, "join_timeout", "The connection joined, watched or resumed no room within the join timeout."),
         (PING_TIMEOUT, "ping_timeout", "Nothing (not even a pong) arrived within the ping interval plus the pong timeout."),
+        (PAIRING_EXPIRED, "pairing_expired", "A quick pairing's room closed its lobby: not every player claimed their seat within the claim wait. Poll the pairing ticket: it answers `expired` (with `ticket`, the new ticket, for a player who had claimed: they wait in the pool again with their original wait)."),
     ];
 }

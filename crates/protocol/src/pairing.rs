@@ -50,6 +50,17 @@ pub enum PairingStatus {
         /// The colour reserved for this ticket.
         colour: Colour,
     },
+    /// The room was paired but not every player claimed their seat within the claim
+    /// wait (60 s by default): its lobby was closed (connections closed with 4006
+    /// `pairing_expired`). A player who had claimed in time is back in the pool with
+    /// their original wait, under `ticket`; the others must enter again.
+    Expired {
+        /// The room's code (closed).
+        room: String,
+        /// The new ticket to poll (this player had claimed in time and waits again);
+        /// `null` when they did not claim.
+        ticket: Option<String>,
+    },
 }
 
 /// Answer of `POST /api/pairing` (201): the ticket and its first state.

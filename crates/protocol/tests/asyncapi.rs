@@ -94,7 +94,7 @@ fn every_message_and_close_code_is_in_the_document() {
         .collect();
     assert_eq!(
         codes,
-        [1000, 1001, 1002, 1007, 1008, 1009, 1012, 4000, 4001, 4002, 4003, 4004, 4005]
+        [1000, 1001, 1002, 1007, 1008, 1009, 1012, 4000, 4001, 4002, 4003, 4004, 4005, 4006]
     );
     assert_eq!(close_code::ALL.len(), codes.len());
     let rules = doc["channels"]["play"]["description"]

@@ -3,7 +3,9 @@
 use crate::core::{Core, Effect};
 use crate::persist::{self, Write};
 use crate::Ms;
-use parchis_protocol::{close_code, AdminCloseRoom, AdminRoom, AdminSeat, RoomStatus};
+use crate::Refusal;
+use parchis_engine::Colour;
+use parchis_protocol::{close_code, AdminCloseRoom, AdminRoom, AdminSeat, ErrorCode, RoomStatus};
 
 impl Core {
     /// The room with its connections (`GET /admin/rooms`).
@@ -35,6 +37,42 @@ impl Core {
     /// connection is closed with 4002 and the room goes away. The writes are best effort:
     /// the room closes even if the store fails.
     pub fn close_by_admin(&mut self, now: Ms) -> (AdminCloseRoom, Vec<Effect>) {
+        self.close_with(
+            now,
+            close_code::CLOSED_BY_ADMIN,
+            "the room was closed by an administrator",
+        )
+    }
+
+    /// A quick pairing's room whose seats were not all claimed in time
+    /// (`docs/ACCOUNTS.md`, "Claim wait"): its lobby closes at `now`. The room is stored
+    /// finished (no game was started), every connection is closed with
+    /// [`close_code::PAIRING_EXPIRED`] and the room goes away. Answers the colours whose
+    /// seats were claimed (board order), or `game_started` (nothing changed) once the
+    /// game has started: the claims and this close are inputs of one actor, so exactly
+    /// one of "started" and "closed" happens.
+    pub fn close_lobby(&mut self, now: Ms) -> (Result<Vec<Colour>, Refusal>, Vec<Effect>) {
+        if self.status != RoomStatus::Lobby {
+            return (Err(Refusal::code(ErrorCode::GameStarted)), Vec::new());
+        }
+        let mut claimed: Vec<Colour> = self
+            .seats
+            .iter()
+            .filter(|s| s.bot.is_none())
+            .map(|s| s.colour)
+            .collect();
+        claimed.sort_by_key(|c| Colour::ALL.iter().position(|x| x == c));
+        let (_, effects) = self.close_with(
+            now,
+            close_code::PAIRING_EXPIRED,
+            "not every player claimed their seat in time: poll your pairing ticket",
+        );
+        (Ok(claimed), effects)
+    }
+
+    /// Closes the room (see [`Core::close_by_admin`]), each connection with `code` and
+    /// `reason`.
+    fn close_with(&mut self, now: Ms, code: u16, reason: &str) -> (AdminCloseRoom, Vec<Effect>) {
         let running =
             self.status == RoomStatus::Playing && self.game.is_some_and(|g| g.outcome().is_none());
         let game_id = self.game_id.filter(|_| running);
@@ -76,8 +114,8 @@ impl Core {
         for &conn in &attached {
             self.emit(Effect::Kick {
                 conn,
-                code: close_code::CLOSED_BY_ADMIN,
-                reason: "the room was closed by an administrator".into(),
+                code,
+                reason: reason.into(),
             });
             self.emit(Effect::Forget { conn });
         }

@@ -9,6 +9,7 @@ use crate::ids;
 use crate::{now_ms, ConnLink, Member, Refusal, RoomCmd};
 use parchis_room_core::core::Input;
 use tokio::sync::oneshot;
+use tracing::info;
 
 impl Actor {
     /// The input of a `join`, `watch`, `resume` or `reattach`, its link and reply kept
@@ -165,6 +166,14 @@ impl Actor {
             RoomCmd::Close { reply } => {
                 let (answer, effects) = self.core.close_by_admin(now_ms());
                 self.execute(effects).await;
+                let _ = reply.send(answer);
+            }
+            RoomCmd::CloseLobby { reply } => {
+                let (answer, effects) = self.core.close_lobby(now_ms());
+                self.execute(effects).await;
+                if answer.is_ok() {
+                    info!("quick pairing's lobby closed: not every seat claimed in time");
+                }
                 let _ = reply.send(answer);
             }
             RoomCmd::Stop { why } => {

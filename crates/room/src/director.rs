@@ -117,6 +117,26 @@ impl Rooms {
         answer.await.map_err(|_| gone())?
     }
 
+    /// Closes the lobby of quick pairing's room `code` whose claim wait ran out
+    /// ([`RoomCmd::CloseLobby`]): the colours whose seats were claimed.
+    ///
+    /// # Errors
+    /// `unknown_room` if the room does not run here; `game_started` (nothing changed);
+    /// `room_unavailable` if the room stopped meanwhile.
+    pub async fn close_lobby(&self, code: &str) -> Result<Vec<parchis_engine::Colour>, Refusal> {
+        let handle = self
+            .room(code)
+            .ok_or_else(|| Refusal::code(ErrorCode::UnknownRoom))?;
+        let (reply, answer) = oneshot::channel();
+        let gone = || Refusal::code(ErrorCode::RoomUnavailable);
+        handle
+            .sender()
+            .send(RoomCmd::CloseLobby { reply })
+            .await
+            .map_err(|_| gone())?;
+        answer.await.map_err(|_| gone())?
+    }
+
     /// Closes room `code` without a result (a match awarded, forfeited or replayed): a
     /// running game ends `closed_by_admin`, its connections are closed and the room is
     /// stored finished. A room that no longer runs here is answered as closed.

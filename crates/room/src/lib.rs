@@ -211,6 +211,13 @@ pub enum RoomCmd {
         /// Where to answer.
         reply: oneshot::Sender<parchis_protocol::AdminCloseRoom>,
     },
+    /// A quick pairing's claim wait ran out: close the lobby
+    /// ([`parchis_room_core::Core::close_lobby`]); the colours that had claimed, or
+    /// `game_started`.
+    CloseLobby {
+        /// Where to answer.
+        reply: oneshot::Sender<Result<Vec<parchis_engine::Colour>, Refusal>>,
+    },
     /// Cluster mode: this node lost the room's lease. The room stops at once without
     /// writing anything, deregisters and moves its connections to the new owner
     /// (`docs/CLUSTER.md`, "Ownership").

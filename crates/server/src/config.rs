@@ -73,6 +73,9 @@ pub struct ServerConfig {
     pub allowed_origins: Vec<String>,
     /// Accounts' limits (issue 26, [`crate::accounts`]).
     pub accounts: AccountLimits,
+    /// How long the players of a quick pairing's room have to claim their seats before
+    /// its lobby is closed (`docs/ACCOUNTS.md`, "Claim wait"; default 60 s).
+    pub pairing_claim_wait: Duration,
 }
 
 /// Limits of sign-ups, log-ins and password hashing ([`crate::accounts`]). A rate of
@@ -239,6 +242,7 @@ impl Default for ServerConfig {
             timeouts: Timeouts::default(),
             allowed_origins: vec!["http://127.0.0.1:8080".into()],
             accounts: AccountLimits::default(),
+            pairing_claim_wait: Duration::from_secs(60),
         }
     }
 }

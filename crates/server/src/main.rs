@@ -95,6 +95,10 @@ struct Args {
     /// Seconds an unstarted room with nobody in it lives.
     #[arg(long, env = "PARCHIS_LOBBY_IDLE_SECS", default_value_t = 600)]
     lobby_idle_secs: u64,
+    /// Milliseconds the players of a quick pairing's room have to claim their seats
+    /// before its lobby is closed and those who claimed wait in the pool again.
+    #[arg(long, env = "PARCHIS_PAIRING_CLAIM_WAIT_MS", default_value_t = 60_000)]
+    pairing_claim_wait_ms: u64,
     /// Minimum bot think time, ms, in a room where no person is connected (not in a
     /// tournament room, whose bots keep the tournament's think time).
     #[arg(
@@ -365,6 +369,7 @@ fn server_config(args: Args, addr: SocketAddr, admission_limits: Limits) -> Serv
             logins_per_hour_per_username: args.logins_per_hour_per_username,
             concurrent_hashes: args.concurrent_hashes.max(1),
         },
+        pairing_claim_wait: Duration::from_millis(args.pairing_claim_wait_ms.max(1)),
         ..ServerConfig::default()
     }
 }

@@ -12,14 +12,35 @@ use parchis_ratings::{MatchConfig, Pool, Queue, Waiting};
 use uuid::Uuid;
 
 /// The node's tickets and the matcher's numbers.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Pairing {
     tickets: Mutex<Tickets>,
     /// The window's numbers ([`MatchConfig`]'s defaults).
     pub config: MatchConfig,
+    /// How long the players of a paired room have to claim their seats, in ms
+    /// (`--pairing-claim-wait-ms`, default [`DEFAULT_CLAIM_WAIT_MS`]).
+    pub claim_wait_ms: i64,
+}
+
+/// The default claim wait, in ms: 60 s.
+pub const DEFAULT_CLAIM_WAIT_MS: i64 = 60_000;
+
+impl Default for Pairing {
+    fn default() -> Pairing {
+        Pairing::new(DEFAULT_CLAIM_WAIT_MS)
+    }
 }
 
 impl Pairing {
+    /// No tickets yet; paired players have `claim_wait_ms` to claim their seats.
+    pub fn new(claim_wait_ms: i64) -> Pairing {
+        Pairing {
+            tickets: Mutex::default(),
+            config: MatchConfig::default(),
+            claim_wait_ms: claim_wait_ms.max(1),
+        }
+    }
+
     /// The tickets (a poisoned lock is taken over: the bookkeeping stays consistent
     /// between calls).
     pub fn lock(&self) -> MutexGuard<'_, Tickets> {
@@ -67,7 +88,27 @@ pub enum State {
         room: String,
         /// The reserved colour.
         colour: Colour,
+        /// Until when (unix ms) the room's players may claim their seats; `None` once
+        /// the game started (or the room went away): nothing more to check.
+        deadline_ms: Option<i64>,
     },
+    /// The room's lobby was closed because not every seat was claimed in time
+    /// ([`Tickets::settle`]).
+    Expired {
+        /// The room.
+        room: String,
+        /// The ticket this player waits with again (they had claimed in time), if any.
+        requeued: Option<String>,
+    },
+}
+
+/// What became of a paired room whose claim wait ran out ([`Tickets::settle`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Settled {
+    /// Every seat was claimed and the game started: nothing to do.
+    Started,
+    /// The lobby was closed; these colours had been claimed (their players wait again).
+    Closed(Vec<Colour>),
 }
 
 /// Why a ticket was not taken.
@@ -94,7 +135,7 @@ impl Tickets {
         if self.by_id.len() >= MAX_TICKETS {
             return Err(Refused::Full);
         }
-        let waits = |t: &Ticket| !matches!(t.state, State::Paired { .. });
+        let waits = |t: &Ticket| matches!(t.state, State::Waiting | State::Seating);
         if ticket.account.is_some()
             && self
                 .by_id
@@ -116,9 +157,13 @@ impl Tickets {
                 waiting_ms: (now - t.since_ms).max(0),
                 window: finite(config.window(t.since_ms, now)),
             },
-            State::Paired { room, colour } => PairingStatus::Paired {
+            State::Paired { room, colour, .. } => PairingStatus::Paired {
                 room: room.clone(),
                 colour: *colour,
+            },
+            State::Expired { room, requeued } => PairingStatus::Expired {
+                room: room.clone(),
+                ticket: requeued.clone(),
             },
         })
     }
@@ -129,13 +174,90 @@ impl Tickets {
     }
 
     /// Drops the tickets not polled for [`PAIRING_TICKET_IDLE_MS`] at `now` (a ticket
-    /// being seated stays); how many.
+    /// being seated stays, and so does a paired one whose room's claim wait runs: the
+    /// client stops polling once paired); how many.
     pub fn expire(&mut self, now: i64) -> usize {
         let before = self.by_id.len();
         self.by_id.retain(|_, t| {
-            t.state == State::Seating || now - t.polled_ms <= PAIRING_TICKET_IDLE_MS
+            let pending = match &t.state {
+                State::Seating => true,
+                State::Paired { deadline_ms, .. } => deadline_ms.is_some(),
+                _ => false,
+            };
+            pending || now - t.polled_ms <= PAIRING_TICKET_IDLE_MS
         });
         before - self.by_id.len()
+    }
+
+    /// The rooms whose claim wait ran out at `now` and whose outcome is not known yet
+    /// (sorted, each once).
+    pub fn overdue(&self, now: i64) -> Vec<String> {
+        let mut rooms: Vec<String> = self
+            .by_id
+            .values()
+            .filter_map(|t| match &t.state {
+                State::Paired {
+                    room,
+                    deadline_ms: Some(d),
+                    ..
+                } if *d <= now => Some(room.clone()),
+                _ => None,
+            })
+            .collect();
+        rooms.sort();
+        rooms.dedup();
+        rooms
+    }
+
+    /// Room `room`'s claim wait ran out and the room answered `outcome` at `now`:
+    /// started, every ticket stays paired and is no longer watched; closed, every ticket
+    /// of the room is [`State::Expired`] (kept [`PAIRING_TICKET_IDLE_MS`] from now for
+    /// its client to read), and each player whose colour is in the closed lobby's
+    /// claimed ones waits again under a new ticket (id from `new_id`) with their
+    /// original `since_ms`. Returns the new tickets' ids.
+    pub fn settle(
+        &mut self,
+        room: &str,
+        outcome: &Settled,
+        now: i64,
+        mut new_id: impl FnMut() -> String,
+    ) -> Vec<String> {
+        let mut back = Vec::new();
+        for t in self.by_id.values_mut() {
+            let State::Paired {
+                room: r,
+                colour,
+                deadline_ms,
+            } = &mut t.state
+            else {
+                continue;
+            };
+            if r != room {
+                continue;
+            }
+            match outcome {
+                Settled::Started => *deadline_ms = None,
+                Settled::Closed(claimed) => {
+                    let requeued = claimed.contains(colour).then(&mut new_id);
+                    if let Some(id) = &requeued {
+                        let again = Ticket {
+                            polled_ms: now,
+                            state: State::Waiting,
+                            ..t.clone()
+                        };
+                        back.push((id.clone(), again));
+                    }
+                    t.state = State::Expired {
+                        room: room.to_owned(),
+                        requeued,
+                    };
+                    t.polled_ms = now;
+                }
+            }
+        }
+        let ids = back.iter().map(|(id, _)| id.clone()).collect();
+        self.by_id.extend(back);
+        ids
     }
 
     /// The waiting players, for [`parchis_ratings::match_groups`], and the blocked pairs.
@@ -179,12 +301,16 @@ impl Tickets {
         Some(found)
     }
 
-    /// Ticket `id` (being seated) is paired in `room` as `colour`, or (`None`: the room
-    /// could not be opened) waits again.
-    pub fn seated(&mut self, id: &str, paired: Option<(String, Colour)>) {
+    /// Ticket `id` (being seated) is paired in `room` as `colour` with a claim wait
+    /// until `deadline_ms`, or (`None`: the room could not be opened) waits again.
+    pub fn seated(&mut self, id: &str, paired: Option<(String, Colour, i64)>) {
         if let Some(t) = self.by_id.get_mut(id) {
             t.state = match paired {
-                Some((room, colour)) => State::Paired { room, colour },
+                Some((room, colour, deadline_ms)) => State::Paired {
+                    room,
+                    colour,
+                    deadline_ms: Some(deadline_ms),
+                },
                 None => State::Waiting,
             };
         }
@@ -295,7 +421,7 @@ mod tests {
         assert!(t.seat(&queue, &players).is_none(), "not twice");
         assert_eq!(t.waiting().0.len(), 0);
         assert_eq!(t.pools().pools.iter().map(|p| p.waiting).sum::<u32>(), 2);
-        t.seated("a", Some(("ROOM".into(), Colour::Yellow)));
+        t.seated("a", Some(("ROOM".into(), Colour::Yellow, 60_000)));
         t.seated("b", None);
         assert_eq!(t.waiting().0.len(), 1);
         assert_eq!(
@@ -305,5 +431,76 @@ mod tests {
                 colour: Colour::Yellow
             })
         );
+    }
+
+    /// A paired ticket outlives the idle limit while its claim wait runs; the wait runs
+    /// out: a started room keeps its tickets paired, a closed one expires them all and
+    /// puts the players who had claimed back with their original wait.
+    #[test]
+    fn a_claim_wait_that_runs_out_expires_the_room_and_requeues_who_claimed() {
+        let config = MatchConfig::default();
+        let mut t = Tickets::default();
+        for (id, account, since) in [("a", 1, 0), ("b", 2, 5), ("c", 3, 7), ("d", 4, 9)] {
+            t.enter(id.into(), ticket(Some(account), false, since))
+                .expect("in");
+        }
+        let queue = t.by_id["a"].queue.clone();
+        let two = |x, y| [Uuid::from_u128(x), Uuid::from_u128(y)];
+        t.seat(&queue, &two(1, 2)).expect("a, b");
+        t.seat(&queue, &two(3, 4)).expect("c, d");
+        t.seated("a", Some(("R1".into(), Colour::Yellow, 60_000)));
+        t.seated("b", Some(("R1".into(), Colour::Red, 60_000)));
+        t.seated("c", Some(("R2".into(), Colour::Yellow, 61_000)));
+        t.seated("d", Some(("R2".into(), Colour::Red, 61_000)));
+        // Unpolled for 40 s (beyond the idle limit) but waiting for claims: kept.
+        assert_eq!(t.expire(40_000), 0);
+        assert!(t.overdue(59_999).is_empty());
+        assert_eq!(t.overdue(61_000), ["R1", "R2"]);
+        assert!(t
+            .settle("R1", &Settled::Started, 61_000, || unreachable!())
+            .is_empty());
+        let mut n = 0;
+        let new = t.settle("R2", &Settled::Closed(vec![Colour::Red]), 61_000, || {
+            n += 1;
+            format!("new{n}")
+        });
+        assert_eq!(new, ["new1"]);
+        assert!(t.overdue(100_000).is_empty());
+        assert_eq!(
+            t.poll("c", 61_000, &config),
+            Some(PairingStatus::Expired {
+                room: "R2".into(),
+                ticket: None
+            })
+        );
+        assert_eq!(
+            t.poll("d", 61_000, &config),
+            Some(PairingStatus::Expired {
+                room: "R2".into(),
+                ticket: Some("new1".into())
+            })
+        );
+        // D waits again with its original wait (since 9 ms).
+        assert_eq!(
+            t.poll("new1", 61_000, &config),
+            Some(PairingStatus::Waiting {
+                waiting_ms: 60_991,
+                window: None
+            })
+        );
+        let (waiting, _) = t.waiting();
+        assert_eq!(waiting.len(), 1);
+        assert_eq!(waiting[0].player, Uuid::from_u128(4));
+        // C (expired, not requeued) may enter again; D already waits.
+        assert_eq!(
+            t.enter("d2".into(), ticket(Some(4), false, 61_000)),
+            Err(Refused::AlreadyWaiting)
+        );
+        t.enter("c2".into(), ticket(Some(3), false, 61_000))
+            .expect("c enters again");
+        // The started room's tickets are no longer kept once unpolled.
+        assert_eq!(t.expire(70_000), 2);
+        assert!(t.poll("a", 70_000, &config).is_none());
+        assert!(t.poll("c", 70_000, &config).is_some());
     }
 }

@@ -67,6 +67,9 @@ impl AppState {
         });
         let directors = parchis_director::Directors::with_leasing(rooms.clone(), leasing);
         let node = NodeState::new(rooms, cluster, admission.clone(), links);
+        let pairing = crate::pairing_tickets::Pairing::new(
+            i64::try_from(config.pairing_claim_wait.as_millis()).unwrap_or(i64::MAX),
+        );
         AppState {
             inner: Arc::new(Inner {
                 admission,
@@ -74,7 +77,7 @@ impl AppState {
                 node,
                 directors,
                 connections: Mutex::new(HashMap::new()),
-                pairing: Default::default(),
+                pairing,
             }),
         }
     }

@@ -472,3 +472,64 @@ async fn a_player_gets_no_emotes_from_a_player_they_blocked() {
     assert_eq!(got["emote"], "well_played", "{got}");
     s.shutdown.cancel();
 }
+
+/// The claim wait (1 s here): Ana and Bea are paired; Ana claims, Bea never does. The
+/// lobby closes: Ana's connection is closed 4006 (`pairing_expired`), both tickets
+/// answer `expired` with the room, Ana's with a new ticket on which she waits again with
+/// her original wait, Bea's with none. Cris comes and is paired with Ana's new ticket;
+/// the closed room refuses a late claim.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seats_not_all_claimed_in_time_close_the_lobby_and_requeue_who_claimed() {
+    let s = start(parchis_server::ServerConfig {
+        accounts: AccountLimits::unlimited(),
+        pairing_claim_wait: Duration::from_secs(1),
+        ..test_config()
+    })
+    .await;
+    let ana = sign_up(&s, "Ana_1").await;
+    let bea = sign_up(&s, "Bea_2").await;
+    let cris = sign_up(&s, "Cris_3").await;
+    let a = enter(&s, Some(&ana), online(2, false)).await;
+    let b = enter(&s, Some(&bea), online(2, false)).await;
+    let (room, colour) = paired(&s, &a).await;
+    let mut ana_ws = logged_in(s.addr, &ana).await;
+    let welcome = claim(&mut ana_ws, &room, None).await;
+    assert_eq!(welcome["colour"], colour.as_str(), "{welcome}");
+    assert_eq!(common::close_code(&mut ana_ws).await, Some(4006));
+    let (status, body) = poll(&s, &a).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        (body["status"].clone(), body["room"].clone()),
+        (json!("expired"), json!(room)),
+        "{body}"
+    );
+    let again = body["ticket"].as_str().expect("a new ticket").to_owned();
+    assert_eq!(again.len(), 32, "{body}");
+    let (_, body) = poll(&s, &b).await;
+    assert_eq!(
+        (
+            body["status"].clone(),
+            body["room"].clone(),
+            body["ticket"].clone()
+        ),
+        (json!("expired"), json!(room), Value::Null),
+        "{body}"
+    );
+    let (status, body) = poll(&s, &again).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["status"], "waiting", "{body}");
+    assert!(
+        body["waiting_ms"].as_i64().expect("waiting_ms") >= 1000,
+        "the original wait is kept: {body}"
+    );
+    assert_eq!(waiting(&s, "online", 2, false).await, 1);
+    let mut bea_ws = logged_in(s.addr, &bea).await;
+    let late = claim(&mut bea_ws, &room, None).await;
+    assert_eq!(late["type"], "error", "{late}");
+    let c = enter(&s, Some(&cris), online(2, false)).await;
+    let (room_a, _) = paired(&s, &again).await;
+    let (room_c, _) = paired(&s, &c).await;
+    assert_eq!(room_a, room_c);
+    assert_ne!(room_a, room);
+    s.shutdown.cancel();
+}

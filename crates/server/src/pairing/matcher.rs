@@ -4,16 +4,22 @@
 //! account's by its id, a guest's by its ticket), no bots, starting by itself once every
 //! seat is claimed ([`DirectorRoom::start_when_seated`]). A room that cannot be opened
 //! puts its group back in the queue.
+//!
+//! **Claim wait.** A room whose seats are not all claimed within
+//! [`Pairing::claim_wait_ms`] has its lobby closed ([`parchis_room::Rooms::close_lobby`]:
+//! its connections are closed 4006 `pairing_expired`); every ticket of its group then
+//! answers `expired`, and the players who had claimed wait again in the pool under a new
+//! ticket, with their original wait ([`crate::pairing_tickets::Tickets::settle`]).
 
 use std::time::Duration;
 
 use parchis_engine::Colour;
-use parchis_protocol::RoomSettings;
+use parchis_protocol::{ErrorCode, RoomSettings};
 use parchis_ratings::{match_groups, Group};
 use parchis_room_core::reserved::{ticket_key, DirectorRoom, Reservation};
 use tracing::{info, warn};
 
-use crate::pairing_tickets::{Pairing, Ticket};
+use crate::pairing_tickets::{Pairing, Settled, Ticket};
 use crate::state::AppState;
 
 /// How often the matcher looks at the queues.
@@ -47,6 +53,34 @@ pub async fn tick(state: &AppState) {
     };
     for group in groups {
         seat_group(state, pairing, &group).await;
+    }
+    let overdue = pairing.lock().overdue(now);
+    for room in overdue {
+        settle(state, pairing, &room).await;
+    }
+}
+
+/// Room `room`'s claim wait ran out: closes its lobby unless the game started, and
+/// settles its tickets.
+async fn settle(state: &AppState, pairing: &Pairing, room: &str) {
+    let outcome = match state.rooms().close_lobby(room).await {
+        Ok(claimed) => Settled::Closed(claimed),
+        Err(r) if r.code == ErrorCode::GameStarted => Settled::Started,
+        // The room is gone (its game ended and it was disposed of): nothing to close.
+        Err(r) if r.code == ErrorCode::UnknownRoom => Settled::Started,
+        Err(r) => {
+            warn!(%room, code = ?r.code, message = %r.message,
+                "quick pairing: the claim wait ran out but the lobby was not closed; retrying");
+            return;
+        }
+    };
+    let now = parchis_room::now_ms();
+    let requeued = pairing
+        .lock()
+        .settle(room, &outcome, now, super::new_ticket);
+    if let Settled::Closed(claimed) = &outcome {
+        info!(%room, claimed = claimed.len(), requeued = requeued.len(),
+            "quick pairing: seats not all claimed in time; lobby closed");
     }
 }
 
@@ -101,13 +135,14 @@ async fn seat_group(state: &AppState, pairing: &Pairing, group: &Group) {
             .map_err(|r| r.message),
         Err(e) => Err(e.to_string()),
     };
+    let deadline = parchis_room::now_ms() + pairing.claim_wait_ms;
     let mut tickets = pairing.lock();
     match opened {
         Ok(_) => {
             info!(room = %code, pool = %group.queue.pool, seats = group.queue.seats,
                 rated = group.queue.rated, "quick pairing: room opened");
             for ((id, _), colour) in seated.iter().zip(colours) {
-                tickets.seated(id, Some((code.clone(), colour)));
+                tickets.seated(id, Some((code.clone(), colour, deadline)));
             }
         }
         Err(message) => {

@@ -167,7 +167,7 @@ pub fn enter_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
 }
 
 /// A new ticket: 128 random bits as 32 hex digits.
-fn new_ticket() -> String {
+pub(crate) fn new_ticket() -> String {
     let mut bytes = [0u8; 16];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     hex::encode(bytes)
