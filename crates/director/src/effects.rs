@@ -47,6 +47,8 @@ pub fn reservations(spec: &RoomSpec) -> DirectorRoom {
                 reserved_for: s.account.map(|a| a.to_string()).unwrap_or_default(),
                 name: s.name.clone(),
                 bot: s.bot.map(|b| b.level),
+                // Not read for a championship's seats yet.
+                rating: None,
             })
             .collect(),
         // The director starts the room itself (`StartRoom`) once it learns every entrant

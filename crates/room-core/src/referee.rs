@@ -128,7 +128,7 @@ impl Core {
             bot: None,
             client_seed,
             stale_seqs: false,
-            rating: None,
+            rating: reserved.rating,
             // A director reserves a seat for an account by its id's text (issue 27).
             account: uuid::Uuid::parse_str(key).ok(),
         })

@@ -40,6 +40,12 @@ pub struct Reservation {
     /// A bot of this level takes the seat at the start (no claim).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bot: Option<BotLevel>,
+    /// The reserved account's display rating in the room's pool, shown on the claimed
+    /// seat (`SeatView.rating`, issue 26): read by whoever reserved it (quick pairing,
+    /// when the player entered the pool); `None` for a guest, a bot or an account with
+    /// no game in the pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<i64>,
 }
 
 /// The reservations of a director's room.

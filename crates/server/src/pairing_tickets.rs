@@ -65,6 +65,9 @@ pub struct Ticket {
     pub queue: Queue,
     /// The player's μ in the queue's pool when they entered (25 without a rating).
     pub mu: f64,
+    /// The account's display rating in the pool when they entered, shown on the seat
+    /// they claim; `None` for a guest or without a rating in the pool.
+    pub rating: Option<i64>,
     /// When they entered (unix ms).
     pub since_ms: i64,
     /// When the ticket was last polled (or made).
@@ -368,6 +371,7 @@ mod tests {
                 rated,
             },
             mu: 25.0,
+            rating: None,
             since_ms: now,
             polled_ms: now,
             blocks: vec![],

@@ -272,6 +272,42 @@ async fn four_players_in_a_two_seat_rated_pool_become_two_games() {
             assert_eq!(p["ratings"], json!({}), "not played yet: {p}");
         }
     }
+    // The winner (rated now) and a player of the other room (no rating yet) wait again,
+    // are paired together (within a few seconds: their μ differ by less than 3) and
+    // claim: each claimed seat shows the account's display rating in the pool as the
+    // profile gives it (none without a rating).
+    let won_at = (0..4)
+        .find(|&k| seats[k].0 == first && seats[k].1 == winner)
+        .expect("the winner");
+    let players = [won_at, other];
+    let mut again = Vec::new();
+    for &k in &players {
+        again.push(enter(&s, Some(&tokens[k]), online(2, true)).await);
+    }
+    let mut room = String::new();
+    let mut clients = Vec::new();
+    for (&k, ticket) in players.iter().zip(&again) {
+        let (r, _) = paired(&s, ticket).await;
+        room = r;
+        let mut c = logged_in(s.addr, &tokens[k]).await;
+        let welcome = claim(&mut c, &room, None).await;
+        assert_eq!(welcome["type"], "welcome", "{welcome}");
+        clients.push(c);
+    }
+    let view = s.room(&room).await;
+    for &k in &players {
+        let (_, p) = call(&s, "GET", &format!("/api/players/{}", names[k]), None, "").await;
+        let display = p["ratings"]["online"]["display"].clone();
+        assert_eq!(display.is_i64(), k == won_at, "{p}");
+        let seat = view["seats"]
+            .as_array()
+            .expect("seats")
+            .iter()
+            .find(|seat| seat["name"] == names[k])
+            .unwrap_or_else(|| panic!("{} seated: {view}", names[k]))
+            .clone();
+        assert_eq!(seat["rating"], display, "{}: {view}", names[k]);
+    }
     s.shutdown.cancel();
 }
 

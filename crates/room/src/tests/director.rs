@@ -27,6 +27,7 @@ fn person(colour: Colour, key: &str) -> Reservation {
         reserved_for: key.into(),
         name: format!("Player {key}"),
         bot: None,
+        rating: None,
     }
 }
 
@@ -36,6 +37,7 @@ fn bot(colour: Colour) -> Reservation {
         reserved_for: String::new(),
         name: format!("Bot {colour}"),
         bot: Some(BotLevel::Random),
+        rating: None,
     }
 }
 

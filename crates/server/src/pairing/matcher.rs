@@ -104,6 +104,7 @@ fn reservation(id: &str, ticket: &Ticket, colour: Colour) -> Reservation {
         },
         name: ticket.name.clone(),
         bot: None,
+        rating: ticket.rating,
     }
 }
 

@@ -198,15 +198,18 @@ pub async fn enter(
         .await?
         .map(|(u, _)| u);
     let now = parchis_room::now_ms();
-    let (player, account, name, mu, blocks) = match &user {
+    let (player, account, name, (mu, rating), blocks) = match &user {
         Some(u) => {
-            let mu = match state.store().ratings_of(u.id).await {
+            let rated = match state.store().ratings_of(u.id).await {
                 Ok(rows) => rows
                     .iter()
                     .find(|r| r.pool == pool.as_str())
-                    .map_or(Rating::INITIAL.mu, |r| r.mu),
+                    .map(crate::accounts::ratings::pool_rating),
                 Err(e) => return Err(e.into()),
             };
+            let mu = rated
+                .as_ref()
+                .map_or((Rating::INITIAL.mu, None), |r| (r.mu, Some(r.display)));
             let blocks = match state.store().accounts() {
                 Some(a) => a.blocked(u.id).await?,
                 None => Vec::new(),
@@ -217,7 +220,13 @@ pub async fn enter(
         None => {
             let name = crate::names::display_name(ask.name.as_deref().unwrap_or("Guest"))
                 .map_err(|e| bad_request(e.to_string()))?;
-            (Uuid::new_v4(), None, name, Rating::INITIAL.mu, Vec::new())
+            (
+                Uuid::new_v4(),
+                None,
+                name,
+                (Rating::INITIAL.mu, None),
+                Vec::new(),
+            )
         }
     };
     let queue = Queue {
@@ -231,6 +240,7 @@ pub async fn enter(
         name,
         queue: queue.clone(),
         mu,
+        rating,
         since_ms: now,
         polled_ms: now,
         blocks,
