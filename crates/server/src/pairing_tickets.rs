@@ -9,6 +9,7 @@ use std::sync::{Mutex, MutexGuard};
 use parchis_engine::Colour;
 use parchis_protocol::{PairingPool, PairingPools, PairingStatus, PAIRING_TICKET_IDLE_MS};
 use parchis_ratings::{MatchConfig, Pool, Queue, Waiting};
+use parchis_store::StoredTicket;
 use uuid::Uuid;
 
 /// The node's tickets and the matcher's numbers.
@@ -32,6 +33,13 @@ impl Default for Pairing {
 }
 
 impl Pairing {
+    /// A pool holding `tickets` (a cluster's pool, loaded for one matcher round).
+    pub fn holding(tickets: Tickets, claim_wait_ms: i64) -> Pairing {
+        let pairing = Pairing::new(claim_wait_ms);
+        *pairing.lock() = tickets;
+        pairing
+    }
+
     /// No tickets yet; paired players have `claim_wait_ms` to claim their seats.
     pub fn new(claim_wait_ms: i64) -> Pairing {
         Pairing {
@@ -52,8 +60,8 @@ impl Pairing {
 /// answered 503 `server_full`.
 pub const MAX_TICKETS: usize = 10_000;
 
-/// One ticket.
-#[derive(Clone, Debug)]
+/// One ticket (stored as JSON in a cluster's `pairing_tickets.body`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Ticket {
     /// The player in the matcher: the account's id, or a fresh id for a guest.
     pub player: Uuid,
@@ -79,7 +87,8 @@ pub struct Ticket {
 }
 
 /// Where a ticket is.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
 pub enum State {
     /// In its queue.
     Waiting,
@@ -155,7 +164,54 @@ impl Tickets {
     pub fn poll(&mut self, id: &str, now: i64, config: &MatchConfig) -> Option<PairingStatus> {
         let t = self.by_id.get_mut(id)?;
         t.polled_ms = now;
-        Some(match &t.state {
+        Some(status_of(t, now, config))
+    }
+
+    /// The tickets of a cluster's pool as stored ([`parchis_store::PairingStore`]); a
+    /// row that does not read as a ticket is left out (logged).
+    pub fn from_stored(rows: &[StoredTicket]) -> Tickets {
+        let mut by_id = HashMap::new();
+        for row in rows {
+            match serde_json::from_value::<Ticket>(row.body.clone()) {
+                Ok(t) => {
+                    by_id.insert(
+                        row.id.clone(),
+                        Ticket {
+                            polled_ms: row.polled_ms,
+                            ..t
+                        },
+                    );
+                }
+                Err(e) => tracing::warn!(error = %e, "a stored pairing ticket is unreadable"),
+            }
+        }
+        Tickets { by_id }
+    }
+
+    /// Every ticket as stored ([`stored`]), by id.
+    pub fn to_stored(&self) -> BTreeMap<String, StoredTicket> {
+        self.by_id
+            .iter()
+            .filter_map(|(id, t)| stored(id, t).map(|s| (id.clone(), s)))
+            .collect()
+    }
+}
+
+/// Ticket `t` as stored in a cluster's pool; `None` if it cannot be written as JSON.
+pub fn stored(id: &str, t: &Ticket) -> Option<StoredTicket> {
+    Some(StoredTicket {
+        id: id.to_owned(),
+        account: t.account,
+        waiting: matches!(t.state, State::Waiting | State::Seating),
+        polled_ms: t.polled_ms,
+        body: serde_json::to_value(t).ok()?,
+    })
+}
+
+/// The answer of `GET /api/pairing/{ticket}` for `t` at `now`.
+pub fn status_of(t: &Ticket, now: i64, config: &MatchConfig) -> PairingStatus {
+    {
+        match &t.state {
             State::Waiting | State::Seating => PairingStatus::Waiting {
                 waiting_ms: (now - t.since_ms).max(0),
                 window: finite(config.window(t.since_ms, now)),
@@ -168,9 +224,11 @@ impl Tickets {
                 room: room.clone(),
                 ticket: requeued.clone(),
             },
-        })
+        }
     }
+}
 
+impl Tickets {
     /// Drops ticket `id`; whether it was held.
     pub fn leave(&mut self, id: &str) -> bool {
         self.by_id.remove(id).is_some()

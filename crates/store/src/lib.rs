@@ -44,6 +44,7 @@ mod accounts;
 mod checkpoint;
 mod error;
 mod memory;
+mod pairing;
 mod pg_lease;
 mod pg_ratings;
 mod pg_writer;
@@ -66,6 +67,7 @@ pub use accounts::{AccountRecord, AccountStore, Deletion, NewAccount, SessionPoo
 pub use checkpoint::{SqliteOptions, SqliteOptionsError, MAX_TRUNCATE_WAIT};
 pub use error::{Result, StoreError, WriteFailure};
 pub use memory::MemoryStore;
+pub use pairing::{Entered, PairingStore, StoredTicket, PAIRING_LEASE};
 pub use parchis_records::{
     hash_token, room_is_public, EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord,
     RoomSnapshot, RoomStatus, RoomStatusUpdate, SeatRecord, UnknownRoomStatus,

@@ -225,6 +225,10 @@ impl Store for PostgresStore {
         Some(self)
     }
 
+    fn pairing(&self) -> Option<&dyn crate::PairingStore> {
+        Some(self)
+    }
+
     async fn create_room(&self, room: &RoomRecord) -> Result<()> {
         self.writer.create_room(room).await
     }

@@ -496,6 +496,12 @@ pub trait Store: Send + Sync {
         None
     }
 
+    /// Quick pairing's pool in the database (cluster mode, issue 26), `None` when the
+    /// server keeps its pool in memory (SQLite, memory: a single node).
+    fn pairing(&self) -> Option<&dyn crate::PairingStore> {
+        None
+    }
+
     /// Stops accepting writes, waits until every write already submitted is committed, and
     /// closes the database connections. Later calls fail with
     /// [`StoreError::Closed`](crate::StoreError::Closed). Calling it twice is harmless.

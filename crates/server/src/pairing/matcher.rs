@@ -19,28 +19,99 @@ use parchis_ratings::{match_groups, Group};
 use parchis_room_core::reserved::{ticket_key, DirectorRoom, Reservation};
 use tracing::{info, warn};
 
-use crate::pairing_tickets::{Pairing, Settled, Ticket};
+use crate::pairing_tickets::{Pairing, Settled, Ticket, Tickets};
 use crate::state::AppState;
 
 /// How often the matcher looks at the queues.
 pub const TICK: Duration = Duration::from_millis(500);
 
-/// Runs the matcher until the server shuts down.
+/// Runs the matcher until the server shuts down: over this node's pool, or in cluster
+/// mode over the database's pool while this node holds the `pairing` lease
+/// ([`tick_stored`]).
 pub async fn run(state: AppState) {
     let shutdown = state.shutdown_token();
     let mut every = tokio::time::interval(TICK);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut held: Option<i64> = None;
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
-            _ = every.tick() => tick(&state).await,
+            _ = every.tick() => match super::stored_pool(&state) {
+                Some(db) => held = tick_stored(&state, db, held).await,
+                None => tick(&state, state.pairing()).await,
+            },
         }
     }
 }
 
-/// One look at the queues (module docs).
-pub async fn tick(state: &AppState) {
-    let pairing = state.pairing();
+/// Cluster mode: one matcher round over the database's pool
+/// (`docs/ACCOUNTS.md`, "Quick pairing in a cluster"). Takes or renews the `pairing`
+/// lease (every round, for the cluster's lease TTL); without it, does nothing. With it,
+/// loads every ticket, runs [`tick`] over them in memory (rooms are opened on this
+/// node), and writes what changed in one transaction fenced by the lease: a node that
+/// lost the lease meanwhile writes nothing. `held` is the epoch held after the last
+/// round (for the log); returns the one held now.
+pub async fn tick_stored(
+    state: &AppState,
+    db: &dyn parchis_store::PairingStore,
+    held: Option<i64>,
+) -> Option<i64> {
+    let cluster = state.cluster()?;
+    let node = cluster.node().as_str().to_owned();
+    let ttl = i64::try_from(cluster.config.lease_ttl.as_millis()).unwrap_or(i64::MAX);
+    let fence = match db.acquire_pairing_lease(&node, ttl).await {
+        Ok(Some(fence)) => fence,
+        Ok(None) => {
+            if held.is_some() {
+                warn!(node = %node, "quick pairing: the matcher's lease is held elsewhere now");
+            }
+            return None;
+        }
+        Err(e) => {
+            warn!(node = %node, error = %e, "quick pairing: the matcher's lease not taken");
+            return None;
+        }
+    };
+    if held != Some(fence.epoch) {
+        info!(node = %node, epoch = fence.epoch, "quick pairing: this node runs the matcher");
+    }
+    let rows = match db.pairing_tickets().await {
+        Ok(rows) => rows,
+        Err(e) => {
+            warn!(error = %e, "quick pairing: the pool not read");
+            return Some(fence.epoch);
+        }
+    };
+    let before = Tickets::from_stored(&rows).to_stored();
+    let round = Pairing::holding(Tickets::from_stored(&rows), state.pairing().claim_wait_ms);
+    tick(state, &round).await;
+    let after = round.lock().to_stored();
+    let delete: Vec<(String, i64)> = before
+        .iter()
+        .filter(|(id, _)| !after.contains_key(*id))
+        .map(|(id, t)| (id.clone(), t.polled_ms))
+        .collect();
+    let mut insert = Vec::new();
+    let mut update = Vec::new();
+    for (id, t) in after {
+        match before.get(&id) {
+            None => insert.push(t),
+            Some(b) if *b != t => update.push(t),
+            Some(_) => {}
+        }
+    }
+    if insert.is_empty() && update.is_empty() && delete.is_empty() {
+        return Some(fence.epoch);
+    }
+    if let Err(e) = db.write_pairing(&fence, &insert, &update, &delete).await {
+        warn!(epoch = fence.epoch, error = %e,
+            "quick pairing: the matcher's changes not written (rooms opened this round wait unclaimed)");
+    }
+    Some(fence.epoch)
+}
+
+/// One look at the queues of `pairing` (module docs).
+pub async fn tick(state: &AppState, pairing: &Pairing) {
     let now = parchis_room::now_ms();
     let groups = {
         let mut tickets = pairing.lock();
@@ -66,8 +137,15 @@ async fn settle(state: &AppState, pairing: &Pairing, room: &str) {
     let outcome = match state.rooms().close_lobby(room).await {
         Ok(claimed) => Settled::Closed(claimed),
         Err(r) if r.code == ErrorCode::GameStarted => Settled::Started,
-        // The room is gone (its game ended and it was disposed of): nothing to close.
-        Err(r) if r.code == ErrorCode::UnknownRoom => Settled::Started,
+        // Not running here: gone (its game ended and it was disposed of), or, in a
+        // cluster, running on another node (taken over after a failure): the store says.
+        Err(r) if r.code == ErrorCode::UnknownRoom => match stored_lobby(state, room).await {
+            false => Settled::Started,
+            true => {
+                warn!(%room, "quick pairing: the claim wait ran out for a lobby running on another node; retrying");
+                return;
+            }
+        },
         Err(r) => {
             warn!(%room, code = ?r.code, message = %r.message,
                 "quick pairing: the claim wait ran out but the lobby was not closed; retrying");
@@ -81,6 +159,19 @@ async fn settle(state: &AppState, pairing: &Pairing, room: &str) {
     if let Settled::Closed(claimed) = &outcome {
         info!(%room, claimed = claimed.len(), requeued = requeued.len(),
             "quick pairing: seats not all claimed in time; lobby closed");
+    }
+}
+
+/// Whether room `room` is stored as a lobby (not started, not finished); a store
+/// failure counts as one (the close is retried).
+async fn stored_lobby(state: &AppState, room: &str) -> bool {
+    if state.cluster().is_none() {
+        return false;
+    }
+    match state.store().get_room(room).await {
+        Ok(Some(snapshot)) => snapshot.room.status == parchis_store::RoomStatus::Open,
+        Ok(None) => false,
+        Err(_) => true,
     }
 }
 

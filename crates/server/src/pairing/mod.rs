@@ -103,9 +103,22 @@ pub fn pools_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
         .response_with::<200, Json<PairingPools>, _>(|r| r.description("The pools."))
 }
 
+/// Cluster mode: the pool in the database (`docs/ACCOUNTS.md`, "Quick pairing in a
+/// cluster"); `None` on a single node, whose pool is [`AppState::pairing`].
+pub fn stored_pool(state: &AppState) -> Option<&dyn parchis_store::PairingStore> {
+    state.cluster()?;
+    state.store().pairing()
+}
+
 /// `GET /api/pairing`: [`PairingPools`].
-pub async fn pools(State(state): State<AppState>) -> Json<PairingPools> {
-    Json(state.pairing().lock().pools())
+pub async fn pools(State(state): State<AppState>) -> Result<Json<PairingPools>, ApiError> {
+    match stored_pool(&state) {
+        Some(db) => {
+            let rows = db.pairing_tickets().await?;
+            Ok(Json(tickets::Tickets::from_stored(&rows).pools()))
+        }
+        None => Ok(Json(state.pairing().lock().pools())),
+    }
 }
 
 /// The docs of [`enter`].
@@ -248,7 +261,19 @@ pub async fn enter(
     };
     let id = new_ticket();
     let pairing = state.pairing();
-    match pairing.lock().enter(id.clone(), ticket) {
+    let entered = match stored_pool(&state) {
+        Some(db) => {
+            let row = tickets::stored(&id, &ticket)
+                .ok_or_else(|| error(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal))?;
+            match db.enter_pairing(&row, tickets::MAX_TICKETS).await? {
+                parchis_store::Entered::Stored => Ok(()),
+                parchis_store::Entered::AlreadyWaiting => Err(Refused::AlreadyWaiting),
+                parchis_store::Entered::Full => Err(Refused::Full),
+            }
+        }
+        None => pairing.lock().enter(id.clone(), ticket),
+    };
+    match entered {
         Ok(()) => {}
         Err(Refused::AlreadyWaiting) => {
             return Err(error(StatusCode::CONFLICT, ErrorCode::AlreadyWaiting))
@@ -294,7 +319,13 @@ pub async fn poll(
 ) -> Result<Json<PairingStatus>, ApiError> {
     let pairing = state.pairing();
     let now = parchis_room::now_ms();
-    let status = pairing.lock().poll(&ticket, now, &pairing.config);
+    let status = match stored_pool(&state) {
+        Some(db) => {
+            let row = db.poll_pairing(&ticket, now).await?;
+            tickets::Tickets::from_stored(row.as_slice()).poll(&ticket, now, &pairing.config)
+        }
+        None => pairing.lock().poll(&ticket, now, &pairing.config),
+    };
     status
         .map(Json)
         .ok_or_else(|| error(StatusCode::NOT_FOUND, ErrorCode::UnknownTicket))
@@ -318,11 +349,15 @@ pub fn leave_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
 pub async fn leave(
     State(state): State<AppState>,
     ApiPath(TicketPath { ticket }): ApiPath<TicketPath>,
-) -> StatusCode {
-    if state.pairing().lock().leave(&ticket) {
+) -> Result<StatusCode, ApiError> {
+    let left = match stored_pool(&state) {
+        Some(db) => db.leave_pairing(&ticket).await?,
+        None => state.pairing().lock().leave(&ticket),
+    };
+    if left {
         tracing::info!("quick pairing: a ticket left its pool");
     }
-    StatusCode::NO_CONTENT
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// How long a ticket lives unpolled, in seconds (for the docs).

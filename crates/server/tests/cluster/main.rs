@@ -33,6 +33,7 @@ mod game;
 mod hostile;
 mod lobby;
 mod lost_commit;
+mod pairing;
 mod pause;
 mod routing;
 mod start;
