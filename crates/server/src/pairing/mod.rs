@@ -12,12 +12,12 @@
 //!   [`PAIRING_TICKET_IDLE_MS`] (30 s) is dropped; 404 `unknown_ticket` then.
 //! * `DELETE /api/pairing/{ticket}` → 204: leave the pool.
 //!
-//! **Where the pool lives: this node's memory** ([`crate::pairing_tickets`], in
-//! [`AppState::pairing`]),
-//! and the matcher runs on every node over its own tickets. That is right on a single
-//! node; in a cluster a ticket is known only on the node that made it (the rooms it
-//! opens are reachable from every node), so the pool is per node until it moves to the
-//! database (see `docs/ACCOUNTS.md`, "Not done yet").
+//! **Where the pool lives.** On a single node (SQLite, memory, or PostgreSQL without
+//! NATS): this node's memory ([`crate::pairing_tickets`], in [`AppState::pairing`]), and
+//! the matcher runs over it. In cluster mode: the database ([`stored_pool`],
+//! `pairing_tickets`), so that every node enters, polls and cancels every ticket, and
+//! the matcher runs on the one node holding the `pairing` lease
+//! ([`matcher::tick_stored`]).
 //!
 //! What a player is matched on is read once, when they enter: their μ in the pool (25
 //! without a rating) and whom they block (blocks made while waiting count from the next
@@ -90,6 +90,10 @@ const UNKNOWN_TICKET: (u16, &str) = (
     404,
     "unknown_ticket: no ticket has this id (it left, or was not polled for 30 s).",
 );
+const STORE_FAILED: (u16, &str) = (
+    500,
+    "internal: the store failed (cluster mode: the pool is in the database).",
+);
 const UNAVAILABLE: (u16, &str) = (
     503,
     "room_unavailable: the database is out of reach; server_full: too many tickets.",
@@ -97,10 +101,12 @@ const UNAVAILABLE: (u16, &str) = (
 
 /// The docs of [`pools`].
 pub fn pools_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
-    op.id("listPairingPools")
+    let op = op
+        .id("listPairingPools")
         .summary("Players waiting per quick-pairing pool")
         .tag("pairing")
-        .response_with::<200, Json<PairingPools>, _>(|r| r.description("The pools."))
+        .response_with::<200, Json<PairingPools>, _>(|r| r.description("The pools."));
+    api_doc::errors(op, &[STORE_FAILED, UNAVAILABLE])
 }
 
 /// Cluster mode: the pool in the database (`docs/ACCOUNTS.md`, "Quick pairing in a
@@ -309,7 +315,7 @@ pub fn poll_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
         )
         .tag("pairing")
         .response_with::<200, Json<PairingStatus>, _>(|r| r.description("The state."));
-    api_doc::errors(op, &[BAD_PATH, UNKNOWN_TICKET])
+    api_doc::errors(op, &[BAD_PATH, UNKNOWN_TICKET, STORE_FAILED, UNAVAILABLE])
 }
 
 /// `GET /api/pairing/{ticket}`: [`PairingStatus`], or 404 `unknown_ticket`.
@@ -342,7 +348,15 @@ pub fn leave_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
         )
         .tag("pairing")
         .response_with::<204, (), _>(|r| r.description("Left."));
-    api_doc::errors(op, &[BAD_PATH, crate::accounts::ORIGIN_NOT_ALLOWED])
+    api_doc::errors(
+        op,
+        &[
+            BAD_PATH,
+            crate::accounts::ORIGIN_NOT_ALLOWED,
+            STORE_FAILED,
+            UNAVAILABLE,
+        ],
+    )
 }
 
 /// `DELETE /api/pairing/{ticket}` (204, also for an unknown ticket).
