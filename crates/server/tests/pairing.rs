@@ -7,45 +7,13 @@
 
 mod common;
 
-use std::net::SocketAddr;
-
 use std::time::Duration;
 
-use common::{play_to_end, request_raw, start, test_config, Client, Server};
+use common::{
+    accounts_server, call, logged_in, play_to_end, sign_up_at, start, test_config, Client, Server,
+};
 use parchis_server::config::AccountLimits;
 use serde_json::{json, Value};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-
-async fn server() -> Server {
-    start(parchis_server::ServerConfig {
-        accounts: AccountLimits::unlimited(),
-        ..test_config()
-    })
-    .await
-}
-
-/// Signs `username` up; its bearer token.
-async fn sign_up(s: &Server, username: &str) -> String {
-    let body = json!({"username": username, "password": "correct horse battery"}).to_string();
-    let (status, answer) = s.http("POST", "/api/accounts", Some(&body)).await;
-    assert_eq!(status, 201, "{answer}");
-    answer["token"].as_str().expect("token").to_owned()
-}
-
-/// A WebSocket client logged in with bearer `token`.
-async fn logged_in(addr: SocketAddr, token: &str) -> Client {
-    let mut request = format!("ws://{addr}/ws")
-        .into_client_request()
-        .expect("request");
-    request.headers_mut().insert(
-        "authorization",
-        format!("Bearer {token}").parse().expect("header"),
-    );
-    let (ws, _) = tokio_tungstenite::connect_async(request)
-        .await
-        .expect("ws connect");
-    Client::new(ws)
-}
 
 /// `claim` in `room`, with `ticket` if given; the answer (`welcome` or `error`).
 async fn claim(c: &mut Client, room: &str, ticket: Option<&str>) -> Value {
@@ -61,7 +29,7 @@ async fn claim(c: &mut Client, room: &str, ticket: Option<&str>) -> Value {
 /// ticket is `not_logged_in`; a ticket that cannot be one is `bad_request`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_is_refused_where_nothing_is_reserved_for_it() {
-    let s = server().await;
+    let s = accounts_server().await;
     let code = s.create_room(json!({"preset": "online", "seats": 2})).await;
     let mut guest = s.client().await;
     let answer = claim(&mut guest, &code, None).await;
@@ -77,7 +45,7 @@ async fn a_claim_is_refused_where_nothing_is_reserved_for_it() {
             .contains("join it"),
         "{answer}"
     );
-    let token = sign_up(&s, "Ana_1").await;
+    let token = sign_up_at(s.addr, "Ana_1").await;
     let mut ana = logged_in(s.addr, &token).await;
     let answer = claim(&mut ana, &code, None).await;
     assert_eq!(answer["code"], "bad_request", "{answer}");
@@ -93,9 +61,9 @@ async fn a_claim_is_refused_where_nothing_is_reserved_for_it() {
 /// in the room, is refused `bad_token`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_logged_in_player_resumes_their_seat_from_another_device_without_the_token() {
-    let s = server().await;
-    let ana = sign_up(&s, "Ana_1").await;
-    let bea = sign_up(&s, "Bea_2").await;
+    let s = accounts_server().await;
+    let ana = sign_up_at(s.addr, "Ana_1").await;
+    let bea = sign_up_at(s.addr, "Bea_2").await;
     let code = s.create_room(json!({"preset": "online", "seats": 2})).await;
     let mut phone = logged_in(s.addr, &ana).await;
     let welcome = phone.join(&code, "ignored", Some("red")).await;
@@ -138,32 +106,9 @@ async fn a_logged_in_player_resumes_their_seat_from_another_device_without_the_t
     s.shutdown.cancel();
 }
 
-/// An HTTP call with `Authorization: Bearer <token>` when given: `(status, JSON body)`
-/// (`null` when empty).
-async fn call(
-    s: &Server,
-    method: &str,
-    path: &str,
-    token: Option<&str>,
-    body: &str,
-) -> (u16, Value) {
-    let auth = token.map(|t| format!("Authorization: Bearer {t}"));
-    let mut headers = vec!["Content-Type: application/json"];
-    if let Some(a) = &auth {
-        headers.push(a);
-    }
-    let (status, text) = request_raw(s.addr, method, path, &headers, body).await;
-    let value = if text.trim().is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&text).unwrap_or_else(|_| json!(text))
-    };
-    (status, value)
-}
-
 /// Enters the pool; the ticket (asserting 201 and the first state).
 async fn enter(s: &Server, token: Option<&str>, ask: Value) -> String {
-    let (status, body) = call(s, "POST", "/api/pairing", token, &ask.to_string()).await;
+    let (status, body) = call(s.addr, "POST", "/api/pairing", token, &ask.to_string()).await;
     assert_eq!(status, 201, "{body}");
     assert_eq!(body["status"], "waiting", "{body}");
     assert_eq!(body["waiting_ms"], 0, "{body}");
@@ -172,7 +117,7 @@ async fn enter(s: &Server, token: Option<&str>, ask: Value) -> String {
 }
 
 async fn poll(s: &Server, ticket: &str) -> (u16, Value) {
-    call(s, "GET", &format!("/api/pairing/{ticket}"), None, "").await
+    call(s.addr, "GET", &format!("/api/pairing/{ticket}"), None, "").await
 }
 
 /// Polls `ticket` until it is paired (10 s at most); `(room, colour)`.
@@ -191,7 +136,7 @@ async fn paired(s: &Server, ticket: &str) -> (String, String) {
 
 /// Waiting players in the pool `(preset, seats, rated)` per `GET /api/pairing`.
 async fn waiting(s: &Server, preset: &str, seats: u64, rated: bool) -> u64 {
-    let (status, body) = call(s, "GET", "/api/pairing", None, "").await;
+    let (status, body) = call(s.addr, "GET", "/api/pairing", None, "").await;
     assert_eq!(status, 200, "{body}");
     body["pools"]
         .as_array()
@@ -211,11 +156,11 @@ fn online(seats: u64, rated: bool) -> Value {
 /// up).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_players_in_a_two_seat_rated_pool_become_two_games() {
-    let s = server().await;
+    let s = accounts_server().await;
     let names = ["Ana_1", "Bea_2", "Cris_3", "Dani_4"];
     let mut tokens = Vec::new();
     for n in names {
-        tokens.push(sign_up(&s, n).await);
+        tokens.push(sign_up_at(s.addr, n).await);
     }
     let mut tickets = Vec::new();
     for t in &tokens {
@@ -263,7 +208,14 @@ async fn four_players_in_a_two_seat_rated_pool_become_two_games() {
     let (won, _) = play_to_end(clients).await;
     let winner = won["winner"].as_str().expect("winner").to_owned();
     for (k, (room, colour)) in seats.iter().enumerate() {
-        let (status, p) = call(&s, "GET", &format!("/api/players/{}", names[k]), None, "").await;
+        let (status, p) = call(
+            s.addr,
+            "GET",
+            &format!("/api/players/{}", names[k]),
+            None,
+            "",
+        )
+        .await;
         assert_eq!(status, 200, "{p}");
         if *room == first {
             let mu = p["ratings"]["online"]["mu"].as_f64().expect("rated");
@@ -296,7 +248,14 @@ async fn four_players_in_a_two_seat_rated_pool_become_two_games() {
     }
     let view = s.room(&room).await;
     for &k in &players {
-        let (_, p) = call(&s, "GET", &format!("/api/players/{}", names[k]), None, "").await;
+        let (_, p) = call(
+            s.addr,
+            "GET",
+            &format!("/api/players/{}", names[k]),
+            None,
+            "",
+        )
+        .await;
         let display = p["ratings"]["online"]["display"].clone();
         assert_eq!(display.is_i64(), k == won_at, "{p}");
         let seat = view["seats"]
@@ -315,8 +274,8 @@ async fn four_players_in_a_two_seat_rated_pool_become_two_games() {
 /// 0.25 more per second).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lone_players_window_widens_while_they_wait() {
-    let s = server().await;
-    let token = sign_up(&s, "Ana_1").await;
+    let s = accounts_server().await;
+    let token = sign_up_at(s.addr, "Ana_1").await;
     let ticket = enter(&s, Some(&token), online(4, true)).await;
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let (status, body) = poll(&s, &ticket).await;
@@ -340,12 +299,12 @@ async fn a_lone_players_window_widens_while_they_wait() {
 /// after leaving.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leaving_the_pool_forgets_the_ticket() {
-    let s = server().await;
-    let token = sign_up(&s, "Ana_1").await;
+    let s = accounts_server().await;
+    let token = sign_up_at(s.addr, "Ana_1").await;
     let ticket = enter(&s, Some(&token), online(4, false)).await;
     assert_eq!(waiting(&s, "online", 4, false).await, 1);
     let (status, body) = call(
-        &s,
+        s.addr,
         "POST",
         "/api/pairing",
         Some(&token),
@@ -357,7 +316,14 @@ async fn leaving_the_pool_forgets_the_ticket() {
         (409, json!("already_waiting")),
         "{body}"
     );
-    let (status, _) = call(&s, "DELETE", &format!("/api/pairing/{ticket}"), None, "").await;
+    let (status, _) = call(
+        s.addr,
+        "DELETE",
+        &format!("/api/pairing/{ticket}"),
+        None,
+        "",
+    )
+    .await;
     assert_eq!(status, 204);
     assert_eq!(waiting(&s, "online", 4, false).await, 0);
     let (status, body) = poll(&s, &ticket).await;
@@ -366,7 +332,14 @@ async fn leaving_the_pool_forgets_the_ticket() {
         (404, json!("unknown_ticket")),
         "{body}"
     );
-    let (status, _) = call(&s, "DELETE", &format!("/api/pairing/{ticket}"), None, "").await;
+    let (status, _) = call(
+        s.addr,
+        "DELETE",
+        &format!("/api/pairing/{ticket}"),
+        None,
+        "",
+    )
+    .await;
     assert_eq!(status, 204, "leaving again is no error");
     enter(&s, Some(&token), online(2, false)).await;
     s.shutdown.cancel();
@@ -377,9 +350,9 @@ async fn leaving_the_pool_forgets_the_ticket() {
 /// ticket: `seat_reserved`); the game starts with their names on the seats.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_guest_is_refused_in_a_rated_pool_and_plays_a_casual_one_by_ticket() {
-    let s = server().await;
+    let s = accounts_server().await;
     let (status, body) = call(
-        &s,
+        s.addr,
         "POST",
         "/api/pairing",
         None,
@@ -398,7 +371,7 @@ async fn a_guest_is_refused_in_a_rated_pool_and_plays_a_casual_one_by_ticket() {
         json!({"preset": "online", "seats": 2, "rated": false, "name": "   "}),
         json!({"preset": "online", "seats": 2}),
     ] {
-        let (status, body) = call(&s, "POST", "/api/pairing", None, &bad.to_string()).await;
+        let (status, body) = call(s.addr, "POST", "/api/pairing", None, &bad.to_string()).await;
         assert_eq!(
             (status, body["code"].clone()),
             (400, json!("bad_request")),
@@ -443,11 +416,11 @@ async fn a_guest_is_refused_in_a_rated_pool_and_plays_a_casual_one_by_ticket() {
 /// grouped with Ana (the longest waiting), Bea waits on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn players_who_blocked_each_other_are_never_grouped() {
-    let s = server().await;
-    let ana = sign_up(&s, "Ana_1").await;
-    let bea = sign_up(&s, "Bea_2").await;
-    let cris = sign_up(&s, "Cris_3").await;
-    let (status, body) = call(&s, "POST", "/api/me/blocks/Bea_2", Some(&ana), "").await;
+    let s = accounts_server().await;
+    let ana = sign_up_at(s.addr, "Ana_1").await;
+    let bea = sign_up_at(s.addr, "Bea_2").await;
+    let cris = sign_up_at(s.addr, "Cris_3").await;
+    let (status, body) = call(s.addr, "POST", "/api/me/blocks/Bea_2", Some(&ana), "").await;
     assert_eq!(status, 204, "{body}");
     let a = enter(&s, Some(&ana), online(2, true)).await;
     let b = enter(&s, Some(&bea), online(2, true)).await;
@@ -470,10 +443,10 @@ async fn players_who_blocked_each_other_are_never_grouped() {
 /// a spectator but not Ana, while Ana's reaches Bea (a block is one way).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_player_gets_no_emotes_from_a_player_they_blocked() {
-    let s = server().await;
-    let ana = sign_up(&s, "Ana_1").await;
-    let bea = sign_up(&s, "Bea_2").await;
-    let (status, body) = call(&s, "POST", "/api/me/blocks/Bea_2", Some(&ana), "").await;
+    let s = accounts_server().await;
+    let ana = sign_up_at(s.addr, "Ana_1").await;
+    let bea = sign_up_at(s.addr, "Bea_2").await;
+    let (status, body) = call(s.addr, "POST", "/api/me/blocks/Bea_2", Some(&ana), "").await;
     assert_eq!(status, 204, "{body}");
     let code = s
         .create_room(json!({"preset": "online", "seats": 2, "turn_clock_secs": 600}))
@@ -522,9 +495,9 @@ async fn seats_not_all_claimed_in_time_close_the_lobby_and_requeue_who_claimed()
         ..test_config()
     })
     .await;
-    let ana = sign_up(&s, "Ana_1").await;
-    let bea = sign_up(&s, "Bea_2").await;
-    let cris = sign_up(&s, "Cris_3").await;
+    let ana = sign_up_at(s.addr, "Ana_1").await;
+    let bea = sign_up_at(s.addr, "Bea_2").await;
+    let cris = sign_up_at(s.addr, "Cris_3").await;
     let a = enter(&s, Some(&ana), online(2, false)).await;
     let b = enter(&s, Some(&bea), online(2, false)).await;
     let (room, colour) = paired(&s, &a).await;

@@ -5,27 +5,11 @@
 //! while the matcher's node is killed (kill -9): the survivor takes the lease after its
 //! TTL, the ticket is still there (with its wait) and is paired with a newcomer.
 
-use crate::common::{call, sign_up_at, Client};
+use crate::common::{call, logged_in, sign_up_at, Client};
 use crate::harness::{Cluster, Opts};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-
-/// A WebSocket client on `addr` logged in with bearer `token`.
-async fn logged_in(addr: SocketAddr, token: &str) -> Client {
-    let mut request = format!("ws://{addr}/ws")
-        .into_client_request()
-        .expect("request");
-    request.headers_mut().insert(
-        "authorization",
-        format!("Bearer {token}").parse().expect("header"),
-    );
-    let (ws, _) = tokio_tungstenite::connect_async(request)
-        .await
-        .expect("ws connect");
-    Client::new(ws)
-}
 
 /// Enters the `online` 2-seat casual pool on `addr`; the ticket.
 async fn enter(addr: SocketAddr, token: &str) -> String {

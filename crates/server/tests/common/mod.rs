@@ -698,3 +698,29 @@ pub async fn sign_up_at(addr: SocketAddr, username: &str) -> String {
     assert_eq!(status, 201, "{answer}");
     answer["token"].as_str().expect("token").to_owned()
 }
+
+/// The real server with accounts' limits off (many sign-ups from one address), for the
+/// accounts, ratings and pairing tests.
+pub async fn accounts_server() -> Server {
+    start(ServerConfig {
+        accounts: parchis_server::config::AccountLimits::unlimited(),
+        ..test_config()
+    })
+    .await
+}
+
+/// A WebSocket client on `addr` logged in with the account's bearer `token`.
+pub async fn logged_in(addr: SocketAddr, token: &str) -> Client {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let mut request = format!("ws://{addr}/ws")
+        .into_client_request()
+        .expect("request");
+    request.headers_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("header"),
+    );
+    let (ws, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("ws connect");
+    Client::new(ws)
+}
