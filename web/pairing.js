@@ -6,7 +6,7 @@
 
 import { t } from './i18n.js';
 import { api } from './net.js';
-import { ctx, currentView } from './ctx.js';
+import { ctx, actions, currentView } from './ctx.js';
 import { $, toast, errorText, presetName, store } from './ui.js';
 import { startSession } from './session.js';
 import { reducePairing, initialPairing, waitingSecs } from './pairing_state.js';
@@ -33,7 +33,7 @@ function runEffect(f) {
         if (ps.ticket !== f.ticket || ps.phase !== 'waiting') return;
         if (currentView() !== 'lobby') { dispatchPairing({ type: 'cancel' }); return; }
         api('GET', `/api/pairing/${encodeURIComponent(f.ticket)}`)
-          .then((r) => dispatchPairing({ type: 'status', ticket: f.ticket, ...r }), failed);
+          .then((r) => dispatchPairing({ ...r, type: 'status', of: f.ticket }), failed);
       }, f.delay_ms);
       break;
     case 'delete':
@@ -47,11 +47,16 @@ function runEffect(f) {
       dispatchPairing({ type: 'claimed' });
       break;
     case 'toast':
-      toast(f.code === 'http' ? t('err_http') : errorText(f.code, f.message));
+      if (f.key) toast(t(f.key));
+      else toast(f.code === 'http' ? t('err_http') : errorText(f.code, f.message));
       break;
     default: break;
   }
 }
+
+// The room's socket closed 4006 (pairing_expired, session.js): the app is back in the
+// lobby; poll the claimed ticket to learn whether this player waits again.
+actions.pairingLobbyClosed = (room) => dispatchPairing({ type: 'lobby_closed', room });
 
 /** Asks the server for the pools and how many wait in each. */
 export async function loadPools() {

@@ -8,12 +8,18 @@
 //   pools_unavailable               the server has no quick pairing (404): hide it
 //   request {preset, seats, rated}  the player asks to be paired
 //   queued {ticket, waiting_ms, window}  POST /api/pairing answered 201
-//   status {status, waiting_ms, window | room, colour}  a poll answered
+//   status {of, status, waiting_ms, window | room, colour | room, ticket}  a poll of ticket
+//                                   `of` answered
+//                                   (`expired`: the claim wait ran out; `ticket` is the
+//                                   new one of a player who had claimed, or null)
 //   failed {status, code, message}  a call failed (401 guest in a rated pool, 404 ticket gone…)
 //   cancel                          the player stops waiting
 //   claimed                         the app opened the paired room
+//   lobby_closed {room}             that room's socket closed 4006 (pairing_expired):
+//                                   poll the claimed ticket again to learn the new one
 // Effects: {type:'post', body}, {type:'poll', ticket, delay_ms}, {type:'delete', ticket},
-//   {type:'claim', room, colour, ticket}, {type:'toast', code, message}.
+//   {type:'claim', room, colour, ticket}, {type:'toast', code, message} or
+//   {type:'toast', key} (an i18n key).
 
 /** How long to wait between two polls (the ticket stays alive while polled). */
 export const POLL_MS = 1500;
@@ -30,6 +36,7 @@ export function initialPairing() {
     colour: null,
     pools: [],
     available: null, // null: not asked yet; false: the server has no quick pairing
+    claimed: null, // { ticket, room, request }: the last paired room the app opened
     fx: [],
   };
 }
@@ -68,7 +75,23 @@ export function reducePairing(state, msg) {
       s.fx = [{ type: 'poll', ticket: s.ticket, delay_ms: POLL_MS }];
       return s;
     case 'status':
-      if (s.phase !== 'waiting' || (msg.ticket && msg.ticket !== s.ticket)) return s; // a late answer
+      // `of`: the ticket polled (the answer's own `ticket` is an expired one's new ticket).
+      if (s.phase !== 'waiting' || (msg.of && msg.of !== s.ticket)) return s; // a late answer
+      if (msg.status === 'expired') {
+        if (msg.ticket) {
+          // Claimed in time: back in the pool with the original wait, under a new ticket.
+          s.ticket = msg.ticket;
+          s.room = null;
+          s.colour = null;
+          s.fx = [{ type: 'toast', key: 'pairing_requeued' }, { type: 'poll', ticket: s.ticket, delay_ms: 0 }];
+          return s;
+        }
+        const out = initialPairing();
+        out.pools = s.pools;
+        out.available = s.available;
+        out.fx = [{ type: 'toast', key: 'pairing_expired' }];
+        return out;
+      }
       if (msg.status === 'paired') {
         s.phase = 'paired';
         s.room = msg.room;
@@ -101,7 +124,18 @@ export function reducePairing(state, msg) {
       const out = initialPairing();
       out.pools = s.pools;
       out.available = s.available;
+      if (s.phase === 'paired') out.claimed = { ticket: s.ticket, room: s.room, request: s.request };
       return out;
+    }
+    case 'lobby_closed': {
+      const c = s.claimed;
+      if (s.phase !== 'idle' || !c || c.room !== msg.room) return s;
+      s.phase = 'waiting';
+      s.ticket = c.ticket;
+      s.request = c.request;
+      s.claimed = null;
+      s.fx = [{ type: 'poll', ticket: c.ticket, delay_ms: 0 }];
+      return s;
     }
     default:
       return s;

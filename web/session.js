@@ -37,7 +37,17 @@ export function startSession(code, intent, saved = null, view = null) {
       el.textContent = st === 'open' ? t('connected') : st === 'closed' ? '' : t(st === 'connecting' ? 'connecting' : 'reconnecting');
       el.title = st === 'reconnecting' ? t('reconnecting_long') : '';
     },
-    onClose: (closeCode) => (closeCode === 4000 ? (toast(t('replaced')), false) : true),
+    onClose: (closeCode) => {
+      if (closeCode === 4000) { toast(t('replaced')); return false; }
+      if (closeCode === 4006) {
+        // A quick pairing's lobby closed (not every seat claimed in time): back to the
+        // lobby, where pairing learns whether this player waits again.
+        if (ctx.conn === c) { ctx.conn = null; dispatch({ type: 'local:reset' }); setUrl(null); show('lobby'); }
+        if (actions.pairingLobbyClosed) actions.pairingLobbyClosed(code);
+        return false;
+      }
+      return true;
+    },
   });
   ctx.conn = c;
   c.start();

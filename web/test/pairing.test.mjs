@@ -87,3 +87,30 @@ test('one search at a time; the pools survive a search; no pairing on the server
   assert.equal(reducePairing(input, { type: 'pools_unavailable' }).available, false);
   assert.equal(JSON.stringify(input), frozen, 'the input state is not changed');
 });
+
+test('a lobby closed 4006 polls the claimed ticket; expired with a new ticket waits on it, without one stops', () => {
+  let s = run([
+    { type: 'request', preset: 'online', seats: 2, rated: false },
+    { type: 'queued', ticket: 'T7', waiting_ms: 0, window: 2 },
+    { type: 'status', of: 'T7', status: 'paired', room: 'ROOM7', colour: 'red' },
+    { type: 'claimed' },
+  ]);
+  assert.equal(s.phase, 'idle');
+  assert.deepEqual(s.claimed, { ticket: 'T7', room: 'ROOM7', request: { preset: 'online', seats: 2, rated: false } });
+  // Another room's close changes nothing.
+  assert.deepEqual(reducePairing(s, { type: 'lobby_closed', room: 'OTHER' }).fx, []);
+  s = reducePairing(s, { type: 'lobby_closed', room: 'ROOM7' });
+  assert.equal(s.phase, 'waiting');
+  assert.deepEqual(s.fx, [{ type: 'poll', ticket: 'T7', delay_ms: 0 }]);
+  // The answer's `ticket` is the new one; `of` is the one polled.
+  const back = reducePairing(s, { type: 'status', of: 'T7', status: 'expired', room: 'ROOM7', ticket: 'T8' });
+  assert.equal(back.phase, 'waiting');
+  assert.equal(back.ticket, 'T8');
+  assert.deepEqual(back.fx, [{ type: 'toast', key: 'pairing_requeued' }, { type: 'poll', ticket: 'T8', delay_ms: 0 }]);
+  const next = reducePairing(back, { type: 'status', of: 'T8', status: 'waiting', waiting_ms: 64000, window: null });
+  assert.deepEqual(next.fx, [{ type: 'poll', ticket: 'T8', delay_ms: 1500 }]);
+  const stopped = reducePairing(s, { type: 'status', of: 'T7', status: 'expired', room: 'ROOM7', ticket: null });
+  assert.equal(stopped.phase, 'idle');
+  assert.equal(stopped.claimed, null);
+  assert.deepEqual(stopped.fx, [{ type: 'toast', key: 'pairing_expired' }]);
+});
