@@ -91,6 +91,7 @@ export function reduce(state, msg) {
     case 'event': return event(s, msg);
     case 'your_turn': return yourTurn(s, msg);
     case 'presence': return presence(s, msg);
+    case 'renamed': return renamed(s, msg);
     case 'ok': delete s.pending[msg.req]; return s;
     case 'error': return error(s, msg);
     default: return s;
@@ -237,6 +238,13 @@ function presence(s, msg) {
   for (const seat of s.room.seats) seat.connected = msg.connected.includes(seat.colour);
   s.away = {};
   for (const a of msg.away || []) s.away[a.colour] = a.until_ms;
+  return s;
+}
+
+/** An administrator renamed a seated player's account: the seat shows the new name. */
+function renamed(s, msg) {
+  const seat = s.room && msg.room === s.code ? seatOf(s, msg.colour) : null;
+  if (seat) seat.name = msg.name;
   return s;
 }
 

@@ -314,3 +314,12 @@ test('resuming an account\'s seat from another device starts from the room view,
   assert.equal(s.seq, 4, 'events after the room view\'s seq come next');
   assert.equal(s.room.seats.length, 2);
 });
+
+test('a renamed seat shows its new name; another room\'s rename changes nothing', () => {
+  let s = seated();
+  s = reduce(s, { type: 'renamed', room: 'OTHER', colour: 'yellow', name: 'Nope' });
+  assert.equal(s.room.seats[0].name, 'Ana');
+  s = reduce(s, { type: 'renamed', room: 'ROOM', colour: 'yellow', name: 'Ana_Nueva' });
+  assert.deepEqual(s.room.seats.map((x) => x.name), ['Ana_Nueva', 'Greedy bot 1']);
+  assert.deepEqual(s.fx, []);
+});

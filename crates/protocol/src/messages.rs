@@ -579,6 +579,17 @@ pub enum ServerMessage {
         /// Which emote.
         emote: Emote,
     },
+    /// A seated player's account was renamed by an administrator (issue 26): the seat of
+    /// `colour` shows `name` from now on. Not part of the event stream (no `seq`; a
+    /// snapshot or the room view carries the new name).
+    Renamed {
+        /// Room code.
+        room: String,
+        /// The renamed player's seat.
+        colour: Colour,
+        /// The account's new username.
+        name: String,
+    },
     /// Answer to `ping`.
     Pong {
         /// The request id.

@@ -63,6 +63,7 @@ fn every_message_and_close_code_is_in_the_document() {
             "server_your_turn",
             "server_presence",
             "server_emote",
+            "server_renamed",
             "server_pong",
             "server_closing",
         ]

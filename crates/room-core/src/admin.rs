@@ -44,6 +44,34 @@ impl Core {
         )
     }
 
+    /// Account `account` was renamed `name` (an administrator's rename, issue 26): each
+    /// seat it holds here shows the new name from now on, stored (best effort: the
+    /// account's row is the authority) and told to every connection
+    /// ([`parchis_protocol::ServerMessage::Renamed`]); the listing is published again.
+    /// Nothing happens in a room where the account holds no seat.
+    pub fn rename_account(&mut self, account: uuid::Uuid, name: &str) -> Vec<Effect> {
+        let mut renamed = Vec::new();
+        for seat in &mut self.seats {
+            if seat.account == Some(account) && seat.name != name {
+                seat.name = name.to_owned();
+                renamed.push((seat.colour, persist::seat_record(&self.code, seat)));
+            }
+        }
+        for (colour, record) in renamed {
+            self.emit(Effect::Store(Write::UpsertSeat(record)));
+            let msg = parchis_protocol::ServerMessage::Renamed {
+                room: self.code.clone(),
+                colour,
+                name: name.to_owned(),
+            };
+            self.emit(Effect::Broadcast {
+                frame: crate::encode(&msg),
+            });
+            self.emit(Effect::Publish);
+        }
+        std::mem::take(&mut self.out)
+    }
+
     /// A quick pairing's room whose seats were not all claimed in time
     /// (`docs/ACCOUNTS.md`, "Claim wait"): its lobby closes at `now`. The room is stored
     /// finished (no game was started), every connection is closed with

@@ -168,6 +168,10 @@ impl Actor {
                 self.execute(effects).await;
                 let _ = reply.send(answer);
             }
+            RoomCmd::Rename { account, name } => {
+                let effects = self.core.rename_account(account, &name);
+                self.execute(effects).await;
+            }
             RoomCmd::CloseLobby { reply } => {
                 let (answer, effects) = self.core.close_lobby(now_ms());
                 self.execute(effects).await;

@@ -117,6 +117,21 @@ impl Rooms {
         answer.await.map_err(|_| gone())?
     }
 
+    /// Account `account` was renamed `name` (an administrator's rename): every room
+    /// running here is told ([`RoomCmd::Rename`]); the rooms where it holds a seat show
+    /// the new name and tell their connections. Rooms on other nodes of a cluster are not
+    /// reached yet (their seats keep the old name until the player joins again).
+    pub async fn rename_account(&self, account: uuid::Uuid, name: &str) {
+        for handle in self.all_rooms() {
+            let cmd = RoomCmd::Rename {
+                account,
+                name: name.to_owned(),
+            };
+            // A room that stopped meanwhile has nothing to rename.
+            let _ = handle.sender().send(cmd).await;
+        }
+    }
+
     /// Closes the lobby of quick pairing's room `code` whose claim wait ran out
     /// ([`RoomCmd::CloseLobby`]): the colours whose seats were claimed.
     ///

@@ -211,6 +211,14 @@ pub enum RoomCmd {
         /// Where to answer.
         reply: oneshot::Sender<parchis_protocol::AdminCloseRoom>,
     },
+    /// An administrator renamed account `account` `name`: its seats here show the new
+    /// name ([`parchis_room_core::Core::rename_account`]).
+    Rename {
+        /// The account.
+        account: uuid::Uuid,
+        /// Its new username.
+        name: String,
+    },
     /// A quick pairing's claim wait ran out: close the lobby
     /// ([`parchis_room_core::Core::close_lobby`]); the colours that had claimed, or
     /// `game_started`.

@@ -464,3 +464,47 @@ async fn an_administrator_resets_an_accounts_ratings() {
     assert_eq!(ana_now["ratings"]["online"]["games"], 1, "{ana_now}");
     s.shutdown.cancel();
 }
+
+/// A renamed player's new name shows in the live room they sit in (issue 26): an
+/// administrator renames Luis during a rated game; both players get `renamed` for red's
+/// seat, and the room view's seat shows the new name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renamed_players_new_name_shows_in_their_live_room() {
+    const ADMIN: &str = "admin-token-for-renames";
+    let s = start(parchis_server::ServerConfig {
+        accounts: AccountLimits::unlimited(),
+        admin_token: Some(ADMIN.into()),
+        ..test_config()
+    })
+    .await;
+    let ana = sign_up_at(s.addr, "Ana").await;
+    let luis = sign_up_at(s.addr, "Luis").await;
+    let (code, mut clients) = rated_pair(&s, &ana, &luis).await;
+    let auth = format!("Authorization: Bearer {ADMIN}");
+    let body = json!({"username": "Luis_Nuevo"}).to_string();
+    let (status, answer) = common::request_raw(
+        s.addr,
+        "POST",
+        "/admin/accounts/Luis/rename",
+        &[&auth, "Content-Type: application/json"],
+        &body,
+    )
+    .await;
+    assert_eq!(status, 204, "{answer}");
+    for c in &mut clients {
+        let renamed = c.until("renamed", |v| v["type"] == "renamed").await;
+        assert_eq!(
+            renamed,
+            json!({"type": "renamed", "room": code, "colour": "red", "name": "Luis_Nuevo"})
+        );
+    }
+    let view = s.room(&code).await;
+    let names: Vec<&str> = view["seats"]
+        .as_array()
+        .expect("seats")
+        .iter()
+        .filter_map(|seat| seat["name"].as_str())
+        .collect();
+    assert_eq!(names, ["Ana", "Luis_Nuevo"], "{view}");
+    s.shutdown.cancel();
+}
