@@ -181,6 +181,12 @@ impl Bus {
         format!("{}.node.{node}", self.prefix)
     }
 
+    /// `P.renamed`: an account was renamed (issue 26); every node renames its seats in
+    /// the rooms it runs. Core NATS: a lost message leaves a stale name on a seat.
+    pub fn renamed_subject(&self) -> String {
+        format!("{}.renamed", self.prefix)
+    }
+
     /// `P.lobby`: scatter/gather of every node's public rooms.
     pub fn lobby_subject(&self) -> String {
         format!("{}.lobby", self.prefix)

@@ -119,8 +119,8 @@ impl Rooms {
 
     /// Account `account` was renamed `name` (an administrator's rename): every room
     /// running here is told ([`RoomCmd::Rename`]); the rooms where it holds a seat show
-    /// the new name and tell their connections. Rooms on other nodes of a cluster are not
-    /// reached yet (their seats keep the old name until the player joins again).
+    /// the new name and tell their connections. Rooms on other nodes of a cluster are
+    /// told by their own node (the server's `accounts::renames`, over NATS).
     pub async fn rename_account(&self, account: uuid::Uuid, name: &str) {
         for handle in self.all_rooms() {
             let cmd = RoomCmd::Rename {

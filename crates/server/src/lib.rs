@@ -209,11 +209,13 @@ pub async fn run(
         })
     };
     let matcher = tokio::spawn(pairing::matcher::run(state.clone()));
+    let renames = tokio::spawn(accounts::renames::listen(state.clone()));
     tracing::info!("serving");
     let result = listener::serve(listener, router, state.clone(), inner.clone()).await;
     inner.cancel();
     forgetter.abort();
     matcher.abort();
+    renames.abort();
     state.tracker().close();
     state.tracker().wait().await;
     parchis_cluster::ownership::leave(state.node()).await;

@@ -139,8 +139,8 @@ pub async fn rename(
         .rename_account(account.id, &new.name, &new.key, parchis_room::now_ms())
         .await?;
     info!(account = %account.id, from = %account.username, to = %new.name, "admin renamed an account");
-    // The rooms running here where the account sits show the new name at once.
-    state.rooms().rename_account(account.id, &new.name).await;
+    // The live rooms where the account sits show the new name (every node's, in a cluster).
+    super::renames::announce(&state, account.id, &new.name).await;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -22,6 +22,7 @@ mod handlers;
 pub mod limits;
 pub mod password;
 pub mod ratings;
+pub mod renames;
 mod shared;
 pub mod username;
 

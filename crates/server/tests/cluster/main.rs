@@ -35,6 +35,7 @@ mod lobby;
 mod lost_commit;
 mod pairing;
 mod pause;
+mod rename;
 mod routing;
 mod start;
 mod tournament;
