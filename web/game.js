@@ -193,6 +193,7 @@ function renderActions(mine, actions) {
   for (const d of actions) {
     const b = button(actionLabel(d), () => play(d.key), null, `action${d.capture ? ' capture' : ''}${d.action.type === 'bonus' ? ' bonus' : ''}`);
     b.dataset.kind = d.action.type;
+    b.dataset.colour = d.colour;
     b.dataset.piece = d.piece;
     b.dataset.target = d.to;
     b.dataset.steps = d.steps;
@@ -380,7 +381,7 @@ onAfterRender((todo) => {
   const { S, board } = ctx;
   if (!board || !S.room || S.room.status === 'lobby') return;
   for (const f of todo) if (f.type === 'animate' && board.animate(f)) ctx.animations += 1;
-  for (const f of todo) if (f.type === 'captured' && board.animateHome(f)) ctx.animations += 1;
+  for (const f of todo) if (f.type === 'captured' && board.animateHome(f)) { ctx.animations += 1; ctx.homeAnimations += 1; }
   if (todo.some((f) => f.type === 'dice')) animateDice();
   keepFocus();
 });
