@@ -105,7 +105,9 @@ function keepFocus() {
   const a = document.activeElement;
   const lost = !a || a === document.body || !a.isConnected || (a.closest && a.closest('[hidden]'));
   if (!lost && !ctx.refocus) return;
-  if (!lost && ctx.refocus && a && a.id !== 'roll-btn' && !(a.closest && a.closest('#action-list, svg.board'))) return;
+  // Where the focus was put after a move (the turn line, while the others play) it moves
+  // on to the roll button when the turn comes back; elsewhere, it stays where the user put it.
+  if (!lost && ctx.refocus && a && a.id !== 'roll-btn' && a.id !== 'turn-banner' && !(a.closest && a.closest('#action-list, svg.board'))) return;
   const roll = $('roll-btn');
   const target = (!roll.hidden && !roll.disabled && roll)
     || document.querySelector('svg.board .target')
