@@ -13,8 +13,9 @@
 // list, the create form, the referee's controls and the tournament page (phone and
 // desktop).
 //
-// Time: about 1.5 min on the 2-core CI machine (the match itself 40–60 s); the match
-// must end within PLAY_BUDGET_MS (4 min) or the test fails saying how far it got.
+// Time: about 3 min on the 2-core CI machine, the match itself ~2.5 min (~420 steps by
+// the pair, each a click and the server's answer, with two bots' turns between); the
+// match must end within PLAY_BUDGET_MS (4 min) or the test fails saying how far it got.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
