@@ -205,8 +205,10 @@ for (const [label, viewport] of [['phone', PHONE], ['desktop', DESKTOP]]) {
     assert.ok(stacked, 'two movable pieces on one square were offered in a chooser');
     assert.ok((await p.evaluate(() => window.__parchis.animations())) > animBefore, 'moves (and the capture) animated');
     assert.ok((await p.evaluate(() => window.__parchis.diceAnimations())) > 0, 'the dice roll is animated');
-    // The fair-dice explanation in English too.
+    // The fair-dice explanation and the emotes in English too.
     await p.click('#lang-btn');
+    await waitFor(p, async () => /Good luck!/.test(await p.textContent('#emote-bar')), 'the emotes in English');
+    assert.match(await p.textContent('#emote-feed'), /Good luck!/, 'the emote already shown, in English');
     await p.click('#game-fair a.fair-link');
     await p.waitForSelector('#fair-dialog[open]');
     assert.match(await p.textContent('#fair-dialog'), /commitment.*seed/s);

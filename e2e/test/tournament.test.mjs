@@ -186,6 +186,7 @@ test('a pair registers, sees the draw, plays its match from the tournament page 
   m = v.matches.find((x) => x.id === myMatch.id);
   assert.equal(m.status, 'finished', 'the match was played, not awarded');
   assert.deepEqual(v.referee_actions || [], [], 'no referee action was needed');
+  assert.ok(await ana.isVisible('#tp-actions-empty'), 'the page lists no referee action');
   const won = m.winner === mine.id;
   await waitFor(ana, async () => (await ana.getAttribute(`#tp-bracket li.match[data-match="${myMatch.id}"]`, 'data-status')) === m.status, 'the decided match on the page');
   assert.equal(await ana.$$eval(`#tp-bracket li.match[data-match="${myMatch.id}"] a[href*="game="]`, (as) => as.length), 1, 'a finished match links its replay');
