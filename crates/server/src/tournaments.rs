@@ -55,16 +55,16 @@ pub struct TournamentList {
 /// The path of a tournament's routes.
 #[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
 pub struct TournamentPath {
-    /// The tournament's id.
-    #[schemars(with = "String")]
+    /// The tournament's id (a UUID).
+    #[schemars(with = "String", extend("format" = "uuid"))]
     pub id: Uuid,
 }
 
 /// The path of an entry's routes.
 #[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
 pub struct EntryPath {
-    /// The tournament's id.
-    #[schemars(with = "String")]
+    /// The tournament's id (a UUID).
+    #[schemars(with = "String", extend("format" = "uuid"))]
     pub id: Uuid,
     /// The entrant's id (from the tournament's `entrants`).
     pub entry: u32,
@@ -73,8 +73,8 @@ pub struct EntryPath {
 /// The path of a match's routes.
 #[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
 pub struct MatchPath {
-    /// The tournament's id.
-    #[schemars(with = "String")]
+    /// The tournament's id (a UUID).
+    #[schemars(with = "String", extend("format" = "uuid"))]
     pub id: Uuid,
     /// The match's id (from the tournament's `matches`).
     #[serde(rename = "match")]
@@ -374,6 +374,7 @@ pub fn create_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
                     ("RegisterEntry", "registerTournamentEntry", id),
                     ("NameReferee", "nameTournamentReferee", id),
                     ("CloseTournament", "closeTournament", id),
+                    ("TournamentEvents", "tournamentEvents", id),
                 ],
             )
         });
