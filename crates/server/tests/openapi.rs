@@ -342,3 +342,73 @@ async fn a_path_that_is_not_utf8_is_a_documented_json_400() {
     }
     server.shutdown.cancel();
 }
+
+/// Every state-changing operation sent from a browser page of another origin is answered
+/// as the document says: the CSRF check's `403 origin_not_allowed` where the route has
+/// it (accounts, quick pairing, tournaments, the admin accounts' routes), and that `403`
+/// is documented; the others answer something documented too. Path parameters get
+/// well-formed values (an all-zero UUID, `1`, a plausible name or code).
+#[tokio::test]
+async fn a_cross_origin_request_to_any_route_gets_a_documented_answer() {
+    let server = start(parchis_server::ServerConfig {
+        admin_token: Some("openapi-test-admin-token".into()),
+        ..test_config()
+    })
+    .await;
+    let (_, doc) = generated();
+    let mut refused = Vec::new();
+    for (route, item) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().expect("path item") {
+            if method == "get" {
+                continue;
+            }
+            let path = route
+                .replace("{id}", "00000000-0000-0000-0000-000000000000")
+                .replace("{entry}", "1")
+                .replace("{match}", "1")
+                .replace("{username}", "nobody")
+                .replace("{code}", "ABCDEF")
+                .replace("{ticket}", "0123456789abcdef0123456789abcdef");
+            let headers = [
+                "Origin: https://elsewhere.example",
+                "Sec-Fetch-Site: cross-site",
+                "Content-Type: application/json",
+                "Authorization: Bearer openapi-test-admin-token",
+            ];
+            let (status, body) =
+                common::request_raw(server.addr, &method.to_uppercase(), &path, &headers, "{}")
+                    .await;
+            let documented = &op["responses"][status.to_string()];
+            assert!(
+                documented.is_object(),
+                "{} {route}: {status} is not documented ({body})",
+                method.to_uppercase()
+            );
+            if status == 403 && body.contains("origin_not_allowed") {
+                assert!(
+                    documented["description"]
+                        .as_str()
+                        .is_some_and(|d| d.contains("origin_not_allowed")),
+                    "{} {route}: the 403's description names origin_not_allowed",
+                    method.to_uppercase()
+                );
+                refused.push(format!("{} {route}", method.to_uppercase()));
+            }
+        }
+    }
+    // The CSRF check covers these (the tournaments' and pairing's writes among them).
+    for op in [
+        "POST /api/accounts",
+        "POST /api/pairing",
+        "POST /api/tournaments",
+        "POST /api/tournaments/{id}/close",
+        "DELETE /api/tournaments/{id}/entries/{entry}",
+        "POST /admin/accounts/{username}/ratings/reset",
+    ] {
+        assert!(
+            refused.iter().any(|r| r == op),
+            "{op} is not CSRF-checked: {refused:?}"
+        );
+    }
+    server.shutdown.cancel();
+}
