@@ -59,7 +59,7 @@ pub async fn close(addr: SocketAddr, token: &str, id: &str) -> Value {
     v
 }
 
-/// Polls the view every 50 ms until `pred` holds of it (returned); panics naming `what`
+/// Polls the view every 20 ms until `pred` holds of it (returned); panics naming `what`
 /// with the last view once `within` has passed.
 pub async fn until(
     addr: SocketAddr,
@@ -75,6 +75,6 @@ pub async fn until(
             return v;
         }
         assert!(tokio::time::Instant::now() < end, "{what}: never; {v:#}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
