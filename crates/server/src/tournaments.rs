@@ -5,8 +5,10 @@
 //! ([`parchis_director::Directors`]) and answers once its events are stored.
 //!
 //! Refusals use the JSON error body: `400 bad_request` (a body or field the rules refuse),
-//! `401 not_logged_in`, `403 not_referee`, `404 unknown_tournament`, `409
-//! tournament_refused` (the tournament's state does not allow it), `503 room_unavailable`.
+//! `401 not_logged_in`, `403 not_referee` (or the CSRF check's `origin_not_allowed`), `404
+//! unknown_tournament`, `409 tournament_refused` (the tournament's state does not allow
+//! it), `409 too_many_tournaments` (creation: the organiser's limit,
+//! [`crate::config::TournamentLimits`]), `500 internal`, `503 room_unavailable`.
 //!
 //! Why one file over 600 lines: one handler per route, each a few steps (who asks, the
 //! body, one input to the director), with its OpenAPI docs beside it, as in
