@@ -16,10 +16,13 @@
 //!   after a kill -9 learns again what it missed.
 //!
 //! * [`lease`] is cluster mode's tournament lease: the director runs where its lease is
-//!   held and fences every append with it.
+//!   held and fences every append with it; a drained node releases it
+//!   ([`Directors::drain`]).
+//! * [`relay`] is cluster mode's way out for published views ([`ViewRelay`]): every node
+//!   serves the live subscription.
 //!
-//! Module order (each imports only those before it): `error`, `log`, `lease`, `effects`,
-//! `reports`, `actor`, `registry`.
+//! Module order (each imports only those before it): `error`, `log`, `lease`, `relay`,
+//! `effects`, `reports`, `actor`, `registry`.
 
 #![warn(missing_docs)]
 
@@ -29,8 +32,10 @@ pub mod error;
 pub mod lease;
 pub mod log;
 pub mod registry;
+pub mod relay;
 pub mod reports;
 
 pub use error::DirectorError;
 pub use lease::Leasing;
 pub use registry::Directors;
+pub use relay::ViewRelay;

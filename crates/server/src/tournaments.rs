@@ -1,7 +1,9 @@
 //! The tournament routes (issue 27, `docs/TOURNAMENTS.md`, `proto/README.md`
 //! "Tournaments"): create, list, read, close registration, register, confirm, withdraw,
 //! name referees, the referee's decisions on a match, and a live subscription (Server-Sent
-//! Events). Each route turns the request into one input of the tournament's director
+//! Events). In cluster mode every node serves every route: commands for a tournament
+//! another node directs are forwarded there, and its live views relayed from there
+//! ([`crate::tournament_relay`]). Each route turns the request into one input of the tournament's director
 //! ([`parchis_director::Directors`]) and answers once its events are stored.
 //!
 //! Refusals use the JSON error body: `400 bad_request` (a body or field the rules refuse),
@@ -24,7 +26,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::Json;
 use axum_login::AuthSession;
-use futures_util::Stream;
+use futures_util::stream::BoxStream;
+use futures_util::{Stream, StreamExt};
+use std::sync::Arc;
 use parchis_director::DirectorError;
 use parchis_protocol::{ErrorCode, NameReferee, RefereeCommand, RegisterEntry, TournamentCreated};
 use parchis_store::StoreError;
@@ -95,7 +99,11 @@ const FORBIDDEN: (u16, &str) = (
 );
 const UNAVAILABLE: (u16, &str) = (
     503,
-    "room_unavailable: the database is out of reach, or this server keeps no tournaments.",
+    "room_unavailable: the database is out of reach, this server keeps no tournaments, or \
+     (cluster) the node directing the tournament is not reachable or it is moving to another \
+     node: nothing was applied, retry after `Retry-After`. outcome_unknown (cluster): the \
+     directing node did not answer in time: the command may have been applied; read the \
+     tournament before sending it again.",
 );
 const BAD: (u16, &str) = (
     400,
@@ -164,7 +172,7 @@ fn store_error(e: StoreError) -> ApiError {
 }
 
 /// The HTTP answer of a director's refusal.
-fn refused(e: DirectorError) -> ApiError {
+pub(crate) fn refused(e: DirectorError) -> ApiError {
     use CommandError as C;
     match e {
         DirectorError::NotFound(_) => unknown(),
@@ -285,8 +293,17 @@ async fn view(state: &AppState, id: Uuid) -> Result<Json<TournamentView>, ApiErr
     Ok(Json(TournamentView::clone(&v)))
 }
 
+/// Hands `input` to tournament `id`'s director, here or (cluster mode) on the node
+/// directing it ([`crate::tournament_relay::forward`]), then answers the view: once the
+/// director answered, its events are stored, so the view read here shows them.
 async fn act(state: &AppState, id: Uuid, input: Input) -> Result<Json<TournamentView>, ApiError> {
-    state.directors().input(id, input).await.map_err(refused)?;
+    match state.directors().input(id, input.clone()).await {
+        Ok(()) => {}
+        Err(DirectorError::Elsewhere { owner, .. }) => {
+            crate::tournament_relay::forward(state, id, &owner, input).await?;
+        }
+        Err(e) => return Err(refused(e)),
+    }
     view(state, id).await
 }
 
@@ -638,17 +655,29 @@ pub async fn events(
     State(state): State<AppState>,
     ApiPath(TournamentPath { id }): ApiPath<TournamentPath>,
 ) -> Result<NoApi<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>>, ApiError> {
-    let rx = state.directors().subscribe(id).await.map_err(refused)?;
     let shutdown = state.shutdown_token();
-    let stream = futures_util::stream::unfold((rx, shutdown), |(mut rx, shutdown)| async move {
-        tokio::select! {
-            changed = rx.changed() => changed.ok()?,
-            () = shutdown.cancelled() => return None,
-        }
-        let view = rx.borrow_and_update().clone();
+    let views: BoxStream<'static, Arc<TournamentView>> =
+        match state.directors().subscribe(id).await {
+            Ok(rx) => futures_util::stream::unfold((rx, shutdown), |(mut rx, shutdown)| async move {
+                tokio::select! {
+                    changed = rx.changed() => changed.ok()?,
+                    () = shutdown.cancelled() => return None,
+                }
+                let view = rx.borrow_and_update().clone();
+                Some((view, (rx, shutdown)))
+            })
+            .boxed(),
+            // Cluster mode: directed by another node; its views are relayed.
+            Err(DirectorError::Elsewhere { .. }) => {
+                crate::tournament_relay::remote_views(&state, id)
+                    .await?
+                    .boxed()
+            }
+            Err(e) => return Err(refused(e)),
+        };
+    let stream = views.map(|view| {
         let data = serde_json::to_string(&*view).unwrap_or_default();
-        let event = SseEvent::default().event("tournament").data(data);
-        Some((Ok(event), (rx, shutdown)))
+        Ok(SseEvent::default().event("tournament").data(data))
     });
     Ok(NoApi(Sse::new(stream).keep_alive(KeepAlive::default())))
 }

@@ -97,6 +97,20 @@ async fn pg_acquire_lease(
     }))
 }
 
+/// [`TournamentStore::release_tournament_lease`] on PostgreSQL.
+async fn pg_release_lease(pool: &sqlx::PgPool, id: Uuid, fence: &Fence) -> Result<()> {
+    sqlx::query(
+        "UPDATE tournament_leases SET expires_at = now() \
+                 WHERE tournament_id = $1 AND owner = $2 AND epoch = $3",
+    )
+    .bind(id)
+    .bind(&fence.node)
+    .bind(fence.epoch)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
 /// [`TournamentStore::tournament_lease_owner`] on PostgreSQL.
 async fn pg_lease_owner(pool: &sqlx::PgPool, id: Uuid) -> Result<Option<String>> {
     Ok(sqlx::query_scalar::<_, String>(
@@ -249,4 +263,7 @@ async fn acquire_tournament_lease(
 }
 async fn tournament_lease_owner(&self, id: Uuid) -> Result<Option<String>> {
     pg_lease_owner(self.pool_and_schema().0, id).await
+}
+async fn release_tournament_lease(&self, id: Uuid, fence: &Fence) -> Result<()> {
+    pg_release_lease(self.pool_and_schema().0, id, fence).await
 });

@@ -79,6 +79,18 @@ pub trait TournamentStore: Send + Sync {
         ))
     }
 
+    /// Cluster mode: releases tournament `id`'s lease held by `fence` (a drained node's
+    /// director stopped): it expires now, so another node's claim takes it at once (epoch
+    /// + 1) instead of after the TTL. A lease no longer held at that epoch is left alone.
+    ///
+    /// # Errors
+    /// As [`TournamentStore::acquire_tournament_lease`].
+    async fn release_tournament_lease(&self, _id: Uuid, _fence: &Fence) -> Result<()> {
+        Err(crate::StoreError::Unsupported(
+            "tournament leases need PostgreSQL (cluster mode)",
+        ))
+    }
+
     /// The node holding tournament `id`'s unexpired director lease, if any.
     ///
     /// # Errors

@@ -647,4 +647,10 @@ impl crate::TournamentStore for MemoryStore {
     async fn tournament_lease_owner(&self, id: Uuid) -> Result<Option<String>> {
         self.with(|inner, now| Ok(inner.tournament_lease_owner(id, now)))
     }
+    async fn release_tournament_lease(&self, id: Uuid, fence: &Fence) -> Result<()> {
+        self.with(|inner, now| {
+            inner.release_tournament_lease(id, fence, now);
+            Ok(())
+        })
+    }
 }

@@ -104,6 +104,17 @@ impl Inner {
         }))
     }
 
+    /// PostgreSQL's `release_tournament_lease`: expires now when held at `fence`.
+    pub(super) fn release_tournament_lease(&mut self, id: Uuid, fence: &Fence, now: i64) {
+        if let Some(t) = self.tournaments.get_mut(&id) {
+            if let Some((owner, epoch, expires)) = &mut t.lease {
+                if *owner == fence.node && *epoch == fence.epoch {
+                    *expires = now;
+                }
+            }
+        }
+    }
+
     /// The node holding tournament `id`'s unexpired lease.
     pub(super) fn tournament_lease_owner(&self, id: Uuid, now: i64) -> Option<String> {
         self.tournaments
