@@ -28,7 +28,6 @@ use axum::Json;
 use axum_login::AuthSession;
 use futures_util::stream::BoxStream;
 use futures_util::{Stream, StreamExt};
-use std::sync::Arc;
 use parchis_director::DirectorError;
 use parchis_protocol::{ErrorCode, NameReferee, RefereeCommand, RegisterEntry, TournamentCreated};
 use parchis_store::StoreError;
@@ -36,6 +35,7 @@ use parchis_tournament::{
     Account, CommandError, EntrantId, Input, MatchId, Official, Settings, TournamentView,
 };
 use serde::de::DeserializeOwned;
+use std::sync::Arc;
 use uuid::Uuid;
 
 use crate::accounts::auth::{self, Backend, User};
@@ -656,25 +656,23 @@ pub async fn events(
     ApiPath(TournamentPath { id }): ApiPath<TournamentPath>,
 ) -> Result<NoApi<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>>, ApiError> {
     let shutdown = state.shutdown_token();
-    let views: BoxStream<'static, Arc<TournamentView>> =
-        match state.directors().subscribe(id).await {
-            Ok(rx) => futures_util::stream::unfold((rx, shutdown), |(mut rx, shutdown)| async move {
-                tokio::select! {
-                    changed = rx.changed() => changed.ok()?,
-                    () = shutdown.cancelled() => return None,
-                }
-                let view = rx.borrow_and_update().clone();
-                Some((view, (rx, shutdown)))
-            })
-            .boxed(),
-            // Cluster mode: directed by another node; its views are relayed.
-            Err(DirectorError::Elsewhere { .. }) => {
-                crate::tournament_relay::remote_views(&state, id)
-                    .await?
-                    .boxed()
+    let views: BoxStream<'static, Arc<TournamentView>> = match state.directors().subscribe(id).await
+    {
+        Ok(rx) => futures_util::stream::unfold((rx, shutdown), |(mut rx, shutdown)| async move {
+            tokio::select! {
+                changed = rx.changed() => changed.ok()?,
+                () = shutdown.cancelled() => return None,
             }
-            Err(e) => return Err(refused(e)),
-        };
+            let view = rx.borrow_and_update().clone();
+            Some((view, (rx, shutdown)))
+        })
+        .boxed(),
+        // Cluster mode: directed by another node; its views are relayed.
+        Err(DirectorError::Elsewhere { .. }) => crate::tournament_relay::remote_views(&state, id)
+            .await?
+            .boxed(),
+        Err(e) => return Err(refused(e)),
+    };
     let stream = views.map(|view| {
         let data = serde_json::to_string(&*view).unwrap_or_default();
         Ok(SseEvent::default().event("tournament").data(data))

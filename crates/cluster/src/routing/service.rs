@@ -250,7 +250,12 @@ async fn directed(
 /// A tournament director closes the room: answered once it is closed.
 async fn closed(client: &async_nats::Client, handle: &RoomHandle, msg: async_nats::Message) {
     let (reply, answer) = oneshot::channel();
-    if handle.sender().send(RoomCmd::Close { reply }).await.is_err() {
+    if handle
+        .sender()
+        .send(RoomCmd::Close { reply })
+        .await
+        .is_err()
+    {
         respond(client, &msg, wire::to_bytes(&DirectorReply::Gone)).await;
         return;
     }

@@ -37,4 +37,5 @@ mod pause;
 mod routing;
 mod start;
 mod tournament;
+mod tournament_nodes;
 mod unknown_codes;

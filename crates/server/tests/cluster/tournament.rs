@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 const WHOLE: Duration = Duration::from_secs(180);
 
-async fn until(addr: SocketAddr, id: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+/// Polls `GET /api/tournaments/{id}` on `addr` until `pred` holds of the view (panics
+/// after three minutes).
+pub async fn until(addr: SocketAddr, id: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
     let end = Instant::now() + WHOLE;
     loop {
         let (status, v) = call(addr, "GET", &format!("/api/tournaments/{id}"), None, "").await;
@@ -27,7 +29,8 @@ async fn until(addr: SocketAddr, id: &str, what: &str, pred: impl Fn(&Value) -> 
     }
 }
 
-async fn lease(cluster: &Cluster, id: &str) -> Option<(String, i64)> {
+/// The tournament's lease row: its owner and epoch.
+pub async fn lease(cluster: &Cluster, id: &str) -> Option<(String, i64)> {
     sqlx::query_as::<_, (String, i64)>(
         "SELECT owner, epoch FROM tournament_leases WHERE tournament_id = $1::UUID",
     )
