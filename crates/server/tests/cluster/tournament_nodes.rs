@@ -299,3 +299,107 @@ async fn a_director_on_b_pauses_and_resumes_a_match_room_running_on_a() {
     assert_eq!(actions(&v), ["pause", "resume"], "{v:#}");
     assert_eq!(lease(&cluster, &id).await, Some(("b".to_owned(), 2)));
 }
+
+/// `SELECT $sql` on the test's pool as a float (ms on the database's clock).
+async fn db_ms(cluster: &Cluster, sql: &str, id: &str) -> f64 {
+    sqlx::query_scalar::<_, f64>(sql)
+        .bind(id)
+        .fetch_one(&cluster.db)
+        .await
+        .expect("read the database's clock")
+}
+
+/// SIGTERM of the node directing a tournament (and running its rooms): the drain stops
+/// the director between two inputs and releases its lease, so node b takes it (epoch 2)
+/// before a's lease would have expired (a TTL of 15 s, so that a claim after expiry
+/// cannot pass for a release), and the tournament finishes there with the same draw,
+/// one game per match.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drained_director_releases_its_tournament_and_b_carries_on_at_once() {
+    let opts = Opts {
+        nodes: 2,
+        lease_ttl_ms: 15_000,
+        ..Opts::default()
+    };
+    let Some(mut cluster) = Cluster::start("tournament_drain", opts).await else {
+        return;
+    };
+    let (a, b) = (cluster.addr(0), cluster.addr(1));
+    let org = sign_up_at(a, "Organiser").await;
+    let settings = json!({
+        "name": "Drained",
+        "preset": "pairs",
+        "registration_deadline_ms": now_ms() + 3_600_000,
+        "spectator_delay_throws": 0,
+        // Bots slow enough that round 1 is still played at the SIGTERM.
+        "bot_fill": {"up_to": 4, "level": "random", "think_ms": 30},
+    });
+    let created = post(a, "/api/tournaments", &org, settings, 201).await;
+    let id = created["id"].as_str().expect("id").to_owned();
+    let base = format!("/api/tournaments/{id}");
+    let drawn = post(a, &format!("{base}/close"), &org, Value::Null, 200).await;
+    let draw = crate::common::tour::round_one(&drawn);
+    until(a, &id, "round 1 playing", |v| {
+        matches(v)
+            .iter()
+            .any(|m| m["round"] == 1 && m["status"] == "playing")
+    })
+    .await;
+    assert_eq!(lease(&cluster, &id).await, Some(("a".to_owned(), 1)));
+    // At least this late would a's lease expire unrenewed.
+    let expiry = db_ms(
+        &cluster,
+        "SELECT (EXTRACT(EPOCH FROM expires_at) * 1000)::FLOAT8 FROM tournament_leases \
+         WHERE tournament_id = $1::UUID",
+        &id,
+    )
+    .await;
+    cluster.signal(0, "TERM");
+
+    // b directs it now, taken before a's lease would have run out.
+    let end = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if lease(&cluster, &id).await == Some(("b".to_owned(), 2)) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < end, "b never took the lease");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let now = db_ms(
+        &cluster,
+        "SELECT (EXTRACT(EPOCH FROM now()) * 1000)::FLOAT8 WHERE $1::TEXT IS NOT NULL",
+        &id,
+    )
+    .await;
+    assert!(
+        now < expiry,
+        "taken {} ms after a's lease would have expired: not released",
+        now - expiry
+    );
+    let status = cluster.wait_exit(0, Duration::from_secs(30)).await;
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "a exits cleanly: {status:?}"
+    );
+
+    let v = until(b, &id, "finished on b", |v| v["status"] == "finished").await;
+    assert_eq!(
+        crate::common::tour::round_one(&v),
+        draw,
+        "the same draw: {v:#}"
+    );
+    let ms = matches(&v);
+    assert_eq!(ms.len(), 3, "n − 1 games: {v:#}");
+    let mut games = std::collections::BTreeSet::new();
+    for m in &ms {
+        assert_eq!(m["status"], "finished", "{m}");
+        let room = m["room"].as_str().expect("room");
+        let stored = cluster.games_of(room).await;
+        assert_eq!(stored.len(), 1, "one game in room {room}: {stored:?}");
+        assert_eq!(m["game_id"].as_str(), Some(stored[0].as_str()), "{m}");
+        games.insert(stored[0].clone());
+    }
+    assert_eq!(games.len(), 3, "one game per match");
+    assert!(v["champion"].is_u64(), "{v:#}");
+    assert_eq!(lease(&cluster, &id).await, Some(("b".to_owned(), 2)));
+}
