@@ -59,6 +59,8 @@ pub struct Director {
     relay: Option<Arc<dyn ViewRelay>>,
     /// Cancelled to stop this director between two inputs (a drain).
     stop: CancellationToken,
+    /// The store knows the tournament finished (`finish_tournament`).
+    marked_finished: bool,
 }
 
 impl Director {
@@ -84,6 +86,7 @@ impl Director {
                 lost: false,
                 relay,
                 stop,
+                marked_finished: false,
             },
             rx,
         )
@@ -96,6 +99,7 @@ impl Director {
         let shutdown = self.rooms.shutdown_token();
         let stop = self.stop.clone();
         info!(tournament = %id, seq = self.seq, "director running");
+        self.mark_finished().await;
         self.sweep().await;
         while !self.lost {
             let pause = self.pause();
@@ -229,6 +233,7 @@ impl Director {
         }
         self.store(&entries).await?;
         let effects = self.t.commit(&entries)?;
+        self.mark_finished().await;
         let mut learnt = VecDeque::new();
         for effect in &effects {
             if *effect == Effect::Publish {
@@ -238,6 +243,32 @@ impl Director {
             }
         }
         Ok(learnt)
+    }
+
+    /// Once the tournament is finished, tells the store (once), so that no node restores
+    /// or claims it again. A failure is logged and tried again after the next input or
+    /// at the next start.
+    async fn mark_finished(&mut self) {
+        if self.marked_finished || self.t.phase() != Phase::Finished {
+            return;
+        }
+        let store = self.rooms.store().clone();
+        let marked = match log::tournaments(store.as_ref()) {
+            Ok(ts) => ts.finish_tournament(self.t.id(), now_ms()).await,
+            Err(e) => {
+                warn!(tournament = %self.t.id(), error = %e, "tournament not marked finished");
+                return;
+            }
+        };
+        match marked {
+            Ok(()) => {
+                info!(tournament = %self.t.id(), "tournament marked finished");
+                self.marked_finished = true;
+            }
+            Err(e) => {
+                warn!(tournament = %self.t.id(), error = %e, "tournament not marked finished")
+            }
+        }
     }
 
     /// Publishes the current view to the local subscribers and the relay.

@@ -7,8 +7,8 @@
 //! * [`actor`] is one tournament's task. For every input (a command, a timer wake at the
 //!   core's `next_wake`, a room's report) it asks the core for the events, **stores them
 //!   before acting** ([`log`]), folds them in and performs the effects ([`effects`]).
-//! * [`effects`] performs the core's effects on the rooms of this process
-//!   (`parchis_room`'s director rooms): each is idempotent, so a retried effect never makes
+//! * [`effects`] performs the core's effects on the rooms (`parchis_room`'s director
+//!   rooms, here or, in a cluster, on the node running each): each is idempotent, so a retried effect never makes
 //!   a second room (room codes come from `room_code(tournament, match, attempt)`).
 //! * [`reports`] turns what happened in the rooms into the core's inputs: seats taken,
 //!   games started (their `game_id`), games finished with their places from the engine's

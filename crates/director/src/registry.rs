@@ -154,8 +154,16 @@ impl Directors {
             .await?;
         info!(tournament = %id, organiser = %by, "tournament created");
         let _guard = self.inner.loading.lock().await;
-        let lease = self.lease(id).await?;
-        self.spawn(t, 1, lease);
+        match self.lease(id).await {
+            Ok(lease) => {
+                self.spawn(t, 1, lease);
+            }
+            // Stored, and this node drains: another node's claim loop directs it.
+            Err(DirectorError::Elsewhere { .. }) => {
+                info!(tournament = %id, "created on a draining node: another node will direct it")
+            }
+            Err(e) => return Err(e),
+        }
         Ok(id)
     }
 
@@ -257,9 +265,9 @@ impl Directors {
         Ok((seq, Arc::new(t.view())))
     }
 
-    /// Cluster mode: every [`Leasing::period`], takes the lease of every stored tournament
-    /// whose lease is absent or expired (its director died or never ran) and starts its
-    /// director here, which resumes from the store and performs what it still owes. Ends
+    /// Cluster mode: every [`Leasing::period`], takes the lease of every unfinished stored
+    /// tournament whose lease is absent or expired (its director died, was drained or
+    /// never ran; `claimable_tournament_ids`, oldest first) and starts its director here, which resumes from the store and performs what it still owes. Ends
     /// at shutdown; does nothing in single-node mode.
     pub async fn claim_loop(self) {
         let Some(leasing) = self.inner.leasing.clone() else {
@@ -278,7 +286,7 @@ impl Directors {
             }
             let store = self.inner.rooms.store().clone();
             let ids = match log::tournaments(store.as_ref()) {
-                Ok(ts) => ts.tournament_ids(MAX_TOURNAMENTS_LISTED).await,
+                Ok(ts) => ts.claimable_tournament_ids(MAX_TOURNAMENTS_LISTED).await,
                 Err(_) => return,
             };
             let ids = match ids {
@@ -301,8 +309,9 @@ impl Directors {
         }
     }
 
-    /// Starts the director of every stored tournament (at server start): each performs
-    /// what it still owes. Returns how many run.
+    /// Starts the director of every unfinished stored tournament (at server start, oldest
+    /// first; a finished one starts when it is read): each performs what it still owes.
+    /// Returns how many run.
     ///
     /// # Errors
     /// The store's (listing); a tournament that does not load is logged and skipped.
@@ -311,7 +320,7 @@ impl Directors {
         let Some(ts) = store.tournaments() else {
             return Ok(0);
         };
-        let ids = ts.tournament_ids(MAX_TOURNAMENTS_LISTED).await?;
+        let ids = ts.unfinished_tournament_ids(MAX_TOURNAMENTS_LISTED).await?;
         let mut n = 0;
         for id in ids {
             match self.handle(id).await {

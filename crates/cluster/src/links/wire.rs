@@ -829,6 +829,72 @@ mod tests {
     }
 
     #[test]
+    fn a_directors_ops_and_answers_have_these_bytes() {
+        let req = RoomRequest {
+            v: WIRE_VERSION,
+            owner: None,
+            op: RoomOp::Director {
+                director: DirectorCmd::Start {
+                    absent: vec![Colour::Green],
+                }
+                .into(),
+            },
+        };
+        let text = String::from_utf8(to_bytes(&req).to_vec()).expect("utf-8");
+        assert_eq!(
+            text,
+            r#"{"v":1,"op":"director","director":{"kind":"start","absent":["green"]}}"#
+        );
+        let RoomOp::Director { director } = read_request(text.as_bytes()).expect("reads").op else {
+            panic!("a director's op");
+        };
+        assert_eq!(
+            DirectorCmd::from(director),
+            DirectorCmd::Start {
+                absent: vec![Colour::Green]
+            }
+        );
+        let err = read_request(br#"{"v":1,"op":"director"}"#).expect_err("no command");
+        assert!(
+            err.to_string().contains("missing field `director`"),
+            "{err}"
+        );
+        let close = String::from_utf8(
+            to_bytes(&RoomRequest {
+                v: WIRE_VERSION,
+                owner: None,
+                op: RoomOp::Close,
+            })
+            .to_vec(),
+        )
+        .expect("utf-8");
+        assert_eq!(close, r#"{"v":1,"op":"close"}"#);
+        let game = uuid::Uuid::nil();
+        let done = DirectorReply::of(Ok(DirectorAnswer {
+            game_id: Some(game),
+            paused: true,
+        }));
+        assert_eq!(
+            serde_json::to_string(&done).expect("json"),
+            format!(r#"{{"answer":"directed","game_id":"{game}","paused":true}}"#)
+        );
+        let refused = DirectorReply::of(Err(Refusal::code(ErrorCode::NotEnoughPlayers)));
+        let text = serde_json::to_string(&refused).expect("json");
+        assert!(
+            text.starts_with(r#"{"answer":"refused","code":"not_enough_players""#),
+            "{text}"
+        );
+        assert_eq!(
+            serde_json::from_str::<DirectorReply>(&text).expect("reads"),
+            refused
+        );
+        assert_eq!(
+            serde_json::to_string(&DirectorReply::Closed).expect("json"),
+            r#"{"answer":"closed"}"#
+        );
+    }
+
+    #[test]
     fn another_version_or_shape_is_refused() {
         let err = read_request(br#"{"v":2,"op":"view"}"#).expect_err("v2");
         assert!(matches!(err, WireError::Version(2)), "{err}");
