@@ -39,7 +39,9 @@ pub mod replay;
 pub mod stall;
 pub mod state;
 pub mod static_files;
+pub mod tournament_errors;
 pub mod tournament_relay;
+pub mod tournament_views;
 pub mod tournaments;
 pub mod ws;
 

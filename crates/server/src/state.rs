@@ -67,7 +67,7 @@ impl AppState {
         });
         // Cluster mode: every published view is relayed to the other nodes' subscribers.
         let relay = cluster.as_ref().map(|c| {
-            Arc::new(crate::tournament_relay::NatsRelay::new(c.bus.clone()))
+            Arc::new(crate::tournament_views::NatsRelay::new(c.bus.clone()))
                 as Arc<dyn parchis_director::ViewRelay>
         });
         let directors = parchis_director::Directors::clustered(rooms.clone(), leasing, relay);

@@ -10,7 +10,7 @@
 //!   (the node is gone) is answered `503 room_unavailable`, "not applied"; no answer in
 //!   time is `503 outcome_unknown` (the command may have been applied: read the
 //!   tournament before sending it again). Both with `Retry-After`.
-//! * **Live views** ([`NatsRelay`], [`remote_views`]): every director publishes each view
+//! * **Live views** ([`crate::tournament_views::NatsRelay`], [`remote_views`]): every director publishes each view
 //!   on `P.tview.<ID>` with its log's last seq; a node serving the SSE subscription of a
 //!   tournament it does not direct sends the stored view first, then every relayed view
 //!   of a higher seq, and folds the store again every [`RESYNC`] (a lost message, or a
@@ -18,23 +18,21 @@
 
 use crate::http::ApiError;
 use crate::state::AppState;
-use crate::tournaments;
+use crate::tournament_errors::refused;
+use crate::tournament_views::{PublishedOwned, VIEWS_VERSION};
 use async_nats::RequestErrorKind;
 use axum::http::StatusCode;
 use futures_util::{Stream, StreamExt};
-use parchis_cluster::Bus;
-use parchis_director::{DirectorError, ViewRelay};
+use parchis_director::DirectorError;
 use parchis_protocol::ErrorCode;
 use parchis_tournament::{Input, TournamentView};
 use serde::{Deserialize, Serialize};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tracing::{debug, info, warn};
 use uuid::Uuid;
 
-/// The version of the shapes here.
+/// The version of the forwarded commands' shapes.
 pub const WIRE_VERSION: u32 = 1;
 /// The longest wait for the directing node's answer to a forwarded command (below the
 /// HTTP request timeout of 10 s): the director answers once its events are stored and
@@ -73,60 +71,6 @@ enum ForwardAnswer {
     Elsewhere { owner: String },
     /// Unreadable, or another version: nothing was applied.
     Bad { message: String },
-}
-
-/// A published view on `P.tview.<ID>`.
-#[derive(Serialize)]
-struct Published<'a> {
-    v: u32,
-    tournament: Uuid,
-    seq: i64,
-    view: &'a TournamentView,
-}
-
-/// [`Published`] as read.
-#[derive(Deserialize)]
-struct PublishedOwned {
-    v: u32,
-    tournament: Uuid,
-    seq: i64,
-    view: TournamentView,
-}
-
-/// The directors' [`ViewRelay`] over NATS (`P.tview.<ID>`).
-pub struct NatsRelay {
-    bus: Bus,
-}
-
-impl NatsRelay {
-    /// Publishes on `bus`.
-    pub fn new(bus: Bus) -> NatsRelay {
-        NatsRelay { bus }
-    }
-}
-
-impl ViewRelay for NatsRelay {
-    fn published(
-        &self,
-        id: Uuid,
-        seq: i64,
-        view: Arc<TournamentView>,
-    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'static>> {
-        let client = self.bus.client().clone();
-        let subject = self.bus.tournament_view_subject(&id);
-        let body = serde_json::to_vec(&Published {
-            v: WIRE_VERSION,
-            tournament: id,
-            seq,
-            view: &view,
-        });
-        Box::pin(async move {
-            let Ok(body) = body else { return };
-            if let Err(e) = client.publish(subject, body.into()).await {
-                debug!(tournament = %id, seq, error = %e, "tournament view not relayed");
-            }
-        })
-    }
 }
 
 /// Serves `P.tournament.<NODE>` for this node until shutdown (cluster mode; nothing on a
@@ -179,7 +123,7 @@ async fn answer(state: AppState, msg: async_nats::Message) {
                 }
                 Err(DirectorError::Elsewhere { owner, .. }) => ForwardAnswer::Elsewhere { owner },
                 Err(e) => {
-                    let api = tournaments::refused(e);
+                    let api = refused(e);
                     let (status, body, retry_after_secs) = api.parts();
                     ForwardAnswer::Refused {
                         status: status.as_u16(),
@@ -349,11 +293,7 @@ pub async fn remote_views(
         .subscribe(subject)
         .await
         .map_err(|e| not_applied(format!("live views not subscribed: {e}")))?;
-    let (seq, first) = state
-        .directors()
-        .stored_view(id)
-        .await
-        .map_err(tournaments::refused)?;
+    let (seq, first) = state.directors().stored_view(id).await.map_err(refused)?;
     let mut resync = tokio::time::interval(RESYNC);
     resync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     resync.reset();
@@ -391,7 +331,7 @@ impl Feed {
                 msg = self.sub.next() => {
                     let msg = msg?;
                     match serde_json::from_slice::<PublishedOwned>(&msg.payload) {
-                        Ok(p) if p.v == WIRE_VERSION && p.tournament == self.id && p.seq > self.last => {
+                        Ok(p) if p.v == VIEWS_VERSION && p.tournament == self.id && p.seq > self.last => {
                             self.last = p.seq;
                             return Some((Arc::new(p.view), self));
                         }

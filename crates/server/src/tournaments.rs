@@ -31,9 +31,7 @@ use futures_util::{Stream, StreamExt};
 use parchis_director::DirectorError;
 use parchis_protocol::{ErrorCode, NameReferee, RefereeCommand, RegisterEntry, TournamentCreated};
 use parchis_store::StoreError;
-use parchis_tournament::{
-    Account, CommandError, EntrantId, Input, MatchId, Official, Settings, TournamentView,
-};
+use parchis_tournament::{Account, EntrantId, Input, MatchId, Official, Settings, TournamentView};
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
 use uuid::Uuid;
@@ -43,6 +41,7 @@ use crate::accounts::username;
 use crate::api_doc;
 use crate::http::{ApiError, ApiPath};
 use crate::state::AppState;
+use crate::tournament_errors::{bad, err, refused, store_error};
 
 /// Largest body of a tournament route, in bytes.
 pub const MAX_BODY_BYTES: usize = 8 * 1024;
@@ -146,75 +145,6 @@ pub fn router() -> ApiRouter<AppState> {
         )
         .route_layer(axum::middleware::from_fn(crate::accounts::csrf::check))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-}
-
-fn err(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> ApiError {
-    ApiError::new(status, code, message)
-}
-
-fn bad(message: impl Into<String>) -> ApiError {
-    err(StatusCode::BAD_REQUEST, ErrorCode::BadRequest, message)
-}
-
-fn unknown() -> ApiError {
-    let code = ErrorCode::UnknownTournament;
-    err(StatusCode::NOT_FOUND, code, code.describe())
-}
-
-fn store_error(e: StoreError) -> ApiError {
-    if e.is_unreachable() || matches!(e, StoreError::Unsupported(_)) {
-        let code = ErrorCode::RoomUnavailable;
-        return err(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string());
-    }
-    tracing::error!(error = %e, "tournament store failed");
-    let code = ErrorCode::Internal;
-    err(StatusCode::INTERNAL_SERVER_ERROR, code, code.describe())
-}
-
-/// The HTTP answer of a director's refusal.
-pub(crate) fn refused(e: DirectorError) -> ApiError {
-    use CommandError as C;
-    match e {
-        DirectorError::NotFound(_) => unknown(),
-        DirectorError::Settings(e) => bad(e.to_string()),
-        DirectorError::Store(e) => store_error(e),
-        DirectorError::Refused(c) => {
-            let text = c.to_string();
-            match c {
-                C::NotOrganiser | C::NotReferee => {
-                    err(StatusCode::FORBIDDEN, ErrorCode::NotReferee, text)
-                }
-                C::UnknownMatch(_) | C::UnknownEntrant(_) => {
-                    err(StatusCode::NOT_FOUND, ErrorCode::UnknownTournament, text)
-                }
-                C::PartnerRequired
-                | C::NoPartnerAllowed
-                | C::OwnPartner
-                | C::TeamName
-                | C::BadPlaces(_)
-                | C::Reason
-                | C::BelowMinRating { .. } => bad(text),
-                C::Internal(e) => {
-                    tracing::error!(error = %e, "director's decision did not fold");
-                    err(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal, text)
-                }
-                _ => err(StatusCode::CONFLICT, ErrorCode::TournamentRefused, text),
-            }
-        }
-        DirectorError::Stopped | DirectorError::Elsewhere { .. } => err(
-            StatusCode::SERVICE_UNAVAILABLE,
-            ErrorCode::RoomUnavailable,
-            e.to_string(),
-        ),
-        e @ (DirectorError::Corrupt(_) | DirectorError::Unreadable(_)) => {
-            tracing::error!(error = %e, "tournament unreadable");
-            err(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                ErrorCode::Internal,
-                e.to_string(),
-            )
-        }
-    }
 }
 
 /// The body as one JSON object of `T`.
