@@ -38,6 +38,8 @@ mkdir -p "$ROOT/artifacts/schemathesis"
 # answers are still documented and checked when they come; the accounts' sign-up and
 # log-in rates, 10 an hour and 20 a minute by default, would otherwise answer nearly
 # every sign-up and log-in 429 and leave their other answers unfuzzed); bots at full speed.
+# Tournaments: the fuzzer's account organises at most 3 unfinished ones, each filled with
+# at most 4 bot entrants (a fuzzed `bot_fill` of 256 would otherwise start 128 bot games).
 env -u DATABASE_URL -u PARCHIS_NATS_URL "$BIN" --port "$PORT" --data-dir "$DATA" \
     --admin-token "$TOKEN" \
     --room-creations-per-minute 1000000 --max-lobbies-per-address 1000000 \
@@ -45,6 +47,7 @@ env -u DATABASE_URL -u PARCHIS_NATS_URL "$BIN" --port "$PORT" --data-dir "$DATA"
     --lookups-per-minute 1000000 --min-unwatched-bot-think-ms 0 \
     --signups-per-hour 1000000 --logins-per-minute 1000000 \
     --logins-per-hour-per-username 1000000 \
+    --max-open-tournaments-per-account 3 --max-tournament-bot-fill 4 \
     --public-url "http://127.0.0.1:$PORT" >"$LOG" 2>&1 &
 SERVER=$!
 cleanup() {
@@ -70,13 +73,18 @@ curl -fs "$URL/readyz" >/dev/null || { echo "the server did not start" >&2; cat 
     PARCHIS_URL="$URL" node --experimental-websocket --test dist/
 )
 
-# An account for the logged-in player's routes (schemathesis/schemathesis.toml).
-ACCOUNT_TOKEN=$(curl -fs -X POST -H 'Content-Type: application/json' \
-    -d '{"username": "fuzzer", "password": "fuzzing-password-31"}' "$URL/api/accounts" |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])')
+# Two accounts for the logged-in player's routes (schemathesis/schemathesis.toml): one
+# for `/api/me…`, one for the tournaments and quick pairing.
+sign_up() {
+    curl -fs -X POST -H 'Content-Type: application/json' \
+        -d "{\"username\": \"$1\", \"password\": \"fuzzing-password-31\"}" "$URL/api/accounts" |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])'
+}
+ACCOUNT_TOKEN=$(sign_up fuzzer)
+PLAYER_TOKEN=$(sign_up tourney-player-31)
 
 started=$(date +%s)
-FUZZ_ADMIN_TOKEN="$TOKEN" FUZZ_ACCOUNT_TOKEN="$ACCOUNT_TOKEN" \
+FUZZ_ADMIN_TOKEN="$TOKEN" FUZZ_ACCOUNT_TOKEN="$ACCOUNT_TOKEN" FUZZ_PLAYER_TOKEN="$PLAYER_TOKEN" \
 "$VENV/bin/schemathesis" --config-file "$ROOT/api-tests/schemathesis/schemathesis.toml" \
     run "$URL/api/openapi.json" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
@@ -85,4 +93,5 @@ FUZZ_ADMIN_TOKEN="$TOKEN" FUZZ_ACCOUNT_TOKEN="$ACCOUNT_TOKEN" \
     --report junit,ndjson --report-dir "$ROOT/artifacts/schemathesis" \
     --report-ndjson-path "$ROOT/artifacts/schemathesis/report.ndjson"
 echo "schemathesis: $(( $(date +%s) - started )) s; examples per operation and phase:"
+echo "tournaments the fuzzer created: $(curl -fs "$URL/api/tournaments" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["tournaments"]))')"
 python3 api-tests/schemathesis/counts.py "$ROOT/artifacts/schemathesis/report.ndjson" proto/openapi.json

@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -208,8 +209,9 @@ export async function act(page, st, mode, pickFn = choose) {
   }
   await waitFor(page, async () => (await page.evaluate(() => window.__parchis.state().seq)) > before, `${page.tag} to see its action applied`);
   if (a) {
-    // The piece is drawn where the server's preview said it would land.
-    const colour = st.colour;
+    // The piece is drawn where the server's preview said it would land (in pairs, a
+    // finished player moves the partner's pieces: the button names the piece's colour).
+    const colour = a.colour || st.colour;
     const landed = await waitFor(page, () => page.$eval(`svg.board .piece[data-colour="${colour}"][data-piece="${a.piece}"]`, (e) => e.dataset.loc).catch(() => null), 'the moved piece');
     a.landed = landed;
   }
@@ -231,4 +233,40 @@ export function offBodyPoint(hit) {
     }
     return null;
   });
+}
+
+/**
+ * Plays a game to its end through the UI of the players' `pages`, as fast as a keen
+ * player clicks: whoever may act presses the roll button or an action button of the list
+ * (`pickFn`, by default `choose`), and every moved piece must land where its button said
+ * (`act`). Bots and the server do the rest; the test decides nothing. Resolves once every
+ * page shows the outcome, with `{ steps, ms }` (the pages' own steps, the time taken);
+ * throws when the game is not over within `budgetMs`. A step that fails because the game
+ * ended under it is not a failure; any other failure throws (use a clock long enough for
+ * the machine: a turn that times out is a failure here).
+ */
+export async function playToEnd(pages, { budgetMs = 240_000, pickFn = choose } = {}) {
+  const t0 = Date.now();
+  let steps = 0;
+  for (;;) {
+    const sts = await Promise.all(pages.map(status));
+    if (sts.some((s) => s.outcome)) break;
+    if (Date.now() - t0 > budgetMs) {
+      throw new Error(`the game was not over after ${Math.round((Date.now() - t0) / 1000)} s and ${steps} steps\n--- server log ---\n${pages[0].env.serverLog.slice(-3000)}`);
+    }
+    const i = sts.findIndex((s) => s.myTurn && s.role === 'player');
+    if (i < 0) { await sleep(15); continue; }
+    const page = pages[i];
+    try {
+      const played = await act(page, sts[i], 'list', pickFn);
+      // (A piece found back in its nest was captured right after landing: bots at 0 ms
+      // can play before the page is read; no move goes to the nest.)
+      if (played && played.landed !== 'nest') assert.equal(played.landed, played.target, `${page.tag}: ${JSON.stringify(played)} lands where its button said`);
+      steps += 1;
+    } catch (e) {
+      if (!(await status(page)).outcome) throw e;
+    }
+  }
+  for (const p of pages) await waitFor(p, async () => (await status(p)).outcome, `${p.tag} to see the outcome`);
+  return { steps, ms: Date.now() - t0 };
 }

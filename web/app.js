@@ -187,6 +187,7 @@ if (typeof window.__parchisTestHook === 'function') {
     drop: () => { if (ctx.conn && ctx.conn.ws) ctx.conn.ws.close(4999, 'test drop'); },
     sounds: () => sound.played.slice(),
     animations: () => ctx.animations,
+    homeAnimations: () => ctx.homeAnimations,
     diceAnimations: () => ctx.diceAnimations,
     replay: () => ctx.replay && { i: ctx.replay.i, n: ctx.replay.data.steps.length },
     view: () => currentView(),

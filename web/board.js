@@ -124,6 +124,18 @@ function shapeEl(colour, parent) {
 export const HIT_PX = 46;
 
 /**
+ * How much larger pieces are drawn on a phone-sized screen (≤ 820 CSS px wide, where the
+ * zoom button shows): a ring square is only ~18 CSS px long there, so a piece of radius
+ * 13 units (26 of the square's 30) would be under 15 px; at 1.2 it is as long as the
+ * square (31 units, ~18.5 px on a 390 px phone; twice that zoomed). Two pieces on one
+ * square then touch rather than sit apart. Touch areas do not depend on it (HIT_PX).
+ */
+export const PHONE_PIECE_SCALE = 1.2;
+function pieceScale() {
+  return typeof matchMedia === 'function' && matchMedia('(max-width: 820px)').matches ? PHONE_PIECE_SCALE : 1;
+}
+
+/**
  * Creates the board in `container`. Returns { render(state), animate(move), svg }.
  * state: { board: {safe_squares, exit_squares, last_ring_squares}, bottom: colour,
  *          pieces: [{colour, piece, at}], selectable: Set("colour:piece"), selected,
@@ -174,6 +186,8 @@ export function createBoard(container) {
     if (state.turn) svg.dataset.turn = state.turn;
     const upp = unitsPerPx();
     const hitR = Math.max(16, (HIT_PX / 2) * upp);
+    const scale = pieceScale();
+    svg.dataset.pieceScale = String(scale);
     // Square numbers are drawn 10 units high: left out when that is under 9 CSS px.
     svg.classList.toggle('no-nums', 10 / upp < 9);
     pieces.replaceChildren();
@@ -263,11 +277,13 @@ export function createBoard(container) {
         } else {
           g.setAttribute('role', 'img');
         }
-        el('circle', { r: 13, class: 'piece-body', fill: FILL[p.colour] }, g);
-        el('circle', { r: 6, class: 'piece-eye' }, g);
-        const shape = el('g', { class: 'piece-mark', 'data-shape': SHAPE_CHAR[p.colour], transform: angle ? `rotate(${-angle})` : '' }, g);
+        // The drawing, scaled on a phone (the group `g` itself is moved and animated).
+        const art = scale === 1 ? g : el('g', { class: 'piece-art', transform: `scale(${scale})` }, g);
+        el('circle', { r: 13, class: 'piece-body', fill: FILL[p.colour] }, art);
+        el('circle', { r: 6, class: 'piece-eye' }, art);
+        const shape = el('g', { class: 'piece-mark', 'data-shape': SHAPE_CHAR[p.colour], transform: angle ? `rotate(${-angle})` : '' }, art);
         shapeEl(p.colour, shape);
-        const tx = el('text', { class: 'piece-num', 'text-anchor': 'middle', 'dominant-baseline': 'central', transform: angle ? `rotate(${-angle})` : '' }, g);
+        const tx = el('text', { class: 'piece-num', 'text-anchor': 'middle', 'dominant-baseline': 'central', transform: angle ? `rotate(${-angle})` : '' }, art);
         tx.textContent = String(p.piece + 1);
       });
     }

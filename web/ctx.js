@@ -28,6 +28,8 @@ export const ctx = {
   replay: null,
   /** Moves and dice rolls animated so far (read by the browser tests). */
   animations: 0,
+  /** Captured pieces animated going home (a subset of `animations`; tests read it). */
+  homeAnimations: 0,
   diceAnimations: 0,
   /** "Play a bot now": start the game as soon as the room is ours. */
   autoStart: false,

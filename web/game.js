@@ -105,7 +105,9 @@ function keepFocus() {
   const a = document.activeElement;
   const lost = !a || a === document.body || !a.isConnected || (a.closest && a.closest('[hidden]'));
   if (!lost && !ctx.refocus) return;
-  if (!lost && ctx.refocus && a && a.id !== 'roll-btn' && !(a.closest && a.closest('#action-list, svg.board'))) return;
+  // Where the focus was put after a move (the turn line, while the others play) it moves
+  // on to the roll button when the turn comes back; elsewhere, it stays where the user put it.
+  if (!lost && ctx.refocus && a && a.id !== 'roll-btn' && a.id !== 'turn-banner' && !(a.closest && a.closest('#action-list, svg.board'))) return;
   const roll = $('roll-btn');
   const target = (!roll.hidden && !roll.disabled && roll)
     || document.querySelector('svg.board .target')
@@ -193,6 +195,7 @@ function renderActions(mine, actions) {
   for (const d of actions) {
     const b = button(actionLabel(d), () => play(d.key), null, `action${d.capture ? ' capture' : ''}${d.action.type === 'bonus' ? ' bonus' : ''}`);
     b.dataset.kind = d.action.type;
+    b.dataset.colour = d.colour;
     b.dataset.piece = d.piece;
     b.dataset.target = d.to;
     b.dataset.steps = d.steps;
@@ -380,7 +383,7 @@ onAfterRender((todo) => {
   const { S, board } = ctx;
   if (!board || !S.room || S.room.status === 'lobby') return;
   for (const f of todo) if (f.type === 'animate' && board.animate(f)) ctx.animations += 1;
-  for (const f of todo) if (f.type === 'captured' && board.animateHome(f)) ctx.animations += 1;
+  for (const f of todo) if (f.type === 'captured' && board.animateHome(f)) { ctx.animations += 1; ctx.homeAnimations += 1; }
   if (todo.some((f) => f.type === 'dice')) animateDice();
   keepFocus();
 });

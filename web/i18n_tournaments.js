@@ -108,6 +108,7 @@ export const TOURNAMENT_ES = {
   tour_no_actions: 'Ninguna por ahora.',
   err_unknown_tournament: 'Ese torneo (o esa partida) no existe.',
   err_tournament_refused: 'El torneo no lo permite ahora.',
+  err_too_many_tournaments: 'Ya organizas tantos torneos sin terminar como se permite: espera a que acabe uno.',
   err_not_referee: 'Solo quien organiza o un árbitro puede hacerlo.',
 };
 
@@ -218,5 +219,6 @@ export const TOURNAMENT_EN = {
   tour_no_actions: 'None so far.',
   err_unknown_tournament: 'That tournament (or match) does not exist.',
   err_tournament_refused: 'The tournament does not allow it now.',
+  err_too_many_tournaments: 'You organise as many unfinished tournaments as allowed: wait for one to finish.',
   err_not_referee: 'Only the organiser or a referee may do that.',
 };

@@ -1,15 +1,19 @@
 // Browser test of the account pages (issue 26) on a desktop and a phone: two players sign
 // up (the ten recovery codes shown once, "I saved them"), create and join a rated 2-seat
-// room (the "rated" choice only when logged in; no bots), play real turns, and the game
-// ends by a forfeit; both ratings change on the profiles (numbers and the SVG chart),
-// recent games link to their replays; after five rated games both are on the
-// leaderboard, the winner first. Log out, log in, a wrong password, recovery with a
-// code and a password change. axe-core (0 violations) and 44×44 px targets on every new
-// view. Screenshots in artifacts/e2e/.
+// room (the "rated" choice only when logged in; no bots) and play it to its end through
+// the game view (roll, then an action button, on both pages: `playToEnd`; the server
+// alone decides, about 1 min); the winner's rating goes up and the loser's down on both
+// profiles (numbers, μ from the API and the SVG chart), recent games link to their
+// replays; after five rated games (four more ended by forfeits, to keep the test short)
+// both are on the leaderboard, the player with four wins first. Log out, log in, a wrong
+// password, recovery with a code and a password change. axe-core (0 violations) and
+// 44×44 px targets on every new view. Screenshots in artifacts/e2e/.
+//
+// Time: about 2.5 min for the file on the 2-core CI machine.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, teardown, newPage, shot, status, waitFor, act, PHONE, DESKTOP } from '../harness.mjs';
+import { setup, teardown, newPage, shot, waitFor, playToEnd, PHONE, DESKTOP } from '../harness.mjs';
 import { assertNoAxeViolations, assertTargets } from '../a11y.mjs';
 
 let env;
@@ -121,21 +125,19 @@ test('two players sign up, play rated games, see their ratings change on the pro
   assert.equal(await profileRating(a, 'online'), null);
   assert.ok(await a.isVisible('#profile-no-ratings'));
 
-  // --- The first rated game: real turns, then B forfeits. ---
+  // --- The first rated game, played to its end by both pages. ---
   const code = await ratedGame(a, b, { checkA11y: true });
   const names = await a.$$eval('#player-list li .player-name', (ls) => ls.map((l) => l.textContent));
   assert.ok(names.some((n) => n.includes('Ana_1')) && names.some((n) => n.includes('Benito_2')), `seats show the usernames: ${names}`);
-  let played = 0;
-  for (let steps = 0; steps < 40 && played < 6;) {
-    const sts = await Promise.all([a, b].map(status));
-    const i = sts.findIndex((s) => s.myTurn);
-    if (i < 0) { await waitFor(a, async () => (await Promise.all([a, b].map(status))).some((s) => s.myTurn), 'someone to act'); continue; }
-    steps += 1;
-    const done = await act([a, b][i], sts[i], 'list');
-    if (done) { assert.equal(done.landed, done.target); played += 1; }
-  }
-  await shot(b, 'rated-game-phone.png');
-  await forfeit(b, a);
+  const { steps, ms } = await playToEnd([a, b], { budgetMs: 240_000 });
+  console.log(`# the rated game was played to its end: ${steps} steps in ${Math.round(ms / 1000)} s`);
+  for (const p of [a, b]) await p.waitForSelector('#result:not([hidden])');
+  const aWon = (await a.textContent('#result-you')) === '¡Has ganado!';
+  const [winner, loser] = aWon ? [a, b] : [b, a];
+  const [winnerName, loserName] = aWon ? ['Ana_1', 'Benito_2'] : ['Benito_2', 'Ana_1'];
+  assert.equal(await winner.textContent('#result-you'), '¡Has ganado!');
+  assert.equal(await loser.textContent('#result-you'), 'Has perdido.');
+  await shot(b, 'rated-result-phone.png');
   await shot(a, 'rated-result.png');
   assert.ok(await a.isVisible('#result-profile'), 'a rated game\'s result links to the profile');
   await a.click('#result-profile');
@@ -145,9 +147,14 @@ test('two players sign up, play rated games, see their ratings change on the pro
   await openProfile(b, 'Benito_2');
   const b1 = await profileRating(b, 'online');
   assert.equal(b1.games, 1, 'one rated game on B\'s profile');
-  assert.ok(a1.display > b1.display, `the winner is rated above the loser: ${a1.display} > ${b1.display}`);
-  assert.ok(a1.display !== 1000 || b1.display !== 1000, 'the ratings changed from a new player\'s 1000');
+  // Both started at a new player's 1000 (μ 25): the winner's went up, the loser's down.
+  const [w1, l1] = aWon ? [a1, b1] : [b1, a1];
+  assert.ok(w1.display > 1000, `the winner's rating went up: ${w1.display}`);
+  assert.ok(l1.display < 1000, `the loser's rating went down: ${l1.display}`);
+  const mu = async (u) => (await (await fetch(`${env.base}/api/players/${u}`)).json()).ratings.online.mu;
+  assert.ok(await mu(winnerName) > 25 && await mu(loserName) < 25, 'μ moved the same way');
   assert.equal(await b.getAttribute('.rating-chart', 'data-points'), '1');
+  assert.equal(Number(await b.getAttribute('.rating-chart', 'data-last')), b1.display, 'B\'s chart ends at the new rating');
   // The recent game links to its replay.
   const link = await b.getAttribute(`#profile-games li .replay-link`, 'href');
   assert.match(link, /^\/\?game=/);
@@ -158,10 +165,12 @@ test('two players sign up, play rated games, see their ratings change on the pro
   await b.waitForSelector('#view-replay:not([hidden])');
   assert.match(await b.textContent('#replay-title'), new RegExp(code));
 
-  // --- Four more rated games (forfeits, alternating), enough for the leaderboard. ---
+  // --- Four more rated games (forfeits), enough for the leaderboard: A ends with four
+  // wins and one loss whoever won the first. ---
   for (let k = 0; k < 4; k++) {
+    const aLeaves = aWon && k === 2;
     await ratedGame(a, b);
-    await forfeit(k === 2 ? a : b, k === 2 ? b : a);
+    await forfeit(aLeaves ? a : b, aLeaves ? b : a);
   }
   await openProfile(a, 'Ana_1');
   const a5 = await profileRating(a, 'online');

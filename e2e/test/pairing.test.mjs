@@ -63,6 +63,8 @@ test('two guests are paired in a casual pool and the game starts by itself; canc
   await g1.waitForSelector('#pairing-card[data-phase="waiting"]');
   await lobby(g2, 'Gonzalo');
   await waitFor(g2, async () => (await g2.$$('#pairing-pools li[data-waiting="1"]')).length === 1, 'the lobby lists one player waiting', 12000);
+  await assertNoAxeViolations(g2, 'lobby with quick pairing and a player waiting (desktop)');
+  await assertTargets(g2, 'lobby with quick pairing and a player waiting (desktop)');
   await g2.click('#pairing-find');
   for (const p of [g1, g2]) await p.waitForSelector('#view-game:not([hidden])', { timeout: 20000 });
   const [s1, s2] = await Promise.all([status(g1), status(g2)]);

@@ -12,7 +12,8 @@ import assert from 'node:assert/strict';
 import { setup, teardown, newPage, shot, status, waitFor, act, PHONE, DESKTOP, sleep } from '../harness.mjs';
 
 let env;
-before(async () => { env = await setup({ seed: '17017' }); });
+// Four games against bots from one address: above the default limit of 3 bot rooms.
+before(async () => { env = await setup({ seed: '17017', extraEnv: { PARCHIS_MAX_BOT_ROOMS_PER_ADDRESS: '20' } }); });
 after(async () => { await teardown(env); });
 
 async function createVsBot(page, { preset = 'classic', colour = 'red', clock = '60', think = null } = {}) {
@@ -182,28 +183,36 @@ test('phone play in classic: touch areas, no deselect trap, the board turned, a 
   for (const q of [p, w, plain]) assert.deepEqual(q.errors, [], `${q.tag} had no page errors`);
 });
 
-test('prefers-reduced-motion: moves are drawn without animation', { timeout: 3 * 60 * 1000 }, async () => {
-  const r = await newPage(env, 'R', DESKTOP, { reducedMotion: 'reduce' });
+for (const [label, viewport] of [['phone', PHONE], ['desktop', DESKTOP]]) {
+test(`${label}: prefers-reduced-motion: moves, captures and dice are drawn without animation`, { timeout: 3 * 60 * 1000 }, async () => {
+  // Seeded (the server's dice and this page's seed): the same game, with a capture, every run.
+  const r = await newPage(env, `R-${label}`, viewport, { reducedMotion: 'reduce', hasTouch: viewport === PHONE, entropy: `rm-${label}` });
   await createVsBot(r, { preset: 'online', colour: 'yellow' });
   await r.click('#start-btn');
   await r.waitForSelector('#view-game:not([hidden])');
-  let moves = 0;
-  while (moves < 6) {
+  // Play (captures first) until pieces moved and one was captured, or the game ends.
+  let moves = 0; let captures = 0;
+  while (moves < 6 || captures < 1) {
     const st = await status(r);
     if (st.outcome) break;
     if (!st.myTurn) {
       const seq = st.seq;
-      await waitFor(r, async () => { const s = await status(r); return s.seq > seq || s.myTurn; }, 'the bot', 20000);
-      moves = (await r.$$eval('#log li', (ls) => ls.filter((l) => /mueve|saca una ficha/.test(l.textContent)).length));
+      await waitFor(r, async () => { const s = await status(r); return s.seq > seq || s.myTurn || s.outcome; }, 'the bot', 20000);
+      const log = await r.$$eval('#log li', (ls) => ls.map((l) => l.textContent));
+      moves = log.filter((l) => /mueve|saca una ficha/.test(l)).length;
+      captures = log.filter((l) => / come a /.test(l)).length;
       continue;
     }
     await act(r, st, 'list');
   }
-  assert.ok(moves >= 1, 'pieces moved');
+  assert.ok(moves >= 6, `pieces moved: ${moves}`);
+  assert.ok(captures >= 1, 'a piece was captured (and sent home without animation)');
   assert.equal(await r.evaluate(() => window.__parchis.animations()), 0, 'no animation with reduced motion');
+  assert.equal(await r.evaluate(() => window.__parchis.homeAnimations()), 0, 'no captured piece animated going home');
   assert.equal(await r.evaluate(() => window.__parchis.diceAnimations()), 0, 'no dice animation with reduced motion');
   assert.deepEqual(r.errors, []);
 });
+}
 
 test('timeout strikes are shown to the player and beside each player', { timeout: 3 * 60 * 1000 }, async () => {
   const s = await newPage(env, 'S', PHONE);

@@ -1,5 +1,6 @@
 // Browser test of issue 29's phone board leftovers (390×844, touch): unzoomed pieces are
-// small (the ring's squares leave no room for more), so every movable piece and target
+// drawn as large as a ring square leaves room for (the board edge to edge, pieces 1.2×:
+// ~18 px), still small for a finger, so every movable piece and target
 // has a touch area of at least 44×44 CSS px, zoomed or not, and two movable pieces on one
 // square share one area that opens the stacked-piece chooser (44 px buttons). The game
 // is played against a bot with seeded dice and a seeded client seed until such a stack
@@ -76,7 +77,12 @@ test('phone: touch areas of 44 px zoomed or not; two movable pieces on a square 
     if (!st.myTurn.must_roll && !measured) {
       // Unzoomed: the pieces are small, their touch areas are not.
       const body = await box(p, 'svg.board .piece.selectable .piece-body');
-      assert.ok(body.w < 44, `unzoomed pieces are drawn small (${body.w} px)`);
+      // Drawn edge to edge and 1.2× on a phone (board.js PHONE_PIECE_SCALE): a piece is as
+      // long as a ring square, ~18.4 px instead of the 14.7 px of issue 29's point 2.
+      assert.equal(await p.getAttribute('svg.board', 'data-piece-scale'), '1.2');
+      const board = await box(p, 'svg.board');
+      assert.ok(board.w >= PHONE.width - 1, `the board spans the phone's width: ${board.w} px`);
+      assert.ok(body.w >= 18 && body.w < 44, `unzoomed pieces of ${body.w} px: larger than before, still smaller than their touch areas`);
       assert.deepEqual(await smallHits(p), [], 'every touch area is at least 44 px unzoomed');
       measured = true;
     }

@@ -87,7 +87,7 @@ for (const [label, viewport] of [['phone', PHONE], ['desktop', DESKTOP]]) {
     assert.match(await p.textContent('#emote-feed'), /¡Suerte!/);
 
     // Play: the first roll by keyboard; the focus must land on what comes next.
-    let keyboardChecked = false; let capture = null; let survived = false; let labelled = false; let zoomed = !touch; let stacked = false;
+    let keyboardChecked = false; let moveFocus = null; let capture = null; let survived = false; let labelled = false; let zoomed = !touch; let stacked = false;
     const animBefore = await p.evaluate(() => window.__parchis.animations());
     for (let steps = 0; steps < 400; steps++) {
       const st = await status(p);
@@ -121,6 +121,10 @@ for (const [label, viewport] of [['phone', PHONE], ['desktop', DESKTOP]]) {
         const seq = st.seq;
         await waitFor(p, async () => { const s = await status(p); return s.seq > seq || s.myTurn || s.outcome; }, 'the bot', 20000);
         continue;
+      }
+      if (moveFocus === 'moved' && st.myTurn.must_roll) {
+        // The turn came back after a keyboard move: the focus is on the roll button (no Tab).
+        moveFocus = await waitFor(p, async () => { const x = await focused(p); return x === '#roll-btn' ? x : null; }, 'the focus on the roll button when the turn comes back', 5000);
       }
       if (st.myTurn.must_roll && !keyboardChecked) {
         await p.focus('#roll-btn');
@@ -177,13 +181,23 @@ for (const [label, viewport] of [['phone', PHONE], ['desktop', DESKTOP]]) {
           }
           labelled = true;
         }
+        if (keyboardChecked && !moveFocus && a.kind !== 'bonus') {
+          // A move by keyboard (the piece, then its target, with Enter): the focus is not lost.
+          await act(p, await status(p), 'keyboard', () => a);
+          const f = await waitFor(p, async () => { const x = await focused(p); return x !== 'body' ? x : null; }, 'the focus after a move', 5000);
+          assert.notEqual(f, 'body', 'after a move the focus is not lost');
+          moveFocus = 'moved';
+          continue;
+        }
         await act(p, await status(p), 'list', () => a);
         continue;
       }
       await act(p, st, 'list');
-      if (capture && survived && labelled && (stacked || steps > 250)) break;
+      if (capture && survived && labelled && moveFocus === '#roll-btn' && (stacked || steps > 250)) break;
     }
     assert.ok(keyboardChecked && labelled && zoomed, 'focus, target numbers and zoom checked');
+    assert.equal(moveFocus, '#roll-btn', 'after a keyboard move, the focus came back to the roll button');
+    assert.ok((await p.evaluate(() => window.__parchis.homeAnimations())) >= 1, 'the captured piece was animated going home');
     assert.ok(capture, 'a capture happened and was marked above the pieces');
     assert.ok(survived, 'its mark outlived the capturer\'s bonus move');
     // The seeded game (the server's dice seed and this page's `entropy`) stacks two of our
@@ -191,6 +205,17 @@ for (const [label, viewport] of [['phone', PHONE], ['desktop', DESKTOP]]) {
     assert.ok(stacked, 'two movable pieces on one square were offered in a chooser');
     assert.ok((await p.evaluate(() => window.__parchis.animations())) > animBefore, 'moves (and the capture) animated');
     assert.ok((await p.evaluate(() => window.__parchis.diceAnimations())) > 0, 'the dice roll is animated');
+    // The fair-dice explanation and the emotes in English too.
+    await p.click('#lang-btn');
+    await waitFor(p, async () => /Good luck!/.test(await p.textContent('#emote-bar')), 'the emotes in English');
+    assert.match(await p.textContent('#emote-feed'), /Good luck!/, 'the emote already shown, in English');
+    await p.click('#game-fair a.fair-link');
+    await p.waitForSelector('#fair-dialog[open]');
+    assert.match(await p.textContent('#fair-dialog'), /commitment.*seed/s);
+    assert.doesNotMatch(await p.textContent('#fair-dialog'), /semilla/);
+    await p.keyboard.press('Escape');
+    await waitFor(p, async () => !(await p.$('#fair-dialog[open]')), 'Escape closes the explanation');
+    await p.click('#lang-btn');
     // Mute emotes: the bar and the feed go.
     await p.click('#emote-mute');
     assert.ok(await p.isHidden('#emote-bar'));

@@ -5,7 +5,9 @@
 // (point 4); a 2- or 3-seat room lists its seats and says whether bots fill them, and
 // "play now" joins a room of the chosen rules or offers a game against a bot in one tap
 // (point 9); invite links come from the server's public URL (point 10); the in-app hint
-// names a README section that exists (point 11).
+// names a README section that exists, and the README tells a newcomer what to install,
+// how long the first build takes and how to play on a LAN before any operator table
+// (point 11).
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -156,3 +158,21 @@ for (const [label, viewport] of [['phone', PHONE], ['desktop', DESKTOP]]) {
     await r.context().close();
   });
 }
+
+test('point 11: the README\'s first section is for players: prerequisites, the first build\'s time, a LAN example, before any table', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const lines = readme.split('\n');
+  const heading = (re) => lines.findIndex((l) => /^#+ /.test(l) && re.test(l));
+  const play = heading(/^## Play$/);
+  const lan = heading(/Play with friends on your network/);
+  const firstTable = lines.findIndex((l) => /^\|.*\|$/.test(l));
+  const nextSection = lines.findIndex((l, i) => i > lan && /^## /.test(l));
+  assert.ok(play >= 0 && lan > play, 'a "Play" section with a LAN subsection');
+  assert.ok(firstTable > nextSection, `no table before the player's sections end (first table at line ${firstTable + 1})`);
+  const playText = lines.slice(play, nextSection).join('\n');
+  assert.match(playText, /Rust 1\.\d+ or newer/, 'the Rust version needed');
+  assert.match(playText, /Node\.js 20\+ is only for the browser tests/, 'Node only for the browser tests');
+  assert.match(playText, /first build[^.]*takes\s+several minutes[\s\S]*\d+ min \d+ s/, 'the first build\'s time, measured');
+  assert.match(playText, /--bind 0\.0\.0\.0 --public-url http:\/\/192\.168\.\d+\.\d+:8080/, 'a worked LAN example');
+  assert.ok(heading(/^## Server settings$/) > nextSection, 'the settings the in-app hint names come after the player\'s part');
+});

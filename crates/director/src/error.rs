@@ -34,6 +34,13 @@ pub enum DirectorError {
         /// The node holding its lease (empty when it expired meanwhile).
         owner: String,
     },
+    /// The organiser already organises `max` tournaments that have not finished
+    /// ([`crate::Directors::create_at_most`]); nothing was stored.
+    #[error("this account organises {max} unfinished tournaments already, as many as one account may; one must finish first")]
+    TooManyOpen {
+        /// The most unfinished tournaments one account may organise.
+        max: usize,
+    },
     /// The director stopped (shutdown, or it lost its log to another writer).
     #[error("the tournament's director is not running")]
     Stopped,

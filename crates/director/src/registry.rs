@@ -52,6 +52,9 @@ struct Inner {
     relay: Option<Arc<dyn ViewRelay>>,
     /// Cluster mode: the node drains (SIGTERM): it directs nothing any more.
     draining: AtomicBool,
+    /// Serialises [`Directors::create_at_most`]'s count and creation (two creations at
+    /// once by one organiser never both pass its limit).
+    creating: tokio::sync::Mutex<()>,
 }
 
 impl Directors {
@@ -81,6 +84,7 @@ impl Directors {
                 loading: tokio::sync::Mutex::new(()),
                 relay,
                 draining: AtomicBool::new(false),
+                creating: tokio::sync::Mutex::new(()),
             }),
         }
     }
@@ -165,6 +169,40 @@ impl Directors {
             Err(e) => return Err(e),
         }
         Ok(id)
+    }
+
+    /// As [`Directors::create`], unless `organiser` already organises `max_open`
+    /// tournaments that have not finished and whose directors run in this process (all
+    /// of a single node's; in a cluster, this node's: the limit is per node there).
+    ///
+    /// # Errors
+    /// [`DirectorError::TooManyOpen`] (nothing stored); as [`Directors::create`].
+    pub async fn create_at_most(
+        &self,
+        organiser: Official,
+        settings: Settings,
+        max_open: usize,
+    ) -> Result<Uuid, DirectorError> {
+        let _one_at_a_time = self.inner.creating.lock().await;
+        let open = self.open_organised_by(organiser.account);
+        if open >= max_open {
+            info!(organiser = %organiser.account, open, max_open, "tournament refused: too many open");
+            return Err(DirectorError::TooManyOpen { max: max_open });
+        }
+        self.create(organiser, settings).await
+    }
+
+    /// How many tournaments organised by `account` and not finished have their director
+    /// running in this process.
+    pub fn open_organised_by(&self, account: Uuid) -> usize {
+        self.running()
+            .values()
+            .filter(|h| !h.tx.is_closed())
+            .filter(|h| {
+                let v = h.view.borrow();
+                v.organiser == account && v.status != parchis_tournament::Phase::Finished
+            })
+            .count()
     }
 
     /// Cluster mode: acquires tournament `id`'s lease for this node (`None` in single-node

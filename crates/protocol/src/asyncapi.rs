@@ -4,6 +4,14 @@
 //! JSON Schema draft-07 (the AsyncAPI schema format's base), the close codes
 //! ([`close_code::ALL`]) and the order rules (`req`, `seq`, `resume`, `stale_seq`).
 //!
+//! It also lists the one other stream a client subscribes to, a tournament's live view
+//! (`GET /api/tournaments/{id}/events`, Server-Sent Events over HTTP): the channel
+//! `tournamentEvents`, whose message `tournament` carries the view. The view's type lives
+//! in `parchis-tournament`, which depends on this crate, so its schema is referred to
+//! (`proto/schema/tournament_view.json`, the OpenAPI document's `TournamentView`) rather
+//! than inlined; the server's OpenAPI drift test checks that both documents name the same
+//! route and event.
+//!
 //! Regenerate with `UPDATE_SCHEMA=1 cargo test -p parchis-protocol --test asyncapi`.
 
 use crate::{close_code, ClientMessage, ServerMessage};
@@ -35,6 +43,20 @@ the `welcome` when they are too old or too many; `your_turn` again if it is your
 second connection resuming the same seat takes over (the older one is closed with 4000).\n\n\
 **Closing.** Before closing for any reason but 1000 the server sends `closing` with the \
 same code and reason. Close codes are listed in `x-close-codes`.";
+
+/// The address of a tournament's live view (an HTTP route of the OpenAPI document).
+pub const TOURNAMENT_EVENTS_ADDRESS: &str = "/api/tournaments/{id}/events";
+
+/// The tournament channel's description.
+const TOURNAMENT_EVENTS: &str = "\
+A tournament's live view, as Server-Sent Events (`text/event-stream`) over a plain HTTP \
+`GET` (no WebSocket): the OpenAPI operation `tournamentEvents`. Every event is named \
+`tournament` (`event: tournament`) and its `data` is one line of JSON, the tournament's \
+whole view: at once on subscribing, then after every change (a registration, the draw, a \
+room opened, a game started or finished, a referee's decision). Views in between may be \
+skipped: each event is the latest view, never a delta. Comment lines (`:`) keep the \
+connection alive; the stream ends when the server shuts down (reconnect, and the first \
+event is the view then). An unknown id is `404 unknown_tournament` before any event.";
 
 /// The schema generator of the document: draft-07, definitions under
 /// `#/components/schemas/`.
@@ -98,8 +120,9 @@ pub fn document() -> Value {
             )
         })
         .collect();
-    let components_messages: Map<String, Value> =
+    let mut components_messages: Map<String, Value> =
         client.iter().chain(server.iter()).cloned().collect();
+    components_messages.insert("sse_tournament".into(), tournament_view_message());
     let close_codes: Vec<Value> = close_code::ALL
         .iter()
         .map(|(code, name, meaning)| json!({ "code": code, "name": name, "meaning": meaning }))
@@ -121,6 +144,12 @@ pub fn document() -> Value {
                 "protocol": "ws",
                 "description": "A server started with `cargo run -p parchis-server`; use `wss` \
                     behind TLS."
+            },
+            "local_http": {
+                "host": "127.0.0.1:8080",
+                "protocol": "http",
+                "description": "The same server's HTTP API (Server-Sent Events); `https` \
+                    behind TLS."
             }
         },
         "channels": {
@@ -128,8 +157,21 @@ pub fn document() -> Value {
                 "address": "/ws",
                 "title": "The game connection",
                 "description": ORDER_RULES,
+                "servers": [{ "$ref": "#/servers/local" }],
                 "messages": channel_messages,
                 "x-close-codes": close_codes,
+            },
+            "tournamentEvents": {
+                "address": TOURNAMENT_EVENTS_ADDRESS,
+                "title": "A tournament's live view (Server-Sent Events)",
+                "description": TOURNAMENT_EVENTS,
+                "servers": [{ "$ref": "#/servers/local_http" }],
+                "parameters": {
+                    "id": { "description": "The tournament's id (a UUID)." }
+                },
+                "messages": {
+                    "sse_tournament": { "$ref": "#/components/messages/sse_tournament" }
+                },
             }
         },
         "operations": {
@@ -145,11 +187,46 @@ pub fn document() -> Value {
                 "summary": "A reply, room event, turn prompt, presence, pong or closing notice \
                     (the server sends it).",
                 "messages": refs(&server),
+            },
+            "sendTournamentView": {
+                "action": "send",
+                "channel": { "$ref": "#/channels/tournamentEvents" },
+                "summary": "The tournament's view, at once and after every change (the server \
+                    sends it).",
+                "messages": [
+                    { "$ref": "#/channels/tournamentEvents/messages/sse_tournament" }
+                ],
             }
         },
         "components": {
             "messages": components_messages,
             "schemas": schemas,
+        }
+    })
+}
+
+/// The message of the `tournamentEvents` channel: one Server-Sent Event `tournament`.
+fn tournament_view_message() -> Value {
+    json!({
+        "name": "tournament",
+        "title": "SSE tournament",
+        "summary": "The tournament's whole view (`event: tournament`, the view as JSON in \
+            `data`).",
+        "contentType": "application/json",
+        "payload": {
+            "type": "object",
+            "title": "TournamentView",
+            "description": "The tournament's view, as `GET /api/tournaments/{id}` answers it. \
+                Its JSON Schema: `proto/schema/tournament_view.json`, and \
+                `#/components/schemas/TournamentView` of `proto/openapi.json`.",
+            "required": ["id", "name", "status", "entrants", "matches"],
+            "properties": {
+                "id": { "type": "string", "description": "The tournament's id." },
+                "status": {
+                    "type": "string",
+                    "enum": ["registering", "running", "finished"]
+                }
+            }
         }
     })
 }

@@ -122,6 +122,9 @@ pub enum ErrorCode {
     /// (registration closed, already registered, a match already decided…; the message
     /// says why; 409).
     TournamentRefused,
+    /// Tournaments: the account organises as many unfinished tournaments as one account
+    /// may (`--max-open-tournaments-per-account`, default 3); one must finish first (409).
+    TooManyTournaments,
     /// An internal failure (a bug, corrupt stored data, a store that closed) that a retry
     /// would not mend; the command was not applied. A database out of reach is
     /// `room_unavailable`.
@@ -180,6 +183,7 @@ impl ErrorCode {
             UnknownTournament => "unknown_tournament",
             NotReferee => "not_referee",
             TournamentRefused => "tournament_refused",
+            TooManyTournaments => "too_many_tournaments",
             Internal => "internal",
         }
     }
@@ -240,6 +244,9 @@ impl ErrorCode {
             UnknownTournament => "no tournament, match or entrant has this id",
             NotReferee => "only the organiser or a referee of this tournament may do this",
             TournamentRefused => "the tournament refused this in its current state",
+            TooManyTournaments => {
+                "this account organises as many unfinished tournaments as it may: one must finish first"
+            }
             Internal => "internal server error; the command was not applied",
         }
     }

@@ -97,6 +97,19 @@ fn every_message_and_close_code_is_in_the_document() {
         [1000, 1001, 1002, 1007, 1008, 1009, 1012, 4000, 4001, 4002, 4003, 4004, 4005]
     );
     assert_eq!(close_code::ALL.len(), codes.len());
+    // The tournament's live view: its own channel (Server-Sent Events over HTTP), one
+    // message, the event's name.
+    let sse = &doc["channels"]["tournamentEvents"];
+    assert_eq!(sse["address"], asyncapi::TOURNAMENT_EVENTS_ADDRESS);
+    assert_eq!(sse["servers"][0]["$ref"], "#/servers/local_http");
+    assert_eq!(doc["servers"]["local_http"]["protocol"], "http");
+    assert_eq!(names(&doc, "sendTournamentView"), ["sse_tournament"]);
+    let message = &doc["components"]["messages"]["sse_tournament"];
+    assert_eq!(message["name"], "tournament");
+    assert_eq!(
+        message["payload"]["properties"]["status"]["enum"][2],
+        "finished"
+    );
     let rules = doc["channels"]["play"]["description"]
         .as_str()
         .expect("rules");

@@ -208,6 +208,15 @@ fn finish(api: &mut OpenApi) {
             "Optional accounts: sign-up, log-in, sessions, profiles, blocks (guests need \
              none of it).",
         ),
+        (
+            "pairing",
+            "Quick pairing: wait in a pool with a ticket until a room is found.",
+        ),
+        (
+            "tournaments",
+            "Championships: create, register, the draw, referees, the live view (Server-Sent \
+             Events).",
+        ),
         ("admin", "Operators' API (bearer token)."),
         (
             "debug",
@@ -377,6 +386,57 @@ pub fn plain_text<'t>(
             );
         }
     }
+    op
+}
+
+/// Sets the operation's `200` answer to a `text/event-stream` (Server-Sent Events) whose
+/// every event is named `event` and carries `T` as JSON in its `data`. OpenAPI 3.1 has no
+/// word for a stream's items, so the schema describes one event as OpenAPI 3.2's
+/// `itemSchema` for `text/event-stream` does: an object with `event` (a constant) and
+/// `data`, a string holding JSON (`contentMediaType`) of `T`'s schema (`contentSchema`).
+pub fn event_stream<'t, T: schemars::JsonSchema>(
+    mut op: TransformOperation<'t>,
+    event: &str,
+    description: &str,
+) -> TransformOperation<'t> {
+    let data = aide::generate::in_context(|ctx| ctx.schema.subschema_for::<T>());
+    let schema = schemars::json_schema!({
+        "description": "One event of the stream (the schema applies to each event: \
+            `event:` and `data:` lines, then a blank line).",
+        "type": "object",
+        "properties": {
+            "event": {"const": event},
+            "data": {
+                "type": "string",
+                "contentMediaType": "application/json",
+                "contentSchema": data,
+            },
+        },
+        "required": ["event", "data"],
+    });
+    let responses = &mut op
+        .inner_mut()
+        .responses
+        .get_or_insert_with(Default::default)
+        .responses;
+    responses.insert(
+        StatusCode::Code(200),
+        ReferenceOr::Item(Response {
+            description: description.to_owned(),
+            content: Map::from_iter([(
+                "text/event-stream".to_owned(),
+                MediaType {
+                    schema: Some(SchemaObject {
+                        json_schema: schema,
+                        external_docs: None,
+                        example: None,
+                    }),
+                    ..MediaType::default()
+                },
+            )]),
+            ..Response::default()
+        }),
+    );
     op
 }
 

@@ -73,6 +73,32 @@ pub struct ServerConfig {
     pub allowed_origins: Vec<String>,
     /// Accounts' limits (issue 26, [`crate::accounts`]).
     pub accounts: AccountLimits,
+    /// Tournaments' limits (issue 27, [`crate::tournaments`]).
+    pub tournaments: TournamentLimits,
+}
+
+/// What one organiser may make the server run (`POST /api/tournaments`): a tournament's
+/// bots play at the tournament's think time even when nobody watches, so an account must
+/// not be able to start an unbounded number of bot games.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TournamentLimits {
+    /// Tournaments not finished (registering or running) one account may organise at
+    /// once (default 5); one more is refused `409 too_many_tournaments`. Per node in a
+    /// cluster (counted over the directors running there).
+    pub max_open_per_account: usize,
+    /// Largest `bot_fill.up_to` a tournament may ask for, in entrants (default 32; each
+    /// is a bot, or a team of two in `pairs`); more is refused `400 bad_request`. At most
+    /// `parchis_tournament::MAX_ENTRANTS` (256), which the settings' own rule checks.
+    pub max_bot_fill: u32,
+}
+
+impl Default for TournamentLimits {
+    fn default() -> Self {
+        TournamentLimits {
+            max_open_per_account: 5,
+            max_bot_fill: 32,
+        }
+    }
 }
 
 /// Limits of sign-ups, log-ins and password hashing ([`crate::accounts`]). A rate of
@@ -239,6 +265,7 @@ impl Default for ServerConfig {
             timeouts: Timeouts::default(),
             allowed_origins: vec!["http://127.0.0.1:8080".into()],
             accounts: AccountLimits::default(),
+            tournaments: TournamentLimits::default(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `parchis-server`: the online Parchís server binary.
 
 use clap::Parser;
-use parchis_server::config::{AccountLimits, Limits, Timeouts};
+use parchis_server::config::{AccountLimits, Limits, Timeouts, TournamentLimits};
 use parchis_server::logging::LogFormat;
 use parchis_server::{AppState, ServerConfig};
 use parchis_store::{PostgresOptions, SqliteOptions};
@@ -103,6 +103,13 @@ struct Args {
         default_value_t = 1000
     )]
     min_unwatched_bot_think_ms: u64,
+    /// Unfinished tournaments one account may organise at once (one more: 409
+    /// `too_many_tournaments`).
+    #[arg(long, env = "PARCHIS_MAX_OPEN_TOURNAMENTS_PER_ACCOUNT", default_value_t = TournamentLimits::default().max_open_per_account)]
+    max_open_tournaments_per_account: usize,
+    /// Largest `bot_fill.up_to` of a tournament, in entrants (more: 400 `bad_request`).
+    #[arg(long, env = "PARCHIS_MAX_TOURNAMENT_BOT_FILL", default_value_t = TournamentLimits::default().max_bot_fill)]
+    max_tournament_bot_fill: u32,
     /// Maximum number of live rooms (503 `server_full` beyond).
     #[arg(long, env = "PARCHIS_MAX_ROOMS", default_value_t = 10_000)]
     max_rooms: usize,
@@ -364,6 +371,10 @@ fn server_config(args: Args, addr: SocketAddr, admission_limits: Limits) -> Serv
             logins_per_minute: args.logins_per_minute,
             logins_per_hour_per_username: args.logins_per_hour_per_username,
             concurrent_hashes: args.concurrent_hashes.max(1),
+        },
+        tournaments: TournamentLimits {
+            max_open_per_account: args.max_open_tournaments_per_account,
+            max_bot_fill: args.max_tournament_bot_fill,
         },
         ..ServerConfig::default()
     }

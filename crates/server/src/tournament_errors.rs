@@ -70,6 +70,11 @@ pub(crate) fn refused(e: DirectorError) -> ApiError {
                 _ => err(StatusCode::CONFLICT, ErrorCode::TournamentRefused, text),
             }
         }
+        DirectorError::TooManyOpen { .. } => err(
+            StatusCode::CONFLICT,
+            ErrorCode::TooManyTournaments,
+            e.to_string(),
+        ),
         DirectorError::Stopped | DirectorError::Elsewhere { .. } => err(
             StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::RoomUnavailable,

@@ -7,8 +7,10 @@
 //! ([`parchis_director::Directors`]) and answers once its events are stored.
 //!
 //! Refusals use the JSON error body: `400 bad_request` (a body or field the rules refuse),
-//! `401 not_logged_in`, `403 not_referee`, `404 unknown_tournament`, `409
-//! tournament_refused` (the tournament's state does not allow it), `503 room_unavailable`.
+//! `401 not_logged_in`, `403 not_referee` (or the CSRF check's `origin_not_allowed`), `404
+//! unknown_tournament`, `409 tournament_refused` (the tournament's state does not allow
+//! it), `409 too_many_tournaments` (creation: the organiser's limit,
+//! [`crate::config::TournamentLimits`]), `500 internal`, `503 room_unavailable`.
 //!
 //! Why one file over 600 lines: one handler per route, each a few steps (who asks, the
 //! body, one input to the director), with its OpenAPI docs beside it, as in
@@ -58,16 +60,16 @@ pub struct TournamentList {
 /// The path of a tournament's routes.
 #[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
 pub struct TournamentPath {
-    /// The tournament's id.
-    #[schemars(with = "String")]
+    /// The tournament's id (a UUID).
+    #[schemars(with = "String", extend("format" = "uuid"))]
     pub id: Uuid,
 }
 
 /// The path of an entry's routes.
 #[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
 pub struct EntryPath {
-    /// The tournament's id.
-    #[schemars(with = "String")]
+    /// The tournament's id (a UUID).
+    #[schemars(with = "String", extend("format" = "uuid"))]
     pub id: Uuid,
     /// The entrant's id (from the tournament's `entrants`).
     pub entry: u32,
@@ -76,8 +78,8 @@ pub struct EntryPath {
 /// The path of a match's routes.
 #[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
 pub struct MatchPath {
-    /// The tournament's id.
-    #[schemars(with = "String")]
+    /// The tournament's id (a UUID).
+    #[schemars(with = "String", extend("format" = "uuid"))]
     pub id: Uuid,
     /// The match's id (from the tournament's `matches`).
     #[serde(rename = "match")]
@@ -88,13 +90,25 @@ const NOT_FOUND: (u16, &str) = (
     404,
     "unknown_tournament: no tournament (match, entrant) has this id.",
 );
+const NOT_FOUND_OR_PLAYER: (u16, &str) = (
+    404,
+    "unknown_tournament: no tournament has this id; unknown_player: no live account has \
+     the username given.",
+);
 const CONFLICT: (u16, &str) = (
     409,
     "tournament_refused: the tournament's state does not allow it (the message says why).",
 );
+const TOO_MANY: (u16, &str) = (
+    409,
+    "too_many_tournaments: this account organises as many unfinished tournaments as one \
+     account may (`--max-open-tournaments-per-account`, default 5); one must finish first.",
+);
 const FORBIDDEN: (u16, &str) = (
     403,
-    "not_referee: only the organiser (or a referee it named) may.",
+    "not_referee: only the organiser (or a referee it named) may; origin_not_allowed: a \
+     browser page of an origin that is not allowed sent it (the CSRF check; apps send no \
+     `Origin`).",
 );
 const UNAVAILABLE: (u16, &str) = (
     503,
@@ -104,10 +118,24 @@ const UNAVAILABLE: (u16, &str) = (
      directing node did not answer in time: the command may have been applied; read the \
      tournament before sending it again.",
 );
+const INTERNAL: (u16, &str) = (
+    500,
+    "internal: the store failed, or a stored tournament does not read back.",
+);
 const BAD: (u16, &str) = (
     400,
-    "bad_request: the body is not one JSON object of this shape, or a field is refused (the \
-     message says which rule).",
+    "bad_request: an id of the path is malformed, the body is not one JSON object of this \
+     shape, or a field is refused (the message says which rule).",
+);
+const BAD_PATH: (u16, &str) = (
+    400,
+    "bad_request: an id of the path is malformed (not a UUID, not a number).",
+);
+const BAD_SETTINGS: (u16, &str) = (
+    400,
+    "bad_request: the body is not one JSON object of this shape, a settings rule is broken \
+     (`docs/TOURNAMENTS.md`, \"Settings\"), or `bot_fill.up_to` is over this server's \
+     limit (`--max-tournament-bot-fill`, default 32); the message says which.",
 );
 
 /// The tournament routes, each with its docs.
@@ -246,15 +274,20 @@ pub async fn create(
 ) -> Result<(StatusCode, Json<TournamentCreated>), ApiError> {
     let me = user(&state, &headers, &session).await?;
     let settings: Settings = parse(&body)?;
+    let limits = state.config().tournaments;
+    if let Some(fill) = settings.bot_fill.filter(|f| f.up_to > limits.max_bot_fill) {
+        return Err(bad(format!(
+            "bot_fill.up_to must be at most {} on this server, got {}",
+            limits.max_bot_fill, fill.up_to
+        )));
+    }
+    let organiser = Official {
+        account: me.id,
+        name: me.username.clone(),
+    };
     let id = state
         .directors()
-        .create(
-            Official {
-                account: me.id,
-                name: me.username.clone(),
-            },
-            settings,
-        )
+        .create_at_most(organiser, settings, limits.max_open_per_account)
         .await
         .map_err(refused)?;
     tracing::info!(tournament = %id, organiser = %me.id, "tournament created over HTTP");
@@ -276,9 +309,30 @@ pub fn create_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
              to `up_to` when it closes.",
         )
         .tag("tournaments")
-        .response_with::<201, Json<TournamentCreated>, _>(|r| r.description("Created."));
+        .response_with::<201, Json<TournamentCreated>, _>(|r| {
+            let id: &[(&str, &str)] = &[("id", "$response.body#/id")];
+            api_doc::links(
+                r.description("Created."),
+                &[
+                    ("GetTournament", "getTournament", id),
+                    ("RegisterEntry", "registerTournamentEntry", id),
+                    ("NameReferee", "nameTournamentReferee", id),
+                    ("CloseTournament", "closeTournament", id),
+                    ("TournamentEvents", "tournamentEvents", id),
+                ],
+            )
+        });
     let op = api_doc::raw_json_body::<Settings>(op, MAX_BODY_BYTES);
-    api_doc::errors(api_doc::logged_in(op), &[BAD, UNAVAILABLE])
+    api_doc::errors(
+        api_doc::logged_in(op),
+        &[
+            BAD_SETTINGS,
+            crate::accounts::ORIGIN_NOT_ALLOWED,
+            TOO_MANY,
+            INTERNAL,
+            UNAVAILABLE,
+        ],
+    )
 }
 
 /// `GET /api/tournaments`.
@@ -295,8 +349,17 @@ pub fn list_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
         .id("listTournaments")
         .summary("The tournaments, newest first")
         .tag("tournaments")
-        .response_with::<200, Json<TournamentList>, _>(|r| r.description("At most 100."));
-    api_doc::errors(op, &[UNAVAILABLE])
+        .response_with::<200, Json<TournamentList>, _>(|r| {
+            api_doc::links(
+                r.description("At most 100."),
+                &[(
+                    "GetTournament",
+                    "getTournament",
+                    &[("id", "$response.body#/tournaments/0/id")],
+                )],
+            )
+        });
+    api_doc::errors(op, &[INTERNAL, UNAVAILABLE])
 }
 
 /// `GET /api/tournaments/{id}`.
@@ -316,7 +379,7 @@ pub fn detail_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
         .response_with::<200, Json<TournamentView>, _>(|r| {
             r.description("Its view (`status` registering | running | finished).")
         });
-    api_doc::errors(op, &[BAD, NOT_FOUND, UNAVAILABLE])
+    api_doc::errors(op, &[BAD_PATH, NOT_FOUND, INTERNAL, UNAVAILABLE])
 }
 
 /// `POST /api/tournaments/{id}/close`.
@@ -340,7 +403,14 @@ pub fn close_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
         .response_with::<200, Json<TournamentView>, _>(|r| r.description("Drawn."));
     api_doc::errors(
         api_doc::logged_in(op),
-        &[BAD, FORBIDDEN, NOT_FOUND, CONFLICT, UNAVAILABLE],
+        &[
+            BAD_PATH,
+            FORBIDDEN,
+            NOT_FOUND,
+            CONFLICT,
+            INTERNAL,
+            UNAVAILABLE,
+        ],
     )
 }
 
@@ -393,7 +463,14 @@ pub fn register_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
     let op = api_doc::raw_json_body::<RegisterEntry>(op, MAX_BODY_BYTES);
     api_doc::errors(
         api_doc::logged_in(op),
-        &[BAD, NOT_FOUND, CONFLICT, UNAVAILABLE],
+        &[
+            BAD,
+            crate::accounts::ORIGIN_NOT_ALLOWED,
+            NOT_FOUND_OR_PLAYER,
+            CONFLICT,
+            INTERNAL,
+            UNAVAILABLE,
+        ],
     )
 }
 
@@ -418,7 +495,14 @@ pub fn confirm_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
         .response_with::<200, Json<TournamentView>, _>(|r| r.description("Confirmed."));
     api_doc::errors(
         api_doc::logged_in(op),
-        &[BAD, NOT_FOUND, CONFLICT, UNAVAILABLE],
+        &[
+            BAD_PATH,
+            crate::accounts::ORIGIN_NOT_ALLOWED,
+            NOT_FOUND,
+            CONFLICT,
+            INTERNAL,
+            UNAVAILABLE,
+        ],
     )
 }
 
@@ -443,7 +527,14 @@ pub fn unregister_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
         .response_with::<200, Json<TournamentView>, _>(|r| r.description("Withdrawn."));
     api_doc::errors(
         api_doc::logged_in(op),
-        &[BAD, NOT_FOUND, CONFLICT, UNAVAILABLE],
+        &[
+            BAD_PATH,
+            crate::accounts::ORIGIN_NOT_ALLOWED,
+            NOT_FOUND,
+            CONFLICT,
+            INTERNAL,
+            UNAVAILABLE,
+        ],
     )
 }
 
@@ -499,7 +590,14 @@ pub fn name_referee_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
     let op = api_doc::raw_json_body::<NameReferee>(op, MAX_BODY_BYTES);
     api_doc::errors(
         api_doc::logged_in(op),
-        &[BAD, FORBIDDEN, NOT_FOUND, CONFLICT, UNAVAILABLE],
+        &[
+            BAD,
+            FORBIDDEN,
+            NOT_FOUND_OR_PLAYER,
+            CONFLICT,
+            INTERNAL,
+            UNAVAILABLE,
+        ],
     )
 }
 
@@ -575,9 +673,12 @@ pub fn referee_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
     let op = api_doc::raw_json_body::<RefereeCommand>(op, MAX_BODY_BYTES);
     api_doc::errors(
         api_doc::logged_in(op),
-        &[BAD, FORBIDDEN, NOT_FOUND, CONFLICT, UNAVAILABLE],
+        &[BAD, FORBIDDEN, NOT_FOUND, CONFLICT, INTERNAL, UNAVAILABLE],
     )
 }
+
+/// The name of every event of `GET /api/tournaments/{id}/events` (its data: the view).
+pub const EVENT_NAME: &str = "tournament";
 
 /// `GET /api/tournaments/{id}/events`: Server-Sent Events, one `tournament` event with
 /// the view (JSON) now and after every change; a comment keeps the stream alive.
@@ -605,22 +706,30 @@ pub async fn events(
     };
     let stream = views.map(|view| {
         let data = serde_json::to_string(&*view).unwrap_or_default();
-        Ok(SseEvent::default().event("tournament").data(data))
+        Ok(SseEvent::default().event(EVENT_NAME).data(data))
     });
     Ok(NoApi(Sse::new(stream).keep_alive(KeepAlive::default())))
 }
 
 /// The docs of [`events`].
 pub fn events_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
-    let mut op = op
+    let op = op
         .id("tournamentEvents")
         .summary("Live: the tournament's view on every change (Server-Sent Events)")
         .description(
-            "`text/event-stream`: an event `tournament` whose data is the view (the schema \
-             of getTournament) at once, then after every change (a registration, the draw, \
-             a room opened, a game started or finished, a referee's decision).",
+            "`text/event-stream` (Server-Sent Events): an event `tournament` whose data is \
+             the view (the schema of getTournament, one line of JSON) at once, then after \
+             every change (a registration, the draw, a room opened, a game started or \
+             finished, a referee's decision). Views in between may be skipped (the latest \
+             is sent); comment lines (`:`) keep the connection alive. The stream ends when \
+             the server shuts down. The AsyncAPI document lists it as the channel \
+             `tournamentEvents`.",
         )
         .tag("tournaments");
-    op = api_doc::plain_text(op, &[(200, "The event stream (`text/event-stream`).")]);
-    api_doc::errors(op, &[BAD, NOT_FOUND, UNAVAILABLE])
+    let op = api_doc::event_stream::<TournamentView>(
+        op,
+        EVENT_NAME,
+        "The event stream: each event is `event: tournament` and `data: <the view as JSON>`.",
+    );
+    api_doc::errors(op, &[BAD_PATH, NOT_FOUND, INTERNAL, UNAVAILABLE])
 }

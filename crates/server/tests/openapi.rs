@@ -213,6 +213,87 @@ fn every_route_is_documented_with_its_answers() {
         (&player["name"], &player["in"]),
         (&"username".into(), &"path".into())
     );
+    // Every tag an operation uses is declared, with a description.
+    let tags: Vec<&str> = doc["tags"]
+        .as_array()
+        .expect("tags")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    for (path, item) in paths {
+        for (method, op) in item.as_object().expect("path item") {
+            for tag in op["tags"].as_array().expect("tags") {
+                let tag = tag.as_str().expect("tag");
+                assert!(tags.contains(&tag), "{method} {path}: tag {tag} undeclared");
+            }
+        }
+    }
+    // The tournaments: the per-account limit's 409, the CSRF check's 403 on every
+    // state-changing route, and the live view as Server-Sent Events whose every event
+    // is named and carries the view's schema.
+    let create = &paths["/api/tournaments"]["post"]["responses"];
+    assert!(create["409"]["description"]
+        .as_str()
+        .is_some_and(|d| d.contains("too_many_tournaments")));
+    for (path, item) in paths
+        .iter()
+        .filter(|(p, _)| p.starts_with("/api/tournaments"))
+    {
+        for (method, op) in item.as_object().expect("path item") {
+            if method != "get" {
+                let forbidden = op["responses"]["403"]["description"].as_str();
+                assert!(
+                    forbidden.is_some_and(|d| d.contains("origin_not_allowed")),
+                    "{method} {path}: the CSRF check's 403"
+                );
+            }
+            assert!(op["responses"]["500"].is_object(), "{method} {path}: 500");
+        }
+    }
+    let stream = &paths["/api/tournaments/{id}/events"]["get"]["responses"]["200"]["content"];
+    let event = &stream["text/event-stream"]["schema"];
+    assert_eq!(event["properties"]["event"]["const"], "tournament");
+    assert_eq!(
+        event["properties"]["data"]["contentSchema"]["$ref"],
+        "#/components/schemas/TournamentView"
+    );
+    assert!(
+        stream.get("text/plain").is_none(),
+        "the stream is not plain text"
+    );
+    // The AsyncAPI document names the same stream.
+    let asyncapi = parchis_protocol::asyncapi::document();
+    let channel = &asyncapi["channels"]["tournamentEvents"];
+    assert_eq!(channel["address"], "/api/tournaments/{id}/events");
+    assert!(paths.contains_key(channel["address"].as_str().expect("address")));
+    assert_eq!(
+        channel["messages"]["sse_tournament"]["$ref"],
+        "#/components/messages/sse_tournament"
+    );
+    let message = &asyncapi["components"]["messages"]["sse_tournament"];
+    assert_eq!(message["name"], "tournament");
+    // Its payload's outline agrees with the view's schema: the fields it requires, and
+    // the statuses.
+    let view = &doc["components"]["schemas"]["TournamentView"];
+    let required = view["required"].as_array().expect("required");
+    for field in message["payload"]["required"].as_array().expect("required") {
+        assert!(required.contains(field), "TournamentView requires {field}");
+    }
+    let status = view["properties"]["status"]["$ref"]
+        .as_str()
+        .and_then(|r| r.rsplit('/').next())
+        .expect("status refers to Phase");
+    let phases: Vec<&str> = doc["components"]["schemas"][status]["enum"]
+        .as_array()
+        .or_else(|| doc["components"]["schemas"][status]["oneOf"].as_array())
+        .expect("the phases")
+        .iter()
+        .filter_map(|p| p.as_str().or_else(|| p["const"].as_str()))
+        .collect();
+    assert_eq!(
+        serde_json::json!(phases),
+        message["payload"]["properties"]["status"]["enum"]
+    );
     // Schemas are the protocol's, in components.
     for name in [
         "HttpError",
@@ -258,6 +339,76 @@ async fn a_path_that_is_not_utf8_is_a_documented_json_400() {
         assert_eq!(body["code"], "bad_request", "{path}: {body}");
         let documented = &doc["paths"][route][method.to_lowercase()]["responses"]["400"];
         assert!(documented.is_object(), "{method} {route} documents 400");
+    }
+    server.shutdown.cancel();
+}
+
+/// Every state-changing operation sent from a browser page of another origin is answered
+/// as the document says: the CSRF check's `403 origin_not_allowed` where the route has
+/// it (accounts, quick pairing, tournaments, the admin accounts' routes), and that `403`
+/// is documented; the others answer something documented too. Path parameters get
+/// well-formed values (an all-zero UUID, `1`, a plausible name or code).
+#[tokio::test]
+async fn a_cross_origin_request_to_any_route_gets_a_documented_answer() {
+    let server = start(parchis_server::ServerConfig {
+        admin_token: Some("openapi-test-admin-token".into()),
+        ..test_config()
+    })
+    .await;
+    let (_, doc) = generated();
+    let mut refused = Vec::new();
+    for (route, item) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().expect("path item") {
+            if method == "get" {
+                continue;
+            }
+            let path = route
+                .replace("{id}", "00000000-0000-0000-0000-000000000000")
+                .replace("{entry}", "1")
+                .replace("{match}", "1")
+                .replace("{username}", "nobody")
+                .replace("{code}", "ABCDEF")
+                .replace("{ticket}", "0123456789abcdef0123456789abcdef");
+            let headers = [
+                "Origin: https://elsewhere.example",
+                "Sec-Fetch-Site: cross-site",
+                "Content-Type: application/json",
+                "Authorization: Bearer openapi-test-admin-token",
+            ];
+            let (status, body) =
+                common::request_raw(server.addr, &method.to_uppercase(), &path, &headers, "{}")
+                    .await;
+            let documented = &op["responses"][status.to_string()];
+            assert!(
+                documented.is_object(),
+                "{} {route}: {status} is not documented ({body})",
+                method.to_uppercase()
+            );
+            if status == 403 && body.contains("origin_not_allowed") {
+                assert!(
+                    documented["description"]
+                        .as_str()
+                        .is_some_and(|d| d.contains("origin_not_allowed")),
+                    "{} {route}: the 403's description names origin_not_allowed",
+                    method.to_uppercase()
+                );
+                refused.push(format!("{} {route}", method.to_uppercase()));
+            }
+        }
+    }
+    // The CSRF check covers these (the tournaments' and pairing's writes among them).
+    for op in [
+        "POST /api/accounts",
+        "POST /api/pairing",
+        "POST /api/tournaments",
+        "POST /api/tournaments/{id}/close",
+        "DELETE /api/tournaments/{id}/entries/{entry}",
+        "POST /admin/accounts/{username}/ratings/reset",
+    ] {
+        assert!(
+            refused.iter().any(|r| r == op),
+            "{op} is not CSRF-checked: {refused:?}"
+        );
     }
     server.shutdown.cancel();
 }

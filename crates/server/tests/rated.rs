@@ -8,7 +8,7 @@ mod common;
 
 use std::net::SocketAddr;
 
-use common::{play_to_end, start, test_config, Client, Server};
+use common::{play_to_end, sign_up_at, start, test_config, Client, Server};
 use parchis_ratings::{rate, Rating};
 use parchis_server::config::AccountLimits;
 use serde_json::{json, Value};
@@ -20,14 +20,6 @@ async fn server() -> Server {
         ..test_config()
     })
     .await
-}
-
-/// Signs `username` up; its bearer token.
-async fn sign_up(s: &Server, username: &str) -> String {
-    let body = json!({"username": username, "password": "correct horse battery"}).to_string();
-    let (status, answer) = s.http("POST", "/api/accounts", Some(&body)).await;
-    assert_eq!(status, 201, "{answer}");
-    answer["token"].as_str().expect("token").to_owned()
 }
 
 /// A WebSocket client logged in with bearer `token`.
@@ -126,7 +118,7 @@ async fn a_rated_room_refuses_bots_guests_and_a_second_seat_and_is_listed_rated(
         refusal["message"].as_str().unwrap_or("").contains("rated"),
         "{refusal}"
     );
-    let ana = sign_up(&s, "Ana").await;
+    let ana = sign_up_at(s.addr, "Ana").await;
     let mut first = logged_in(s.addr, &ana).await;
     let welcome = first.join(&code, "x", Some("yellow")).await;
     assert_eq!(welcome["snapshot"]["seats"][0]["name"], "Ana", "{welcome}");
@@ -169,8 +161,8 @@ async fn a_rated_room_refuses_bots_guests_and_a_second_seat_and_is_listed_rated(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rated_game_moves_the_winner_up_and_the_loser_down_as_rate_says() {
     let s = server().await;
-    let ana = sign_up(&s, "Ana").await;
-    let luis = sign_up(&s, "Luis").await;
+    let ana = sign_up_at(s.addr, "Ana").await;
+    let luis = sign_up_at(s.addr, "Luis").await;
     let (first, clients) = rated_pair(&s, &ana, &luis).await;
     // Before any rated game the seats show no rating.
     let seats = s.room(&first).await["seats"].clone();
@@ -254,8 +246,8 @@ async fn a_rated_game_moves_the_winner_up_and_the_loser_down_as_rate_says() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_leaderboard_lists_players_from_their_fifth_rated_game() {
     let s = server().await;
-    let ana = sign_up(&s, "Ana").await;
-    let luis = sign_up(&s, "Luis").await;
+    let ana = sign_up_at(s.addr, "Ana").await;
+    let luis = sign_up_at(s.addr, "Luis").await;
     let mut ana_rating = Rating::INITIAL;
     let mut luis_rating = Rating::INITIAL;
     for game in 1..=5 {
@@ -352,7 +344,7 @@ async fn a_four_player_rated_game_ended_by_abandonment_places_the_leavers_last()
     let names = ["Ana", "Bea", "Carla", "Dani"];
     let mut tokens = Vec::new();
     for n in names {
-        tokens.push(sign_up(&s, n).await);
+        tokens.push(sign_up_at(s.addr, n).await);
     }
     let colours = ["yellow", "blue", "red", "green"];
     let seats: Vec<(&str, &str)> = tokens.iter().map(String::as_str).zip(colours).collect();
@@ -386,7 +378,7 @@ async fn a_rated_pairs_game_moves_partners_together() {
     let names = ["Ana", "Bea", "Carla", "Dani"];
     let mut tokens = Vec::new();
     for n in names {
-        tokens.push(sign_up(&s, n).await);
+        tokens.push(sign_up_at(s.addr, n).await);
     }
     // Ana yellow and Carla red (team 0); Bea blue and Dani green (team 1).
     let colours = ["yellow", "blue", "red", "green"];
@@ -424,7 +416,7 @@ async fn a_four_player_rated_online_game_played_to_its_end_rates_every_place() {
     let names = ["Ana", "Bea", "Carla", "Dani"];
     let mut tokens = Vec::new();
     for n in names {
-        tokens.push(sign_up(&s, n).await);
+        tokens.push(sign_up_at(s.addr, n).await);
     }
     let colours = ["yellow", "blue", "red", "green"];
     let seats: Vec<(&str, &str)> = tokens.iter().map(String::as_str).zip(colours).collect();
@@ -476,8 +468,8 @@ async fn an_administrator_resets_an_accounts_ratings() {
         ..test_config()
     })
     .await;
-    let ana = sign_up(&s, "Ana").await;
-    let luis = sign_up(&s, "Luis").await;
+    let ana = sign_up_at(s.addr, "Ana").await;
+    let luis = sign_up_at(s.addr, "Luis").await;
     let (_, clients) = rated_pair(&s, &ana, &luis).await;
     play_to_end(clients).await;
     assert!(profile(&s, "Luis").await["ratings"]["online"].is_object());

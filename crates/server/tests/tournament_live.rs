@@ -8,54 +8,13 @@
 mod common;
 
 use common::tour::Sse;
+use common::tour::{close, create, until, view as get};
 use common::{assert_answers_ping, call, sign_up_at, start, test_config, Server};
 use serde_json::{json, Value};
-use std::net::SocketAddr;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// How long a tournament of bots may take.
 const WHOLE: Duration = Duration::from_secs(60);
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-/// Creates a tournament of `settings` as `token` (deadline an hour ahead); its id.
-async fn create(addr: SocketAddr, token: &str, mut settings: Value) -> String {
-    settings["registration_deadline_ms"] = json!(now_ms() + 3_600_000);
-    let body = settings.to_string();
-    let (status, answer) = call(addr, "POST", "/api/tournaments", Some(token), &body).await;
-    assert_eq!(status, 201, "{answer}");
-    answer["id"].as_str().expect("id").to_owned()
-}
-
-async fn get(addr: SocketAddr, id: &str) -> Value {
-    let (status, v) = call(addr, "GET", &format!("/api/tournaments/{id}"), None, "").await;
-    assert_eq!(status, 200, "{v}");
-    v
-}
-
-async fn close(addr: SocketAddr, token: &str, id: &str) {
-    let path = format!("/api/tournaments/{id}/close");
-    let (status, v) = call(addr, "POST", &path, Some(token), "").await;
-    assert_eq!(status, 200, "{v}");
-}
-
-/// Waits until `pred` holds of the view (or panics after [`WHOLE`]).
-async fn until(addr: SocketAddr, id: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    let end = tokio::time::Instant::now() + WHOLE;
-    loop {
-        let v = get(addr, id).await;
-        if pred(&v) {
-            return v;
-        }
-        assert!(tokio::time::Instant::now() < end, "{what}: never; {v:#}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 /// Two bots of `online` at one table: one match.
 fn duel(think_ms: u32, delay: u32) -> Value {
@@ -113,7 +72,10 @@ async fn a_tournament_rooms_bots_keep_its_think_time_when_nobody_watches() {
     let org = sign_up_at(s.addr, "Organiser").await;
     let id = create(s.addr, &org, duel(0, 0)).await;
     close(s.addr, &org, &id).await;
-    let v = until(s.addr, &id, "finished", |v| v["status"] == "finished").await;
+    let v = until(s.addr, &id, "finished", WHOLE, |v| {
+        v["status"] == "finished"
+    })
+    .await;
     let m = &v["matches"][0];
     assert_eq!(m["status"], "finished", "{v:#}");
     let game = m["game_id"].as_str().expect("game");
@@ -145,6 +107,28 @@ async fn the_live_feed_sends_the_view_then_the_draw_and_a_match_result() {
         (first["id"].as_str(), &first["status"]),
         (Some(id.as_str()), &json!("registering"))
     );
+    // The stream is what the OpenAPI document says: its event name, and data holding
+    // every required field of the view's schema.
+    let (api, _) = parchis_server::openapi();
+    let doc = serde_json::to_value(&api).expect("document");
+    let event = &doc["paths"]["/api/tournaments/{id}/events"]["get"]["responses"]["200"]["content"]
+        ["text/event-stream"]["schema"];
+    assert_eq!(event["properties"]["event"]["const"], "tournament");
+    assert!(feed.raw.contains("\nevent: tournament\n"), "{}", feed.raw);
+    let data = &event["properties"]["data"];
+    assert_eq!(data["contentMediaType"], "application/json");
+    let schema = data["contentSchema"]["$ref"]
+        .as_str()
+        .and_then(|r| r.rsplit('/').next())
+        .expect("a schema reference");
+    let required = doc["components"]["schemas"][schema]["required"]
+        .as_array()
+        .expect("required fields");
+    assert!(required.len() > 5, "{required:?}");
+    for field in required {
+        let field = field.as_str().expect("a field name");
+        assert!(first.get(field).is_some(), "the event's view lacks {field}");
+    }
     close(s.addr, &org, &id).await;
     let drawn = feed
         .until("the draw", |v| v["status"] != "registering")
@@ -156,7 +140,10 @@ async fn the_live_feed_sends_the_view_then_the_draw_and_a_match_result() {
         .await;
     let winner = decided["matches"][0]["winner"].clone();
     // The feed says what the view says.
-    let v = until(s.addr, &id, "finished", |v| v["status"] == "finished").await;
+    let v = until(s.addr, &id, "finished", WHOLE, |v| {
+        v["status"] == "finished"
+    })
+    .await;
     assert_eq!(v["matches"][0]["winner"], winner);
     assert_eq!(v["champion"], winner);
     s.shutdown.cancel();
@@ -194,7 +181,7 @@ async fn a_spectator_of_a_tournament_match_never_sees_a_throw_before_n_more_were
     // Bots at 20 ms: a game of some seconds, with room to look at it.
     let id = create(s.addr, &org, duel(20, DELAY as u32)).await;
     close(s.addr, &org, &id).await;
-    let v = until(s.addr, &id, "the game started", |v| {
+    let v = until(s.addr, &id, "the game started", WHOLE, |v| {
         v["matches"][0]["game_id"].is_string() && v["matches"][0]["room"].is_string()
     })
     .await;

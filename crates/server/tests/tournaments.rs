@@ -4,44 +4,15 @@
 
 mod common;
 
+use common::tour::{create, now_ms, view as get};
 use common::{call, start, Server};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// How long a whole tournament of bots may take.
 const WHOLE: Duration = Duration::from_secs(60);
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-/// Creates a tournament of `settings` (with a deadline an hour ahead and bot fill added
-/// by the caller) as `token`; its id.
-async fn create(addr: SocketAddr, token: &str, mut settings: Value) -> String {
-    settings["registration_deadline_ms"] = json!(now_ms() + 3_600_000);
-    let (status, answer) = call(
-        addr,
-        "POST",
-        "/api/tournaments",
-        Some(token),
-        &settings.to_string(),
-    )
-    .await;
-    assert_eq!(status, 201, "{answer}");
-    answer["id"].as_str().expect("id").to_owned()
-}
-
-/// The tournament's view.
-pub async fn get(addr: SocketAddr, id: &str) -> Value {
-    let (status, v) = call(addr, "GET", &format!("/api/tournaments/{id}"), None, "").await;
-    assert_eq!(status, 200, "{v}");
-    v
-}
 
 /// Waits until `pred` holds of the view (or panics after [`WHOLE`]).
 async fn until(addr: SocketAddr, id: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {

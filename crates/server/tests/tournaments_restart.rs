@@ -6,11 +6,10 @@
 mod binary;
 mod common;
 
-use common::tour::{matches, now_ms, round_one};
+use common::tour::{matches, now_ms, round_one, until};
 use common::{call, http_at};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::BTreeSet;
-use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -21,24 +20,6 @@ async fn spawn(dir: &Path) -> binary::Proc {
     // first kill comes.
     let args = ["--dice-seed", "7", "--min-unwatched-bot-think-ms", "5"];
     binary::spawn(dir, None, &args, &[]).await
-}
-
-async fn view(addr: SocketAddr, id: &str) -> Value {
-    let (status, v) = http_at(addr, "GET", &format!("/api/tournaments/{id}"), None).await;
-    assert_eq!(status, 200, "{v}");
-    v
-}
-
-async fn until(addr: SocketAddr, id: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    let end = tokio::time::Instant::now() + WHOLE;
-    loop {
-        let v = view(addr, id).await;
-        if pred(&v) {
-            return v;
-        }
-        assert!(tokio::time::Instant::now() < end, "{what}: never; {v:#}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -79,7 +60,7 @@ async fn a_tournament_killed_in_round_one_and_between_rounds_finishes_with_the_s
     assert_eq!(draw.len(), 4, "{drawn:#}");
 
     // Kill -9 while round 1 is being played.
-    until(p.addr, &id, "a round-1 game under way", |v| {
+    until(p.addr, &id, "a round-1 game under way", WHOLE, |v| {
         matches(v)
             .iter()
             .any(|m| m["round"] == 1 && m["status"] == "playing")
@@ -89,7 +70,7 @@ async fn a_tournament_killed_in_round_one_and_between_rounds_finishes_with_the_s
 
     // Again once round 2 is drawn.
     let mut p = spawn(dir.path()).await;
-    let v = until(p.addr, &id, "round 2 drawn", |v| {
+    let v = until(p.addr, &id, "round 2 drawn", WHOLE, |v| {
         matches(v).iter().any(|m| m["round"] == 2)
     })
     .await;
@@ -97,7 +78,10 @@ async fn a_tournament_killed_in_round_one_and_between_rounds_finishes_with_the_s
     p.kill();
 
     let p = spawn(dir.path()).await;
-    let v = until(p.addr, &id, "finished", |v| v["status"] == "finished").await;
+    let v = until(p.addr, &id, "finished", WHOLE, |v| {
+        v["status"] == "finished"
+    })
+    .await;
     assert_eq!(round_one(&v), draw, "the same draw at the end");
     let all = matches(&v);
     assert_eq!(all.len(), 7, "{v:#}");

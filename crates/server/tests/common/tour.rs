@@ -1,6 +1,8 @@
-//! Helpers of the championship tests (issue 27) that read a tournament's JSON view.
+//! Helpers of the championship tests (issue 27): create, read, close a tournament over
+//! the HTTP API, wait for its view to change, read the view's JSON.
 
-use serde_json::Value;
+use super::call;
+use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -87,5 +89,51 @@ impl Sse {
             assert!(n > 0, "{what}: the stream ended");
             self.raw.push_str(&String::from_utf8_lossy(&buf[..n]));
         }
+    }
+}
+
+/// Creates a tournament of `settings` as the account of bearer `token`, with a
+/// registration deadline an hour ahead; its id (panics unless `201`).
+pub async fn create(addr: SocketAddr, token: &str, mut settings: Value) -> String {
+    settings["registration_deadline_ms"] = json!(now_ms() + 3_600_000);
+    let body = settings.to_string();
+    let (status, answer) = call(addr, "POST", "/api/tournaments", Some(token), &body).await;
+    assert_eq!(status, 201, "{answer}");
+    answer["id"].as_str().expect("id").to_owned()
+}
+
+/// `GET /api/tournaments/{id}`: the view (panics unless `200`).
+pub async fn view(addr: SocketAddr, id: &str) -> Value {
+    let (status, v) = call(addr, "GET", &format!("/api/tournaments/{id}"), None, "").await;
+    assert_eq!(status, 200, "{v}");
+    v
+}
+
+/// `POST /api/tournaments/{id}/close` as `token`: the view after the draw (panics
+/// unless `200`).
+pub async fn close(addr: SocketAddr, token: &str, id: &str) -> Value {
+    let path = format!("/api/tournaments/{id}/close");
+    let (status, v) = call(addr, "POST", &path, Some(token), "").await;
+    assert_eq!(status, 200, "{v}");
+    v
+}
+
+/// Polls the view every 20 ms until `pred` holds of it (returned); panics naming `what`
+/// with the last view once `within` has passed.
+pub async fn until(
+    addr: SocketAddr,
+    id: &str,
+    what: &str,
+    within: Duration,
+    pred: impl Fn(&Value) -> bool,
+) -> Value {
+    let end = tokio::time::Instant::now() + within;
+    loop {
+        let v = view(addr, id).await;
+        if pred(&v) {
+            return v;
+        }
+        assert!(tokio::time::Instant::now() < end, "{what}: never; {v:#}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
