@@ -187,6 +187,18 @@ impl Bus {
         format!("{}.renamed", self.prefix)
     }
 
+    /// `P.tournament.<NODE>`: tournament commands forwarded to the node directing the
+    /// tournament (`docs/TOURNAMENTS.md`, "Cluster").
+    pub fn tournament_subject(&self, node: &str) -> String {
+        format!("{}.tournament.{node}", self.prefix)
+    }
+
+    /// `P.tview.<ID>`: tournament `id`'s views as its director publishes them, for the
+    /// live subscribers of every node.
+    pub fn tournament_view_subject(&self, id: &uuid::Uuid) -> String {
+        format!("{}.tview.{id}", self.prefix)
+    }
+
     /// `P.lobby`: scatter/gather of every node's public rooms.
     pub fn lobby_subject(&self) -> String {
         format!("{}.lobby", self.prefix)

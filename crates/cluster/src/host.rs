@@ -1,16 +1,22 @@
 //! The cluster as the rooms' [`Host`]: a new room is stored with its first lease, served
 //! on its NATS subject before it runs, renewed while it runs, and when it ends its lease
 //! is retired, released or forgotten and its connections move on
-//! ([`room_ended`]). A fenced write is logged and counted.
+//! ([`room_ended`]). A fenced write is logged and counted. A tournament director's
+//! command, close or view of a room running on another node is asked of that node over
+//! NATS (`P.room.<CODE>`, ops `director`, `close`, `view`).
 
 use crate::ownership::{lease, observe};
 use crate::routing;
+use crate::routing::ask::{self, Unreachable};
+use crate::routing::wire::{DirectorReply, RoomOp};
 use crate::state::{LinkConfig, NodeState};
 use crate::Cluster;
 use futures_util::future::BoxFuture;
 use parchis_admission::Admission;
-use parchis_room::{Host, Rehomed, RoomEnd, RoomHandle, Rooms, SingleNode};
-use parchis_store::{Fence, RoomRecord, StoreError};
+use parchis_protocol::{ErrorCode, RoomView};
+use parchis_room::{Host, Refusal, Rehomed, RoomEnd, RoomHandle, Rooms, SingleNode};
+use parchis_room_core::reserved::{DirectorAnswer, DirectorCmd};
+use parchis_store::{Fence, RoomRecord, RoomStatus, StoreError};
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -109,6 +115,70 @@ impl Host for ClusterHost {
         current: &Option<(String, i64)>,
     ) {
         observe::write_fenced(&fence.node, &fence.room_code, game, epoch, kind, current);
+    }
+
+    fn direct_elsewhere<'a>(
+        &'a self,
+        rooms: &'a Rooms,
+        code: &'a str,
+        cmd: DirectorCmd,
+    ) -> BoxFuture<'a, Result<DirectorAnswer, Refusal>> {
+        Box::pin(async move {
+            let op = RoomOp::Director {
+                director: cmd.into(),
+            };
+            match ask::ask(&self.node(rooms), code, None, op).await {
+                Ok(body) => match serde_json::from_slice::<DirectorReply>(&body) {
+                    Ok(DirectorReply::Directed { game_id, paused }) => {
+                        Ok(DirectorAnswer { game_id, paused })
+                    }
+                    Ok(DirectorReply::Refused { code, message }) => {
+                        Err(Refusal::new(code, message))
+                    }
+                    Ok(DirectorReply::Gone | DirectorReply::Closed) => {
+                        Err(Refusal::code(ErrorCode::RoomUnavailable))
+                    }
+                    Err(e) => Err(Refusal::new(
+                        ErrorCode::RoomUnavailable,
+                        format!("unreadable answer of the room's node: {e}"),
+                    )),
+                },
+                Err(Unreachable::NoResponders) => Err(Refusal::code(ErrorCode::UnknownRoom)),
+                Err(Unreachable::Failed) => Err(Refusal::code(ErrorCode::RoomUnavailable)),
+            }
+        })
+    }
+
+    fn close_elsewhere<'a>(
+        &'a self,
+        rooms: &'a Rooms,
+        code: &'a str,
+    ) -> BoxFuture<'a, Result<(), Refusal>> {
+        Box::pin(async move {
+            let unavailable = || Refusal::code(ErrorCode::RoomUnavailable);
+            match ask::ask(&self.node(rooms), code, None, RoomOp::Close).await {
+                Ok(body) => match serde_json::from_slice::<DirectorReply>(&body) {
+                    Ok(DirectorReply::Closed) => Ok(()),
+                    _ => Err(unavailable()),
+                },
+                // Nobody runs it: closed when it is stored finished (or not at all); an
+                // unfinished one waits for a takeover and is closed then.
+                Err(Unreachable::NoResponders) => match rooms.store().get_room(code).await {
+                    Ok(None) => Ok(()),
+                    Ok(Some(snap)) if snap.room.status == RoomStatus::Finished => Ok(()),
+                    Ok(Some(_)) | Err(_) => Err(unavailable()),
+                },
+                Err(Unreachable::Failed) => Err(unavailable()),
+            }
+        })
+    }
+
+    fn view_elsewhere<'a>(
+        &'a self,
+        rooms: &'a Rooms,
+        code: &'a str,
+    ) -> BoxFuture<'a, Option<RoomView>> {
+        Box::pin(async move { routing::view(&self.node(rooms), code).await })
     }
 }
 

@@ -6,12 +6,16 @@
 //! reads the rooms' reports ([`crate::reports`]): after a kill -9 nothing is lost (rooms
 //! are created under deterministic codes, reports are idempotent) and no match is played
 //! twice. In cluster mode it holds its tournament's lease ([`crate::lease`]), renews it
-//! from this loop, fences every append with it and stops as soon as it is lost.
+//! from this loop, fences every append with it and stops as soon as it is lost; stopped
+//! with the lease still held (a drain, a shutdown) it releases it, so another node takes
+//! the tournament at once. Its published views also go to the [`ViewRelay`] (cluster
+//! mode: every node's live subscribers).
 
 use crate::effects;
 use crate::error::DirectorError;
 use crate::lease::{Held, Renewal};
 use crate::log;
+use crate::relay::ViewRelay;
 use crate::reports;
 use parchis_room::{now_ms, Rooms};
 use parchis_store::StoreError;
@@ -20,6 +24,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 /// How often a running tournament with matches in play reads its rooms and performs what
@@ -50,16 +55,25 @@ pub struct Director {
     lease: Option<Held>,
     /// The lease was lost (another node directs now): the loop ends.
     lost: bool,
+    /// Cluster mode: where published views go besides the local subscribers.
+    relay: Option<Arc<dyn ViewRelay>>,
+    /// Cancelled to stop this director between two inputs (a drain).
+    stop: CancellationToken,
+    /// The store knows the tournament finished (`finish_tournament`).
+    marked_finished: bool,
 }
 
 impl Director {
     /// A director of `t`, whose log's last stored seq is `seq`; in cluster mode under
-    /// `lease` (its appends fenced by it).
+    /// `lease` (its appends fenced by it), its views also sent to `relay`. It stops
+    /// between two inputs once `stop` is cancelled.
     pub fn new(
         t: Tournament,
         seq: i64,
         rooms: Rooms,
         lease: Option<Held>,
+        relay: Option<Arc<dyn ViewRelay>>,
+        stop: CancellationToken,
     ) -> (Director, watch::Receiver<Arc<TournamentView>>) {
         let (view, rx) = watch::channel(Arc::new(t.view()));
         (
@@ -70,16 +84,22 @@ impl Director {
                 view,
                 lease,
                 lost: false,
+                relay,
+                stop,
+                marked_finished: false,
             },
             rx,
         )
     }
 
-    /// Runs until the command channel closes or the server shuts down.
+    /// Runs until the command channel closes, the server shuts down or `stop` is
+    /// cancelled; then releases the lease if it still holds it.
     pub async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
         let id = self.t.id();
         let shutdown = self.rooms.shutdown_token();
+        let stop = self.stop.clone();
         info!(tournament = %id, seq = self.seq, "director running");
+        self.mark_finished().await;
         self.sweep().await;
         while !self.lost {
             let pause = self.pause();
@@ -105,6 +125,18 @@ impl Director {
                     }
                 }
                 () = shutdown.cancelled() => break,
+                () = stop.cancelled() => break,
+            }
+        }
+        // Commands still queued are answered (not done) before the lease moves on.
+        commands.close();
+        while let Ok(cmd) = commands.try_recv() {
+            let _ = cmd.reply.send(Err(DirectorError::Stopped));
+        }
+        if !self.lost {
+            if let Some(held) = &self.lease {
+                let store = self.rooms.store().clone();
+                held.release(store.as_ref(), id).await;
             }
         }
         info!(tournament = %id, "director stopped");
@@ -201,15 +233,51 @@ impl Director {
         }
         self.store(&entries).await?;
         let effects = self.t.commit(&entries)?;
+        self.mark_finished().await;
         let mut learnt = VecDeque::new();
         for effect in &effects {
             if *effect == Effect::Publish {
-                self.view.send_replace(Arc::new(self.t.view()));
+                self.publish().await;
             } else {
                 learnt.extend(effects::perform(&self.rooms, self.t.id(), effect).await);
             }
         }
         Ok(learnt)
+    }
+
+    /// Once the tournament is finished, tells the store (once), so that no node restores
+    /// or claims it again. A failure is logged and tried again after the next input or
+    /// at the next start.
+    async fn mark_finished(&mut self) {
+        if self.marked_finished || self.t.phase() != Phase::Finished {
+            return;
+        }
+        let store = self.rooms.store().clone();
+        let marked = match log::tournaments(store.as_ref()) {
+            Ok(ts) => ts.finish_tournament(self.t.id(), now_ms()).await,
+            Err(e) => {
+                warn!(tournament = %self.t.id(), error = %e, "tournament not marked finished");
+                return;
+            }
+        };
+        match marked {
+            Ok(()) => {
+                info!(tournament = %self.t.id(), "tournament marked finished");
+                self.marked_finished = true;
+            }
+            Err(e) => {
+                warn!(tournament = %self.t.id(), error = %e, "tournament not marked finished")
+            }
+        }
+    }
+
+    /// Publishes the current view to the local subscribers and the relay.
+    async fn publish(&mut self) {
+        let view = Arc::new(self.t.view());
+        self.view.send_replace(view.clone());
+        if let Some(relay) = &self.relay {
+            relay.published(self.t.id(), self.seq, view).await;
+        }
     }
 
     /// Appends `entries` after the last seq; on a seq mismatch (another writer), reloads
@@ -235,7 +303,7 @@ impl Director {
                 let log = log::load(store.as_ref(), self.t.id()).await?;
                 self.t = Tournament::from_entries(&log)?;
                 self.seq = log.len() as i64;
-                self.view.send_replace(Arc::new(self.t.view()));
+                self.publish().await;
                 Err(e.into())
             }
             Err(e @ StoreError::Fenced { .. }) => {

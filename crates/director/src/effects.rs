@@ -1,5 +1,6 @@
-//! The core's effects performed on the rooms of this process, each idempotent at the
-//! room: a room is created under its deterministic code if absent, a start, pause, resume
+//! The core's effects performed on the rooms (those of this process, or in a cluster
+//! those of the node running each: `Rooms::direct` and `close_room` route them there),
+//! each idempotent at the room: a room is created under its deterministic code if absent, a start, pause, resume
 //! or expulsion asked twice answers the same, a close of a room that no longer runs is a
 //! close. What an effect learns (the room opened, the game started, the room closed) comes
 //! back as the core's next [`Input`]s; a failed effect is logged and owed again (the

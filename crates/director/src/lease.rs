@@ -83,6 +83,27 @@ impl Held {
         self.renewed_at.elapsed() >= self.leasing.period()
     }
 
+    /// Releases the lease of tournament `id` (its director stopped here while the lease
+    /// was still held): another node may take it at once. A failure is logged: the lease
+    /// then expires after the TTL.
+    pub async fn release(&self, store: &dyn Store, id: Uuid) {
+        let released = match log::tournaments(store) {
+            Ok(ts) => ts.release_tournament_lease(id, &self.fence).await,
+            Err(e) => {
+                tracing::warn!(tournament = %id, error = %e, "tournament lease not released");
+                return;
+            }
+        };
+        match released {
+            Ok(()) => {
+                tracing::info!(tournament = %id, node = %self.fence.node, epoch = self.fence.epoch, "tournament lease released")
+            }
+            Err(e) => {
+                tracing::warn!(tournament = %id, error = %e, "tournament lease not released: it expires after the TTL")
+            }
+        }
+    }
+
     /// Renews the lease of tournament `id`. A store failure keeps it until a whole TTL has
     /// passed since the last renewal that succeeded.
     pub async fn renew(&mut self, store: &dyn Store, id: Uuid) -> Renewal {

@@ -7,8 +7,8 @@
 //! * [`actor`] is one tournament's task. For every input (a command, a timer wake at the
 //!   core's `next_wake`, a room's report) it asks the core for the events, **stores them
 //!   before acting** ([`log`]), folds them in and performs the effects ([`effects`]).
-//! * [`effects`] performs the core's effects on the rooms of this process
-//!   (`parchis_room`'s director rooms): each is idempotent, so a retried effect never makes
+//! * [`effects`] performs the core's effects on the rooms (`parchis_room`'s director
+//!   rooms, here or, in a cluster, on the node running each): each is idempotent, so a retried effect never makes
 //!   a second room (room codes come from `room_code(tournament, match, attempt)`).
 //! * [`reports`] turns what happened in the rooms into the core's inputs: seats taken,
 //!   games started (their `game_id`), games finished with their places from the engine's
@@ -16,10 +16,13 @@
 //!   after a kill -9 learns again what it missed.
 //!
 //! * [`lease`] is cluster mode's tournament lease: the director runs where its lease is
-//!   held and fences every append with it.
+//!   held and fences every append with it; a drained node releases it
+//!   ([`Directors::drain`]).
+//! * [`relay`] is cluster mode's way out for published views ([`ViewRelay`]): every node
+//!   serves the live subscription.
 //!
-//! Module order (each imports only those before it): `error`, `log`, `lease`, `effects`,
-//! `reports`, `actor`, `registry`.
+//! Module order (each imports only those before it): `error`, `log`, `lease`, `relay`,
+//! `effects`, `reports`, `actor`, `registry`.
 
 #![warn(missing_docs)]
 
@@ -29,8 +32,10 @@ pub mod error;
 pub mod lease;
 pub mod log;
 pub mod registry;
+pub mod relay;
 pub mod reports;
 
 pub use error::DirectorError;
 pub use lease::Leasing;
 pub use registry::Directors;
+pub use relay::ViewRelay;

@@ -1,27 +1,37 @@
 //! The directors of this process ([`Directors`]): create a tournament, restore the stored
-//! ones at start, hand inputs to their actors, read their published views.
+//! ones at start, hand inputs to their actors, read their published views, and (cluster
+//! mode) claim the tournaments nobody directs and let go of them all on a drain.
 
 use crate::actor::{Command, Director};
 use crate::error::DirectorError;
 use crate::lease::{Held, Leasing};
 use crate::log;
+use crate::relay::ViewRelay;
 use parchis_room::{now_ms, Rooms};
 use parchis_store::MAX_TOURNAMENTS_LISTED;
 use parchis_tournament::{Input, Official, Settings, Tournament, TournamentView};
 use rand::RngCore;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
 use tracing::{error, info};
 use uuid::Uuid;
 
 /// Commands queued per director before senders wait.
 const QUEUE: usize = 64;
 
+/// Longest wait of [`Directors::drain`] for its directors to stop (each stops between
+/// two inputs; an input is one store write and its effects).
+const DRAIN_WAIT: Duration = Duration::from_secs(5);
+
 #[derive(Clone)]
 struct Handle {
     tx: mpsc::Sender<Command>,
     view: watch::Receiver<Arc<TournamentView>>,
+    stop: CancellationToken,
 }
 
 /// The tournaments' directors running in this process. Cheap to clone.
@@ -38,6 +48,10 @@ struct Inner {
     running: Mutex<HashMap<Uuid, Handle>>,
     /// Serialises the loading of a director (two readers never start two actors).
     loading: tokio::sync::Mutex<()>,
+    /// Cluster mode: where published views go besides the local subscribers.
+    relay: Option<Arc<dyn ViewRelay>>,
+    /// Cluster mode: the node drains (SIGTERM): it directs nothing any more.
+    draining: AtomicBool,
     /// Serialises [`Directors::create_at_most`]'s count and creation (two creations at
     /// once by one organiser never both pass its limit).
     creating: tokio::sync::Mutex<()>,
@@ -52,15 +66,66 @@ impl Directors {
     /// As [`Directors::new`]; in cluster mode (`leasing`) a director runs only on the node
     /// holding its tournament's lease, and its appends are fenced by it.
     pub fn with_leasing(rooms: Rooms, leasing: Option<Leasing>) -> Directors {
+        Directors::clustered(rooms, leasing, None)
+    }
+
+    /// As [`Directors::with_leasing`], every published view also sent to `relay`
+    /// (cluster mode: the live subscribers of other nodes).
+    pub fn clustered(
+        rooms: Rooms,
+        leasing: Option<Leasing>,
+        relay: Option<Arc<dyn ViewRelay>>,
+    ) -> Directors {
         Directors {
             inner: Arc::new(Inner {
                 rooms,
                 leasing,
                 running: Mutex::new(HashMap::new()),
                 loading: tokio::sync::Mutex::new(()),
+                relay,
+                draining: AtomicBool::new(false),
                 creating: tokio::sync::Mutex::new(()),
             }),
         }
+    }
+
+    /// This node's id in cluster mode (`None` on a single node).
+    pub fn node(&self) -> Option<&str> {
+        self.inner.leasing.as_ref().map(|l| l.node.as_str())
+    }
+
+    /// Cluster mode's drain (SIGTERM, `docs/CLUSTER.md` "Drain"): from now on this node
+    /// directs nothing (it takes no lease: commands are forwarded, reads fold the store),
+    /// and every director running here stops between two inputs and releases its lease,
+    /// so another node's claim loop takes the tournament at once instead of after the
+    /// TTL. Returns how many directors stopped within [`DRAIN_WAIT`].
+    pub async fn drain(&self) -> usize {
+        self.inner.draining.store(true, Ordering::SeqCst);
+        let handles: Vec<(Uuid, Handle)> = {
+            let _guard = self.inner.loading.lock().await;
+            self.running()
+                .iter()
+                .map(|(id, h)| (*id, h.clone()))
+                .collect()
+        };
+        for (_, h) in &handles {
+            h.stop.cancel();
+        }
+        let mut stopped = 0;
+        let wait = tokio::time::Instant::now() + DRAIN_WAIT;
+        for (id, h) in handles {
+            if tokio::time::timeout_at(wait, h.tx.closed()).await.is_ok() {
+                stopped += 1;
+            } else {
+                tracing::warn!(tournament = %id, "director did not stop within the drain's wait");
+            }
+        }
+        info!(stopped, "tournament directors drained");
+        stopped
+    }
+
+    fn draining(&self) -> bool {
+        self.inner.draining.load(Ordering::SeqCst)
     }
 
     fn running(&self) -> MutexGuard<'_, HashMap<Uuid, Handle>> {
@@ -93,8 +158,16 @@ impl Directors {
             .await?;
         info!(tournament = %id, organiser = %by, "tournament created");
         let _guard = self.inner.loading.lock().await;
-        let lease = self.lease(id).await?;
-        self.spawn(t, 1, lease);
+        match self.lease(id).await {
+            Ok(lease) => {
+                self.spawn(t, 1, lease);
+            }
+            // Stored, and this node drains: another node's claim loop directs it.
+            Err(DirectorError::Elsewhere { .. }) => {
+                info!(tournament = %id, "created on a draining node: another node will direct it")
+            }
+            Err(e) => return Err(e),
+        }
         Ok(id)
     }
 
@@ -142,7 +215,12 @@ impl Directors {
             return Ok(None);
         };
         let store = self.inner.rooms.store().clone();
-        match leasing.acquire(store.as_ref(), id).await? {
+        let acquired = if self.draining() {
+            None
+        } else {
+            leasing.acquire(store.as_ref(), id).await?
+        };
+        match acquired {
             Some(fence) => Ok(Some(Held::new(leasing.clone(), fence))),
             None => {
                 let owner = log::tournaments(store.as_ref())?
@@ -159,9 +237,17 @@ impl Directors {
 
     fn spawn(&self, t: Tournament, seq: i64, lease: Option<Held>) -> Handle {
         let id = t.id();
-        let (director, view) = Director::new(t, seq, self.inner.rooms.clone(), lease);
+        let stop = CancellationToken::new();
+        let (director, view) = Director::new(
+            t,
+            seq,
+            self.inner.rooms.clone(),
+            lease,
+            self.inner.relay.clone(),
+            stop.clone(),
+        );
         let (tx, rx) = mpsc::channel(QUEUE);
-        let handle = Handle { tx, view };
+        let handle = Handle { tx, view, stop };
         self.running().insert(id, handle.clone());
         let me = self.clone();
         self.inner.rooms.tracker().spawn(async move {
@@ -194,17 +280,32 @@ impl Directors {
     /// Tournament `id`'s state folded from the store, for reading on a node that does not
     /// direct it.
     async fn stored(&self, id: Uuid) -> Result<Tournament, DirectorError> {
+        Ok(self.stored_view_parts(id).await?.1)
+    }
+
+    async fn stored_view_parts(&self, id: Uuid) -> Result<(i64, Tournament), DirectorError> {
         let store = self.inner.rooms.store().clone();
         let entries = log::load(store.as_ref(), id).await?;
         if entries.is_empty() {
             return Err(DirectorError::NotFound(id));
         }
-        Ok(Tournament::from_entries(&entries)?)
+        Ok((entries.len() as i64, Tournament::from_entries(&entries)?))
     }
 
-    /// Cluster mode: every [`Leasing::period`], takes the lease of every stored tournament
-    /// whose lease is absent or expired (its director died or never ran) and starts its
-    /// director here, which resumes from the store and performs what it still owes. Ends
+    /// Tournament `id`'s view folded from the store, with the last stored seq it folds
+    /// (cluster mode: what a node that does not direct it serves, and the order of the
+    /// views relayed by [`ViewRelay`]).
+    ///
+    /// # Errors
+    /// [`DirectorError::NotFound`]; the store's; the fold's.
+    pub async fn stored_view(&self, id: Uuid) -> Result<(i64, Arc<TournamentView>), DirectorError> {
+        let (seq, t) = self.stored_view_parts(id).await?;
+        Ok((seq, Arc::new(t.view())))
+    }
+
+    /// Cluster mode: every [`Leasing::period`], takes the lease of every unfinished stored
+    /// tournament whose lease is absent or expired (its director died, was drained or
+    /// never ran; `claimable_tournament_ids`, oldest first) and starts its director here, which resumes from the store and performs what it still owes. Ends
     /// at shutdown; does nothing in single-node mode.
     pub async fn claim_loop(self) {
         let Some(leasing) = self.inner.leasing.clone() else {
@@ -218,9 +319,12 @@ impl Directors {
                 _ = shutdown.cancelled() => break,
                 _ = every.tick() => {}
             }
+            if self.draining() {
+                break;
+            }
             let store = self.inner.rooms.store().clone();
             let ids = match log::tournaments(store.as_ref()) {
-                Ok(ts) => ts.tournament_ids(MAX_TOURNAMENTS_LISTED).await,
+                Ok(ts) => ts.claimable_tournament_ids(MAX_TOURNAMENTS_LISTED).await,
                 Err(_) => return,
             };
             let ids = match ids {
@@ -243,8 +347,9 @@ impl Directors {
         }
     }
 
-    /// Starts the director of every stored tournament (at server start): each performs
-    /// what it still owes. Returns how many run.
+    /// Starts the director of every unfinished stored tournament (at server start, oldest
+    /// first; a finished one starts when it is read): each performs what it still owes.
+    /// Returns how many run.
     ///
     /// # Errors
     /// The store's (listing); a tournament that does not load is logged and skipped.
@@ -253,7 +358,7 @@ impl Directors {
         let Some(ts) = store.tournaments() else {
             return Ok(0);
         };
-        let ids = ts.tournament_ids(MAX_TOURNAMENTS_LISTED).await?;
+        let ids = ts.unfinished_tournament_ids(MAX_TOURNAMENTS_LISTED).await?;
         let mut n = 0;
         for id in ids {
             match self.handle(id).await {

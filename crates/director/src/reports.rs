@@ -1,5 +1,5 @@
 //! What happened in a tournament's rooms, as the core's inputs: read back from the rooms
-//! running here (seats taken) and from the store (games started and finished), so that a
+//! (seats taken: from the room's view, here or on the node running it) and from the store (games started and finished), so that a
 //! report missed while the director was down (a kill -9, a failover) is learnt again on
 //! the next sweep. Every report is idempotent at the core: told twice, it stores nothing.
 //!
@@ -9,10 +9,9 @@
 
 use parchis_engine::{standings, Colour};
 use parchis_protocol::GameResult;
-use parchis_room::{RoomCmd, Rooms};
+use parchis_room::Rooms;
 use parchis_store::{GameRecord, Store};
 use parchis_tournament::{Input, Match, MatchStatus, Tournament};
-use tokio::sync::oneshot;
 use tracing::warn;
 
 /// The inputs the rooms and games of `t`'s open and playing matches call for now.
@@ -60,14 +59,8 @@ pub async fn collect(t: &Tournament, rooms: &Rooms, store: &dyn Store) -> Vec<In
 
 /// `Seated` for every reserved person's seat taken in the running room.
 async fn seated(t: &Tournament, m: &Match, rooms: &Rooms, room: &str) -> Vec<Input> {
-    let Some(handle) = rooms.room(room) else {
-        return Vec::new();
-    };
-    let (reply, answer) = oneshot::channel();
-    if handle.sender().send(RoomCmd::View { reply }).await.is_err() {
-        return Vec::new();
-    }
-    let Ok(view) = answer.await else {
+    // Here, or (cluster mode) asked of the node running the room.
+    let Some(view) = rooms.room_view(room).await else {
         return Vec::new();
     };
     m.seats

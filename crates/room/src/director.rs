@@ -10,8 +10,10 @@
 //! * [`Rooms::close_room`] (`CloseRoom`): the room closes without a result, as an
 //!   administrator's close does.
 //!
-//! These reach rooms running in this process only; in a cluster the director's node must
-//! route them to the room's owner (not built yet).
+//! A room that does not run in this process is reached through the [`crate::Host`]: in a
+//! cluster its owner is asked over NATS (`docs/CLUSTER.md`, "Tournaments"), the director
+//! need not run where its rooms do. [`Rooms::room_view`] reads a room's view the same way
+//! (the director's seat reports).
 
 use crate::create::run_new;
 use crate::ids;
@@ -97,16 +99,17 @@ impl Rooms {
         Ok(Opened::Created)
     }
 
-    /// Sends the director's `cmd` to room `code` and waits for its answer (given once
-    /// what it changed is stored).
+    /// Sends the director's `cmd` to room `code`, here or on the node running it
+    /// ([`crate::Host::direct_elsewhere`]), and waits for its answer (given once what it
+    /// changed is stored).
     ///
     /// # Errors
-    /// `unknown_room` if the room does not run here; the room's refusal (see
+    /// `unknown_room` if the room runs nowhere; the room's refusal (see
     /// [`DirectorCmd`]); `room_unavailable` if the room stopped meanwhile.
     pub async fn direct(&self, code: &str, cmd: DirectorCmd) -> Result<DirectorAnswer, Refusal> {
-        let handle = self
-            .room(code)
-            .ok_or_else(|| Refusal::code(ErrorCode::UnknownRoom))?;
+        let Some(handle) = self.room(code) else {
+            return self.host().direct_elsewhere(self, code, cmd).await;
+        };
         let (reply, answer) = oneshot::channel();
         let gone = || Refusal::code(ErrorCode::RoomUnavailable);
         handle
@@ -154,13 +157,15 @@ impl Rooms {
 
     /// Closes room `code` without a result (a match awarded, forfeited or replayed): a
     /// running game ends `closed_by_admin`, its connections are closed and the room is
-    /// stored finished. A room that no longer runs here is answered as closed.
+    /// stored finished. A room that does not run here is closed where it runs
+    /// ([`crate::Host::close_elsewhere`]; its answer then is `None`); one that runs nowhere
+    /// and is not waiting for a takeover is answered as closed.
     ///
     /// # Errors
     /// `room_unavailable` if the room stopped while closing.
     pub async fn close_room(&self, code: &str) -> Result<Option<AdminCloseRoom>, Refusal> {
         let Some(handle) = self.room(code) else {
-            return Ok(None);
+            return self.host().close_elsewhere(self, code).await.map(|()| None);
         };
         let (reply, answer) = oneshot::channel();
         let gone = || Refusal::code(ErrorCode::RoomUnavailable);
@@ -170,5 +175,16 @@ impl Rooms {
             .await
             .map_err(|_| gone())?;
         answer.await.map(Some).map_err(|_| gone())
+    }
+
+    /// Room `code`'s public view (a delayed game as its spectators see it), wherever it
+    /// runs (`None`: it runs nowhere that answered).
+    pub async fn room_view(&self, code: &str) -> Option<parchis_protocol::RoomView> {
+        let Some(handle) = self.room(code) else {
+            return self.host().view_elsewhere(self, code).await;
+        };
+        let (reply, answer) = oneshot::channel();
+        handle.sender().send(RoomCmd::View { reply }).await.ok()?;
+        answer.await.ok()
     }
 }

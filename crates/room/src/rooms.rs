@@ -5,9 +5,11 @@
 //! cluster keep one each and hand it to the rooms they start.
 
 use crate::end::{Rehomed, RoomEnd};
-use crate::RoomHandle;
+use crate::{Refusal, RoomHandle};
 use futures_util::future::BoxFuture;
+use parchis_protocol::ErrorCode;
 use parchis_room_core::dice::DiceConfig;
+use parchis_room_core::reserved::{DirectorAnswer, DirectorCmd};
 use parchis_room_core::{Observer, RoomLimits};
 use parchis_store::{Fence, RoomRecord, Store, StoreError};
 use std::collections::HashMap;
@@ -78,6 +80,49 @@ pub trait Host: Send + Sync + 'static {
         kind: &str,
         current: &Option<(String, i64)>,
     );
+
+    /// Room `code` does not run here: the tournament director's command `cmd` goes to
+    /// the node that runs it (a cluster routes it over NATS, as an edge forwards a seat's
+    /// command) and its answer comes back. A single node has no other node:
+    /// `unknown_room`.
+    ///
+    /// # Errors
+    /// The room's refusal; `unknown_room` when no node runs it; `room_unavailable` when
+    /// its node did not answer in time (the command is idempotent: the director asks
+    /// again).
+    fn direct_elsewhere<'a>(
+        &'a self,
+        _rooms: &'a Rooms,
+        _code: &'a str,
+        _cmd: DirectorCmd,
+    ) -> BoxFuture<'a, Result<DirectorAnswer, Refusal>> {
+        Box::pin(async { Err(Refusal::code(ErrorCode::UnknownRoom)) })
+    }
+
+    /// Room `code` does not run here: closes it where it runs (a tournament's
+    /// `CloseRoom`). `Ok(())` once it is closed, or when it runs nowhere and is not
+    /// waiting to be taken over (stored finished, or not stored).
+    ///
+    /// # Errors
+    /// `room_unavailable` when its node did not answer, or it runs nowhere yet but is
+    /// stored unfinished (a takeover will bring it back: the director asks again).
+    fn close_elsewhere<'a>(
+        &'a self,
+        _rooms: &'a Rooms,
+        _code: &'a str,
+    ) -> BoxFuture<'a, Result<(), Refusal>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Room `code` does not run here: its public view from the node that runs it
+    /// (`None`: nobody answered).
+    fn view_elsewhere<'a>(
+        &'a self,
+        _rooms: &'a Rooms,
+        _code: &'a str,
+    ) -> BoxFuture<'a, Option<parchis_protocol::RoomView>> {
+        Box::pin(async { None })
+    }
 }
 
 /// What every room of the process is given.

@@ -49,6 +49,17 @@ impl ApiError {
             retry_after_secs: None,
         }
     }
+
+    /// The same answer with `Retry-After: secs`.
+    pub(crate) fn retry_after(mut self, secs: u64) -> ApiError {
+        self.retry_after_secs = Some(secs);
+        self
+    }
+
+    /// Its status, JSON body and `Retry-After` (to carry it between cluster nodes).
+    pub(crate) fn parts(&self) -> (StatusCode, &HttpError, Option<u64>) {
+        (self.status, &self.body, self.retry_after_secs)
+    }
 }
 
 impl From<Denied> for ApiError {

@@ -39,6 +39,9 @@ pub mod replay;
 pub mod stall;
 pub mod state;
 pub mod static_files;
+pub mod tournament_errors;
+pub mod tournament_relay;
+pub mod tournament_views;
 pub mod tournaments;
 pub mod ws;
 
@@ -178,8 +181,12 @@ pub async fn run(
         .map_err(io::Error::other)?;
     if state.cluster().is_some() {
         parchis_cluster::ownership::start(state.node());
-        // Tournaments: each node takes the leases of those nobody directs (docs/TOURNAMENTS.md).
+        // Tournaments: each node takes the leases of those nobody directs (docs/TOURNAMENTS.md),
+        // and answers the commands other nodes forward to the directors running here.
         tokio::spawn(state.directors().clone().claim_loop());
+        tournament_relay::serve(state.clone())
+            .await
+            .map_err(io::Error::other)?;
     } else {
         recover(&state).await.map_err(io::Error::other)?;
         // Tournaments after their rooms: each director performs what it still owes.

@@ -418,6 +418,8 @@ async fn serve(args: Args) -> Result<(), MainError> {
         // "Drain"); the remaining sockets are then closed with 1001 as on a single node.
         if signal_kind == Signal::Term && draining.cluster().is_some() {
             tracing::info!("SIGTERM: draining");
+            // Tournaments first: their leases released, other nodes direct them at once.
+            draining.directors().drain().await;
             parchis_cluster::ownership::drain::drain(draining.node()).await;
         }
         tracing::info!("signal received: shutting down");

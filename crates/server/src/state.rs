@@ -65,7 +65,12 @@ impl AppState {
             node: c.node().as_str().to_owned(),
             ttl: c.config.lease_ttl,
         });
-        let directors = parchis_director::Directors::with_leasing(rooms.clone(), leasing);
+        // Cluster mode: every published view is relayed to the other nodes' subscribers.
+        let relay = cluster.as_ref().map(|c| {
+            Arc::new(crate::tournament_views::NatsRelay::new(c.bus.clone()))
+                as Arc<dyn parchis_director::ViewRelay>
+        });
+        let directors = parchis_director::Directors::clustered(rooms.clone(), leasing, relay);
         let node = NodeState::new(rooms, cluster, admission.clone(), links);
         let pairing = crate::pairing_tickets::Pairing::new(
             i64::try_from(config.pairing_claim_wait.as_millis()).unwrap_or(i64::MAX),

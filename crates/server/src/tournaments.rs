@@ -1,7 +1,9 @@
 //! The tournament routes (issue 27, `docs/TOURNAMENTS.md`, `proto/README.md`
 //! "Tournaments"): create, list, read, close registration, register, confirm, withdraw,
 //! name referees, the referee's decisions on a match, and a live subscription (Server-Sent
-//! Events). Each route turns the request into one input of the tournament's director
+//! Events). In cluster mode every node serves every route: commands for a tournament
+//! another node directs are forwarded there, and its live views relayed from there
+//! ([`crate::tournament_relay`]). Each route turns the request into one input of the tournament's director
 //! ([`parchis_director::Directors`]) and answers once its events are stored.
 //!
 //! Refusals use the JSON error body: `400 bad_request` (a body or field the rules refuse),
@@ -26,14 +28,14 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::Json;
 use axum_login::AuthSession;
-use futures_util::Stream;
+use futures_util::stream::BoxStream;
+use futures_util::{Stream, StreamExt};
 use parchis_director::DirectorError;
 use parchis_protocol::{ErrorCode, NameReferee, RefereeCommand, RegisterEntry, TournamentCreated};
 use parchis_store::StoreError;
-use parchis_tournament::{
-    Account, CommandError, EntrantId, Input, MatchId, Official, Settings, TournamentView,
-};
+use parchis_tournament::{Account, EntrantId, Input, MatchId, Official, Settings, TournamentView};
 use serde::de::DeserializeOwned;
+use std::sync::Arc;
 use uuid::Uuid;
 
 use crate::accounts::auth::{self, Backend, User};
@@ -41,6 +43,7 @@ use crate::accounts::username;
 use crate::api_doc;
 use crate::http::{ApiError, ApiPath};
 use crate::state::AppState;
+use crate::tournament_errors::{bad, err, refused, store_error};
 
 /// Largest body of a tournament route, in bytes.
 pub const MAX_BODY_BYTES: usize = 8 * 1024;
@@ -109,7 +112,11 @@ const FORBIDDEN: (u16, &str) = (
 );
 const UNAVAILABLE: (u16, &str) = (
     503,
-    "room_unavailable: the database is out of reach, or this server keeps no tournaments.",
+    "room_unavailable: the database is out of reach, this server keeps no tournaments, or \
+     (cluster) the node directing the tournament is not reachable or it is moving to another \
+     node: nothing was applied, retry after `Retry-After`. outcome_unknown (cluster): the \
+     directing node did not answer in time: the command may have been applied; read the \
+     tournament before sending it again.",
 );
 const INTERNAL: (u16, &str) = (
     500,
@@ -166,80 +173,6 @@ pub fn router() -> ApiRouter<AppState> {
         )
         .route_layer(axum::middleware::from_fn(crate::accounts::csrf::check))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-}
-
-fn err(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> ApiError {
-    ApiError::new(status, code, message)
-}
-
-fn bad(message: impl Into<String>) -> ApiError {
-    err(StatusCode::BAD_REQUEST, ErrorCode::BadRequest, message)
-}
-
-fn unknown() -> ApiError {
-    let code = ErrorCode::UnknownTournament;
-    err(StatusCode::NOT_FOUND, code, code.describe())
-}
-
-fn store_error(e: StoreError) -> ApiError {
-    if e.is_unreachable() || matches!(e, StoreError::Unsupported(_)) {
-        let code = ErrorCode::RoomUnavailable;
-        return err(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string());
-    }
-    tracing::error!(error = %e, "tournament store failed");
-    let code = ErrorCode::Internal;
-    err(StatusCode::INTERNAL_SERVER_ERROR, code, code.describe())
-}
-
-/// The HTTP answer of a director's refusal.
-fn refused(e: DirectorError) -> ApiError {
-    use CommandError as C;
-    match e {
-        DirectorError::NotFound(_) => unknown(),
-        DirectorError::Settings(e) => bad(e.to_string()),
-        DirectorError::Store(e) => store_error(e),
-        DirectorError::Refused(c) => {
-            let text = c.to_string();
-            match c {
-                C::NotOrganiser | C::NotReferee => {
-                    err(StatusCode::FORBIDDEN, ErrorCode::NotReferee, text)
-                }
-                C::UnknownMatch(_) | C::UnknownEntrant(_) => {
-                    err(StatusCode::NOT_FOUND, ErrorCode::UnknownTournament, text)
-                }
-                C::PartnerRequired
-                | C::NoPartnerAllowed
-                | C::OwnPartner
-                | C::TeamName
-                | C::BadPlaces(_)
-                | C::Reason
-                | C::BelowMinRating { .. } => bad(text),
-                C::Internal(e) => {
-                    tracing::error!(error = %e, "director's decision did not fold");
-                    err(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal, text)
-                }
-                _ => err(StatusCode::CONFLICT, ErrorCode::TournamentRefused, text),
-            }
-        }
-        DirectorError::TooManyOpen { .. } => err(
-            StatusCode::CONFLICT,
-            ErrorCode::TooManyTournaments,
-            e.to_string(),
-        ),
-        DirectorError::Stopped | DirectorError::Elsewhere { .. } => err(
-            StatusCode::SERVICE_UNAVAILABLE,
-            ErrorCode::RoomUnavailable,
-            e.to_string(),
-        ),
-        e @ (DirectorError::Corrupt(_) | DirectorError::Unreadable(_)) => {
-            tracing::error!(error = %e, "tournament unreadable");
-            err(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                ErrorCode::Internal,
-                e.to_string(),
-            )
-        }
-    }
 }
 
 /// The body as one JSON object of `T`.
@@ -318,8 +251,17 @@ async fn view(state: &AppState, id: Uuid) -> Result<Json<TournamentView>, ApiErr
     Ok(Json(TournamentView::clone(&v)))
 }
 
+/// Hands `input` to tournament `id`'s director, here or (cluster mode) on the node
+/// directing it ([`crate::tournament_relay::forward`]), then answers the view: once the
+/// director answered, its events are stored, so the view read here shows them.
 async fn act(state: &AppState, id: Uuid, input: Input) -> Result<Json<TournamentView>, ApiError> {
-    state.directors().input(id, input).await.map_err(refused)?;
+    match state.directors().input(id, input.clone()).await {
+        Ok(()) => {}
+        Err(DirectorError::Elsewhere { owner, .. }) => {
+            crate::tournament_relay::forward(state, id, &owner, input).await?;
+        }
+        Err(e) => return Err(refused(e)),
+    }
     view(state, id).await
 }
 
@@ -744,17 +686,27 @@ pub async fn events(
     State(state): State<AppState>,
     ApiPath(TournamentPath { id }): ApiPath<TournamentPath>,
 ) -> Result<NoApi<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>>, ApiError> {
-    let rx = state.directors().subscribe(id).await.map_err(refused)?;
     let shutdown = state.shutdown_token();
-    let stream = futures_util::stream::unfold((rx, shutdown), |(mut rx, shutdown)| async move {
-        tokio::select! {
-            changed = rx.changed() => changed.ok()?,
-            () = shutdown.cancelled() => return None,
-        }
-        let view = rx.borrow_and_update().clone();
+    let views: BoxStream<'static, Arc<TournamentView>> = match state.directors().subscribe(id).await
+    {
+        Ok(rx) => futures_util::stream::unfold((rx, shutdown), |(mut rx, shutdown)| async move {
+            tokio::select! {
+                changed = rx.changed() => changed.ok()?,
+                () = shutdown.cancelled() => return None,
+            }
+            let view = rx.borrow_and_update().clone();
+            Some((view, (rx, shutdown)))
+        })
+        .boxed(),
+        // Cluster mode: directed by another node; its views are relayed.
+        Err(DirectorError::Elsewhere { .. }) => crate::tournament_relay::remote_views(&state, id)
+            .await?
+            .boxed(),
+        Err(e) => return Err(refused(e)),
+    };
+    let stream = views.map(|view| {
         let data = serde_json::to_string(&*view).unwrap_or_default();
-        let event = SseEvent::default().event(EVENT_NAME).data(data);
-        Some((Ok(event), (rx, shutdown)))
+        Ok(SseEvent::default().event(EVENT_NAME).data(data))
     });
     Ok(NoApi(Sse::new(stream).keep_alive(KeepAlive::default())))
 }

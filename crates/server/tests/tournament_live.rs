@@ -7,13 +7,11 @@
 
 mod common;
 
+use common::tour::Sse;
 use common::tour::{close, create, until, view as get};
 use common::{assert_answers_ping, call, sign_up_at, start, test_config, Server};
 use serde_json::{json, Value};
-use std::net::SocketAddr;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 /// How long a tournament of bots may take.
 const WHOLE: Duration = Duration::from_secs(60);
@@ -86,58 +84,6 @@ async fn a_tournament_rooms_bots_keep_its_think_time_when_nobody_watches() {
     let events = g["events"].as_array().map_or(0, Vec::len);
     assert!(events > 20, "a whole game was played: {events} events");
     s.shutdown.cancel();
-}
-
-/// An open Server-Sent Events stream: the raw bytes read so far.
-struct Sse {
-    stream: TcpStream,
-    raw: String,
-}
-
-impl Sse {
-    async fn open(addr: SocketAddr, path: &str) -> Sse {
-        let mut stream = TcpStream::connect(addr).await.expect("connect");
-        let req = format!("GET {path} HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\n\r\n");
-        stream.write_all(req.as_bytes()).await.expect("write");
-        Sse {
-            stream,
-            raw: String::new(),
-        }
-    }
-
-    /// The `tournament` events' data (JSON) received so far.
-    fn views(&self) -> Vec<Value> {
-        let mut out = Vec::new();
-        let mut event = "";
-        for line in self.raw.lines() {
-            if let Some(name) = line.strip_prefix("event: ") {
-                event = name;
-            } else if let Some(data) = line.strip_prefix("data: ") {
-                if event == "tournament" {
-                    out.push(serde_json::from_str(data).expect("the data is the view"));
-                }
-            }
-        }
-        out
-    }
-
-    /// Reads until an event's view satisfies `pred`; that view.
-    async fn until(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let end = tokio::time::Instant::now() + WHOLE;
-        loop {
-            if let Some(v) = self.views().into_iter().find(&pred) {
-                return v;
-            }
-            let mut buf = [0u8; 16 * 1024];
-            let left = end.saturating_duration_since(tokio::time::Instant::now());
-            let n = tokio::time::timeout(left, self.stream.read(&mut buf))
-                .await
-                .unwrap_or_else(|_| panic!("{what}: never on the stream"))
-                .expect("read");
-            assert!(n > 0, "{what}: the stream ended");
-            self.raw.push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

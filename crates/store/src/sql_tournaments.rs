@@ -97,6 +97,34 @@ async fn pg_acquire_lease(
     }))
 }
 
+/// [`TournamentStore::release_tournament_lease`] on PostgreSQL.
+async fn pg_release_lease(pool: &sqlx::PgPool, id: Uuid, fence: &Fence) -> Result<()> {
+    sqlx::query(
+        "UPDATE tournament_leases SET expires_at = now() \
+                 WHERE tournament_id = $1 AND owner = $2 AND epoch = $3",
+    )
+    .bind(id)
+    .bind(&fence.node)
+    .bind(fence.epoch)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// [`TournamentStore::claimable_tournament_ids`] on PostgreSQL.
+async fn pg_claimable(pool: &sqlx::PgPool, limit: u32) -> Result<Vec<Uuid>> {
+    Ok(sqlx::query_scalar::<_, Uuid>(
+        "SELECT t.id FROM tournaments t \
+                 LEFT JOIN tournament_leases l ON l.tournament_id = t.id \
+                 WHERE t.finished_at_ms IS NULL \
+                   AND (l.tournament_id IS NULL OR l.expires_at <= now()) \
+                 ORDER BY t.created_at_ms, t.id LIMIT $1",
+    )
+    .bind(i64::from(limit.min(MAX_TOURNAMENTS_LISTED)))
+    .fetch_all(pool)
+    .await?)
+}
+
 /// [`TournamentStore::tournament_lease_owner`] on PostgreSQL.
 async fn pg_lease_owner(pool: &sqlx::PgPool, id: Uuid) -> Result<Option<String>> {
     Ok(sqlx::query_scalar::<_, String>(
@@ -216,6 +244,33 @@ macro_rules! sql_tournament_store {
                 .collect()
             }
 
+            async fn finish_tournament(&self, id: Uuid, at_ms: i64) -> Result<()> {
+                let $me = self;
+                sqlx::query(
+                    "UPDATE tournaments SET finished_at_ms = $2 \
+                     WHERE id = $1 AND finished_at_ms IS NULL",
+                )
+                .bind($id(id))
+                .bind(at_ms)
+                .execute($pool)
+                .await?;
+                Ok(())
+            }
+
+            async fn unfinished_tournament_ids(&self, limit: u32) -> Result<Vec<Uuid>> {
+                let $me = self;
+                sqlx::query_scalar::<_, $Id>(
+                    "SELECT id FROM tournaments WHERE finished_at_ms IS NULL \
+                     ORDER BY created_at_ms, id LIMIT $1",
+                )
+                .bind(i64::from(limit.min(MAX_TOURNAMENTS_LISTED)))
+                .fetch_all($pool)
+                .await?
+                .into_iter()
+                .map(GameId::into_uuid)
+                .collect()
+            }
+
             async fn tournament_ids(&self, limit: u32) -> Result<Vec<Uuid>> {
                 let $me = self;
                 sqlx::query_scalar::<_, $Id>(
@@ -249,4 +304,10 @@ async fn acquire_tournament_lease(
 }
 async fn tournament_lease_owner(&self, id: Uuid) -> Result<Option<String>> {
     pg_lease_owner(self.pool_and_schema().0, id).await
+}
+async fn release_tournament_lease(&self, id: Uuid, fence: &Fence) -> Result<()> {
+    pg_release_lease(self.pool_and_schema().0, id, fence).await
+}
+async fn claimable_tournament_ids(&self, limit: u32) -> Result<Vec<Uuid>> {
+    pg_claimable(self.pool_and_schema().0, limit).await
 });

@@ -58,6 +58,36 @@ pub trait TournamentStore: Send + Sync {
     /// `limit` (capped at [`MAX_TOURNAMENTS_LISTED`]).
     async fn tournament_ids(&self, limit: u32) -> Result<Vec<Uuid>>;
 
+    /// Marks tournament `id` finished at `at_ms` (its director stored its last event); a
+    /// second mark keeps the first time. Finished tournaments are neither restored nor
+    /// claimed ([`TournamentStore::unfinished_tournament_ids`],
+    /// [`TournamentStore::claimable_tournament_ids`]).
+    ///
+    /// # Errors
+    /// The database's.
+    async fn finish_tournament(&self, id: Uuid, at_ms: i64) -> Result<()>;
+
+    /// The tournaments not marked finished, oldest first (`created_at_ms`, then id), at
+    /// most `limit` (capped at [`MAX_TOURNAMENTS_LISTED`]): those a restarted single node
+    /// restores.
+    ///
+    /// # Errors
+    /// The database's.
+    async fn unfinished_tournament_ids(&self, limit: u32) -> Result<Vec<Uuid>>;
+
+    /// Cluster mode: the unfinished tournaments whose director lease is absent or expired
+    /// (nobody directs them), oldest first, at most `limit` (capped at
+    /// [`MAX_TOURNAMENTS_LISTED`]): those a node's claim loop takes. Tournaments that are
+    /// finished or directed take no place in the limit, so none is starved by them.
+    ///
+    /// # Errors
+    /// As [`TournamentStore::acquire_tournament_lease`].
+    async fn claimable_tournament_ids(&self, _limit: u32) -> Result<Vec<Uuid>> {
+        Err(crate::StoreError::Unsupported(
+            "tournament leases need PostgreSQL (cluster mode)",
+        ))
+    }
+
     /// Cluster mode: acquires or renews tournament `id`'s director lease for `node`, for
     /// `ttl_ms` from the database's clock (`tournament_leases`). Taken when there is no
     /// lease or it has expired (the epoch grows by one: the previous holder's appends are
@@ -74,6 +104,18 @@ pub trait TournamentStore: Send + Sync {
         _node: &str,
         _ttl_ms: i64,
     ) -> Result<Option<Fence>> {
+        Err(crate::StoreError::Unsupported(
+            "tournament leases need PostgreSQL (cluster mode)",
+        ))
+    }
+
+    /// Cluster mode: releases tournament `id`'s lease held by `fence` (a drained node's
+    /// director stopped): it expires now, so another node's claim takes it at once (epoch
+    /// + 1) instead of after the TTL. A lease no longer held at that epoch is left alone.
+    ///
+    /// # Errors
+    /// As [`TournamentStore::acquire_tournament_lease`].
+    async fn release_tournament_lease(&self, _id: Uuid, _fence: &Fence) -> Result<()> {
         Err(crate::StoreError::Unsupported(
             "tournament leases need PostgreSQL (cluster mode)",
         ))

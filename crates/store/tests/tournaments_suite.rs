@@ -166,6 +166,96 @@ mod cases {
         assert_eq!(t.tournament_log(id).await.unwrap().len(), 3);
     }
 
+    /// A released lease (a drained node's) is taken by another node at once, under the
+    /// next epoch, and the old holder is fenced; a release at a stale epoch changes
+    /// nothing.
+    pub async fn a_released_lease_is_taken_at_once(h: &Harness) {
+        let t = tournaments(h);
+        let id = Uuid::now_v7();
+        t.create_tournament(id, 1_000, &json!({"n": 1}))
+            .await
+            .unwrap();
+        let fence = t
+            .acquire_tournament_lease(id, "node-a", 60_000)
+            .await
+            .unwrap()
+            .expect("a free lease is acquired");
+        t.release_tournament_lease(id, &fence).await.unwrap();
+        let taken = t
+            .acquire_tournament_lease(id, "node-b", 60_000)
+            .await
+            .unwrap()
+            .expect("a released lease is taken at once");
+        assert_eq!((taken.node.as_str(), taken.epoch), ("node-b", 2));
+        assert!(matches!(
+            t.append_tournament(id, 1, &[json!({"n": 2})], Some(&fence))
+                .await,
+            Err(StoreError::Fenced { .. })
+        ));
+        // node-a's late release of its old epoch leaves node-b's lease alone.
+        t.release_tournament_lease(id, &fence).await.unwrap();
+        assert_eq!(
+            t.tournament_lease_owner(id).await.unwrap().as_deref(),
+            Some("node-b")
+        );
+        assert_eq!(
+            t.acquire_tournament_lease(id, "node-a", 60_000)
+                .await
+                .unwrap(),
+            None
+        );
+    }
+
+    /// Finished tournaments are not restored: the unfinished ones come oldest first,
+    /// however many finished ones are newer or older.
+    pub async fn finished_tournaments_are_not_restored(h: &Harness) {
+        let t = tournaments(h);
+        let mut ids = Vec::new();
+        for at in [1_000, 2_000, 3_000, 4_000] {
+            let id = Uuid::now_v7();
+            t.create_tournament(id, at, &json!({"n": 1})).await.unwrap();
+            ids.push(id);
+        }
+        t.finish_tournament(ids[0], 5_000).await.unwrap();
+        t.finish_tournament(ids[2], 5_000).await.unwrap();
+        t.finish_tournament(ids[2], 6_000).await.unwrap();
+        assert_eq!(
+            t.unfinished_tournament_ids(10).await.unwrap(),
+            vec![ids[1], ids[3]]
+        );
+        assert_eq!(t.unfinished_tournament_ids(1).await.unwrap(), vec![ids[1]]);
+    }
+
+    /// The claim loop's list: unfinished tournaments nobody directs (no lease, or an
+    /// expired or released one), oldest first; directed and finished ones take no place
+    /// in the limit.
+    pub async fn only_unfinished_undirected_tournaments_are_claimable(h: &Harness) {
+        let t = tournaments(h);
+        let mut ids = Vec::new();
+        for at in [1_000, 2_000, 3_000, 4_000] {
+            let id = Uuid::now_v7();
+            t.create_tournament(id, at, &json!({"n": 1})).await.unwrap();
+            ids.push(id);
+        }
+        // The oldest finished, the second directed, the third's lease released.
+        t.finish_tournament(ids[0], 5_000).await.unwrap();
+        t.acquire_tournament_lease(ids[1], "node-a", 60_000)
+            .await
+            .unwrap()
+            .expect("free");
+        let fence = t
+            .acquire_tournament_lease(ids[2], "node-a", 60_000)
+            .await
+            .unwrap()
+            .expect("free");
+        t.release_tournament_lease(ids[2], &fence).await.unwrap();
+        assert_eq!(
+            t.claimable_tournament_ids(10).await.unwrap(),
+            vec![ids[2], ids[3]]
+        );
+        assert_eq!(t.claimable_tournament_ids(1).await.unwrap(), vec![ids[2]]);
+    }
+
     /// SQLite has no leases: a fenced append is refused, an unfenced one works.
     pub async fn sqlite_refuses_fenced_appends(h: &Harness) {
         let t = tournaments(h);
@@ -192,11 +282,19 @@ backend_tests!(
     [
         logs_append_in_order_and_refuse_a_second_writer,
         tournaments_are_listed_newest_first,
+        finished_tournaments_are_not_restored,
     ]
 );
 
 mod fenced {
-    backend_tests!([postgres, memory][fenced_appends_stop_with_the_lease]);
+    backend_tests!(
+        [postgres, memory]
+        [
+            fenced_appends_stop_with_the_lease,
+            a_released_lease_is_taken_at_once,
+            only_unfinished_undirected_tournaments_are_claimable,
+        ]
+    );
 }
 
 mod unfenced {

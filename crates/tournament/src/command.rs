@@ -12,7 +12,11 @@ pub const MAX_TEAM_NAME_CHARS: usize = 60;
 
 /// Something that happened to the tournament or was asked of it. Every input comes with
 /// the time as a value (`now`, unix ms) to [`crate::Tournament::handle`].
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Serde (tagged by `input`, snake case): a cluster node that does not direct the
+/// tournament forwards the input to the node that does (`docs/TOURNAMENTS.md`, "Cluster").
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "input", rename_all = "snake_case")]
 pub enum Input {
     /// The organiser names a referee.
     NameReferee {

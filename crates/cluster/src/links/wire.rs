@@ -8,7 +8,8 @@
 //! from the test of its bytes.
 //!
 //! * `P.room.<CODE>` requests: [`RoomRequest`]; answers [`AttachAnswer`],
-//!   [`CommandAnswer`], or a [`parchis_protocol::RoomView`] for `view`.
+//!   [`CommandAnswer`], a [`parchis_protocol::RoomView`] for `view`, or a
+//!   [`DirectorReply`] for a tournament director's `director` and `close`.
 //! * `P.edge.<NODE>` messages: the frame itself as the body behind a line per link naming
 //!   the link, its counter, the [`Kind`] and the frame's [`Tag`] (read from the frame by
 //!   [`frame_tag`]): [`super::edge_msg`]; a kick's body is [`KickBody`].
@@ -20,6 +21,7 @@
 use parchis_engine::Colour;
 use parchis_protocol::{Emote, ErrorCode, Play, RoomSummary};
 use parchis_room::{Member, Reattach, Refusal, SeatCmd};
+use parchis_room_core::reserved::{DirectorAnswer, DirectorCmd};
 use serde::{Deserialize, Serialize};
 
 /// The version of every shape here.
@@ -128,6 +130,8 @@ enum OpName {
     Detach,
     View,
     Probe,
+    Director,
+    Close,
 }
 
 /// [`RoomRequest`] as read: every field any op has, each op's required ones checked by
@@ -154,6 +158,8 @@ struct FlatRequest {
     how: Option<AttachHow>,
     #[serde(default)]
     deadline_ms: Option<i64>,
+    #[serde(default)]
+    director: Option<WireDirectorCmd>,
 }
 
 impl TryFrom<FlatRequest> for RoomRequest {
@@ -186,6 +192,10 @@ impl TryFrom<FlatRequest> for RoomRequest {
             },
             OpName::View => RoomOp::View,
             OpName::Probe => RoomOp::Probe,
+            OpName::Director => RoomOp::Director {
+                director: need(f.director, "director")?,
+            },
+            OpName::Close => RoomOp::Close,
         };
         Ok(RoomRequest {
             v: f.v,
@@ -253,6 +263,98 @@ pub enum RoomOp {
     /// Whether the room is served (answered [`CommandAnswer::Taken`] at once, without
     /// asking the room).
     Probe,
+    /// A tournament director's command to its match's room, from the node directing the
+    /// tournament (answered [`DirectorReply`] once the room stored what it changed).
+    Director {
+        /// What to do.
+        director: WireDirectorCmd,
+    },
+    /// A tournament director closes its match's room without a result (answered
+    /// [`DirectorReply::Closed`] once closed, or [`DirectorReply::Gone`]).
+    Close,
+}
+
+/// A [`DirectorCmd`] on the wire.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WireDirectorCmd {
+    /// [`DirectorCmd::Start`].
+    Start {
+        /// Colours left empty.
+        absent: Vec<Colour>,
+    },
+    /// [`DirectorCmd::PauseClock`].
+    PauseClock,
+    /// [`DirectorCmd::ResumeClock`].
+    ResumeClock,
+    /// [`DirectorCmd::Expel`].
+    Expel {
+        /// The expelled colours.
+        colours: Vec<Colour>,
+    },
+}
+
+impl From<DirectorCmd> for WireDirectorCmd {
+    fn from(c: DirectorCmd) -> WireDirectorCmd {
+        match c {
+            DirectorCmd::Start { absent } => WireDirectorCmd::Start { absent },
+            DirectorCmd::PauseClock => WireDirectorCmd::PauseClock,
+            DirectorCmd::ResumeClock => WireDirectorCmd::ResumeClock,
+            DirectorCmd::Expel { colours } => WireDirectorCmd::Expel { colours },
+        }
+    }
+}
+
+impl From<WireDirectorCmd> for DirectorCmd {
+    fn from(c: WireDirectorCmd) -> DirectorCmd {
+        match c {
+            WireDirectorCmd::Start { absent } => DirectorCmd::Start { absent },
+            WireDirectorCmd::PauseClock => DirectorCmd::PauseClock,
+            WireDirectorCmd::ResumeClock => DirectorCmd::ResumeClock,
+            WireDirectorCmd::Expel { colours } => DirectorCmd::Expel { colours },
+        }
+    }
+}
+
+/// The owner's answer to [`RoomOp::Director`] and [`RoomOp::Close`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case")]
+pub enum DirectorReply {
+    /// Done: the room's [`DirectorAnswer`].
+    Directed {
+        /// The room's game, once started.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        game_id: Option<uuid::Uuid>,
+        /// The clock is paused now.
+        paused: bool,
+    },
+    /// The room refused the command.
+    Refused {
+        /// Why.
+        code: ErrorCode,
+        /// Human-readable text.
+        message: String,
+    },
+    /// The room closed.
+    Closed,
+    /// The room is not (or no longer) running on the answering node.
+    Gone,
+}
+
+impl DirectorReply {
+    /// The answer for a room's outcome.
+    pub fn of(outcome: Result<DirectorAnswer, Refusal>) -> DirectorReply {
+        match outcome {
+            Ok(a) => DirectorReply::Directed {
+                game_id: a.game_id,
+                paused: a.paused,
+            },
+            Err(r) => DirectorReply::Refused {
+                code: r.code,
+                message: r.message,
+            },
+        }
+    }
 }
 
 /// How a connection attaches.
@@ -699,6 +801,20 @@ mod tests {
             },
             RoomOp::View,
             RoomOp::Probe,
+            RoomOp::Director {
+                director: WireDirectorCmd::Start {
+                    absent: vec![Colour::Red],
+                },
+            },
+            RoomOp::Director {
+                director: WireDirectorCmd::PauseClock,
+            },
+            RoomOp::Director {
+                director: WireDirectorCmd::Expel {
+                    colours: vec![Colour::Blue, Colour::Green],
+                },
+            },
+            RoomOp::Close,
         ];
         for op in ops {
             for owner in [None, Some("c".to_owned())] {
@@ -710,6 +826,72 @@ mod tests {
                 assert_eq!(read_request(&to_bytes(&req)).expect("reads"), req);
             }
         }
+    }
+
+    #[test]
+    fn a_directors_ops_and_answers_have_these_bytes() {
+        let req = RoomRequest {
+            v: WIRE_VERSION,
+            owner: None,
+            op: RoomOp::Director {
+                director: DirectorCmd::Start {
+                    absent: vec![Colour::Green],
+                }
+                .into(),
+            },
+        };
+        let text = String::from_utf8(to_bytes(&req).to_vec()).expect("utf-8");
+        assert_eq!(
+            text,
+            r#"{"v":1,"op":"director","director":{"kind":"start","absent":["green"]}}"#
+        );
+        let RoomOp::Director { director } = read_request(text.as_bytes()).expect("reads").op else {
+            panic!("a director's op");
+        };
+        assert_eq!(
+            DirectorCmd::from(director),
+            DirectorCmd::Start {
+                absent: vec![Colour::Green]
+            }
+        );
+        let err = read_request(br#"{"v":1,"op":"director"}"#).expect_err("no command");
+        assert!(
+            err.to_string().contains("missing field `director`"),
+            "{err}"
+        );
+        let close = String::from_utf8(
+            to_bytes(&RoomRequest {
+                v: WIRE_VERSION,
+                owner: None,
+                op: RoomOp::Close,
+            })
+            .to_vec(),
+        )
+        .expect("utf-8");
+        assert_eq!(close, r#"{"v":1,"op":"close"}"#);
+        let game = uuid::Uuid::nil();
+        let done = DirectorReply::of(Ok(DirectorAnswer {
+            game_id: Some(game),
+            paused: true,
+        }));
+        assert_eq!(
+            serde_json::to_string(&done).expect("json"),
+            format!(r#"{{"answer":"directed","game_id":"{game}","paused":true}}"#)
+        );
+        let refused = DirectorReply::of(Err(Refusal::code(ErrorCode::NotEnoughPlayers)));
+        let text = serde_json::to_string(&refused).expect("json");
+        assert!(
+            text.starts_with(r#"{"answer":"refused","code":"not_enough_players""#),
+            "{text}"
+        );
+        assert_eq!(
+            serde_json::from_str::<DirectorReply>(&text).expect("reads"),
+            refused
+        );
+        assert_eq!(
+            serde_json::to_string(&DirectorReply::Closed).expect("json"),
+            r#"{"answer":"closed"}"#
+        );
     }
 
     #[test]

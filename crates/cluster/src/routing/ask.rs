@@ -2,7 +2,8 @@
 //! bounded: a command's forwarding is answered by the owner as soon as the room's queue
 //! takes it, so it waits at most [`COMMAND_TIMEOUT`] (an owner that holds the subject but
 //! answers nothing, e.g. paused, is not waited for longer); an attach (answered once the
-//! room has handled it) or a view waits up to [`REQUEST_TIMEOUT`]. A subject nobody
+//! room has handled it), a view or a tournament director's command or close (answered
+//! once the room stored what it changed) waits up to [`REQUEST_TIMEOUT`]. A subject nobody
 //! serves answers at once: NATS reports no responders. Also the one request that wants no
 //! answer: [`detach`] (a publish).
 
@@ -41,7 +42,9 @@ pub enum Unreachable {
 pub fn bound(op: &RoomOp) -> Duration {
     match op {
         RoomOp::Command { .. } | RoomOp::Probe | RoomOp::Detach { .. } => COMMAND_TIMEOUT,
-        RoomOp::Attach { .. } | RoomOp::View => REQUEST_TIMEOUT,
+        RoomOp::Attach { .. } | RoomOp::View | RoomOp::Director { .. } | RoomOp::Close => {
+            REQUEST_TIMEOUT
+        }
     }
 }
 
@@ -135,6 +138,7 @@ mod tests {
         assert_eq!(bound(&cmd), COMMAND_TIMEOUT);
         assert_eq!(bound(&RoomOp::Probe), COMMAND_TIMEOUT);
         assert_eq!(bound(&RoomOp::View), REQUEST_TIMEOUT);
+        assert_eq!(bound(&RoomOp::Close), REQUEST_TIMEOUT);
         assert!(COMMAND_TIMEOUT * 3 <= REQUEST_TIMEOUT + Duration::from_millis(500));
         assert!(COMMAND_DEADLINE + Duration::from_millis(200) <= COMMAND_TIMEOUT);
     }

@@ -4,13 +4,15 @@
 //! actor (the answer, and the link's `end` and `kick`, name the lease epoch this node
 //! holds for the room, so an edge that followed a later owner ignores a stale one's);
 //! commands and detaches of an attached edge connection go to the actor under the
-//! owner's connection id for that link; `view` answers the room's public state. The
-//! service ends when the room's actor ends.
+//! owner's connection id for that link; `view` answers the room's public state;
+//! `director` and `close` carry a tournament director's commands from the node directing
+//! the tournament. The service ends when the room's actor ends.
 
 use super::remote_link::{remote_link, EdgeAddr};
 use crate::links::metrics as m;
 use crate::links::wire::{
-    self, read_request, AttachAnswer, AttachHow, CommandAnswer, Moved, RoomOp, WIRE_VERSION,
+    self, read_request, AttachAnswer, AttachHow, CommandAnswer, DirectorReply, Moved, RoomOp,
+    WIRE_VERSION,
 };
 use crate::state::NodeState;
 use crate::{Cluster, NodeId};
@@ -204,7 +206,69 @@ async fn on_request(
             let body = view(handle).await;
             respond(client, &msg, body).await;
         }
+        RoomOp::Director { director } => {
+            metrics::counter!(m::ROOM_REQUESTS, "op" => "director").increment(1);
+            directed(client, handle, msg, director).await;
+        }
+        RoomOp::Close => {
+            metrics::counter!(m::ROOM_REQUESTS, "op" => "close").increment(1);
+            closed(client, handle, msg).await;
+        }
     }
+}
+
+/// A tournament director's command from the node directing the tournament: queued here
+/// (in order with the room's other commands), answered off the service loop once the
+/// room stored what it changed.
+async fn directed(
+    client: &async_nats::Client,
+    handle: &RoomHandle,
+    msg: async_nats::Message,
+    director: wire::WireDirectorCmd,
+) {
+    let (reply, answer) = oneshot::channel();
+    let cmd = RoomCmd::Director {
+        cmd: director.into(),
+        reply,
+    };
+    if handle.sender().send(cmd).await.is_err() {
+        respond(client, &msg, wire::to_bytes(&DirectorReply::Gone)).await;
+        return;
+    }
+    let client = client.clone();
+    let room = handle.code().to_owned();
+    tokio::spawn(async move {
+        let body = match answer.await {
+            Ok(outcome) => DirectorReply::of(outcome),
+            Err(_) => DirectorReply::Gone,
+        };
+        debug!(%room, answer = ?body, "director's command answered");
+        respond(&client, &msg, wire::to_bytes(&body)).await;
+    });
+}
+
+/// A tournament director closes the room: answered once it is closed.
+async fn closed(client: &async_nats::Client, handle: &RoomHandle, msg: async_nats::Message) {
+    let (reply, answer) = oneshot::channel();
+    if handle
+        .sender()
+        .send(RoomCmd::Close { reply })
+        .await
+        .is_err()
+    {
+        respond(client, &msg, wire::to_bytes(&DirectorReply::Gone)).await;
+        return;
+    }
+    let client = client.clone();
+    let room = handle.code().to_owned();
+    tokio::spawn(async move {
+        let body = match answer.await {
+            Ok(_) => DirectorReply::Closed,
+            Err(_) => DirectorReply::Gone,
+        };
+        info!(%room, answer = ?body, "room closed for its tournament's director");
+        respond(&client, &msg, wire::to_bytes(&body)).await;
+    });
 }
 
 /// A seat's command from edge connection `key`, only on the link the edge waits for the

@@ -39,4 +39,5 @@ mod rename;
 mod routing;
 mod start;
 mod tournament;
+mod tournament_nodes;
 mod unknown_codes;

@@ -79,4 +79,6 @@ pub(super) struct MemTournament {
     pub(super) entries: Vec<serde_json::Value>,
     /// The director's lease (`tournament_leases`): owner, epoch, expiry (store clock, ms).
     pub(super) lease: Option<(String, i64, i64)>,
+    /// When it was marked finished (`tournaments.finished_at_ms`).
+    pub(super) finished_at_ms: Option<i64>,
 }

@@ -647,4 +647,20 @@ impl crate::TournamentStore for MemoryStore {
     async fn tournament_lease_owner(&self, id: Uuid) -> Result<Option<String>> {
         self.with(|inner, now| Ok(inner.tournament_lease_owner(id, now)))
     }
+    async fn finish_tournament(&self, id: Uuid, at_ms: i64) -> Result<()> {
+        self.lock()?.finish_tournament(id, at_ms);
+        Ok(())
+    }
+    async fn unfinished_tournament_ids(&self, limit: u32) -> Result<Vec<Uuid>> {
+        Ok(self.lock()?.unfinished_tournament_ids(limit, None))
+    }
+    async fn claimable_tournament_ids(&self, limit: u32) -> Result<Vec<Uuid>> {
+        self.with(|inner, now| Ok(inner.unfinished_tournament_ids(limit, Some(now))))
+    }
+    async fn release_tournament_lease(&self, id: Uuid, fence: &Fence) -> Result<()> {
+        self.with(|inner, now| {
+            inner.release_tournament_lease(id, fence, now);
+            Ok(())
+        })
+    }
 }

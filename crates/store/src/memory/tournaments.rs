@@ -19,6 +19,7 @@ impl Inner {
             created_at_ms: at,
             entries: vec![first.clone()],
             lease: None,
+            finished_at_ms: None,
         };
         self.tournaments.insert(id, t);
         Ok(())
@@ -38,6 +39,33 @@ impl Inner {
             .map(|(id, t)| (t.created_at_ms, *id))
             .collect();
         ids.sort_unstable_by(|a, b| b.cmp(a));
+        ids.into_iter()
+            .take(limit.min(MAX_TOURNAMENTS_LISTED) as usize)
+            .map(|(_, id)| id)
+            .collect()
+    }
+
+    /// `tournaments.finished_at_ms` set once.
+    pub(super) fn finish_tournament(&mut self, id: Uuid, at: i64) {
+        if let Some(t) = self.tournaments.get_mut(&id) {
+            t.finished_at_ms.get_or_insert(at);
+        }
+    }
+
+    /// The unfinished tournaments, oldest first; with `free_at` (the store clock, ms)
+    /// only those whose lease is absent or expired then.
+    pub(super) fn unfinished_tournament_ids(&self, limit: u32, free_at: Option<i64>) -> Vec<Uuid> {
+        let mut ids: Vec<(i64, Uuid)> = self
+            .tournaments
+            .iter()
+            .filter(|(_, t)| t.finished_at_ms.is_none())
+            .filter(|(_, t)| match (free_at, &t.lease) {
+                (Some(now), Some((_, _, expires))) => *expires <= now,
+                _ => true,
+            })
+            .map(|(id, t)| (t.created_at_ms, *id))
+            .collect();
+        ids.sort_unstable();
         ids.into_iter()
             .take(limit.min(MAX_TOURNAMENTS_LISTED) as usize)
             .map(|(_, id)| id)
@@ -102,6 +130,17 @@ impl Inner {
             node: node.to_owned(),
             epoch,
         }))
+    }
+
+    /// PostgreSQL's `release_tournament_lease`: expires now when held at `fence`.
+    pub(super) fn release_tournament_lease(&mut self, id: Uuid, fence: &Fence, now: i64) {
+        if let Some(t) = self.tournaments.get_mut(&id) {
+            if let Some((owner, epoch, expires)) = &mut t.lease {
+                if *owner == fence.node && *epoch == fence.epoch {
+                    *expires = now;
+                }
+            }
+        }
     }
 
     /// The node holding tournament `id`'s unexpired lease.
