@@ -8,7 +8,9 @@ use sqlx::{Connection, Database, Pool};
 use uuid::Uuid;
 
 use super::backend::Backend;
-use super::ops::{check_batch, check_fence, check_follows, fence_of, Follows, WriteOp};
+use super::ops::{
+    check_batch, check_fence, check_follows, check_piece, fence_of, Follows, WriteOp,
+};
 use crate::error::{commit_error, Result, StoreError, WriteFailure};
 use parchis_records::EventRecord;
 
@@ -207,11 +209,21 @@ async fn apply_request<B: Backend>(
 }
 
 /// Applies one op, first rejecting an append batch that repeats a `seq` or does not
-/// follow the stored log.
+/// follow the stored log (a packed piece likewise: [`check_piece`], against the greatest
+/// seq stored in either format).
 async fn apply_checked<B: Backend>(
     conn: &mut <B::Db as Database>::Connection,
     op: &WriteOp,
 ) -> Result<bool> {
+    if let WriteOp::AppendLog {
+        game_id,
+        piece,
+        follows,
+    } = op
+    {
+        let last = B::last_seqs(conn, &[*game_id]).await?;
+        check_piece(*game_id, *follows, last.first().copied().flatten(), piece)?;
+    }
     if let WriteOp::AppendEvents {
         game_id,
         events,
