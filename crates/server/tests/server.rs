@@ -187,7 +187,7 @@ async fn a_game_on_the_sqlite_store_is_written_ahead_and_finished() {
         .expect("room stored");
     assert_eq!(snapshot.room.status, parchis_store::RoomStatus::Finished);
     assert_eq!(snapshot.seats.len(), 2);
-    let game = snapshot.game.expect("game stored");
+    let game = snapshot.game.clone().expect("game stored");
     assert!(game.is_finished());
     assert_eq!(
         game.result.as_ref().map(|r| r["winner"].clone()),
