@@ -12,8 +12,9 @@
 //! Work is queued: one input may become several steps (an expired clock is applied before
 //! a command, a timeout may abandon a seat, …), each with at most one durable write.
 //!
-//! Size (~700 lines): the room's state, its step queue, the write-ahead staging and the
-//! dispatch of every input belong to one type and are kept together so the order of a
+//! Size (~820 lines): the room's state, its step queue, the write-ahead staging (with the
+//! packed log's encoder, which moves only when a write is stored) and the dispatch of
+//! every input belong to one type and are kept together so the order of a
 //! step's effects can be read in one place; the parts that decide lobby, play, bots,
 //! fan-out, rematch and views live in their own files.
 

@@ -2,6 +2,10 @@
 //! seats, room events (with their format version), games, outcomes and status changes.
 //! Nothing else in the server builds or reads a store record's JSON.
 //!
+//! Size (~610 lines): both stored formats of a game's log are read and written here, the
+//! JSON rows (before issue 28) and the packed log's pieces ([`pack`], [`stored_log`]), so
+//! the one mapping stays in one file.
+//!
 //! Stored events are the [`RoomEvent`]'s JSON object (as sent on the WebSocket) with one
 //! more key, [`FORMAT_KEY`]`: 1`. A record without it is a game written before the version
 //! existed (format 0: the same shape); both read back as today's [`RoomEvent`]. A future

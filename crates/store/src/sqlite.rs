@@ -1,6 +1,6 @@
 //! SQLite backend: one database file in WAL mode, bundled SQLite (no system library).
 //!
-//! Why one file of ~740 lines: it is the one SQL dialect of this backend — connection
+//! Why one file of ~890 lines: it is the one SQL dialect of this backend — connection
 //! options, the writer's statements (one arm per write operation) and the reads — kept
 //! next to each other so that a schema change is made in one place.
 
