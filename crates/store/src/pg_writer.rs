@@ -8,7 +8,7 @@ use sqlx::Postgres;
 use uuid::Uuid;
 
 use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
-use crate::writer::{Backend, WriteOp, FOLD_EVERY};
+use crate::writer::{Backend, LogEnd, WriteOp, FOLD_EVERY};
 use parchis_records::EventRecord;
 
 /// Folds a game's tail rows into `games.log` in one statement (appended in `last_seq`
@@ -287,21 +287,26 @@ impl Backend for PgBackend {
         Ok(())
     }
 
-    async fn last_seqs(conn: &mut PgConnection, games: &[Uuid]) -> Result<Vec<Option<i64>>> {
+    async fn last_seqs(conn: &mut PgConnection, games: &[Uuid]) -> Result<Vec<LogEnd>> {
         // One statement for the whole group, in the order given.
         // The greatest seq stored in either format: the packed log's tail, its folded
         // part, or (a game stored before issue 28) its event rows.
-        let rows: Vec<(i64, Option<i64>)> = sqlx::query_as(
+        let rows: Vec<(i64, Option<i64>, bool)> = sqlx::query_as(
             "SELECT g.n, COALESCE(\
              (SELECT MAX(last_seq) FROM game_log_tail WHERE game_id = g.id), \
              (SELECT log_seq FROM games WHERE id = g.id), \
-             (SELECT MAX(seq) FROM game_events WHERE game_id = g.id)) \
+             (SELECT MAX(seq) FROM game_events WHERE game_id = g.id)), \
+             EXISTS (SELECT 1 FROM game_log_tail WHERE game_id = g.id) \
+             OR EXISTS (SELECT 1 FROM games WHERE id = g.id AND log_seq IS NOT NULL) \
              FROM UNNEST($1::uuid[]) WITH ORDINALITY AS g(id, n) ORDER BY g.n",
         )
         .bind(games.to_vec())
         .fetch_all(&mut *conn)
         .await?;
-        Ok(rows.into_iter().map(|(_, last)| last).collect())
+        Ok(rows
+            .into_iter()
+            .map(|(_, last, packed)| (last, packed))
+            .collect())
     }
 
     /// `FOR KEY SHARE`, in `room_code` order: the writer's fence check (lock modes:

@@ -23,7 +23,7 @@ use crate::rows::{
 };
 use crate::sqlite_ratings;
 use crate::store::NEEDS_POSTGRES;
-use crate::writer::{Backend, WriteOp, Writer, FOLD_EVERY};
+use crate::writer::{Backend, LogEnd, WriteOp, Writer, FOLD_EVERY};
 use crate::{Fence, RoomWrite, Store};
 use parchis_records::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, LogPiece, RoomRecord, RoomSnapshot,
@@ -583,24 +583,29 @@ impl Backend for SqliteBackend {
         Ok(())
     }
 
-    async fn last_seqs(conn: &mut SqliteConnection, games: &[Uuid]) -> Result<Vec<Option<i64>>> {
+    async fn last_seqs(conn: &mut SqliteConnection, games: &[Uuid]) -> Result<Vec<LogEnd>> {
         // One statement for the whole group: the ids travel as one JSON array.
         let ids: Vec<String> = games.iter().map(Uuid::to_string).collect();
         let list = serde_json::to_string(&ids)
             .map_err(|e| StoreError::Corrupt(format!("cannot encode game ids: {e}")))?;
         // The greatest seq stored in either format: the packed log's tail, its folded
         // part, or (a game stored before issue 28) its event rows.
-        let rows: Vec<(i64, Option<i64>)> = sqlx::query_as(
+        let rows: Vec<(i64, Option<i64>, bool)> = sqlx::query_as(
             "SELECT key, COALESCE(\
              (SELECT MAX(last_seq) FROM game_log_tail WHERE game_id = value), \
              (SELECT log_seq FROM games WHERE id = value), \
-             (SELECT MAX(seq) FROM game_events WHERE game_id = value)) \
+             (SELECT MAX(seq) FROM game_events WHERE game_id = value)), \
+             EXISTS (SELECT 1 FROM game_log_tail WHERE game_id = value) \
+             OR EXISTS (SELECT 1 FROM games WHERE id = value AND log_seq IS NOT NULL) \
              FROM json_each(?) ORDER BY key",
         )
         .bind(list)
         .fetch_all(&mut *conn)
         .await?;
-        Ok(rows.into_iter().map(|(_, last)| last).collect())
+        Ok(rows
+            .into_iter()
+            .map(|(_, last, packed)| (last, packed))
+            .collect())
     }
 
     async fn lock_leases(

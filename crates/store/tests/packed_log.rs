@@ -19,7 +19,7 @@ mod cases {
     use super::*;
 
     /// A piece of seqs `first..=last` whose bytes name them (the store keeps bytes opaque).
-    fn piece(first: i64, last: i64) -> LogPiece {
+    pub(super) fn piece(first: i64, last: i64) -> LogPiece {
         LogPiece {
             first_seq: first,
             last_seq: last,
@@ -184,10 +184,11 @@ mod cases {
             s.write_room(&c, None, gap).await,
             Err(StoreError::SeqMismatch { .. })
         ));
-        // JSON rows after a packed log are checked against the packed log's last seq.
+        // JSON rows after a packed log would not be read (a reader takes the packed log):
+        // refused, at the right position too.
         assert!(matches!(
-            s.append_after(id, 3, vec![ev(4, "late")]).await,
-            Err(StoreError::SeqMismatch { .. })
+            s.append_after(id, 5, vec![ev(6, "rows")]).await,
+            Err(StoreError::InvalidWrite(_))
         ));
         let stored = s.get_game_log(id).await.unwrap().expect("game");
         assert_eq!(stored.last_seq(), 5, "nothing of the refused writes");
@@ -257,6 +258,17 @@ mod cases {
         assert_eq!(stored.log, None);
         assert_eq!(seqs(&stored.events), vec![1, 2, 3]);
         assert_eq!(stored.events[2].event, ev(3, "dice_rolled").event);
+        // A packed piece after rows would hide them: refused.
+        let piece = RoomWrite::AppendLog {
+            game_id: g.id,
+            after_seq: 3,
+            piece: super::cases::piece(4, 4),
+        };
+        assert!(matches!(
+            s.write_room(&c, None, piece).await,
+            Err(StoreError::InvalidWrite(_))
+        ));
+        assert_eq!(s.get_game_log(g.id).await.unwrap().unwrap().last_seq(), 3);
     }
 }
 

@@ -9,7 +9,9 @@ use uuid::Uuid;
 
 use super::inner::{Inner, MemLog};
 use crate::error::{Result, StoreError};
-use crate::writer::{check_batch, check_follows, check_piece, Follows, FOLD_EVERY};
+use crate::writer::{
+    check_batch, check_follows, check_format, check_piece, Follows, LogEnd, FOLD_EVERY,
+};
 use parchis_records::{
     EventRecord, GameEnd, GameRecord, GameStart, LogPiece, RatingRecord, RoomRecord, RoomWrite,
     SeatRecord,
@@ -40,6 +42,11 @@ impl Inner {
         if let Some(log) = &mut self.undo {
             log.push(undo);
         }
+    }
+
+    /// Where the game's stored log ends, and whether it is packed.
+    fn log_end(&self, game_id: Uuid) -> LogEnd {
+        (self.last_seq(game_id), self.logs.contains_key(&game_id))
     }
 
     /// Puts back what a failed batch changed, newest first.
@@ -139,8 +146,9 @@ impl Inner {
                 if !self.games.contains_key(&game_id) {
                     return Err(StoreError::GameNotFound(game_id));
                 }
-                let last = self.last_seq(game_id);
-                check_piece(game_id, Follows::After(after_seq), last, &piece)?;
+                let end = self.log_end(game_id);
+                check_format(game_id, end, true)?;
+                check_piece(game_id, Follows::After(after_seq), end.0, &piece)?;
                 self.insert_piece(game_id, piece);
                 Ok(true)
             }
@@ -198,8 +206,11 @@ impl Inner {
             return Err(StoreError::GameNotFound(game_id));
         }
         check_batch(game_id, &events)?;
-        let last = self.last_seq(game_id);
-        check_follows(game_id, follows, last, &events)?;
+        let end = self.log_end(game_id);
+        if follows != Follows::Any {
+            check_format(game_id, end, false)?;
+        }
+        check_follows(game_id, follows, end.0, &events)?;
         if let Some(dup) = self
             .events
             .get(&game_id)
@@ -312,16 +323,21 @@ impl Inner {
         if !self.rooms.contains_key(&end.room_code) {
             return Err(StoreError::RoomNotFound(end.room_code.clone()));
         }
-        let last = self.last_seq(game_id);
+        let log_end = self.log_end(game_id);
+        let last = log_end.0;
         match &end.log {
             Some(_) if !end.events.is_empty() => {
                 return Err(StoreError::InvalidWrite(format!(
                     "the end of game {game_id} carries both a packed log and event rows"
                 )))
             }
-            Some(piece) => check_piece(game_id, Follows::After(end.after_seq), last, piece)?,
+            Some(piece) => {
+                check_format(game_id, log_end, true)?;
+                check_piece(game_id, Follows::After(end.after_seq), last, piece)?
+            }
             None if end.events.is_empty() => {}
             None => {
+                check_format(game_id, log_end, false)?;
                 check_batch(game_id, &end.events)?;
                 check_follows(game_id, Follows::After(end.after_seq), last, &end.events)?;
             }

@@ -72,6 +72,30 @@ pub(crate) enum WriteOp {
 /// tail rows.
 pub(crate) const FOLD_EVERY: i64 = 32;
 
+/// Where a game's stored log ends: its last seq in either format (`None`: empty, or no
+/// such game) and whether it is a packed log (else JSON rows, or nothing yet).
+pub(crate) type LogEnd = (Option<i64>, bool);
+
+/// Refuses a write that would mix a game's two stored formats (a reader takes a game's
+/// packed log when it has one, and would not see JSON rows beside it): JSON rows after a
+/// packed log, or a packed piece after JSON rows.
+///
+/// # Errors
+/// [`StoreError::InvalidWrite`].
+pub(crate) fn check_format(game_id: Uuid, end: LogEnd, packing: bool) -> Result<()> {
+    let (last, packed) = end;
+    let rows = last.is_some() && !packed;
+    match (packing, packed, rows) {
+        (false, true, _) => Err(StoreError::InvalidWrite(format!(
+            "game {game_id} is stored as a packed log: no event rows after it"
+        ))),
+        (true, _, true) => Err(StoreError::InvalidWrite(format!(
+            "game {game_id} is stored as event rows: no packed piece after them"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The log position an append requires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Follows {
