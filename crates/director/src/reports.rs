@@ -100,12 +100,13 @@ async fn current_game(
 /// apart), the stored result's winner (and partner) come first and the other colours
 /// are left out: the core ranks them after, in table order.
 async fn places(store: &dyn Store, game: &GameRecord) -> Result<Vec<Colour>, String> {
-    let (_, records) = store
-        .get_game(game.id)
+    let stored = store
+        .get_game_log(game.id)
         .await
         .map_err(|e| e.to_string())?
         .ok_or("game vanished")?;
-    let log = parchis_room_core::persist::events_from(&records).map_err(|e| e.to_string())?;
+    // Either format: the packed log (issue 28) or the JSON rows of an older game.
+    let log = parchis_room_core::persist::game_events(&stored).map_err(|e| e.to_string())?;
     match parchis_room_core::replay(&log) {
         Ok(replayed) => Ok(standings(&replayed.game, &[])
             .into_iter()

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::types::{EventRecord, GameEnd, GameStart, RoomStatusUpdate, SeatRecord};
+use crate::types::{EventRecord, GameEnd, GameStart, LogPiece, RoomStatusUpdate, SeatRecord};
 
 /// Proof that `node` acquired `room_code`'s lease at `epoch`: the fencing token a room's
 /// writes carry. A write with a fence is refused
@@ -96,6 +96,19 @@ pub enum RoomWrite {
         /// The events, `after_seq + 1, …`.
         events: Vec<EventRecord>,
     },
+    /// Append a piece of the game's packed log right after `after_seq` (issue 28): the
+    /// piece must start at `after_seq + 1` and the game's last stored seq (in either
+    /// format) must be `after_seq`, checked as `parchis_store::Store::append_after`
+    /// checks events. One `game_log_tail` row; the tail is folded into `games.log` once it
+    /// has 32 pieces.
+    AppendLog {
+        /// The game (of the room written).
+        game_id: Uuid,
+        /// The last `seq` the room believes stored.
+        after_seq: i64,
+        /// The piece, `after_seq + 1 ..= piece.last_seq`.
+        piece: LogPiece,
+    },
     /// Start a game, as `parchis_store::Store::start_game`. Its game's and
     /// seats' `room_code` must be the room written.
     Start(Box<GameStart>),
@@ -127,6 +140,7 @@ impl RoomWrite {
             RoomWrite::UpsertSeat(_) => "upsert_seat",
             RoomWrite::DeleteSeat { .. } => "delete_seat",
             RoomWrite::Append { .. } => "append",
+            RoomWrite::AppendLog { .. } => "append_log",
             RoomWrite::Start(_) => "start",
             RoomWrite::End(_) => "end",
             RoomWrite::SetDeadline { .. } => "set_deadline",

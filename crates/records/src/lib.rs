@@ -18,7 +18,8 @@ pub mod write_failure;
 pub use cluster::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 pub use ratings::{RatedGame, RatedPlayer, RatingHistoryRecord, RatingRecord};
 pub use types::{
-    hash_token, room_is_public, EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord,
-    RoomSnapshot, RoomStatus, RoomStatusUpdate, SeatRecord, UnknownRoomStatus,
+    hash_token, room_is_public, EventRecord, GameEnd, GameQuery, GameRecord, GameStart, LogPiece,
+    PackedLog, RoomRecord, RoomSnapshot, RoomStatus, RoomStatusUpdate, SeatRecord, StoredGame,
+    UnknownRoomStatus,
 };
 pub use write_failure::WriteFailure;

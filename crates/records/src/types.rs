@@ -239,8 +239,13 @@ pub struct GameStart {
     pub room: RoomStatusUpdate,
     /// Seats inserted or replaced with the game (may be empty).
     pub seats: Vec<SeatRecord>,
-    /// The game's first events, with consecutive `seq`s (at least one).
+    /// The game's first events, with consecutive `seq`s (at least one), as JSON rows
+    /// (`game_events`, the format before issue 28). Empty when `log` is given.
     pub events: Vec<EventRecord>,
+    /// The game's first piece of its packed log (issue 28, `docs/STORAGE.md`): stored
+    /// instead of `events` (one `game_log_tail` row). `None`: `events` are stored.
+    #[serde(default)]
+    pub log: Option<LogPiece>,
 }
 
 /// The end of a game, written by `parchis_store::Store::end_game` in ONE
@@ -256,8 +261,15 @@ pub struct GameEnd {
     /// (checked as by `parchis_store::Store::append_after`). Ignored when
     /// `events` is empty.
     pub after_seq: i64,
-    /// The final events (the last action's events); may be empty.
+    /// The final events (the last action's events) as JSON rows; may be empty. Empty
+    /// when `log` is given.
     pub events: Vec<EventRecord>,
+    /// The final piece of the game's packed log (issue 28), stored instead of `events`
+    /// (checked as by `parchis_store::Store::append_after`), then the whole log folded
+    /// into `games.log` in the same transaction. `None`: `events` (if any) are stored, and
+    /// a packed log, if the game has one, is still folded.
+    #[serde(default)]
+    pub log: Option<LogPiece>,
     /// Final result; opaque to the store.
     pub result: Value,
     /// Why the game ended (e.g. `"completed"`, `"abandoned"`).
@@ -283,8 +295,70 @@ pub struct RoomSnapshot {
     /// The room's most recent game (greatest `created_at_ms`, then greatest `id`), finished
     /// or not; `None` if no game was ever created in the room.
     pub game: Option<GameRecord>,
-    /// All events of `game`, in ascending `seq` order (empty when `game` is `None`).
+    /// All events of `game` stored as JSON rows (`game_events`, games stored before
+    /// issue 28), in ascending `seq` order; empty when `game` is `None` or its log is
+    /// packed (`log`).
     pub events: Vec<EventRecord>,
+    /// `game`'s packed log (issue 28), when it has one: then `events` is empty.
+    #[serde(default)]
+    pub log: Option<PackedLog>,
+}
+
+/// One piece of a game's packed log (issue 28, `docs/STORAGE.md`; the bytes are
+/// `parchis_room_core::throws`' format, opaque to the store): the ops of the events
+/// `first_seq ..= last_seq`, packed as a continuation of the pieces before it. One
+/// group commit stores at most one piece per game (a `game_log_tail` row).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogPiece {
+    /// The seq of the first event it packs (the one after the log's last seq; 1 or more).
+    pub first_seq: i64,
+    /// The seq of the last event it packs (at least `first_seq`).
+    pub last_seq: i64,
+    /// The packed bytes (the first piece of a game starts with the format byte).
+    pub bytes: Vec<u8>,
+}
+
+/// A game's packed log as stored: the folded log (`games.log`) followed by its tail rows'
+/// pieces in `last_seq` order, one byte string that unpacks as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackedLog {
+    /// The packed bytes.
+    pub bytes: Vec<u8>,
+    /// The seq of the last event they pack.
+    pub last_seq: i64,
+}
+
+/// One game as stored, read by `parchis_store::Store::get_game_log`: its row and its log
+/// in whichever format it was stored (a game with a packed log has no JSON rows).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredGame {
+    /// The game's row.
+    pub game: GameRecord,
+    /// Its events stored as JSON rows (`game_events`, before issue 28), by `seq`; empty
+    /// when `log` is given.
+    pub events: Vec<EventRecord>,
+    /// Its packed log, if it has one.
+    pub log: Option<PackedLog>,
+}
+
+impl StoredGame {
+    /// The last seq stored for the game (0 for none), in either format.
+    pub fn last_seq(&self) -> i64 {
+        match &self.log {
+            Some(log) => log.last_seq,
+            None => self.events.last().map_or(0, |e| e.seq),
+        }
+    }
+}
+
+impl RoomSnapshot {
+    /// The last seq stored for the room's game (0 for none), in either format.
+    pub fn last_seq(&self) -> i64 {
+        match &self.log {
+            Some(log) => log.last_seq,
+            None => self.events.last().map_or(0, |e| e.seq),
+        }
+    }
 }
 
 /// Hashes a session token the way `seats.token_hash` expects: lowercase hex SHA-256 of the

@@ -12,8 +12,9 @@
 //! Work is queued: one input may become several steps (an expired clock is applied before
 //! a command, a timeout may abandon a seat, …), each with at most one durable write.
 //!
-//! Size (~700 lines): the room's state, its step queue, the write-ahead staging and the
-//! dispatch of every input belong to one type and are kept together so the order of a
+//! Size (~820 lines): the room's state, its step queue, the write-ahead staging (with the
+//! packed log's encoder, which moves only when a write is stored) and the dispatch of
+//! every input belong to one type and are kept together so the order of a
 //! step's effects can be read in one place; the parts that decide lobby, play, bots,
 //! fan-out, rematch and views live in their own files.
 
@@ -225,6 +226,12 @@ pub struct Core {
     pub(super) history_len: usize,
     pub(super) game: Option<Game>,
     pub(super) game_id: Option<Uuid>,
+    /// The running game's packed log as stored so far (issue 28, [`crate::throws`]): packs
+    /// each batch's piece. `None` in the lobby and for a game restored from JSON rows
+    /// (stored before the packed log), which goes on as rows.
+    pub(super) log: Option<crate::throws::Encoder>,
+    /// The encoder past the pending write's piece, kept once that write is stored.
+    pub(super) log_next: Option<crate::throws::Encoder>,
     /// Absolute deadline of the running turn clock (unix ms).
     pub(super) deadline: Option<Ms>,
     pub(super) rng: ChaCha20Rng,
@@ -294,6 +301,8 @@ impl Core {
             history_len: init.history_len,
             game: None,
             game_id: None,
+            log: None,
+            log_next: None,
             deadline: None,
             rng: init.rng,
             dice: init.dice,
@@ -337,13 +346,43 @@ impl Core {
     /// The outcome of the pending [`Effect::Persist`]: `Ok` once durable, `Err` if
     /// nothing was written (a command it carried is refused as [`WriteFailed::refusal`]).
     pub fn persisted(&mut self, result: Result<(), WriteFailed>, now: Ms) -> Vec<Effect> {
+        // The packed log moves past the write's piece only once that piece is stored.
+        let log_next = self.log_next.take();
         if let Some(staged) = self.staged.take() {
             match result {
-                Ok(()) => self.commit_staged(staged, now),
+                Ok(()) => {
+                    if log_next.is_some() {
+                        self.log = log_next;
+                    }
+                    self.commit_staged(staged, now)
+                }
                 Err(e) => self.fail_staged(staged, &e, now),
             }
         }
         self.run(now)
+    }
+
+    /// Packs `events` (seqs `first_seq, …`, at `at_ms`, the last one `positioned`) as the
+    /// next piece of the running game's packed log, `None` for a game stored as JSON rows.
+    /// The encoder moves past them when the write is stored ([`Core::persisted`]).
+    pub(super) fn pack(
+        &mut self,
+        first_seq: u64,
+        at_ms: Ms,
+        events: &[RoomEvent],
+        positioned: bool,
+    ) -> Option<parchis_records::LogPiece> {
+        let mut encoder = self.log.clone()?;
+        let piece = crate::persist::pack(&mut encoder, first_seq, at_ms, events, positioned);
+        self.log_next = Some(encoder);
+        piece
+    }
+
+    /// A restored game goes on packing its log after `encoder` (the stored log decoded);
+    /// `None` for a game stored as JSON rows (it goes on as rows).
+    pub fn resume_log(&mut self, encoder: Option<crate::throws::Encoder>) {
+        self.log = encoder;
+        self.log_next = None;
     }
 
     /// Whether a write is pending.
@@ -581,6 +620,12 @@ impl Core {
             &commit.events,
             commit.game.is_some(),
         );
+        let piece = self.pack(
+            self.seq + 1,
+            commit.at_ms,
+            &commit.events,
+            commit.game.is_some(),
+        );
         let ended = commit.game.and_then(|g| g.outcome().map(|o| (g, o)));
         let write = match ended {
             Some((game, outcome)) => Write::End(Box::new(crate::persist::game_end(
@@ -588,6 +633,7 @@ impl Core {
                 &self.code,
                 self.seq,
                 records,
+                piece,
                 &outcome,
                 commit.at_ms,
                 self.rated_result(&game),
@@ -596,6 +642,7 @@ impl Core {
                 game_id,
                 after_seq: self.seq,
                 events: records,
+                piece,
             },
         };
         self.stage(write, Staged::Events(Box::new(commit)));

@@ -89,11 +89,9 @@ impl Doubt {
             return Verdict::Rebuild;
         };
         let game = stored.game.as_ref().filter(|g| g.id == *game_id);
+        // The last seq stored in either format (the packed log's, else the rows').
         let last = match game {
-            Some(_) => stored
-                .events
-                .last()
-                .map_or(0, |e| u64::try_from(e.seq).unwrap_or(0)),
+            Some(_) => u64::try_from(stored.last_seq()).unwrap_or(0),
             None => 0,
         };
         let finished = game.is_some_and(|g| g.is_finished());
@@ -150,6 +148,19 @@ mod tests {
                 })
                 .collect(),
             game,
+            log: None,
+        }
+    }
+
+    /// The stored room with `game` and a packed log whose last seq is `last`.
+    fn packed(game: Option<GameRecord>, last: i64) -> RoomSnapshot {
+        RoomSnapshot {
+            events: Vec::new(),
+            log: Some(parchis_records::PackedLog {
+                bytes: vec![1],
+                last_seq: last,
+            }),
+            ..stored(game, 0)
         }
     }
 
@@ -158,7 +169,19 @@ mod tests {
             game_id: GAME,
             after_seq,
             events: Vec::new(),
+            piece: None,
         }
+    }
+
+    #[test]
+    fn a_packed_log_tells_where_it_ends() {
+        let doubt = Doubt::of(&append(12));
+        let live = Some(game(GAME, false));
+        assert_eq!(
+            doubt.judge(Some(&packed(live.clone(), 12))),
+            Verdict::NotApplied
+        );
+        assert_eq!(doubt.judge(Some(&packed(live, 13))), Verdict::Rebuild);
     }
 
     #[test]

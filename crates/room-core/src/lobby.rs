@@ -600,11 +600,15 @@ impl Core {
     }
 
     /// The start's one transaction: game row, room status, bot seats, first events.
-    pub(crate) fn start_write(&self, plan: &StartPlan) -> Write {
+    pub(crate) fn start_write(&mut self, plan: &StartPlan) -> Write {
         // The bots' `player_joined` events come first (lobby events: not stored).
         let first_seq = self.seq + plan.bot_events.len() as u64 + 1;
         // Their last frame carries the game's first position (`start_stored`): marked.
         let events = persist::event_records(first_seq, plan.at_ms, &plan.events, true);
+        // A new game's packed log starts here (the encoder is kept once it is stored).
+        let mut encoder = crate::throws::Encoder::new();
+        let log = persist::pack(&mut encoder, first_seq, plan.at_ms, &plan.events, true);
+        self.log_next = Some(encoder);
         Write::Start(Box::new(GameStart {
             game: persist::game_record(
                 plan.game_id,
@@ -621,6 +625,7 @@ impl Core {
                 .map(|s| persist::seat_record(&self.code, s))
                 .collect(),
             events,
+            log,
         }))
     }
 

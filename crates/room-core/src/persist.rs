@@ -2,6 +2,10 @@
 //! seats, room events (with their format version), games, outcomes and status changes.
 //! Nothing else in the server builds or reads a store record's JSON.
 //!
+//! Size (~610 lines): both stored formats of a game's log are read and written here, the
+//! JSON rows (before issue 28) and the packed log's pieces ([`pack`], [`stored_log`]), so
+//! the one mapping stays in one file.
+//!
 //! Stored events are the [`RoomEvent`]'s JSON object (as sent on the WebSocket) with one
 //! more key, [`FORMAT_KEY`]`: 1`. A record without it is a game written before the version
 //! existed (format 0: the same shape); both read back as today's [`RoomEvent`]. A future
@@ -21,8 +25,8 @@ use crate::Ms;
 use parchis_engine::{Outcome, RuleSet, WinReason};
 use parchis_protocol::{BotLevel, RoomEvent, RoomSettings};
 use parchis_records::{
-    EventRecord, GameEnd, GameRecord, GameStart, RatedGame, RoomRecord, RoomStatus as StoredStatus,
-    RoomStatusUpdate, SeatRecord,
+    EventRecord, GameEnd, GameRecord, GameStart, LogPiece, PackedLog, RatedGame, RoomRecord,
+    RoomStatus as StoredStatus, RoomStatusUpdate, SeatRecord,
 };
 use serde_json::{json, Value};
 use uuid::Uuid;
@@ -75,8 +79,12 @@ pub enum Write {
         game_id: Uuid,
         /// The last seq the room believes stored.
         after_seq: u64,
-        /// The events, `after_seq + 1, …`.
+        /// The events, `after_seq + 1, …`, as JSON rows (what is stored for a game whose
+        /// log is not packed: one restored from rows written before issue 28).
         events: Vec<EventRecord>,
+        /// The same events packed as the next piece of the game's packed log
+        /// ([`crate::throws`]): stored instead of `events` when present.
+        piece: Option<LogPiece>,
     },
     /// Start a game: one transaction.
     Start(Box<GameStart>),
@@ -106,14 +114,36 @@ impl From<Write> for parchis_records::RoomWrite {
             Write::Append {
                 game_id,
                 after_seq,
+                piece: Some(piece),
+                ..
+            } => W::AppendLog {
+                game_id,
+                after_seq: after_seq as i64,
+                piece,
+            },
+            Write::Append {
+                game_id,
+                after_seq,
                 events,
+                piece: None,
             } => W::Append {
                 game_id,
                 after_seq: after_seq as i64,
                 events,
             },
-            Write::Start(start) => W::Start(start),
-            Write::End(end) => W::End(end),
+            // A packed game stores its piece, never its JSON rows.
+            Write::Start(mut start) => {
+                if start.log.is_some() {
+                    start.events = Vec::new();
+                }
+                W::Start(start)
+            }
+            Write::End(mut end) => {
+                if end.log.is_some() {
+                    end.events = Vec::new();
+                }
+                W::End(end)
+            }
             Write::RoomStatus(update) => W::RoomStatus(update),
             Write::SetDeadline {
                 game_id,
@@ -335,6 +365,84 @@ pub fn events_from(records: &[EventRecord]) -> Result<Vec<LoggedEvent>, Unreadab
     records.iter().map(event_from).collect()
 }
 
+/// A game's stored log read back, in either format: its packed log when it has one
+/// (decoded by the engine's replay, [`crate::throws::decode`]), else its JSON rows. With
+/// the events, the encoder that packs what follows them (`None` for a game stored as
+/// rows: it goes on being stored as rows).
+///
+/// # Errors
+/// [`Unreadable`]: a packed log that does not decode, or a row that does not read.
+pub fn stored_log(
+    events: &[EventRecord],
+    log: Option<&PackedLog>,
+) -> Result<(Vec<LoggedEvent>, Option<crate::throws::Encoder>), Unreadable> {
+    match log {
+        Some(log) => {
+            let decoded =
+                crate::throws::decode(&log.bytes).map_err(|e| unreadable("packed game log", e))?;
+            Ok((decoded.events, Some(decoded.encoder)))
+        }
+        None => Ok((events_from(events)?, None)),
+    }
+}
+
+/// The JSON rows of `events` as [`event_records`] writes them (the format before issue
+/// 28, with the position mark): what a reader of rows, or a test, compares with.
+pub fn records_of(events: &[LoggedEvent]) -> Vec<EventRecord> {
+    events
+        .iter()
+        .map(|e| {
+            let mut record = event_record(e.seq, e.at_ms, &e.event);
+            if e.positioned {
+                if let Value::Object(map) = &mut record.event {
+                    map.insert(POSITION_KEY.to_owned(), Value::Bool(true));
+                }
+            }
+            record
+        })
+        .collect()
+}
+
+/// A stored game's events, in either format ([`stored_log`] without the encoder).
+///
+/// # Errors
+/// As [`stored_log`].
+pub fn game_events(game: &parchis_records::StoredGame) -> Result<Vec<LoggedEvent>, Unreadable> {
+    stored_log(&game.events, game.log.as_ref()).map(|(events, _)| events)
+}
+
+/// Packs `events` (seqs `first_seq, …`, all at `at_ms`; the last one `positioned`) as
+/// the next piece of a game's log with `encoder` (advanced past them).
+pub fn pack(
+    encoder: &mut crate::throws::Encoder,
+    first_seq: u64,
+    at_ms: Ms,
+    events: &[RoomEvent],
+    positioned: bool,
+) -> Option<LogPiece> {
+    if events.is_empty() {
+        return None;
+    }
+    let n = events.len();
+    let logged: Vec<LoggedEvent> = events
+        .iter()
+        .enumerate()
+        .map(|(k, e)| LoggedEvent {
+            seq: first_seq + k as u64,
+            at_ms,
+            event: e.clone(),
+            positioned: positioned && k + 1 == n,
+        })
+        .collect();
+    let mut bytes = Vec::new();
+    encoder.push(&logged, &mut bytes);
+    Some(LogPiece {
+        first_seq: first_seq as i64,
+        last_seq: (first_seq + n as u64 - 1) as i64,
+        bytes,
+    })
+}
+
 /// Hex SHA-256 of the stored rules JSON (the games table's `rules_hash`).
 fn rules_hash(rules_json: &Value) -> String {
     use sha2::Digest;
@@ -387,11 +495,13 @@ pub fn reason_text(outcome: &Outcome) -> &'static str {
 /// The end of game `game_id` in room `code` with its final `events` after `after_seq`;
 /// `rated`: the rated result of a rated room's game ([`crate::rated::rated_game`]), whose
 /// ratings the store updates in the same transaction.
+#[allow(clippy::too_many_arguments)]
 pub fn game_end(
     game_id: Uuid,
     code: &str,
     after_seq: u64,
     events: Vec<EventRecord>,
+    log: Option<LogPiece>,
     outcome: &Outcome,
     at: Ms,
     rated: Option<RatedGame>,
@@ -401,6 +511,7 @@ pub fn game_end(
         room_code: code.to_owned(),
         after_seq: after_seq as i64,
         events,
+        log,
         result: serde_json::to_value(outcome).unwrap_or_default(),
         reason: reason_text(outcome).to_owned(),
         finished_at_ms: at,
@@ -422,12 +533,14 @@ pub fn status_finished(at: Ms) -> RoomStatusUpdate {
 /// The end of a running game closed by an administrator: no winner, reason
 /// `closed_by_admin`, room finished. Never rated, even in a rated room: nobody won or
 /// lost it (docs/ACCOUNTS.md).
-/// `events` (after `after_seq`) are its final events (the server seed revealed).
+/// `events` (after `after_seq`) are its final events (the server seed revealed), `log`
+/// the same packed (stored instead of them when present).
 pub fn game_closed(
     game_id: Uuid,
     code: &str,
     after_seq: u64,
     events: Vec<EventRecord>,
+    log: Option<LogPiece>,
     at: Ms,
 ) -> GameEnd {
     GameEnd {
@@ -435,6 +548,7 @@ pub fn game_closed(
         room_code: code.to_owned(),
         after_seq: after_seq as i64,
         events,
+        log,
         result: json!({ "reason": "closed_by_admin" }),
         reason: "closed_by_admin".to_owned(),
         finished_at_ms: at,

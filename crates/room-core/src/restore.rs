@@ -122,7 +122,16 @@ impl Core {
                 seat.grace_until = None;
             }
             let rated = self.rated_result(&game);
-            let end = persist::game_end(id, &self.code, self.seq, Vec::new(), &outcome, now, rated);
+            let end = persist::game_end(
+                id,
+                &self.code,
+                self.seq,
+                Vec::new(),
+                None,
+                &outcome,
+                now,
+                rated,
+            );
             let reason = persist::reason_text(&outcome);
             let preset = self.settings.preset.clone();
             self.obs

@@ -84,13 +84,17 @@ pub async fn restore(
     let now = now_ms();
     let game = match (&snapshot.game, snapshot.room.status) {
         (Some(record), StoredStatus::Playing) => {
-            let log = persist::events_from(&snapshot.events)?;
+            // Either format: the packed log (issue 28) if the game has one, else its rows.
+            let (log, encoder) = persist::stored_log(&snapshot.events, snapshot.log.as_ref())?;
             let replayed = replay(&log)?;
-            Some((record, log, replayed))
+            Some((record, log, replayed, encoder))
         }
         _ => None,
     };
-    let dice = restored_dice(rooms, game.as_ref().map(|(r, l, p)| (*r, l.as_slice(), p)))?;
+    let dice = restored_dice(
+        rooms,
+        game.as_ref().map(|(r, l, p, _)| (*r, l.as_slice(), p)),
+    )?;
     let mut core = Core::new(room_init(
         rooms,
         &code,
@@ -106,7 +110,7 @@ pub async fn restore(
     for record in &snapshot.seats {
         core.restore_seat(persist::seat_from(record)?, now);
     }
-    let Some((record, log, replayed)) = game else {
+    let Some((record, log, replayed, encoder)) = game else {
         core.lobby_restored();
         info!(room = %code, seats = core.seats().len(), "lobby restored");
         return Actor::new(rooms, core)
@@ -119,6 +123,7 @@ pub async fn restore(
     if record.is_finished() {
         return close_finished(rooms, &code, fence.as_ref(), record, now).await;
     }
+    core.resume_log(encoder);
     let (restored, effects) = core.restore_game(record.id, &log, replayed, record.deadline_ms, now);
     let mut actor = Actor::new(rooms, core).with_fence(fence);
     let span = tracing::info_span!("room", room = %code, game = %record.id);

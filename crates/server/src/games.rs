@@ -308,9 +308,11 @@ fn parse_game_id(id: &str) -> Result<uuid::Uuid, ApiError> {
         .map_err(|e| bad_request(format!("{id:?} is not a game id (UUID): {e}")))
 }
 
+/// A stored game for the game endpoints: its row, its events read back in whichever
+/// format it was stored (its packed log unpacked, or its JSON rows), its room's seats.
 pub(crate) type StoredGame = (
     GameRecord,
-    Vec<parchis_store::EventRecord>,
+    Vec<parchis_room_core::LoggedEvent>,
     Vec<parchis_store::SeatRecord>,
 );
 
@@ -333,9 +335,9 @@ pub(crate) async fn load_game(
 ) -> Result<StoredGame, ApiError> {
     state.admission().game_read(client)?;
     let id = parse_game_id(id)?;
-    let (game, events) = state
+    let stored = state
         .store()
-        .get_game(id)
+        .get_game_log(id)
         .await
         .map_err(store_failed)?
         .ok_or_else(|| {
@@ -345,6 +347,10 @@ pub(crate) async fn load_game(
                 format!("no game has id {id}"),
             )
         })?;
+    // Either format: the packed log (issue 28) unpacked by the engine's replay, or the rows.
+    let events = parchis_room_core::persist::game_events(&stored)
+        .map_err(|e| corrupt(&stored.game, e.to_string()))?;
+    let game = stored.game;
     let room = state
         .store()
         .get_room(&game.room_code)
@@ -369,7 +375,7 @@ pub(crate) async fn load_game(
         .map_or(0, |(settings, _)| settings.spectator_delay_throws);
     let seats = room.map(|r| r.seats).unwrap_or_default();
     let events = if delay > 0 && !game.is_finished() && !is_seated(headers, &seats) {
-        spectators_part(&game, events, delay)?
+        spectators_part(events, delay)
     } else {
         events
     };
@@ -396,15 +402,12 @@ fn is_seated(headers: &HeaderMap, seats: &[parchis_store::SeatRecord]) -> bool {
 /// The part of a running game's stored `events` that its spectators have been shown
 /// with a delay of `delay` throws (`parchis_room_core::delay`'s rule, the live stream's).
 fn spectators_part(
-    game: &GameRecord,
-    mut events: Vec<parchis_store::EventRecord>,
+    mut events: Vec<parchis_room_core::LoggedEvent>,
     delay: u8,
-) -> Result<Vec<parchis_store::EventRecord>, ApiError> {
-    let log = parchis_room_core::persist::events_from(&events)
-        .map_err(|e| corrupt(game, e.to_string()))?;
-    let shown = parchis_room_core::delay::visible_prefix(log.iter().map(|e| &e.event), delay);
+) -> Vec<parchis_room_core::LoggedEvent> {
+    let shown = parchis_room_core::delay::visible_prefix(events.iter().map(|e| &e.event), delay);
     events.truncate(shown);
-    Ok(events)
+    events
 }
 
 fn bot_level(name: Option<&str>) -> Option<BotLevel> {
@@ -435,18 +438,13 @@ fn corrupt(game: &GameRecord, message: String) -> ApiError {
     )
 }
 
-/// The stored events as the room events they are (read through the room's one
-/// persistence mapping, whatever their format version).
-fn room_events(
-    game: &GameRecord,
-    events: &[parchis_store::EventRecord],
-) -> Result<Vec<(i64, i64, RoomEvent)>, ApiError> {
-    let log = parchis_room_core::persist::events_from(events)
-        .map_err(|e| corrupt(game, e.to_string()))?;
-    Ok(log
+/// The stored events (read through the room's one persistence mapping, whatever their
+/// format) as `(seq, at_ms, event)`.
+fn room_events(events: Vec<parchis_room_core::LoggedEvent>) -> Vec<(i64, i64, RoomEvent)> {
+    events
         .into_iter()
         .map(|e| (e.seq as i64, e.at_ms, e.event))
-        .collect())
+        .collect()
 }
 
 /// `GET /api/games/{id}`: one stored game ([`GameDetail`]): players (with their bot
@@ -460,7 +458,7 @@ pub async fn get_game(
     headers: HeaderMap,
 ) -> Result<Json<GameDetail>, ApiError> {
     let (game, events, seats) = load_game(&state, client, &id, &headers).await?;
-    let events = room_events(&game, &events)?;
+    let events = room_events(events);
     Ok(Json(GameDetail {
         game: live_summary(&state, game),
         players: players(seats),
@@ -507,10 +505,8 @@ pub async fn export_game(
     ApiPath(GameIdPath { id }): ApiPath<GameIdPath>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let (game, events, seats) = load_game(&state, client, &id, &headers).await?;
+    let (game, log, seats) = load_game(&state, client, &id, &headers).await?;
     // The server's one replay of a stored log (checks seqs and the engine events).
-    let log = parchis_room_core::persist::events_from(&events)
-        .map_err(|e| corrupt(&game, e.to_string()))?;
     let replayed = parchis_room_core::replay(&log).map_err(|e| corrupt(&game, e.to_string()))?;
     let mut record = replayed.record;
     let replayed = replayed.game;

@@ -129,7 +129,7 @@ pub async fn get_replay(
 /// the game's wire summary.
 fn build(
     game: parchis_store::GameRecord,
-    events: &[parchis_store::EventRecord],
+    log: &[parchis_room_core::LoggedEvent],
     seats: Vec<parchis_store::SeatRecord>,
     summary: parchis_protocol::GameSummary,
 ) -> Result<Vec<u8>, ApiError> {
@@ -142,9 +142,7 @@ fn build(
         )
     };
     // The server's one replay of a stored log (checks seqs and the engine events).
-    let log =
-        parchis_room_core::persist::events_from(events).map_err(|e| corrupt(e.to_string()))?;
-    let replayed = parchis_room_core::replay(&log).map_err(|e| corrupt(e.to_string()))?;
+    let replayed = parchis_room_core::replay(log).map_err(|e| corrupt(e.to_string()))?;
     let (rules, seated, first) = replayed.start;
     let engine_events = replayed.engine_events;
     let steps = replay_steps(rules, seated, first, &engine_events).map_err(corrupt)?;

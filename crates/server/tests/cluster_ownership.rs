@@ -533,7 +533,7 @@ async fn cluster_ownership_renewals_outlast_an_exhausted_pool() {
     roll_is_stored_after(&cluster, &code, &mut clients[actor], &before).await;
 }
 
-/// Load shedding: node a (the only node) runs a game; a lock on `game_events` holds a's
+/// Load shedding: node a (the only node) runs a game; a lock on `game_log_tail` holds a's
 /// writer in the group of the next roll. The commit in flight outlasts a sixth of the
 /// TTL: a sheds load. `/readyz` answers 503 "overloaded", and `POST /api/rooms` 503
 /// `server_full` with `Retry-After` (no other node takes the room). Once the lock goes,
@@ -554,7 +554,7 @@ async fn cluster_ownership_a_stuck_writer_sheds_new_rooms() {
     let (status, ready) = cluster.http(0, "GET", "/readyz", None).await;
     assert_eq!(status, 200, "{ready}");
 
-    let lock = lock_table(&cluster, "game_events").await;
+    let lock = lock_table(&cluster, "game_log_tail").await;
     let actor = seat_of(&clients, &first);
     let actor = &mut clients[actor];
     let req = actor.cmd(json!({"type": "roll"})).await;

@@ -187,17 +187,22 @@ async fn a_game_on_the_sqlite_store_is_written_ahead_and_finished() {
         .expect("room stored");
     assert_eq!(snapshot.room.status, parchis_store::RoomStatus::Finished);
     assert_eq!(snapshot.seats.len(), 2);
-    let game = snapshot.game.expect("game stored");
+    let game = snapshot.game.clone().expect("game stored");
     assert!(game.is_finished());
     assert_eq!(
         game.result.as_ref().map(|r| r["winner"].clone()),
         Some(won["winner"].clone())
     );
-    assert_eq!(
-        snapshot.events.last().map(|e| e.seq),
-        Some(clients[0].seq as i64)
-    );
-    assert_eq!(snapshot.events[0].event["type"], "game_started");
+    // A new game is stored as its packed log (issue 28), no JSON rows.
+    assert!(snapshot.events.is_empty(), "no event rows for a new game");
+    let (log, _) = parchis_room_core::persist::stored_log(&snapshot.events, snapshot.log.as_ref())
+        .expect("the packed log unpacks");
+    assert_eq!(log.last().map(|e| e.seq), Some(clients[0].seq));
+    assert_eq!(snapshot.last_seq(), clients[0].seq as i64);
+    assert!(matches!(
+        log[0].event,
+        parchis_protocol::RoomEvent::GameStarted { .. }
+    ));
     server.shutdown.cancel();
     let _ = server.task.await;
 }

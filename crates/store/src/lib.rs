@@ -69,8 +69,9 @@ pub use error::{Result, StoreError, WriteFailure};
 pub use memory::MemoryStore;
 pub use pairing::{Entered, PairingStore, StoredTicket, PAIRING_LEASE};
 pub use parchis_records::{
-    hash_token, room_is_public, EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord,
-    RoomSnapshot, RoomStatus, RoomStatusUpdate, SeatRecord, UnknownRoomStatus,
+    hash_token, room_is_public, EventRecord, GameEnd, GameQuery, GameRecord, GameStart, LogPiece,
+    PackedLog, RoomRecord, RoomSnapshot, RoomStatus, RoomStatusUpdate, SeatRecord, StoredGame,
+    UnknownRoomStatus,
 };
 pub use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 pub use parchis_records::{RatedGame, RatedPlayer, RatingHistoryRecord, RatingRecord};

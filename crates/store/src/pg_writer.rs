@@ -8,8 +8,28 @@ use sqlx::Postgres;
 use uuid::Uuid;
 
 use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
-use crate::writer::{Backend, WriteOp};
+use crate::writer::{Backend, LogEnd, WriteOp, FOLD_EVERY};
 use parchis_records::EventRecord;
+
+/// Folds a game's tail rows into `games.log` in one statement (appended in `last_seq`
+/// order, `log_seq` set, the rows deleted) if there are at least `min_pieces` of them.
+/// Returns whether it folded.
+async fn fold_log(conn: &mut PgConnection, game_id: Uuid, min_pieces: i64) -> Result<bool> {
+    let done = sqlx::query(
+        "WITH t AS (DELETE FROM game_log_tail WHERE game_id = $1 \
+         AND (SELECT COUNT(*) FROM game_log_tail WHERE game_id = $1) >= $2 \
+         RETURNING last_seq, bytes) \
+         UPDATE games SET \
+         log = COALESCE(log, ''::bytea) || (SELECT string_agg(bytes, ''::bytea ORDER BY last_seq) FROM t), \
+         log_seq = (SELECT MAX(last_seq) FROM t) \
+         WHERE id = $1 AND EXISTS (SELECT 1 FROM t)",
+    )
+    .bind(game_id)
+    .bind(min_pieces)
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
 
 /// The writer's SQL on PostgreSQL.
 pub(crate) struct PgBackend;
@@ -131,6 +151,31 @@ impl Backend for PgBackend {
                 })?;
                 Ok(true)
             }
+            WriteOp::AppendLog { game_id, piece, .. } => {
+                sqlx::query(
+                    "INSERT INTO game_log_tail (game_id, last_seq, bytes) VALUES ($1, $2, $3)",
+                )
+                .bind(*game_id)
+                .bind(piece.last_seq)
+                .bind(&piece.bytes)
+                .execute(&mut *conn)
+                .await
+                .map_err(|err| {
+                    if is_unique_violation(&err) {
+                        StoreError::DuplicateSeq {
+                            game_id: *game_id,
+                            seq: piece.last_seq,
+                        }
+                    } else if is_foreign_key_violation(&err) {
+                        StoreError::GameNotFound(*game_id)
+                    } else {
+                        err.into()
+                    }
+                })?;
+                fold_log(conn, *game_id, FOLD_EVERY).await?;
+                Ok(true)
+            }
+            WriteOp::FoldLog { game_id } => fold_log(conn, *game_id, 1).await,
             WriteOp::AppendEvents {
                 game_id, events, ..
             } => {
@@ -242,16 +287,26 @@ impl Backend for PgBackend {
         Ok(())
     }
 
-    async fn last_seqs(conn: &mut PgConnection, games: &[Uuid]) -> Result<Vec<Option<i64>>> {
+    async fn last_seqs(conn: &mut PgConnection, games: &[Uuid]) -> Result<Vec<LogEnd>> {
         // One statement for the whole group, in the order given.
-        let rows: Vec<(i64, Option<i64>)> = sqlx::query_as(
-            "SELECT g.n, (SELECT MAX(seq) FROM game_events WHERE game_id = g.id) \
+        // The greatest seq stored in either format: the packed log's tail, its folded
+        // part, or (a game stored before issue 28) its event rows.
+        let rows: Vec<(i64, Option<i64>, bool)> = sqlx::query_as(
+            "SELECT g.n, COALESCE(\
+             (SELECT MAX(last_seq) FROM game_log_tail WHERE game_id = g.id), \
+             (SELECT log_seq FROM games WHERE id = g.id), \
+             (SELECT MAX(seq) FROM game_events WHERE game_id = g.id)), \
+             EXISTS (SELECT 1 FROM game_log_tail WHERE game_id = g.id) \
+             OR EXISTS (SELECT 1 FROM games WHERE id = g.id AND log_seq IS NOT NULL) \
              FROM UNNEST($1::uuid[]) WITH ORDINALITY AS g(id, n) ORDER BY g.n",
         )
         .bind(games.to_vec())
         .fetch_all(&mut *conn)
         .await?;
-        Ok(rows.into_iter().map(|(_, last)| last).collect())
+        Ok(rows
+            .into_iter()
+            .map(|(_, last, packed)| (last, packed))
+            .collect())
     }
 
     /// `FOR KEY SHARE`, in `room_code` order: the writer's fence check (lock modes:

@@ -14,14 +14,14 @@ use crate::pg_lease;
 use crate::pg_ratings;
 use crate::pg_writer::PgBackend;
 use crate::rows::{
-    self, EventRow, GameRow, RoomRow, SeatRow, EVENT_COLUMNS, GAME_COLUMNS, LATEST_GAME,
+    self, EventRow, GameRow, LogRow, RoomRow, SeatRow, EVENT_COLUMNS, GAME_COLUMNS, LATEST_GAME,
     ROOM_COLUMNS, SEAT_COLUMNS,
 };
 use crate::writer::Writer;
 use crate::{Fence, Lease, LeaseKeeper, NodeInfo, NodeRecord, RoomWrite, Store};
 use parchis_records::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
-    RoomStatusUpdate, SeatRecord,
+    RoomStatusUpdate, SeatRecord, StoredGame,
 };
 use parchis_records::{RatingHistoryRecord, RatingRecord};
 
@@ -184,6 +184,11 @@ impl PostgresStore {
              WHERE {filter} AND {LATEST_GAME} ORDER BY e.game_id, e.seq"
         );
 
+        let logs_sql = rows::log_sql(
+            "JOIN rooms r ON r.code = g.room_code",
+            &format!("{filter} AND {LATEST_GAME}"),
+        );
+
         // Text is ordered bytewise (COLLATE "C"), as SQLite and the memory store do.
         // One snapshot for all four queries.
         let mut tx = self
@@ -194,7 +199,9 @@ impl PostgresStore {
         let mut q_seats = sqlx::query_as::<_, SeatRow>(&seats_sql);
         let mut q_games = sqlx::query_as::<_, GameRow<Uuid>>(&games_sql);
         let mut q_events = sqlx::query_as::<_, EventRow<Uuid>>(&events_sql);
+        let mut q_logs = sqlx::query_as::<_, LogRow<Uuid>>(&logs_sql);
         if let Some(code) = code {
+            q_logs = q_logs.bind(code);
             q_rooms = q_rooms.bind(code);
             q_seats = q_seats.bind(code);
             q_games = q_games.bind(code);
@@ -204,6 +211,7 @@ impl PostgresStore {
         let seats = q_seats.fetch_all(&mut *tx).await?;
         let games = q_games.fetch_all(&mut *tx).await?;
         let events = q_events.fetch_all(&mut *tx).await?;
+        let logs = q_logs.fetch_all(&mut *tx).await?;
         tx.commit().await?;
 
         Ok(rows::assemble(
@@ -211,6 +219,7 @@ impl PostgresStore {
             seats.into_iter().map(rows::seat).collect(),
             games.into_iter().map(rows::game).collect::<Result<_>>()?,
             events.into_iter().map(rows::event).collect::<Result<_>>()?,
+            rows::packed_logs(logs)?,
         ))
     }
 }
@@ -403,6 +412,10 @@ impl Store for PostgresStore {
     }
 
     async fn get_game(&self, id: Uuid) -> Result<Option<(GameRecord, Vec<EventRecord>)>> {
+        Ok(self.get_game_log(id).await?.map(|g| (g.game, g.events)))
+    }
+
+    async fn get_game_log(&self, id: Uuid) -> Result<Option<StoredGame>> {
         let mut tx = self
             .pool
             .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
@@ -416,18 +429,31 @@ impl Store for PostgresStore {
         let Some(game) = game else {
             return Ok(None);
         };
-        let events = sqlx::query_as::<_, EventRow<Uuid>>(&format!(
-            "SELECT {EVENT_COLUMNS} FROM game_events e WHERE e.game_id = $1 ORDER BY e.seq"
-        ))
-        .bind(id)
-        .fetch_all(&mut *tx)
-        .await?;
+        let logs = sqlx::query_as::<_, LogRow<Uuid>>(&rows::log_sql("", "g.id = $1"))
+            .bind(id)
+            .fetch_all(&mut *tx)
+            .await?;
+        let log = rows::packed_logs(logs)?.remove(&id);
+        let events = if log.is_some() {
+            Vec::new()
+        } else {
+            sqlx::query_as::<_, EventRow<Uuid>>(&format!(
+                "SELECT {EVENT_COLUMNS} FROM game_events e WHERE e.game_id = $1 ORDER BY e.seq"
+            ))
+            .bind(id)
+            .fetch_all(&mut *tx)
+            .await?
+        };
         tx.commit().await?;
         let events = events
             .into_iter()
             .map(|row| rows::event(row).map(|(_, e)| e))
             .collect::<Result<_>>()?;
-        Ok(Some((rows::game(game)?, events)))
+        Ok(Some(StoredGame {
+            game: rows::game(game)?,
+            events,
+            log,
+        }))
     }
 
     async fn list_games(&self, room_code: &str) -> Result<Vec<GameRecord>> {

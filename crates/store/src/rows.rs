@@ -9,7 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::error::{Result, StoreError};
-use parchis_records::{EventRecord, GameRecord, RoomRecord, RoomSnapshot, SeatRecord};
+use parchis_records::{EventRecord, GameRecord, PackedLog, RoomRecord, RoomSnapshot, SeatRecord};
 
 /// `code, settings, status, created_at_ms, started_at_ms, finished_at_ms, updated_at_ms`
 pub(crate) type RoomRow = (String, String, String, i64, Option<i64>, Option<i64>, i64);
@@ -42,6 +42,38 @@ pub(crate) type GameRow<Id> = (
 );
 /// `game_id, seq, event, created_at_ms`
 pub(crate) type EventRow<Id> = (Id, i64, String, i64);
+
+/// `game_id, seq, bytes`: a game's folded log (`games.log` at `games.log_seq`) or one of
+/// its tail rows (`game_log_tail`), read in `(game_id, seq)` order (the folded part
+/// first: its seq is below every tail row's).
+pub(crate) type LogRow<Id> = (Id, i64, Vec<u8>);
+
+/// The packed-log parts of the games `g` (joined with `join`) that pass `filter` (the
+/// SQL of both backends; `filter` is used twice, so it names its parameters by number),
+/// folded part first, in `(game_id, seq)` order: rows for [`packed_logs`].
+pub(crate) fn log_sql(join: &str, filter: &str) -> String {
+    format!(
+        "SELECT g.id, g.log_seq, g.log FROM games g {join} \
+         WHERE {filter} AND g.log IS NOT NULL \
+         UNION ALL \
+         SELECT t.game_id, t.last_seq, t.bytes FROM game_log_tail t \
+         JOIN games g ON g.id = t.game_id {join} WHERE {filter} ORDER BY 1, 2"
+    )
+}
+
+/// Joins each game's packed-log rows (in `(game_id, seq)` order) into its [`PackedLog`].
+pub(crate) fn packed_logs<Id: GameId>(rows: Vec<LogRow<Id>>) -> Result<HashMap<Uuid, PackedLog>> {
+    let mut logs: HashMap<Uuid, PackedLog> = HashMap::new();
+    for (id, seq, bytes) in rows {
+        let log = logs.entry(id.into_uuid()?).or_insert(PackedLog {
+            bytes: Vec::new(),
+            last_seq: seq,
+        });
+        log.bytes.extend_from_slice(&bytes);
+        log.last_seq = seq;
+    }
+    Ok(logs)
+}
 
 /// Column lists matching the row tuples above (`r`, `s`, `g`, `e` are the table aliases).
 pub(crate) const ROOM_COLUMNS: &str =
@@ -171,6 +203,7 @@ pub(crate) fn assemble(
     seats: Vec<SeatRecord>,
     games: Vec<GameRecord>,
     events: Vec<(Uuid, EventRecord)>,
+    mut logs: HashMap<Uuid, PackedLog>,
 ) -> Vec<RoomSnapshot> {
     let mut seats_by_room: HashMap<String, Vec<SeatRecord>> = HashMap::new();
     for s in seats {
@@ -192,15 +225,19 @@ pub(crate) fn assemble(
         .map(|room| {
             let seats = seats_by_room.remove(&room.code).unwrap_or_default();
             let game = game_by_room.remove(&room.code);
-            let events = game
-                .as_ref()
-                .and_then(|g| events_by_game.remove(&g.id))
-                .unwrap_or_default();
+            let log = game.as_ref().and_then(|g| logs.remove(&g.id));
+            // A game with a packed log is read from it alone (both formats are never
+            // written for one game).
+            let events = match (&game, &log) {
+                (Some(g), None) => events_by_game.remove(&g.id).unwrap_or_default(),
+                _ => Vec::new(),
+            };
             RoomSnapshot {
                 room,
                 seats,
                 game,
                 events,
+                log,
             }
         })
         .collect()

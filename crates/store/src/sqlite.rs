@@ -1,6 +1,6 @@
 //! SQLite backend: one database file in WAL mode, bundled SQLite (no system library).
 //!
-//! Why one file of ~740 lines: it is the one SQL dialect of this backend — connection
+//! Why one file of ~890 lines: it is the one SQL dialect of this backend — connection
 //! options, the writer's statements (one arm per write operation) and the reads — kept
 //! next to each other so that a schema change is made in one place.
 
@@ -18,16 +18,16 @@ use uuid::Uuid;
 use crate::checkpoint::{wal_path, Checkpointer, SqliteOptions, BUSY_TIMEOUT};
 use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
 use crate::rows::{
-    self, EventRow, GameRow, RoomRow, SeatRow, EVENT_COLUMNS, GAME_COLUMNS, LATEST_GAME,
+    self, EventRow, GameRow, LogRow, RoomRow, SeatRow, EVENT_COLUMNS, GAME_COLUMNS, LATEST_GAME,
     ROOM_COLUMNS, SEAT_COLUMNS,
 };
 use crate::sqlite_ratings;
 use crate::store::NEEDS_POSTGRES;
-use crate::writer::{Backend, WriteOp, Writer};
+use crate::writer::{Backend, LogEnd, WriteOp, Writer, FOLD_EVERY};
 use crate::{Fence, RoomWrite, Store};
 use parchis_records::{
-    EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
-    RoomStatusUpdate, SeatRecord,
+    EventRecord, GameEnd, GameQuery, GameRecord, GameStart, LogPiece, RoomRecord, RoomSnapshot,
+    RoomStatusUpdate, SeatRecord, StoredGame,
 };
 use parchis_records::{RatingHistoryRecord, RatingRecord};
 
@@ -235,8 +235,14 @@ impl SqliteStore {
              WHERE {filter} AND {LATEST_GAME} ORDER BY e.game_id, e.seq"
         );
 
+        let logs_sql = rows::log_sql(
+            "JOIN rooms r ON r.code = g.room_code",
+            &format!("{} AND {LATEST_GAME}", filter.replace('?', "?1")),
+        );
+
         // One read transaction: every query sees the same snapshot of the database.
         let mut tx = self.pool.begin().await?;
+        let mut q_logs = sqlx::query_as::<_, LogRow<String>>(&logs_sql);
         let mut q_rooms = sqlx::query_as::<_, RoomRow>(&rooms_sql);
         let mut q_seats = sqlx::query_as::<_, SeatRow>(&seats_sql);
         let mut q_games = sqlx::query_as::<_, GameRow<String>>(&games_sql);
@@ -246,11 +252,13 @@ impl SqliteStore {
             q_seats = q_seats.bind(code);
             q_games = q_games.bind(code);
             q_events = q_events.bind(code);
+            q_logs = q_logs.bind(code);
         }
         let rooms = q_rooms.fetch_all(&mut *tx).await?;
         let seats = q_seats.fetch_all(&mut *tx).await?;
         let games = q_games.fetch_all(&mut *tx).await?;
         let events = q_events.fetch_all(&mut *tx).await?;
+        let logs = q_logs.fetch_all(&mut *tx).await?;
         tx.commit().await?;
 
         Ok(rows::assemble(
@@ -258,6 +266,7 @@ impl SqliteStore {
             seats.into_iter().map(rows::seat).collect(),
             games.into_iter().map(rows::game).collect::<Result<_>>()?,
             events.into_iter().map(rows::event).collect::<Result<_>>()?,
+            rows::packed_logs(logs)?,
         ))
     }
 }
@@ -290,6 +299,73 @@ async fn insert_event(
             }
         })?;
     Ok(())
+}
+
+/// Stores one piece of a game's packed log as a tail row, then folds the tail when it
+/// holds [`FOLD_EVERY`] pieces.
+async fn append_piece(conn: &mut SqliteConnection, game_id: Uuid, piece: &LogPiece) -> Result<()> {
+    sqlx::query("INSERT INTO game_log_tail (game_id, last_seq, bytes) VALUES (?, ?, ?)")
+        .bind(game_id.to_string())
+        .bind(piece.last_seq)
+        .bind(&piece.bytes)
+        .execute(&mut *conn)
+        .await
+        .map_err(|err| {
+            if is_unique_violation(&err) {
+                StoreError::DuplicateSeq {
+                    game_id,
+                    seq: piece.last_seq,
+                }
+            } else if is_foreign_key_violation(&err) {
+                StoreError::GameNotFound(game_id)
+            } else {
+                err.into()
+            }
+        })?;
+    fold_log(conn, game_id, FOLD_EVERY).await?;
+    Ok(())
+}
+
+/// Folds a game's tail rows into `games.log` (appended in `last_seq` order, `log_seq` set,
+/// the rows deleted) if there are at least `min_pieces` of them. Returns whether it
+/// folded. The bytes are joined here rather than by SQL: SQLite's `||` makes text of
+/// blobs.
+async fn fold_log(conn: &mut SqliteConnection, game_id: Uuid, min_pieces: i64) -> Result<bool> {
+    let id = game_id.to_string();
+    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM game_log_tail WHERE game_id = ?")
+        .bind(&id)
+        .fetch_one(&mut *conn)
+        .await?;
+    if count == 0 || count < min_pieces {
+        return Ok(false);
+    }
+    let (log,): (Option<Vec<u8>>,) = sqlx::query_as("SELECT log FROM games WHERE id = ?")
+        .bind(&id)
+        .fetch_one(&mut *conn)
+        .await?;
+    let tail: Vec<(i64, Vec<u8>)> = sqlx::query_as(
+        "SELECT last_seq, bytes FROM game_log_tail WHERE game_id = ? ORDER BY last_seq",
+    )
+    .bind(&id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut log = log.unwrap_or_default();
+    let mut log_seq = None;
+    for (last_seq, bytes) in tail {
+        log.extend_from_slice(&bytes);
+        log_seq = Some(last_seq);
+    }
+    sqlx::query("UPDATE games SET log = ?, log_seq = ? WHERE id = ?")
+        .bind(log)
+        .bind(log_seq)
+        .bind(&id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("DELETE FROM game_log_tail WHERE game_id = ?")
+        .bind(&id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(true)
 }
 
 #[async_trait]
@@ -416,6 +492,11 @@ impl Backend for SqliteBackend {
                 }
                 Ok(true)
             }
+            WriteOp::AppendLog { game_id, piece, .. } => {
+                append_piece(conn, *game_id, piece).await?;
+                Ok(true)
+            }
+            WriteOp::FoldLog { game_id } => fold_log(conn, *game_id, 1).await,
             WriteOp::SetDeadline {
                 game_id,
                 deadline_ms,
@@ -502,19 +583,29 @@ impl Backend for SqliteBackend {
         Ok(())
     }
 
-    async fn last_seqs(conn: &mut SqliteConnection, games: &[Uuid]) -> Result<Vec<Option<i64>>> {
+    async fn last_seqs(conn: &mut SqliteConnection, games: &[Uuid]) -> Result<Vec<LogEnd>> {
         // One statement for the whole group: the ids travel as one JSON array.
         let ids: Vec<String> = games.iter().map(Uuid::to_string).collect();
         let list = serde_json::to_string(&ids)
             .map_err(|e| StoreError::Corrupt(format!("cannot encode game ids: {e}")))?;
-        let rows: Vec<(i64, Option<i64>)> = sqlx::query_as(
-            "SELECT key, (SELECT MAX(seq) FROM game_events WHERE game_id = value) \
+        // The greatest seq stored in either format: the packed log's tail, its folded
+        // part, or (a game stored before issue 28) its event rows.
+        let rows: Vec<(i64, Option<i64>, bool)> = sqlx::query_as(
+            "SELECT key, COALESCE(\
+             (SELECT MAX(last_seq) FROM game_log_tail WHERE game_id = value), \
+             (SELECT log_seq FROM games WHERE id = value), \
+             (SELECT MAX(seq) FROM game_events WHERE game_id = value)), \
+             EXISTS (SELECT 1 FROM game_log_tail WHERE game_id = value) \
+             OR EXISTS (SELECT 1 FROM games WHERE id = value AND log_seq IS NOT NULL) \
              FROM json_each(?) ORDER BY key",
         )
         .bind(list)
         .fetch_all(&mut *conn)
         .await?;
-        Ok(rows.into_iter().map(|(_, last)| last).collect())
+        Ok(rows
+            .into_iter()
+            .map(|(_, last, packed)| (last, packed))
+            .collect())
     }
 
     async fn lock_leases(
@@ -632,6 +723,10 @@ impl Store for SqliteStore {
     }
 
     async fn get_game(&self, id: Uuid) -> Result<Option<(GameRecord, Vec<EventRecord>)>> {
+        Ok(self.get_game_log(id).await?.map(|g| (g.game, g.events)))
+    }
+
+    async fn get_game_log(&self, id: Uuid) -> Result<Option<StoredGame>> {
         let id_text = id.to_string();
         let mut tx = self.pool.begin().await?;
         let game = sqlx::query_as::<_, GameRow<String>>(&format!(
@@ -643,18 +738,31 @@ impl Store for SqliteStore {
         let Some(game) = game else {
             return Ok(None);
         };
-        let events = sqlx::query_as::<_, EventRow<String>>(&format!(
-            "SELECT {EVENT_COLUMNS} FROM game_events e WHERE e.game_id = ? ORDER BY e.seq"
-        ))
-        .bind(&id_text)
-        .fetch_all(&mut *tx)
-        .await?;
+        let logs = sqlx::query_as::<_, LogRow<String>>(&rows::log_sql("", "g.id = ?1"))
+            .bind(&id_text)
+            .fetch_all(&mut *tx)
+            .await?;
+        let log = rows::packed_logs(logs)?.remove(&id);
+        let events = if log.is_some() {
+            Vec::new()
+        } else {
+            sqlx::query_as::<_, EventRow<String>>(&format!(
+                "SELECT {EVENT_COLUMNS} FROM game_events e WHERE e.game_id = ? ORDER BY e.seq"
+            ))
+            .bind(&id_text)
+            .fetch_all(&mut *tx)
+            .await?
+        };
         tx.commit().await?;
         let events = events
             .into_iter()
             .map(|row| rows::event(row).map(|(_, e)| e))
             .collect::<Result<_>>()?;
-        Ok(Some((rows::game(game)?, events)))
+        Ok(Some(StoredGame {
+            game: rows::game(game)?,
+            events,
+            log,
+        }))
     }
 
     async fn list_games(&self, room_code: &str) -> Result<Vec<GameRecord>> {

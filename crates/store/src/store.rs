@@ -8,7 +8,7 @@ use crate::error::{Result, StoreError};
 use crate::writer::WritePressure;
 use parchis_records::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot,
-    RoomStatusUpdate, SeatRecord,
+    RoomStatusUpdate, SeatRecord, StoredGame,
 };
 use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 use parchis_records::{RatingHistoryRecord, RatingRecord};
@@ -400,8 +400,16 @@ pub trait Store: Send + Sync {
     /// after a restart.
     async fn load_unfinished(&self) -> Result<Vec<RoomSnapshot>>;
 
-    /// Loads one game and all its events in `seq` order; `None` if it does not exist.
+    /// Loads one game and its events stored as JSON rows (`game_events`), in `seq` order;
+    /// `None` if it does not exist. A game stored as a packed log (issue 28) has no such
+    /// rows: readers of a game's log use [`get_game_log`](Store::get_game_log).
     async fn get_game(&self, id: Uuid) -> Result<Option<(GameRecord, Vec<EventRecord>)>>;
+
+    /// Loads one game and its log in whichever format it was stored: its packed log
+    /// (`games.log` followed by its tail rows, issue 28) if it has one, else its JSON event
+    /// rows in `seq` order; read from one consistent snapshot. `None` if it does not
+    /// exist.
+    async fn get_game_log(&self, id: Uuid) -> Result<Option<StoredGame>>;
 
     /// Lists the games of a room, oldest first (empty if the room has none or does not exist).
     async fn list_games(&self, room_code: &str) -> Result<Vec<GameRecord>>;
@@ -528,6 +536,9 @@ async fn write_one<S: Store + ?Sized>(store: &S, room_code: &str, write: RoomWri
             after_seq,
             events,
         } => store.append_after(game_id, after_seq, events).await,
+        RoomWrite::AppendLog { .. } => Err(StoreError::Unsupported(
+            "a packed log piece needs a backend of parchis-store",
+        )),
         RoomWrite::Start(start) => store.start_game(*start).await,
         RoomWrite::End(end) => store.end_game(*end).await,
         RoomWrite::SetDeadline {

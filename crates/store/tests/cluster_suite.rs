@@ -75,6 +75,7 @@ mod cases {
             room: playing(20),
             seats: vec![seat(c, "red", "Ana", true, 5)],
             events,
+            log: None,
         }))
     }
 
@@ -84,6 +85,7 @@ mod cases {
             room_code: c.to_owned(),
             after_seq,
             events: vec![ev(after_seq + 1, "end")],
+            log: None,
             result: json!({"winner": "red"}),
             reason: "completed".to_owned(),
             finished_at_ms: 99,

@@ -36,6 +36,7 @@ mod cases {
             },
             seats: Vec::new(),
             events: vec![ev(1, "start"), ev(2, "start")],
+            log: None,
         };
         h.store.start_game(start).await.expect("start");
         (c, id)
@@ -47,6 +48,7 @@ mod cases {
             room_code: c.to_owned(),
             after_seq: 2,
             events: vec![ev(3, "won")],
+            log: None,
             result: json!({"winner": "red"}),
             reason: "completed".into(),
             finished_at_ms: at,

@@ -922,6 +922,7 @@ mod cases {
             },
             seats: Vec::new(),
             events: (1..=n).map(|s| ev(s, "start")).collect(),
+            log: None,
         };
         h.store.start_game(start).await.expect("start");
         (c, id)
@@ -1016,6 +1017,7 @@ mod cases {
             room: playing,
             seats: vec![bot.clone()],
             events,
+            log: None,
         };
         for bad in [vec![ev(5, "s"), ev(7, "s")], Vec::new()] {
             assert!(matches!(
@@ -1050,6 +1052,7 @@ mod cases {
             room_code: c.clone(),
             after_seq,
             events: vec![ev(after_seq + 1, "won")],
+            log: None,
             result: json!({"winner": "red"}),
             reason: "completed".into(),
             finished_at_ms: 99,

@@ -65,7 +65,8 @@ pub(super) async fn agree(d: &Driver, store: &FaultyStore) -> Result<(), String>
     match (d.core.game_id(), &snap.game) {
         (None, None) => Ok(()),
         (Some(id), Some(g)) if g.id == id => {
-            let log = persist::events_from(&snap.events).map_err(|e| e.to_string())?;
+            let (log, _) =
+                persist::stored_log(&snap.events, snap.log.as_ref()).map_err(|e| e.to_string())?;
             let r = replay(&log).map_err(|e| e.to_string())?;
             if r.seq != d.core.seq() {
                 return Err(format!("seq: stored {}, live {}", r.seq, d.core.seq()));

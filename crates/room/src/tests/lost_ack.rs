@@ -86,6 +86,9 @@ impl Store for LossyStore {
             Some(Lose::Duplicate) => match write {
                 RoomWrite::Append {
                     game_id, after_seq, ..
+                }
+                | RoomWrite::AppendLog {
+                    game_id, after_seq, ..
                 } => Err(StoreError::DuplicateSeq {
                     game_id,
                     seq: after_seq + 1,
@@ -160,6 +163,12 @@ impl Store for LossyStore {
         id: Uuid,
     ) -> parchis_store::Result<Option<(GameRecord, Vec<EventRecord>)>> {
         self.inner.get_game(id).await
+    }
+    async fn get_game_log(
+        &self,
+        id: Uuid,
+    ) -> parchis_store::Result<Option<parchis_store::StoredGame>> {
+        self.inner.get_game_log(id).await
     }
     async fn list_games(&self, code: &str) -> parchis_store::Result<Vec<GameRecord>> {
         self.inner.list_games(code).await
@@ -392,7 +401,30 @@ async fn log(rooms: &Rooms, code: &str) -> Vec<u64> {
         .await
         .expect("read")
         .expect("stored");
-    snapshot.events.iter().map(|e| e.seq as u64).collect()
+    let (log, _) = persist::stored_log(&snapshot.events, snapshot.log.as_ref()).expect("log reads");
+    log.iter().map(|e| e.seq).collect()
+}
+
+/// A write of `event` after seq `after_seq` behind the room's back, in its stored log's
+/// own format (a new game's: the next piece of its packed log).
+async fn behind_the_back(
+    store: &LossyStore,
+    code: &str,
+    after_seq: u64,
+    event: RoomEvent,
+) -> RoomWrite {
+    let snapshot = store.get_room(code).await.expect("read").expect("stored");
+    let game_id = snapshot.game.as_ref().expect("a game").id;
+    let (_, encoder) =
+        persist::stored_log(&snapshot.events, snapshot.log.as_ref()).expect("log reads");
+    let mut encoder = encoder.expect("a new game's log is packed");
+    let piece = persist::pack(&mut encoder, after_seq + 1, now_ms(), &[event], false)
+        .expect("one event packs");
+    RoomWrite::AppendLog {
+        game_id,
+        after_seq: after_seq as i64,
+        piece,
+    }
 }
 
 /// The log has no gap and ends at the room's seq; each client saw a gap-free stream,
@@ -535,21 +567,11 @@ async fn a_log_ahead_of_the_room_has_it_rebuilt_at_its_next_write() {
     let store = Arc::new(LossyStore::default());
     let (rooms, mut clients, p) = game("LOSTACK4", store.clone()).await;
     let turn = clients[p].my_turn().await;
-    let snapshot = store
-        .get_room("LOSTACK4")
-        .await
-        .expect("read")
-        .expect("stored");
-    let game_id = snapshot.game.as_ref().expect("a game").id;
     let ahead = RoomEvent::Turn {
         colour: turn.colour,
         deadline_ms: turn.deadline_ms,
     };
-    let write = RoomWrite::Append {
-        game_id,
-        after_seq: turn.seq as i64,
-        events: vec![persist::event_record(turn.seq + 1, now_ms(), &ahead)],
-    };
+    let write = behind_the_back(&store, "LOSTACK4", turn.seq, ahead).await;
     store
         .write_room("LOSTACK4", None, write)
         .await
@@ -590,22 +612,12 @@ async fn a_write_refused_as_repeating_a_stored_seq_has_the_room_rebuilt() {
     let store = Arc::new(LossyStore::default());
     let (rooms, mut clients, p) = game("LOSTACK5", store.clone()).await;
     let turn = clients[p].my_turn().await;
-    let snapshot = store
-        .get_room("LOSTACK5")
-        .await
-        .expect("read")
-        .expect("stored");
-    let game_id = snapshot.game.as_ref().expect("a game").id;
     // The late commit: the log gets seq + 1 behind the room's back.
     let late = RoomEvent::Turn {
         colour: turn.colour,
         deadline_ms: turn.deadline_ms,
     };
-    let write = RoomWrite::Append {
-        game_id,
-        after_seq: turn.seq as i64,
-        events: vec![persist::event_record(turn.seq + 1, now_ms(), &late)],
-    };
+    let write = behind_the_back(&store, "LOSTACK5", turn.seq, late).await;
     store
         .write_room("LOSTACK5", None, write)
         .await

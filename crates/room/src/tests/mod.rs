@@ -221,6 +221,12 @@ impl Store for FaultyStore {
     ) -> parchis_store::Result<Option<(GameRecord, Vec<EventRecord>)>> {
         self.inner.get_game(id).await
     }
+    async fn get_game_log(
+        &self,
+        id: Uuid,
+    ) -> parchis_store::Result<Option<parchis_store::StoredGame>> {
+        self.inner.get_game_log(id).await
+    }
     async fn list_games(&self, code: &str) -> parchis_store::Result<Vec<GameRecord>> {
         self.inner.list_games(code).await
     }

@@ -263,13 +263,13 @@ impl Sim {
         let Some(id) = self.d.core.game_id() else {
             return Ok(());
         };
-        let (_, records) = self
+        let stored = self
             .store
-            .get_game(id)
+            .get_game_log(id)
             .await
             .map_err(|e| e.to_string())?
             .ok_or("game not stored")?;
-        let log = persist::events_from(&records).map_err(|e| e.to_string())?;
+        let log = persist::game_events(&stored).map_err(|e| e.to_string())?;
         let replayed = replay(&log).map_err(|e| e.to_string())?;
         // No action applied twice: one stored action per durable action write.
         let action_writes = self

@@ -1,5 +1,5 @@
 //! Who wrote each stored event. A trigger in the test's database (not in the product's
-//! migrations) records, for every `game_events` row, the writing connection's client port
+//! migrations) records, for every `game_log_tail` row (a piece of a packed game log, issue 28), the writing connection's client port
 //! and the room's lease as the writing transaction saw it, and when; the test maps client
 //! ports to node processes through `/proc` (each node's TCP sockets to the database,
 //! sampled every 100 ms: [`Holders`]). A write by a node that was not the lease's owner in
@@ -88,11 +88,11 @@ pub async fn install(cluster: &Cluster) -> bool {
            SELECT room_code INTO r FROM games WHERE id = NEW.game_id; \
            SELECT owner, epoch INTO o, e FROM room_leases WHERE room_code = r; \
            INSERT INTO test_writes (room_code, seq, client_port, lease_owner, lease_epoch, at_ms) \
-             VALUES (r, NEW.seq, inet_client_port(), o, e, \
+             VALUES (r, NEW.last_seq, inet_client_port(), o, e, \
                      (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT); \
            RETURN NEW; \
          END $$",
-        "CREATE TRIGGER test_audit_write AFTER INSERT ON game_events \
+        "CREATE TRIGGER test_audit_write AFTER INSERT ON game_log_tail \
          FOR EACH ROW EXECUTE FUNCTION test_audit_write()",
     ] {
         sqlx::query(sql)

@@ -72,8 +72,40 @@ impl Cluster {
 
     /// The stored events of game `id` in seq order, each as
     /// `{"seq","at_ms","event","positioned"}` (`positioned`: the stored mark that the live
-    /// frame carried the position, crates/room-core/src/persist.rs POSITION_KEY, taken out of `event`).
+    /// frame carried the position). Read in whichever format the game was stored: its
+    /// packed log (issue 28: `games.log` then its `game_log_tail` rows, unpacked by
+    /// `parchis_room_core::throws::decode`), else its `game_events` rows (the format
+    /// before; crates/room-core/src/persist.rs POSITION_KEY taken out of `event`).
     pub async fn stored_events(&self, id: &str) -> Vec<Value> {
+        let pieces: Vec<Vec<u8>> = sqlx::query(
+            "SELECT bytes FROM (SELECT log_seq AS s, log AS bytes FROM games \
+             WHERE id = $1::UUID AND log IS NOT NULL \
+             UNION ALL SELECT last_seq, bytes FROM game_log_tail WHERE game_id = $1::UUID) p \
+             ORDER BY s",
+        )
+        .bind(id)
+        .fetch_all(&self.db)
+        .await
+        .expect("read the packed log")
+        .iter()
+        .map(|r| r.get("bytes"))
+        .collect();
+        if !pieces.is_empty() {
+            let decoded = parchis_room_core::throws::decode(&pieces.concat())
+                .unwrap_or_else(|e| panic!("game {id}: the packed log does not unpack: {e}"));
+            return decoded
+                .events
+                .into_iter()
+                .map(|e| {
+                    serde_json::json!({
+                        "seq": e.seq,
+                        "at_ms": e.at_ms,
+                        "event": serde_json::to_value(&e.event).expect("event JSON"),
+                        "positioned": e.positioned,
+                    })
+                })
+                .collect();
+        }
         sqlx::query(
             "SELECT seq, created_at_ms, event FROM game_events WHERE game_id = $1::UUID ORDER BY seq",
         )

@@ -244,8 +244,9 @@ async fn a_command_late_after_a_stalled_owner_link_is_not_applied() {
     cluster.nats_proxy(0).unstall();
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let rolls: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM game_events e JOIN games g ON g.id = e.game_id \
-         WHERE g.room_code = $1 AND e.seq > $2",
+        "SELECT (SELECT count(*) FROM game_log_tail t JOIN games g ON g.id = t.game_id \
+         WHERE g.room_code = $1 AND t.last_seq > $2) \
+         + (SELECT count(*) FROM games g WHERE g.room_code = $1 AND g.log_seq > $2)",
     )
     .bind(&code)
     .bind(i64::try_from(seq).unwrap_or(i64::MAX))

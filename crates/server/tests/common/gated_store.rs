@@ -155,6 +155,9 @@ impl Store for GatedStore {
     async fn get_game(&self, id: Uuid) -> Result<Option<(GameRecord, Vec<EventRecord>)>> {
         self.inner.get_game(id).await
     }
+    async fn get_game_log(&self, id: Uuid) -> Result<Option<parchis_store::StoredGame>> {
+        self.inner.get_game_log(id).await
+    }
     async fn list_games(&self, room_code: &str) -> Result<Vec<GameRecord>> {
         self.inner.list_games(room_code).await
     }

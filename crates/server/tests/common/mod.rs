@@ -165,14 +165,19 @@ impl Server {
 
     /// The stored record and events of the game whose id (a UUID) is `game_id`; panics
     /// when the id is no UUID or the game is not stored.
+    /// Its events are read back in whichever format they were stored (a packed log is
+    /// unpacked) and given as the JSON rows of the format before it.
     pub async fn stored_game(&self, game_id: &str) -> (GameRecord, Vec<EventRecord>) {
         let id = game_id.parse().expect("uuid");
-        self.store
-            .get_game(id)
+        let stored = self
+            .store
+            .get_game_log(id)
             .await
             .ok()
             .flatten()
-            .expect("game stored")
+            .expect("game stored");
+        let events = parchis_room_core::persist::game_events(&stored).expect("stored log reads");
+        (stored.game, parchis_room_core::persist::records_of(&events))
     }
 
     /// A connected WebSocket client.

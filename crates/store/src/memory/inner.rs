@@ -16,8 +16,12 @@ pub(super) struct Inner {
     /// Keyed by `(room_code, colour)`.
     pub(super) seats: BTreeMap<(String, String), SeatRecord>,
     pub(super) games: HashMap<Uuid, GameRecord>,
-    /// Per game, keyed by `seq`.
+    /// Per game, keyed by `seq` (games stored before issue 28's packed log).
     pub(super) events: HashMap<Uuid, BTreeMap<i64, EventRecord>>,
+    /// Per game, its packed log (`games.log`, `games.log_seq` and `game_log_tail`).
+    pub(super) logs: HashMap<Uuid, MemLog>,
+    /// While a batch runs, what its writes replaced (`super::writes`).
+    pub(super) undo: Option<Vec<super::writes::Undo>>,
     pub(super) leases: BTreeMap<String, MemLease>,
     pub(super) nodes: HashMap<String, MemNode>,
     /// Current ratings, keyed by `(account, pool)` (issue 26).
@@ -28,6 +32,15 @@ pub(super) struct Inner {
     pub(super) accounts: AccountTables,
     /// Tournaments' event logs (issue 27, [`super::tournaments`]).
     pub(super) tournaments: HashMap<Uuid, MemTournament>,
+}
+
+/// One game's packed log: the folded part and its last seq, and the tail pieces by last
+/// seq.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct MemLog {
+    pub(super) folded: Vec<u8>,
+    pub(super) log_seq: Option<i64>,
+    pub(super) tail: BTreeMap<i64, Vec<u8>>,
 }
 
 /// One room's lease; times in ms of the store's clock.

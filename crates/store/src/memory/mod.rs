@@ -6,6 +6,7 @@ mod inner;
 mod lease;
 mod ratings;
 mod tournaments;
+mod writes;
 
 use inner::Inner;
 
@@ -16,11 +17,11 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::error::{Result, StoreError};
-use crate::writer::{check_batch, check_fence, check_follows, Follows};
+use crate::writer::{check_fence, Follows};
 use crate::Store;
 use parchis_records::{
-    EventRecord, GameEnd, GameQuery, GameRecord, GameStart, RoomRecord, RoomSnapshot, RoomStatus,
-    RoomStatusUpdate, SeatRecord,
+    EventRecord, GameEnd, GameQuery, GameRecord, GameStart, PackedLog, RoomRecord, RoomSnapshot,
+    RoomStatus, RoomStatusUpdate, SeatRecord, StoredGame,
 };
 use parchis_records::{Fence, Lease, NodeInfo, NodeRecord, RoomWrite};
 use parchis_records::{RatingHistoryRecord, RatingRecord};
@@ -76,10 +77,46 @@ impl MemoryStore {
 }
 
 impl Inner {
+    /// The greatest seq stored for the game in either format (its packed log's, else its
+    /// event rows').
     fn last_seq(&self, game_id: Uuid) -> Option<i64> {
+        if let Some(log) = self.logs.get(&game_id) {
+            return log.last_seq();
+        }
         self.events
             .get(&game_id)
             .and_then(|log| log.keys().next_back().copied())
+    }
+
+    /// The game's packed log as read back (folded part, then the tail in order).
+    fn packed(&self, game_id: Uuid) -> Option<PackedLog> {
+        let log = self.logs.get(&game_id)?;
+        let mut bytes = log.folded.clone();
+        for piece in log.tail.values() {
+            bytes.extend_from_slice(piece);
+        }
+        Some(PackedLog {
+            bytes,
+            last_seq: log.last_seq()?,
+        })
+    }
+
+    /// The game's stored log, in whichever format it has.
+    fn stored_game(&self, game: &GameRecord) -> StoredGame {
+        let log = self.packed(game.id);
+        let events = match log {
+            Some(_) => Vec::new(),
+            None => self
+                .events
+                .get(&game.id)
+                .map(|log| log.values().cloned().collect())
+                .unwrap_or_default(),
+        };
+        StoredGame {
+            game: game.clone(),
+            events,
+            log,
+        }
     }
 
     fn set_status(&mut self, code: &str, update: RoomStatusUpdate) -> Result<()> {
@@ -87,10 +124,14 @@ impl Inner {
             .rooms
             .get_mut(code)
             .ok_or_else(|| StoreError::RoomNotFound(code.to_owned()))?;
+        let old = self.undo.is_some().then(|| room.clone());
         room.status = update.status;
         room.started_at_ms = update.started_at_ms;
         room.finished_at_ms = update.finished_at_ms;
         room.updated_at_ms = update.updated_at_ms;
+        if let Some(old) = old {
+            self.note(writes::Undo::Room(code.to_owned(), old));
+        }
         Ok(())
     }
 
@@ -112,176 +153,17 @@ impl Inner {
             .filter(|g| g.room_code == room.code)
             .max_by_key(|g| (g.created_at_ms, g.id))
             .cloned();
-        let events = game
-            .as_ref()
-            .and_then(|g| self.events.get(&g.id))
-            .map(|log| log.values().cloned().collect())
-            .unwrap_or_default();
+        let (events, log) = match game.as_ref().map(|g| self.stored_game(g)) {
+            Some(stored) => (stored.events, stored.log),
+            None => (Vec::new(), None),
+        };
         RoomSnapshot {
             room: room.clone(),
             seats,
             game,
             events,
+            log,
         }
-    }
-}
-
-/// The room writes, each checking everything before changing anything (all or nothing).
-impl Inner {
-    /// Applies one room write to room `code`; whether a row changed (for `delete_seat`).
-    fn write(&mut self, code: &str, write: RoomWrite) -> Result<bool> {
-        match write {
-            RoomWrite::UpsertSeat(seat) => self.upsert_seat(seat).map(|()| true),
-            RoomWrite::DeleteSeat { colour } => {
-                Ok(self.seats.remove(&(code.to_owned(), colour)).is_some())
-            }
-            RoomWrite::Append {
-                game_id,
-                after_seq,
-                events,
-            } => self.append(game_id, Follows::After(after_seq), events),
-            RoomWrite::Start(start) => self.start_game(*start).map(|()| true),
-            RoomWrite::End(end) => self.end_game(*end).map(|()| true),
-            RoomWrite::SetDeadline {
-                game_id,
-                deadline_ms,
-            } => {
-                self.game_mut(game_id)?.deadline_ms = deadline_ms;
-                Ok(true)
-            }
-            RoomWrite::RoomStatus(update) => self.set_status(code, update).map(|()| true),
-            // All or nothing: applied to a copy, kept only when every write succeeded.
-            RoomWrite::Batch(writes) => {
-                let mut trial = self.clone();
-                for write in writes {
-                    trial.write(code, write)?;
-                }
-                *self = trial;
-                Ok(true)
-            }
-        }
-    }
-
-    fn upsert_seat(&mut self, seat: SeatRecord) -> Result<()> {
-        if !self.rooms.contains_key(&seat.room_code) {
-            return Err(StoreError::RoomNotFound(seat.room_code.clone()));
-        }
-        self.seats
-            .insert((seat.room_code.clone(), seat.colour.clone()), seat);
-        Ok(())
-    }
-
-    /// Appends a batch whose log position `follows` requires (for [`Follows::Any`]: no
-    /// `seq` already stored). An empty batch is a no-op.
-    fn append(
-        &mut self,
-        game_id: Uuid,
-        follows: Follows,
-        events: Vec<EventRecord>,
-    ) -> Result<bool> {
-        if events.is_empty() {
-            return Ok(false);
-        }
-        if !self.games.contains_key(&game_id) {
-            return Err(StoreError::GameNotFound(game_id));
-        }
-        check_batch(game_id, &events)?;
-        let last = self.last_seq(game_id);
-        check_follows(game_id, follows, last, &events)?;
-        let log = self.events.entry(game_id).or_default();
-        if let Some(dup) = events.iter().find(|e| log.contains_key(&e.seq)) {
-            return Err(StoreError::DuplicateSeq {
-                game_id,
-                seq: dup.seq,
-            });
-        }
-        for e in events {
-            log.insert(e.seq, e);
-        }
-        Ok(true)
-    }
-
-    fn start_game(&mut self, start: GameStart) -> Result<()> {
-        let game_id = start.game.id;
-        if self.games.contains_key(&game_id) {
-            return Err(StoreError::GameExists(game_id));
-        }
-        let code = &start.game.room_code;
-        if let Some(s) = std::iter::once(code)
-            .chain(start.seats.iter().map(|s| &s.room_code))
-            .find(|c| !self.rooms.contains_key(*c))
-        {
-            return Err(StoreError::RoomNotFound(s.clone()));
-        }
-        if start.events.is_empty() {
-            return Err(StoreError::SeqMismatch {
-                game_id,
-                after: 0,
-                last: None,
-            });
-        }
-        check_batch(game_id, &start.events)?;
-        check_follows(game_id, Follows::Fresh, None, &start.events)?;
-        self.set_status(code, start.room)?;
-        self.games.insert(game_id, start.game);
-        for seat in start.seats {
-            self.seats
-                .insert((seat.room_code.clone(), seat.colour.clone()), seat);
-        }
-        let log = self.events.entry(game_id).or_default();
-        for e in start.events {
-            log.insert(e.seq, e);
-        }
-        Ok(())
-    }
-
-    fn end_game(&mut self, end: GameEnd) -> Result<()> {
-        let game_id = end.game_id;
-        let game = self.game_mut(game_id)?;
-        if game.finished_at_ms.is_some() {
-            return Err(StoreError::GameFinished(game_id));
-        }
-        if !self.rooms.contains_key(&end.room_code) {
-            return Err(StoreError::RoomNotFound(end.room_code.clone()));
-        }
-        if !end.events.is_empty() {
-            check_batch(game_id, &end.events)?;
-            let last = self.last_seq(game_id);
-            check_follows(game_id, Follows::After(end.after_seq), last, &end.events)?;
-        }
-        // Computed (and checked) before anything changes: the end stays all or nothing.
-        let rating_rows = match &end.rated {
-            Some(rated) => Some(self.rating_rows(game_id, end.finished_at_ms, rated)?),
-            None => None,
-        };
-        self.set_status(&end.room_code, end.room)?;
-        self.finish(game_id, end.result, end.reason, end.finished_at_ms)?;
-        if let Some(rows) = rating_rows {
-            self.apply_rating_rows(rows);
-        }
-        let log = self.events.entry(game_id).or_default();
-        for e in end.events {
-            log.insert(e.seq, e);
-        }
-        Ok(())
-    }
-
-    fn finish(
-        &mut self,
-        game_id: Uuid,
-        result: Value,
-        reason: String,
-        finished_at_ms: i64,
-    ) -> Result<()> {
-        let game = self.game_mut(game_id)?;
-        if game.finished_at_ms.is_some() {
-            return Err(StoreError::GameFinished(game_id));
-        }
-        game.finished_at_ms = Some(finished_at_ms);
-        game.result = Some(result);
-        game.reason = Some(reason);
-        game.deadline_ms = None;
-        Ok(())
     }
 }
 
@@ -459,15 +341,12 @@ impl Store for MemoryStore {
     }
 
     async fn get_game(&self, id: Uuid) -> Result<Option<(GameRecord, Vec<EventRecord>)>> {
+        Ok(self.get_game_log(id).await?.map(|g| (g.game, g.events)))
+    }
+
+    async fn get_game_log(&self, id: Uuid) -> Result<Option<StoredGame>> {
         let inner = self.lock()?;
-        Ok(inner.games.get(&id).map(|g| {
-            let events = inner
-                .events
-                .get(&id)
-                .map(|log| log.values().cloned().collect())
-                .unwrap_or_default();
-            (g.clone(), events)
-        }))
+        Ok(inner.games.get(&id).map(|g| inner.stored_game(g)))
     }
 
     async fn list_games(&self, room_code: &str) -> Result<Vec<GameRecord>> {

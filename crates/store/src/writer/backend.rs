@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use sqlx::Database;
 use uuid::Uuid;
 
-use super::ops::WriteOp;
+use super::ops::{LogEnd, WriteOp};
 use crate::error::Result;
 use parchis_records::EventRecord;
 
@@ -26,12 +26,13 @@ pub(crate) trait Backend: Send + Sync + 'static {
         appends: &[(Uuid, &[EventRecord])],
     ) -> Result<()>;
 
-    /// The last stored `seq` of each game in `games` (same order; `None`: empty log or no
-    /// such game), in one statement.
+    /// The end of each game's log in `games` (same order), in one statement: its last
+    /// stored `seq` in either format (`None`: empty log or no such game) and whether the
+    /// game is stored as a packed log (issue 28: a folded log or a tail row).
     async fn last_seqs(
         conn: &mut <Self::Db as Database>::Connection,
         games: &[Uuid],
-    ) -> Result<Vec<Option<i64>>>;
+    ) -> Result<Vec<LogEnd>>;
 
     /// Locks the lease rows of `rooms` (sorted, distinct) `FOR KEY SHARE` in one statement, in
     /// `room_code` order, and returns each existing row's `(room_code, owner, epoch)`.

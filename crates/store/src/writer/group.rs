@@ -8,7 +8,9 @@ use sqlx::{Connection, Database, Pool};
 use uuid::Uuid;
 
 use super::backend::Backend;
-use super::ops::{check_batch, check_fence, check_follows, fence_of, Follows, WriteOp};
+use super::ops::{
+    check_batch, check_fence, check_follows, check_format, check_piece, fence_of, Follows, WriteOp,
+};
 use crate::error::{commit_error, Result, StoreError, WriteFailure};
 use parchis_records::EventRecord;
 
@@ -125,8 +127,9 @@ async fn fast_path<B: Backend>(pool: &Pool<B::Db>, requests: &[Vec<WriteOp>]) ->
         let lasts = B::last_seqs(&mut tx, &games).await?;
         // Two appends to one game in a group: the second follows the first.
         let mut running: std::collections::HashMap<Uuid, Option<i64>> = Default::default();
-        for ((game_id, follows, events), last) in checks.into_iter().zip(lasts) {
-            let last = *running.entry(game_id).or_insert(last);
+        for ((game_id, follows, events), end) in checks.into_iter().zip(lasts) {
+            check_format(game_id, end, false)?;
+            let last = *running.entry(game_id).or_insert(end.0);
             check_follows(game_id, follows, last, events)?;
             running.insert(game_id, events.last().map(|e| e.seq));
         }
@@ -207,11 +210,23 @@ async fn apply_request<B: Backend>(
 }
 
 /// Applies one op, first rejecting an append batch that repeats a `seq` or does not
-/// follow the stored log.
+/// follow the stored log (a packed piece likewise: [`check_piece`], against the greatest
+/// seq stored in either format).
 async fn apply_checked<B: Backend>(
     conn: &mut <B::Db as Database>::Connection,
     op: &WriteOp,
 ) -> Result<bool> {
+    if let WriteOp::AppendLog {
+        game_id,
+        piece,
+        follows,
+    } = op
+    {
+        let end = B::last_seqs(conn, &[*game_id]).await?;
+        let end = end.first().copied().unwrap_or((None, false));
+        check_format(*game_id, end, true)?;
+        check_piece(*game_id, *follows, end.0, piece)?;
+    }
     if let WriteOp::AppendEvents {
         game_id,
         events,
@@ -220,8 +235,10 @@ async fn apply_checked<B: Backend>(
     {
         check_batch(*game_id, events)?;
         if *follows != Follows::Any {
-            let last = B::last_seqs(conn, &[*game_id]).await?;
-            check_follows(*game_id, *follows, last.first().copied().flatten(), events)?;
+            let end = B::last_seqs(conn, &[*game_id]).await?;
+            let end = end.first().copied().unwrap_or((None, false));
+            check_format(*game_id, end, false)?;
+            check_follows(*game_id, *follows, end.0, events)?;
         }
     }
     B::apply(conn, op).await

@@ -58,7 +58,10 @@ use gauge::Gauge;
 pub use gauge::WritePressure;
 use group::commit_group;
 use ops::room_ops;
-pub(crate) use ops::{check_batch, check_fence, check_follows, Follows, WriteOp};
+pub(crate) use ops::{
+    check_batch, check_fence, check_follows, check_format, check_piece, Follows, LogEnd, WriteOp,
+    FOLD_EVERY,
+};
 use parchis_records::{EventRecord, GameRecord, RoomRecord};
 
 /// Largest number of operations committed in one transaction.

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use crate::error::{Result, StoreError};
 use parchis_records::{
-    EventRecord, GameEnd, GameRecord, GameStart, RatedGame, RoomRecord, RoomStatusUpdate,
+    EventRecord, GameEnd, GameRecord, GameStart, LogPiece, RatedGame, RoomRecord, RoomStatusUpdate,
     SeatRecord,
 };
 use parchis_records::{Fence, RoomWrite};
@@ -35,6 +35,19 @@ pub(crate) enum WriteOp {
         /// What must already be in the game's log (checked by the writer, not the backend).
         follows: Follows,
     },
+    /// One piece of a game's packed log (a `game_log_tail` row), after `follows` is
+    /// checked (by the writer); then the tail is folded into `games.log` when it holds
+    /// [`FOLD_EVERY`] pieces.
+    AppendLog {
+        game_id: Uuid,
+        piece: LogPiece,
+        follows: Follows,
+    },
+    /// Folds the game's tail rows into `games.log` (a game's end), whatever their number
+    /// (none: nothing to do).
+    FoldLog {
+        game_id: Uuid,
+    },
     SetDeadline {
         game_id: Uuid,
         deadline_ms: Option<i64>,
@@ -52,6 +65,35 @@ pub(crate) enum WriteOp {
         at_ms: i64,
         rated: RatedGame,
     },
+}
+
+/// A game's tail is folded into `games.log` once it holds this many pieces (and in the
+/// game's end transaction), so a running game is one row and at most this many small
+/// tail rows.
+pub(crate) const FOLD_EVERY: i64 = 32;
+
+/// Where a game's stored log ends: its last seq in either format (`None`: empty, or no
+/// such game) and whether it is a packed log (else JSON rows, or nothing yet).
+pub(crate) type LogEnd = (Option<i64>, bool);
+
+/// Refuses a write that would mix a game's two stored formats (a reader takes a game's
+/// packed log when it has one, and would not see JSON rows beside it): JSON rows after a
+/// packed log, or a packed piece after JSON rows.
+///
+/// # Errors
+/// [`StoreError::InvalidWrite`].
+pub(crate) fn check_format(game_id: Uuid, end: LogEnd, packing: bool) -> Result<()> {
+    let (last, packed) = end;
+    let rows = last.is_some() && !packed;
+    match (packing, packed, rows) {
+        (false, true, _) => Err(StoreError::InvalidWrite(format!(
+            "game {game_id} is stored as a packed log: no event rows after it"
+        ))),
+        (true, _, true) => Err(StoreError::InvalidWrite(format!(
+            "game {game_id} is stored as event rows: no packed piece after them"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The log position an append requires.
@@ -109,8 +151,17 @@ pub(crate) fn room_ops(room_code: &str, write: RoomWrite) -> Result<Vec<WriteOp>
             follows: Follows::After(after_seq),
         }],
         RoomWrite::Append { .. } => Vec::new(),
+        RoomWrite::AppendLog {
+            game_id,
+            after_seq,
+            piece,
+        } => vec![WriteOp::AppendLog {
+            game_id,
+            piece,
+            follows: Follows::After(after_seq),
+        }],
         RoomWrite::Start(start) => start_ops(*start)?,
-        RoomWrite::End(end) => end_ops(*end),
+        RoomWrite::End(end) => end_ops(*end)?,
         RoomWrite::SetDeadline {
             game_id,
             deadline_ms,
@@ -143,8 +194,15 @@ fn start_ops(start: GameStart) -> Result<Vec<WriteOp>> {
         room,
         seats,
         events,
+        log,
     } = start;
-    if events.is_empty() {
+    if log.is_some() && !events.is_empty() {
+        return Err(StoreError::InvalidWrite(format!(
+            "the start of game {} carries both a packed log and event rows",
+            game.id
+        )));
+    }
+    if events.is_empty() && log.is_none() {
         return Err(StoreError::SeqMismatch {
             game_id: game.id,
             after: 0,
@@ -155,35 +213,58 @@ fn start_ops(start: GameStart) -> Result<Vec<WriteOp>> {
     let mut ops = vec![WriteOp::CreateGame(game)];
     ops.push(WriteOp::UpdateRoomStatus { code, update: room });
     ops.extend(seats.into_iter().map(WriteOp::UpsertSeat));
-    ops.push(WriteOp::AppendEvents {
-        game_id,
-        events,
-        follows: Follows::Fresh,
+    ops.push(match log {
+        Some(piece) => WriteOp::AppendLog {
+            game_id,
+            piece,
+            follows: Follows::Fresh,
+        },
+        None => WriteOp::AppendEvents {
+            game_id,
+            events,
+            follows: Follows::Fresh,
+        },
     });
     Ok(ops)
 }
 
 /// The ops of a [`GameEnd`], in the order they are applied.
-fn end_ops(end: GameEnd) -> Vec<WriteOp> {
+///
+/// # Errors
+/// [`StoreError::InvalidWrite`] for an end with both a packed piece and event rows.
+fn end_ops(end: GameEnd) -> Result<Vec<WriteOp>> {
     let GameEnd {
         game_id,
         room_code,
         after_seq,
         events,
+        log,
         result,
         reason,
         finished_at_ms,
         room,
         rated,
     } = end;
-    let mut ops = Vec::with_capacity(4);
-    if !events.is_empty() {
+    if log.is_some() && !events.is_empty() {
+        return Err(StoreError::InvalidWrite(format!(
+            "the end of game {game_id} carries both a packed log and event rows"
+        )));
+    }
+    let mut ops = Vec::with_capacity(5);
+    if let Some(piece) = log {
+        ops.push(WriteOp::AppendLog {
+            game_id,
+            piece,
+            follows: Follows::After(after_seq),
+        });
+    } else if !events.is_empty() {
         ops.push(WriteOp::AppendEvents {
             game_id,
             events,
             follows: Follows::After(after_seq),
         });
     }
+    ops.push(WriteOp::FoldLog { game_id });
     ops.push(WriteOp::FinishGame {
         game_id,
         result,
@@ -201,7 +282,7 @@ fn end_ops(end: GameEnd) -> Vec<WriteOp> {
             rated,
         });
     }
-    ops
+    Ok(ops)
 }
 
 /// Checks that `events` continue a log whose last stored `seq` is `last`, as `follows`
@@ -256,6 +337,36 @@ pub(crate) fn check_batch(game_id: Uuid, events: &[EventRecord]) -> Result<()> {
                 seq: e.seq,
             });
         }
+    }
+    Ok(())
+}
+
+/// Checks that `piece` continues a log whose last stored `seq` (in either format) is
+/// `last`, as `follows` requires: it starts right after it and packs at least one event.
+///
+/// # Errors
+/// [`StoreError::SeqMismatch`].
+pub(crate) fn check_piece(
+    game_id: Uuid,
+    follows: Follows,
+    last: Option<i64>,
+    piece: &LogPiece,
+) -> Result<()> {
+    let after = match follows {
+        Follows::After(after) => after,
+        Follows::Fresh | Follows::Any => piece.first_seq - 1,
+    };
+    let placed = match follows {
+        Follows::Any => true,
+        Follows::After(a) => last == Some(a),
+        Follows::Fresh => last.is_none(),
+    };
+    if !placed || piece.first_seq != after + 1 || piece.last_seq < piece.first_seq {
+        return Err(StoreError::SeqMismatch {
+            game_id,
+            after,
+            last,
+        });
     }
     Ok(())
 }

@@ -1,0 +1,283 @@
+//! A game stored as its packed log (issue 28, docs/STORAGE.md) on every backend: the start
+//! writes its first piece, each append one tail row, the tail is folded into
+//! `games.log` every 32 pieces and at the end; the log reads back as the pieces joined in
+//! order; a piece that does not follow the log is refused; a batch that fails puts back
+//! the piece it wrote; a game stored as JSON rows (before issue 28) still reads as rows.
+
+#[macro_use]
+mod common;
+
+use common::{code, ev, game, room, seat, seqs, Harness, Kind};
+use parchis_store::{
+    GameEnd, GameStart, LogPiece, PackedLog, RoomStatus, RoomStatusUpdate, RoomWrite, StoreError,
+};
+use serde_json::json;
+use sqlx::Connection;
+use uuid::Uuid;
+
+mod cases {
+    use super::*;
+
+    /// A piece of seqs `first..=last` whose bytes name them (the store keeps bytes opaque).
+    pub(super) fn piece(first: i64, last: i64) -> LogPiece {
+        LogPiece {
+            first_seq: first,
+            last_seq: last,
+            bytes: vec![first as u8, last as u8, 0, 0xff],
+        }
+    }
+
+    fn playing(at: i64) -> RoomStatusUpdate {
+        RoomStatusUpdate {
+            status: RoomStatus::Playing,
+            started_at_ms: Some(at),
+            finished_at_ms: None,
+            updated_at_ms: at,
+        }
+    }
+
+    /// A room with a game started as a packed log of seqs 1..=3; its code and game id.
+    async fn started(h: &Harness) -> (String, Uuid) {
+        let c = code();
+        h.store
+            .create_room(&room(&c, RoomStatus::Open, 1))
+            .await
+            .unwrap();
+        let g = game(&c, 10);
+        let id = g.id;
+        let start = GameStart {
+            game: g,
+            room: playing(10),
+            seats: vec![seat(&c, "red", "Ana", true, 5)],
+            events: Vec::new(),
+            log: Some(piece(1, 3)),
+        };
+        h.store
+            .write_room(&c, None, RoomWrite::Start(Box::new(start)))
+            .await
+            .expect("start");
+        (c, id)
+    }
+
+    fn append(id: Uuid, after: i64, last: i64) -> RoomWrite {
+        RoomWrite::AppendLog {
+            game_id: id,
+            after_seq: after,
+            piece: piece(after + 1, last),
+        }
+    }
+
+    /// The number of tail rows of game `id` (`None` on the memory store, which has no
+    /// SQL to ask).
+    async fn tail_rows(h: &Harness, id: Uuid) -> Option<i64> {
+        let url = h.url.as_deref()?;
+        match h.kind {
+            Kind::Sqlite => {
+                let mut c = sqlx::SqliteConnection::connect(url).await.expect("connect");
+                let (n,): (i64,) =
+                    sqlx::query_as("SELECT COUNT(*) FROM game_log_tail WHERE game_id = ?")
+                        .bind(id.to_string())
+                        .fetch_one(&mut c)
+                        .await
+                        .expect("count");
+                Some(n)
+            }
+            Kind::Postgres => {
+                let mut c = sqlx::PgConnection::connect(url).await.expect("connect");
+                let (n,): (i64,) =
+                    sqlx::query_as("SELECT COUNT(*) FROM game_log_tail WHERE game_id = $1")
+                        .bind(id)
+                        .fetch_one(&mut c)
+                        .await
+                        .expect("count");
+                Some(n)
+            }
+            Kind::Memory => None,
+        }
+    }
+
+    pub async fn the_log_reads_back_as_its_pieces_folded_every_32_and_at_the_end(h: &Harness) {
+        let s = &h.store;
+        let (c, id) = started(h).await;
+        let mut want = piece(1, 3).bytes;
+        let mut last = 3;
+        // 40 more pieces of 1–2 events each: a fold after the 32nd piece (the start's
+        // included), then 9 tail rows.
+        for k in 0..40 {
+            let next = last + 1 + (k % 2);
+            s.write_room(&c, None, append(id, last, next))
+                .await
+                .unwrap_or_else(|e| panic!("piece after {last}: {e}"));
+            want.extend_from_slice(&piece(last + 1, next).bytes);
+            last = next;
+        }
+        let expected = PackedLog {
+            bytes: want.clone(),
+            last_seq: last,
+        };
+        let snap = s.get_room(&c).await.unwrap().unwrap();
+        assert_eq!(snap.log.as_ref(), Some(&expected));
+        assert!(snap.events.is_empty(), "no JSON rows for a packed game");
+        assert_eq!(snap.last_seq(), last);
+        let stored = s.get_game_log(id).await.unwrap().expect("game");
+        assert_eq!(stored.log.as_ref(), Some(&expected));
+        assert_eq!(stored.last_seq(), last);
+        if let Some(n) = tail_rows(h, id).await {
+            assert_eq!(n, 41 - 32, "the first 32 pieces were folded into games.log");
+        }
+        // The end: its piece, then everything folded; it still reads the same.
+        let end = GameEnd {
+            game_id: id,
+            room_code: c.clone(),
+            after_seq: last,
+            events: Vec::new(),
+            log: Some(piece(last + 1, last + 2)),
+            result: json!({"winner": "red"}),
+            reason: "completed".into(),
+            finished_at_ms: 99,
+            room: RoomStatusUpdate {
+                status: RoomStatus::Finished,
+                started_at_ms: Some(10),
+                finished_at_ms: Some(99),
+                updated_at_ms: 99,
+            },
+            rated: None,
+        };
+        s.write_room(&c, None, RoomWrite::End(Box::new(end)))
+            .await
+            .expect("end");
+        want.extend_from_slice(&piece(last + 1, last + 2).bytes);
+        let stored = s.get_game_log(id).await.unwrap().expect("game");
+        assert!(stored.game.is_finished());
+        assert_eq!(
+            stored.log,
+            Some(PackedLog {
+                bytes: want,
+                last_seq: last + 2
+            })
+        );
+        if let Some(n) = tail_rows(h, id).await {
+            assert_eq!(n, 0, "the end folds the whole tail");
+        }
+    }
+
+    pub async fn a_piece_that_does_not_follow_the_log_is_refused(h: &Harness) {
+        let s = &h.store;
+        let (c, id) = started(h).await;
+        s.write_room(&c, None, append(id, 3, 5))
+            .await
+            .expect("4..=5");
+        // A writer that believes 3 is last (a step applied twice, a second writer).
+        match s.write_room(&c, None, append(id, 3, 4)).await {
+            Err(StoreError::SeqMismatch { after, last, .. }) => {
+                assert_eq!((after, last), (3, Some(5)))
+            }
+            other => panic!("expected SeqMismatch, got {other:?}"),
+        }
+        // A piece whose first seq is not right after `after_seq`.
+        let gap = RoomWrite::AppendLog {
+            game_id: id,
+            after_seq: 5,
+            piece: piece(7, 8),
+        };
+        assert!(matches!(
+            s.write_room(&c, None, gap).await,
+            Err(StoreError::SeqMismatch { .. })
+        ));
+        // JSON rows after a packed log would not be read (a reader takes the packed log):
+        // refused, at the right position too.
+        assert!(matches!(
+            s.append_after(id, 5, vec![ev(6, "rows")]).await,
+            Err(StoreError::InvalidWrite(_))
+        ));
+        let stored = s.get_game_log(id).await.unwrap().expect("game");
+        assert_eq!(stored.last_seq(), 5, "nothing of the refused writes");
+        // A start whose first piece is not fresh, or that carries both formats.
+        let g = game(&c, 20);
+        let both = GameStart {
+            game: g.clone(),
+            room: playing(20),
+            seats: Vec::new(),
+            events: vec![ev(1, "s")],
+            log: Some(piece(1, 1)),
+        };
+        assert!(matches!(
+            s.write_room(&c, None, RoomWrite::Start(Box::new(both)))
+                .await,
+            Err(StoreError::InvalidWrite(_))
+        ));
+        assert!(s.get_game_log(g.id).await.unwrap().is_none());
+    }
+
+    pub async fn a_failed_batch_puts_its_piece_back(h: &Harness) {
+        let s = &h.store;
+        let (c, id) = started(h).await;
+        let batch = RoomWrite::Batch(vec![
+            append(id, 3, 4),
+            RoomWrite::UpsertSeat(seat(&c, "blue", "Luis", false, 6)),
+            // Fails: its log position is behind the first piece of the batch.
+            append(id, 3, 5),
+        ]);
+        assert!(matches!(
+            s.write_room(&c, None, batch).await,
+            Err(StoreError::SeqMismatch { .. })
+        ));
+        let snap = s.get_room(&c).await.unwrap().unwrap();
+        assert_eq!(snap.last_seq(), 3, "the first piece was put back");
+        assert_eq!(snap.seats.len(), 1, "the seat was put back");
+        let batch = RoomWrite::Batch(vec![
+            append(id, 3, 4),
+            RoomWrite::UpsertSeat(seat(&c, "blue", "Luis", false, 6)),
+        ]);
+        s.write_room(&c, None, batch).await.expect("the batch");
+        let snap = s.get_room(&c).await.unwrap().unwrap();
+        assert_eq!(snap.last_seq(), 4);
+        assert_eq!(snap.seats.len(), 2);
+    }
+
+    pub async fn a_game_stored_as_rows_reads_as_rows(h: &Harness) {
+        let s = &h.store;
+        let c = code();
+        s.create_room(&room(&c, RoomStatus::Playing, 1))
+            .await
+            .unwrap();
+        let g = game(&c, 10);
+        s.create_game(&g).await.unwrap();
+        // Old-format rows, as written before issue 28.
+        s.append_events(g.id, vec![ev(1, "game_started"), ev(2, "turn")])
+            .await
+            .unwrap();
+        s.append_after(g.id, 2, vec![ev(3, "dice_rolled")])
+            .await
+            .unwrap();
+        let snap = s.get_room(&c).await.unwrap().unwrap();
+        assert_eq!(snap.log, None);
+        assert_eq!(seqs(&snap.events), vec![1, 2, 3]);
+        assert_eq!(snap.last_seq(), 3);
+        let stored = s.get_game_log(g.id).await.unwrap().expect("game");
+        assert_eq!(stored.log, None);
+        assert_eq!(seqs(&stored.events), vec![1, 2, 3]);
+        assert_eq!(stored.events[2].event, ev(3, "dice_rolled").event);
+        // A packed piece after rows would hide them: refused.
+        let piece = RoomWrite::AppendLog {
+            game_id: g.id,
+            after_seq: 3,
+            piece: super::cases::piece(4, 4),
+        };
+        assert!(matches!(
+            s.write_room(&c, None, piece).await,
+            Err(StoreError::InvalidWrite(_))
+        ));
+        assert_eq!(s.get_game_log(g.id).await.unwrap().unwrap().last_seq(), 3);
+    }
+}
+
+backend_tests!(
+    [sqlite, postgres, memory]
+    [
+        the_log_reads_back_as_its_pieces_folded_every_32_and_at_the_end,
+        a_piece_that_does_not_follow_the_log_is_refused,
+        a_failed_batch_puts_its_piece_back,
+        a_game_stored_as_rows_reads_as_rows,
+    ]
+);
