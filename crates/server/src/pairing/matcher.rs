@@ -178,8 +178,20 @@ async fn stored_outcome(state: &AppState, room: &str) -> Option<Settled> {
         return Some(Settled::Started);
     }
     match state.store().get_room(room).await {
-        Ok(Some(snap)) if snap.room.status == parchis_store::RoomStatus::Open => None,
-        Ok(Some(snap)) if snap.game.is_none() && snap.room.started_at_ms.is_none() => {
+        Ok(snap) => stored_settled(snap.as_ref()),
+        Err(e) => {
+            warn!(%room, error = %e, "quick pairing: the room not read; retrying its claim wait");
+            None
+        }
+    }
+}
+
+/// [`stored_outcome`]'s reading of a room that runs nowhere, `snap` as stored (`None`:
+/// not stored).
+fn stored_settled(snap: Option<&parchis_store::RoomSnapshot>) -> Option<Settled> {
+    match snap {
+        Some(snap) if snap.room.status == parchis_store::RoomStatus::Open => None,
+        Some(snap) if snap.game.is_none() && snap.room.started_at_ms.is_none() => {
             let mut claimed: Vec<Colour> = snap
                 .seats
                 .iter()
@@ -189,11 +201,7 @@ async fn stored_outcome(state: &AppState, room: &str) -> Option<Settled> {
             claimed.sort_by_key(|c| Colour::ALL.iter().position(|x| x == c));
             Some(Settled::Closed(claimed))
         }
-        Ok(_) => Some(Settled::Started),
-        Err(e) => {
-            warn!(%room, error = %e, "quick pairing: the room not read; retrying its claim wait");
-            None
-        }
+        _ => Some(Settled::Started),
     }
 }
 
@@ -266,5 +274,62 @@ async fn seat_group(state: &AppState, pairing: &Pairing, group: &Group) {
                 tickets.seated(id, None);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parchis_store::{RoomRecord, RoomSnapshot, RoomStatus, SeatRecord};
+
+    fn snapshot(status: RoomStatus, started: bool, seats: &[&str]) -> RoomSnapshot {
+        RoomSnapshot {
+            room: RoomRecord {
+                code: "R1".into(),
+                settings: serde_json::json!({}),
+                status,
+                created_at_ms: 1,
+                started_at_ms: started.then_some(2),
+                finished_at_ms: None,
+                updated_at_ms: 2,
+            },
+            seats: seats
+                .iter()
+                .map(|c| SeatRecord {
+                    room_code: "R1".into(),
+                    colour: (*c).into(),
+                    display_name: format!("p_{c}"),
+                    token_hash: String::new(),
+                    is_creator: false,
+                    joined_at_ms: 1,
+                    bot: None,
+                    account_id: None,
+                })
+                .collect(),
+            game: None,
+            events: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_room_running_nowhere_is_settled_by_what_the_store_holds() {
+        // A lobby waits for its takeover: asked again.
+        let open = snapshot(RoomStatus::Open, false, &["red"]);
+        assert_eq!(stored_settled(Some(&open)), None);
+        // Closed without a game (the close's answer was lost): its players had claimed,
+        // in board order.
+        let closed = snapshot(RoomStatus::Finished, false, &["red", "yellow"]);
+        assert_eq!(
+            stored_settled(Some(&closed)),
+            Some(Settled::Closed(vec![Colour::Yellow, Colour::Red]))
+        );
+        let empty = snapshot(RoomStatus::Finished, false, &[]);
+        assert_eq!(stored_settled(Some(&empty)), Some(Settled::Closed(vec![])));
+        // Started (playing, or finished after its game), or not stored: started.
+        let playing = snapshot(RoomStatus::Playing, true, &["red", "yellow"]);
+        assert_eq!(stored_settled(Some(&playing)), Some(Settled::Started));
+        let over = snapshot(RoomStatus::Finished, true, &["red", "yellow"]);
+        assert_eq!(stored_settled(Some(&over)), Some(Settled::Started));
+        assert_eq!(stored_settled(None), Some(Settled::Started));
     }
 }
