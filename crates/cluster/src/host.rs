@@ -3,7 +3,8 @@
 //! is retired, released or forgotten and its connections move on
 //! ([`room_ended`]). A fenced write is logged and counted. A tournament director's
 //! command, close or view of a room running on another node is asked of that node over
-//! NATS (`P.room.<CODE>`, ops `director`, `close`, `view`).
+//! NATS (`P.room.<CODE>`, ops `director`, `close`, `view`), and so is the quick-pairing
+//! matcher's lobby close (`close_lobby`).
 
 use crate::ownership::{lease, observe};
 use crate::routing;
@@ -13,6 +14,7 @@ use crate::state::{LinkConfig, NodeState};
 use crate::Cluster;
 use futures_util::future::BoxFuture;
 use parchis_admission::Admission;
+use parchis_engine::Colour;
 use parchis_protocol::{ErrorCode, RoomView};
 use parchis_room::{Host, Refusal, Rehomed, RoomEnd, RoomHandle, Rooms, SingleNode};
 use parchis_room_core::reserved::{DirectorAnswer, DirectorCmd};
@@ -135,9 +137,11 @@ impl Host for ClusterHost {
                     Ok(DirectorReply::Refused { code, message }) => {
                         Err(Refusal::new(code, message))
                     }
-                    Ok(DirectorReply::Gone | DirectorReply::Closed) => {
-                        Err(Refusal::code(ErrorCode::RoomUnavailable))
-                    }
+                    Ok(
+                        DirectorReply::Gone
+                        | DirectorReply::Closed
+                        | DirectorReply::LobbyClosed { .. },
+                    ) => Err(Refusal::code(ErrorCode::RoomUnavailable)),
                     Err(e) => Err(Refusal::new(
                         ErrorCode::RoomUnavailable,
                         format!("unreadable answer of the room's node: {e}"),
@@ -169,6 +173,36 @@ impl Host for ClusterHost {
                     Ok(Some(_)) | Err(_) => Err(unavailable()),
                 },
                 Err(Unreachable::Failed) => Err(unavailable()),
+            }
+        })
+    }
+
+    fn close_lobby_elsewhere<'a>(
+        &'a self,
+        rooms: &'a Rooms,
+        code: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Colour>, Refusal>> {
+        Box::pin(async move {
+            let unknown = |why: String| Refusal::new(ErrorCode::RoomUnavailable, why);
+            match ask::ask(&self.node(rooms), code, None, RoomOp::CloseLobby).await {
+                Ok(body) => match serde_json::from_slice::<DirectorReply>(&body) {
+                    Ok(DirectorReply::LobbyClosed { claimed }) => Ok(claimed),
+                    Ok(DirectorReply::Refused { code, message }) => {
+                        Err(Refusal::new(code, message))
+                    }
+                    Ok(answer) => Err(unknown(format!(
+                        "the room's node answered {answer:?} to the lobby's close"
+                    ))),
+                    // A node of before `close_lobby` answers `bad`: not closed there, but
+                    // said as "not known" (asked again next round).
+                    Err(e) => Err(unknown(format!(
+                        "unreadable answer of the room's node: {e}"
+                    ))),
+                },
+                Err(Unreachable::NoResponders) => Err(Refusal::code(ErrorCode::UnknownRoom)),
+                Err(Unreachable::Failed) => Err(unknown(
+                    "the room's node did not answer the lobby's close in time".into(),
+                )),
             }
         })
     }

@@ -9,6 +9,8 @@
 //!   [`DirectorCmd`] to the room's actor, answered once what it changed is stored.
 //! * [`Rooms::close_room`] (`CloseRoom`): the room closes without a result, as an
 //!   administrator's close does.
+//! * [`Rooms::close_lobby`]: a quick pairing's claim wait ran out (its matcher, not a
+//!   tournament, sends it).
 //!
 //! A room that does not run in this process is reached through the [`crate::Host`]: in a
 //! cluster its owner is asked over NATS (`docs/CLUSTER.md`, "Tournaments"), the director
@@ -136,15 +138,18 @@ impl Rooms {
     }
 
     /// Closes the lobby of quick pairing's room `code` whose claim wait ran out
-    /// ([`RoomCmd::CloseLobby`]): the colours whose seats were claimed.
+    /// ([`RoomCmd::CloseLobby`]), here or on the node running it
+    /// ([`crate::Host::close_lobby_elsewhere`]): the colours whose seats were claimed
+    /// (board order).
     ///
     /// # Errors
-    /// `unknown_room` if the room does not run here; `game_started` (nothing changed);
-    /// `room_unavailable` if the room stopped meanwhile.
+    /// `unknown_room` if the room runs nowhere (that answered); `game_started` (nothing
+    /// changed); `room_unavailable` if the room stopped meanwhile or its node did not
+    /// answer (whether it closed is not known: ask again).
     pub async fn close_lobby(&self, code: &str) -> Result<Vec<parchis_engine::Colour>, Refusal> {
-        let handle = self
-            .room(code)
-            .ok_or_else(|| Refusal::code(ErrorCode::UnknownRoom))?;
+        let Some(handle) = self.room(code) else {
+            return self.host().close_lobby_elsewhere(self, code).await;
+        };
         let (reply, answer) = oneshot::channel();
         let gone = || Refusal::code(ErrorCode::RoomUnavailable);
         handle

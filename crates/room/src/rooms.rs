@@ -114,6 +114,24 @@ pub trait Host: Send + Sync + 'static {
         Box::pin(async { Ok(()) })
     }
 
+    /// Room `code` does not run here: closes the lobby of the quick pairing's room whose
+    /// claim wait ran out where it runs (a cluster asks its node over NATS) and answers
+    /// the colours whose seats had been claimed, as [`Rooms::close_lobby`] does for a
+    /// room running here. A single node has no other node: `unknown_room`.
+    ///
+    /// # Errors
+    /// The room's refusal (`game_started`: nothing changed); `unknown_room` when no node
+    /// runs it (the caller reads the store); `room_unavailable` when its node did not
+    /// answer (in time, or readably): whether the lobby closed is not known, the caller
+    /// asks again (a closed room then runs nowhere).
+    fn close_lobby_elsewhere<'a>(
+        &'a self,
+        _rooms: &'a Rooms,
+        _code: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<parchis_engine::Colour>, Refusal>> {
+        Box::pin(async { Err(Refusal::code(ErrorCode::UnknownRoom)) })
+    }
+
     /// Room `code` does not run here: its public view from the node that runs it
     /// (`None`: nobody answered).
     fn view_elsewhere<'a>(

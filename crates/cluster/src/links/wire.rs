@@ -132,6 +132,7 @@ enum OpName {
     Probe,
     Director,
     Close,
+    CloseLobby,
 }
 
 /// [`RoomRequest`] as read: every field any op has, each op's required ones checked by
@@ -196,6 +197,7 @@ impl TryFrom<FlatRequest> for RoomRequest {
                 director: need(f.director, "director")?,
             },
             OpName::Close => RoomOp::Close,
+            OpName::CloseLobby => RoomOp::CloseLobby,
         };
         Ok(RoomRequest {
             v: f.v,
@@ -272,6 +274,13 @@ pub enum RoomOp {
     /// A tournament director closes its match's room without a result (answered
     /// [`DirectorReply::Closed`] once closed, or [`DirectorReply::Gone`]).
     Close,
+    /// The quick-pairing matcher (on another node) closes the lobby of a paired room
+    /// whose claim wait ran out (`docs/ACCOUNTS.md`, "Claim wait"): answered
+    /// [`DirectorReply::LobbyClosed`] once it is closed and stored finished,
+    /// [`DirectorReply::Refused`] (`game_started`: nothing changed) or
+    /// [`DirectorReply::Gone`]. A node of before it answers an unreadable request
+    /// (`AttachAnswer::Bad`), which the asker takes as "not known".
+    CloseLobby,
 }
 
 /// A [`DirectorCmd`] on the wire.
@@ -337,6 +346,12 @@ pub enum DirectorReply {
     },
     /// The room closed.
     Closed,
+    /// The lobby closed ([`RoomOp::CloseLobby`]): the colours whose seats had been
+    /// claimed (board order).
+    LobbyClosed {
+        /// The claimed colours.
+        claimed: Vec<Colour>,
+    },
     /// The room is not (or no longer) running on the answering node.
     Gone,
 }
@@ -815,6 +830,7 @@ mod tests {
                 },
             },
             RoomOp::Close,
+            RoomOp::CloseLobby,
         ];
         for op in ops {
             for owner in [None, Some("c".to_owned())] {
@@ -891,6 +907,27 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&DirectorReply::Closed).expect("json"),
             r#"{"answer":"closed"}"#
+        );
+        let close_lobby = RoomRequest {
+            v: WIRE_VERSION,
+            owner: None,
+            op: RoomOp::CloseLobby,
+        };
+        assert_eq!(
+            &to_bytes(&close_lobby)[..],
+            br#"{"v":1,"op":"close_lobby"}"#
+        );
+        let lobby = DirectorReply::LobbyClosed {
+            claimed: vec![Colour::Yellow, Colour::Red],
+        };
+        let text = serde_json::to_string(&lobby).expect("json");
+        assert_eq!(
+            text,
+            r#"{"answer":"lobby_closed","claimed":["yellow","red"]}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<DirectorReply>(&text).expect("reads"),
+            lobby
         );
     }
 

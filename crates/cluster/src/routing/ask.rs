@@ -2,8 +2,8 @@
 //! bounded: a command's forwarding is answered by the owner as soon as the room's queue
 //! takes it, so it waits at most [`COMMAND_TIMEOUT`] (an owner that holds the subject but
 //! answers nothing, e.g. paused, is not waited for longer); an attach (answered once the
-//! room has handled it), a view or a tournament director's command or close (answered
-//! once the room stored what it changed) waits up to [`REQUEST_TIMEOUT`]. A subject nobody
+//! room has handled it), a view or a tournament director's command or close, or the
+//! quick-pairing matcher's lobby close (answered once the room stored what it changed) waits up to [`REQUEST_TIMEOUT`]. A subject nobody
 //! serves answers at once: NATS reports no responders. Also the one request that wants no
 //! answer: [`detach`] (a publish).
 
@@ -42,9 +42,11 @@ pub enum Unreachable {
 pub fn bound(op: &RoomOp) -> Duration {
     match op {
         RoomOp::Command { .. } | RoomOp::Probe | RoomOp::Detach { .. } => COMMAND_TIMEOUT,
-        RoomOp::Attach { .. } | RoomOp::View | RoomOp::Director { .. } | RoomOp::Close => {
-            REQUEST_TIMEOUT
-        }
+        RoomOp::Attach { .. }
+        | RoomOp::View
+        | RoomOp::Director { .. }
+        | RoomOp::Close
+        | RoomOp::CloseLobby => REQUEST_TIMEOUT,
     }
 }
 

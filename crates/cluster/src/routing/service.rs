@@ -6,7 +6,8 @@
 //! commands and detaches of an attached edge connection go to the actor under the
 //! owner's connection id for that link; `view` answers the room's public state;
 //! `director` and `close` carry a tournament director's commands from the node directing
-//! the tournament. The service ends when the room's actor ends.
+//! the tournament, `close_lobby` the quick-pairing matcher's close of a lobby whose claim
+//! wait ran out. The service ends when the room's actor ends.
 
 use super::remote_link::{remote_link, EdgeAddr};
 use crate::links::metrics as m;
@@ -214,6 +215,10 @@ async fn on_request(
             metrics::counter!(m::ROOM_REQUESTS, "op" => "close").increment(1);
             closed(client, handle, msg).await;
         }
+        RoomOp::CloseLobby => {
+            metrics::counter!(m::ROOM_REQUESTS, "op" => "close_lobby").increment(1);
+            lobby_closed(client, handle, msg).await;
+        }
     }
 }
 
@@ -267,6 +272,36 @@ async fn closed(client: &async_nats::Client, handle: &RoomHandle, msg: async_nat
             Err(_) => DirectorReply::Gone,
         };
         info!(%room, answer = ?body, "room closed for its tournament's director");
+        respond(&client, &msg, wire::to_bytes(&body)).await;
+    });
+}
+
+/// The quick-pairing matcher on another node closes the lobby whose claim wait ran out:
+/// queued here (in order with the room's claims, so the game started or the lobby closed,
+/// never both), answered off the service loop once the room stored it finished.
+async fn lobby_closed(client: &async_nats::Client, handle: &RoomHandle, msg: async_nats::Message) {
+    let (reply, answer) = oneshot::channel();
+    if handle
+        .sender()
+        .send(RoomCmd::CloseLobby { reply })
+        .await
+        .is_err()
+    {
+        respond(client, &msg, wire::to_bytes(&DirectorReply::Gone)).await;
+        return;
+    }
+    let client = client.clone();
+    let room = handle.code().to_owned();
+    tokio::spawn(async move {
+        let body = match answer.await {
+            Ok(Ok(claimed)) => DirectorReply::LobbyClosed { claimed },
+            Ok(Err(r)) => DirectorReply::Refused {
+                code: r.code,
+                message: r.message,
+            },
+            Err(_) => DirectorReply::Gone,
+        };
+        info!(%room, answer = ?body, "quick pairing's lobby close answered for the matcher");
         respond(&client, &msg, wire::to_bytes(&body)).await;
     });
 }

@@ -7,7 +7,8 @@
 //!
 //! **Claim wait.** A room whose seats are not all claimed within
 //! [`Pairing::claim_wait_ms`] has its lobby closed ([`parchis_room::Rooms::close_lobby`]:
-//! its connections are closed 4006 `pairing_expired`); every ticket of its group then
+//! its connections are closed 4006 `pairing_expired`; in a cluster on whichever node runs
+//! the room, asked over NATS); every ticket of its group then
 //! answers `expired`, and the players who had claimed wait again in the pool under a new
 //! ticket, with their original wait ([`crate::pairing_tickets::Tickets::settle`]).
 
@@ -132,17 +133,21 @@ pub async fn tick(state: &AppState, pairing: &Pairing) {
 }
 
 /// Room `room`'s claim wait ran out: closes its lobby unless the game started, and
-/// settles its tickets.
+/// settles its tickets. The lobby is closed wherever the room runs
+/// ([`parchis_room::Rooms::close_lobby`] asks the room's node in a cluster); when no node
+/// runs it the store says what became of it ([`stored_outcome`]). Whatever is not known
+/// (a node that did not answer, a lobby waiting for a takeover, a store failure) is asked
+/// again next round: the tickets stay paired meanwhile.
 async fn settle(state: &AppState, pairing: &Pairing, room: &str) {
     let outcome = match state.rooms().close_lobby(room).await {
         Ok(claimed) => Settled::Closed(claimed),
         Err(r) if r.code == ErrorCode::GameStarted => Settled::Started,
-        // Not running here: gone (its game ended and it was disposed of), or, in a
-        // cluster, running on another node (taken over after a failure): the store says.
-        Err(r) if r.code == ErrorCode::UnknownRoom => match stored_lobby(state, room).await {
-            false => Settled::Started,
-            true => {
-                warn!(%room, "quick pairing: the claim wait ran out for a lobby running on another node; retrying");
+        // Running nowhere (that answered): gone, or in a cluster stored and waiting for a
+        // takeover, or closed by an earlier close whose answer was lost.
+        Err(r) if r.code == ErrorCode::UnknownRoom => match stored_outcome(state, room).await {
+            Some(outcome) => outcome,
+            None => {
+                warn!(%room, "quick pairing: the claim wait ran out for a lobby that runs nowhere now (waiting for a takeover); retrying");
                 return;
             }
         },
@@ -162,16 +167,41 @@ async fn settle(state: &AppState, pairing: &Pairing, room: &str) {
     }
 }
 
-/// Whether room `room` is stored as a lobby (not started, not finished); a store
-/// failure counts as one (the close is retried).
-async fn stored_lobby(state: &AppState, room: &str) -> bool {
+/// What became of room `room`, which runs on no node, by the store (cluster mode; on a
+/// single node a room that does not run here is gone: [`Settled::Started`]).
+/// `None` (ask again): stored as a lobby (a takeover will bring it back), or the store
+/// failed. A room stored finished without ever starting had its lobby closed (an earlier
+/// close whose answer was lost): [`Settled::Closed`] with its stored players' colours
+/// (board order); one that started, or is not stored: [`Settled::Started`].
+async fn stored_outcome(state: &AppState, room: &str) -> Option<Settled> {
     if state.cluster().is_none() {
-        return false;
+        return Some(Settled::Started);
     }
     match state.store().get_room(room).await {
-        Ok(Some(snapshot)) => snapshot.room.status == parchis_store::RoomStatus::Open,
-        Ok(None) => false,
-        Err(_) => true,
+        Ok(snap) => stored_settled(snap.as_ref()),
+        Err(e) => {
+            warn!(%room, error = %e, "quick pairing: the room not read; retrying its claim wait");
+            None
+        }
+    }
+}
+
+/// [`stored_outcome`]'s reading of a room that runs nowhere, `snap` as stored (`None`:
+/// not stored).
+fn stored_settled(snap: Option<&parchis_store::RoomSnapshot>) -> Option<Settled> {
+    match snap {
+        Some(snap) if snap.room.status == parchis_store::RoomStatus::Open => None,
+        Some(snap) if snap.game.is_none() && snap.room.started_at_ms.is_none() => {
+            let mut claimed: Vec<Colour> = snap
+                .seats
+                .iter()
+                .filter(|s| s.bot.is_none())
+                .filter_map(|s| s.colour.parse().ok())
+                .collect();
+            claimed.sort_by_key(|c| Colour::ALL.iter().position(|x| x == c));
+            Some(Settled::Closed(claimed))
+        }
+        _ => Some(Settled::Started),
     }
 }
 
@@ -244,5 +274,62 @@ async fn seat_group(state: &AppState, pairing: &Pairing, group: &Group) {
                 tickets.seated(id, None);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parchis_store::{RoomRecord, RoomSnapshot, RoomStatus, SeatRecord};
+
+    fn snapshot(status: RoomStatus, started: bool, seats: &[&str]) -> RoomSnapshot {
+        RoomSnapshot {
+            room: RoomRecord {
+                code: "R1".into(),
+                settings: serde_json::json!({}),
+                status,
+                created_at_ms: 1,
+                started_at_ms: started.then_some(2),
+                finished_at_ms: None,
+                updated_at_ms: 2,
+            },
+            seats: seats
+                .iter()
+                .map(|c| SeatRecord {
+                    room_code: "R1".into(),
+                    colour: (*c).into(),
+                    display_name: format!("p_{c}"),
+                    token_hash: String::new(),
+                    is_creator: false,
+                    joined_at_ms: 1,
+                    bot: None,
+                    account_id: None,
+                })
+                .collect(),
+            game: None,
+            events: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_room_running_nowhere_is_settled_by_what_the_store_holds() {
+        // A lobby waits for its takeover: asked again.
+        let open = snapshot(RoomStatus::Open, false, &["red"]);
+        assert_eq!(stored_settled(Some(&open)), None);
+        // Closed without a game (the close's answer was lost): its players had claimed,
+        // in board order.
+        let closed = snapshot(RoomStatus::Finished, false, &["red", "yellow"]);
+        assert_eq!(
+            stored_settled(Some(&closed)),
+            Some(Settled::Closed(vec![Colour::Yellow, Colour::Red]))
+        );
+        let empty = snapshot(RoomStatus::Finished, false, &[]);
+        assert_eq!(stored_settled(Some(&empty)), Some(Settled::Closed(vec![])));
+        // Started (playing, or finished after its game), or not stored: started.
+        let playing = snapshot(RoomStatus::Playing, true, &["red", "yellow"]);
+        assert_eq!(stored_settled(Some(&playing)), Some(Settled::Started));
+        let over = snapshot(RoomStatus::Finished, true, &["red", "yellow"]);
+        assert_eq!(stored_settled(Some(&over)), Some(Settled::Started));
+        assert_eq!(stored_settled(None), Some(Settled::Started));
     }
 }

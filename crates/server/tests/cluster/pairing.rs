@@ -4,10 +4,12 @@
 //! one room and claim it from their own nodes; the game starts. Then a player waits
 //! while the matcher's node is killed (kill -9): a surviving node (of three) takes the
 //! lease after its TTL, the ticket is still there (with its wait) and is paired with a
-//! newcomer.
+//! newcomer. And a paired room running on a node other than the matcher's has its lobby
+//! closed there when its claim wait runs out (the close asked over NATS).
 
-use crate::common::{call, logged_in, sign_up_at, Client};
+use crate::common::{self, call, logged_in, sign_up_at, Client};
 use crate::harness::{Cluster, Opts};
+use parchis_telemetry::names::ROOM_REQUESTS;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -137,4 +139,107 @@ async fn players_on_two_nodes_are_paired_and_the_pool_outlives_the_matchers_node
     let room = pc["room"].as_str().expect("room").to_owned();
     let mut clients = [logged_in(s, &cris).await, logged_in(s, &dani).await];
     claim_and_start(&mut clients, &room).await;
+}
+
+/// Polls `ticket` on `addr` until it is no longer `paired` (10 s at most); the answer.
+async fn settled(addr: SocketAddr, ticket: &str) -> Value {
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, body) = call(addr, "GET", &format!("/api/pairing/{ticket}"), None, "").await;
+        assert_eq!(status, 200, "{body}");
+        if body["status"] != "paired" {
+            return body;
+        }
+        assert!(Instant::now() < end, "{ticket} still paired: {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The claim wait (2 s here) of a room running on a node other than the matcher's: Ana
+/// and Bea are paired into a room opened on the matcher's node `m`; the test then hands
+/// the pairing lease to node `b` (an SQL update, as a failover would, epoch + 1). Ana
+/// claims from the third node (relayed to `m`), Bea never does. When the wait runs out
+/// `b`'s matcher asks `m` over NATS to close the lobby (`close_lobby`): Ana's connection
+/// is closed 4006, both tickets answer `expired` with the room, Ana's with a new ticket
+/// on which she waits again, Bea's with none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lobby_on_another_node_than_the_matchers_is_closed_when_its_claim_wait_runs_out() {
+    let opts = Opts {
+        env: vec![("PARCHIS_PAIRING_CLAIM_WAIT_MS", "2000".to_owned())],
+        ..Opts::default()
+    };
+    let Some(cluster) = Cluster::start("pairing_claim_wait_cluster", opts).await else {
+        return;
+    };
+    let a = cluster.addr(0);
+    let ana = sign_up_at(a, "Ana_1").await;
+    let bea = sign_up_at(a, "Bea_2").await;
+    let ta = enter(a, &ana).await;
+    let tb = enter(a, &bea).await;
+    let pa = paired(a, &ta).await;
+    let (owner, _) = matcher(&cluster).await.expect("a matcher");
+    let m = cluster.index_of(&owner).expect("the matcher is a node");
+    let b = (m + 1) % cluster.roster.len();
+    let c = (m + 2) % cluster.roster.len();
+    // The lease moves to b before the wait runs out; m no longer runs the matcher.
+    sqlx::query(
+        "UPDATE pairing_lease SET owner = $1, epoch = epoch + 1, \
+         expires_at = now() + interval '10 seconds' WHERE name = 'pairing'",
+    )
+    .bind(cluster.id(b))
+    .execute(&cluster.db)
+    .await
+    .expect("move the pairing lease");
+    let room = pa["room"].as_str().expect("room").to_owned();
+    let lease = cluster.lease(&room).await.expect("the room's lease");
+    assert_eq!(lease.owner, owner, "the room runs on the matcher's node");
+    let mut ana_ws = logged_in(cluster.addr(c), &ana).await;
+    let req = ana_ws.cmd(json!({"type": "claim", "room": room})).await;
+    let welcome = ana_ws.reply(req).await;
+    assert_eq!(welcome["type"], "welcome", "{welcome}");
+    assert_eq!(welcome["colour"], pa["colour"], "{welcome}");
+
+    assert_eq!(common::close_code(&mut ana_ws).await, Some(4006));
+    let body = settled(cluster.addr(b), &ta).await;
+    assert_eq!(
+        (body["status"].clone(), body["room"].clone()),
+        (json!("expired"), json!(room)),
+        "{body}"
+    );
+    let again = body["ticket"].as_str().expect("a new ticket").to_owned();
+    let body = settled(cluster.addr(c), &tb).await;
+    assert_eq!(
+        (
+            body["status"].clone(),
+            body["room"].clone(),
+            body["ticket"].clone()
+        ),
+        (json!("expired"), json!(room), Value::Null),
+        "{body}"
+    );
+    let (status, body) = call(a, "GET", &format!("/api/pairing/{again}"), None, "").await;
+    assert_eq!(
+        (status, body["status"].clone()),
+        (200, json!("waiting")),
+        "{body}"
+    );
+    assert!(
+        body["waiting_ms"].as_i64().expect("waiting_ms") >= 2000,
+        "the original wait is kept: {body}"
+    );
+    // b ran the matcher throughout, and m's room service answered its close.
+    let (now_owner, _) = matcher(&cluster).await.expect("a matcher");
+    assert_eq!(now_owner, cluster.id(b));
+    let asked = cluster
+        .metric(m, ROOM_REQUESTS, &[r#"op="close_lobby""#])
+        .await;
+    assert!(asked >= 1.0, "close_lobby requests answered by m: {asked}");
+    // The room is stored finished, without a game.
+    let (status,): (String,) = sqlx::query_as("SELECT status FROM rooms WHERE code = $1")
+        .bind(&room)
+        .fetch_one(&cluster.db)
+        .await
+        .expect("read the room");
+    assert_eq!(status, "finished");
+    assert!(cluster.games_of(&room).await.is_empty());
 }
