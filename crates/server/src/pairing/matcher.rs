@@ -308,6 +308,7 @@ mod tests {
                 .collect(),
             game: None,
             events: Vec::new(),
+            log: None,
         }
     }
 

@@ -138,7 +138,8 @@ pub async fn stored_game(cluster: &Cluster, id: &str) -> Stored {
 }
 
 /// Every game event each client saw is stored, at the same seq, identical (seq, time and
-/// event); with `complete`, each client saw every stored event after its first `welcome`.
+/// event); with `complete`, each client saw every stored event after its first `welcome`
+/// (but for one whose game ended while it was away: it saw a prefix).
 pub fn clients_match_log(stored: &Stored, players: &[&Player], complete: bool) {
     let by_seq: BTreeMap<u64, &Value> = stored
         .events
@@ -163,7 +164,7 @@ pub fn clients_match_log(stored: &Stored, players: &[&Player], complete: bool) {
                 stored.id, p.name
             );
         }
-        if complete && p.snapshots == 0 {
+        if complete && p.snapshots == 0 && !p.ended_away {
             let seqs: Vec<u64> = seen.iter().map(|(s, _)| **s).collect();
             // From its first welcome on (a spectator may come after the start).
             let from = first.max(p.joined_seq + 1);

@@ -73,6 +73,10 @@ pub struct Player {
     pub longest_reply: Duration,
     /// Welcomes with a snapshot after the first (the client then skipped events).
     pub snapshots: u32,
+    /// The game ended while this player was away: its `resume` was answered `game_over`
+    /// (the server's answer to a seat of a finished game, with the game's link), so it
+    /// did not see the last events.
+    pub ended_away: bool,
     /// Events received again (identical) after they had been seen.
     pub repeats: u32,
     /// Its attached sockets: the first join or watch, then each successful reconnection.
@@ -130,6 +134,7 @@ impl Player {
             unreplied: BTreeMap::new(),
             longest_reply: Duration::ZERO,
             snapshots: 0,
+            ended_away: false,
             repeats: 0,
             sessions: vec![Session {
                 node,
@@ -510,6 +515,16 @@ impl Player {
                         closed: None,
                         close_code: None,
                     });
+                    return;
+                }
+                Ok(Some(e)) if e["code"] == "game_over" && self.token.is_some() => {
+                    // The game ended while this seat was away (bots played it out): the
+                    // server refuses the resume and names the stored game, which the
+                    // caller checks against what this player saw.
+                    println!("{}: the game ended while away: {e}", self.name);
+                    self.errors.push(e);
+                    self.ended_away = true;
+                    self.done = true;
                     return;
                 }
                 Ok(Some(e)) => {
