@@ -20,8 +20,8 @@ pub(super) struct Inner {
     pub(super) events: HashMap<Uuid, BTreeMap<i64, EventRecord>>,
     /// Per game, its packed log (`games.log`, `games.log_seq` and `game_log_tail`).
     pub(super) logs: HashMap<Uuid, MemLog>,
-    /// While a batch runs, what its writes replaced (`super::writes`).
-    pub(super) undo: Option<Vec<super::writes::Undo>>,
+    /// While a batch runs, what its writes replaced (put back by `super::writes`).
+    pub(super) undo: Option<Vec<Undo>>,
     pub(super) leases: BTreeMap<String, MemLease>,
     pub(super) nodes: HashMap<String, MemNode>,
     /// Current ratings, keyed by `(account, pool)` (issue 26).
@@ -94,4 +94,23 @@ pub(super) struct MemTournament {
     pub(super) lease: Option<(String, i64, i64)>,
     /// When it was marked finished (`tournaments.finished_at_ms`).
     pub(super) finished_at_ms: Option<i64>,
+}
+
+/// What one change of a batch replaced, to put back if a later write of the batch fails.
+#[derive(Clone, Debug)]
+pub(crate) enum Undo {
+    /// A room's record before its status changed.
+    Room(String, RoomRecord),
+    /// A seat before it was inserted, replaced or removed (`None`: there was none).
+    Seat((String, String), Option<SeatRecord>),
+    /// A game's record before it was inserted or changed (`None`: there was none).
+    Game(Uuid, Option<GameRecord>),
+    /// Event rows inserted into a game's log (their seqs).
+    Events(Uuid, Vec<i64>),
+    /// A game's packed log before it was created or folded (`None`: there was none).
+    Log(Uuid, Option<MemLog>),
+    /// A tail piece inserted (its last seq).
+    Tail(Uuid, i64),
+    /// Ratings before a rated game's end changed them, and the history's length.
+    Ratings(Vec<((Uuid, String), Option<RatingRecord>)>, usize),
 }

@@ -130,7 +130,7 @@ impl Inner {
         room.finished_at_ms = update.finished_at_ms;
         room.updated_at_ms = update.updated_at_ms;
         if let Some(old) = old {
-            self.note(writes::Undo::Room(code.to_owned(), old));
+            self.note(inner::Undo::Room(code.to_owned(), old));
         }
         Ok(())
     }

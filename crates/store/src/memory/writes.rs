@@ -7,34 +7,14 @@
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::inner::{Inner, MemLog};
+use super::inner::{Inner, MemLog, Undo};
 use crate::error::{Result, StoreError};
 use crate::writer::{
     check_batch, check_follows, check_format, check_piece, Follows, LogEnd, FOLD_EVERY,
 };
 use parchis_records::{
-    EventRecord, GameEnd, GameRecord, GameStart, LogPiece, RatingRecord, RoomRecord, RoomWrite,
-    SeatRecord,
+    EventRecord, GameEnd, GameRecord, GameStart, LogPiece, RoomWrite, SeatRecord,
 };
-
-/// What one change of a batch replaced, to put back if a later write of the batch fails.
-#[derive(Clone, Debug)]
-pub(super) enum Undo {
-    /// A room's record before its status changed.
-    Room(String, RoomRecord),
-    /// A seat before it was inserted, replaced or removed (`None`: there was none).
-    Seat((String, String), Option<SeatRecord>),
-    /// A game's record before it was inserted or changed (`None`: there was none).
-    Game(Uuid, Option<GameRecord>),
-    /// Event rows inserted into a game's log (their seqs).
-    Events(Uuid, Vec<i64>),
-    /// A game's packed log before it was created or folded (`None`: there was none).
-    Log(Uuid, Option<MemLog>),
-    /// A tail piece inserted (its last seq).
-    Tail(Uuid, i64),
-    /// Ratings before a rated game's end changed them, and the history's length.
-    Ratings(Vec<((Uuid, String), Option<RatingRecord>)>, usize),
-}
 
 impl Inner {
     /// Notes a change for the running batch's undo log (nothing outside a batch).
