@@ -52,7 +52,50 @@ pub(crate) fn seat_rating(
     ratings.get(Pool::of(rules).as_str()).copied()
 }
 
+/// An account's display ratings by pool name from its stored ratings (`ratings_of`):
+/// `1000 + 40·(μ − 3σ)`, as `GET /api/players/{name}` shows them (issue 26).
+pub fn display_ratings(
+    records: &[parchis_records::RatingRecord],
+) -> std::collections::BTreeMap<String, i64> {
+    records
+        .iter()
+        .map(|r| {
+            let rating = parchis_ratings::Rating {
+                mu: r.mu,
+                sigma: r.sigma,
+            };
+            (r.pool.clone(), i64::from(rating.display()))
+        })
+        .collect()
+}
+
 impl crate::core::Core {
+    /// Sets the rating every seat of `account` shows to its entry of `ratings` (display
+    /// ratings by pool name, [`display_ratings`]) for this room's pool, `None` when it has
+    /// none there: used when the seats' ratings are read again (a restored room, a
+    /// rematch; issue 26). Announces nothing: views read the seats.
+    pub fn set_account_ratings(
+        &mut self,
+        account: uuid::Uuid,
+        ratings: &std::collections::BTreeMap<String, i64>,
+    ) {
+        let rating = seat_rating(&self.rules, Some(account), ratings);
+        for seat in self.seats.iter_mut().filter(|s| s.account == Some(account)) {
+            seat.rating = rating;
+        }
+    }
+
+    /// The accounts seated in this room, each once, in seat order.
+    pub fn seated_accounts(&self) -> Vec<uuid::Uuid> {
+        let mut accounts: Vec<uuid::Uuid> = Vec::new();
+        for account in self.seats.iter().filter_map(|s| s.account) {
+            if !accounts.contains(&account) {
+                accounts.push(account);
+            }
+        }
+        accounts
+    }
+
     /// The rated result of this room's ended `game`: `None` unless the room is rated.
     pub(crate) fn rated_result(&self, game: &Game) -> Option<RatedGame> {
         if !self.settings.rated {

@@ -44,8 +44,8 @@ pub struct Seat {
     /// `None` for a guest or a bot.
     pub account: Option<uuid::Uuid>,
     /// The account's display rating in the room's pool when it took the seat (issue 26):
-    /// `None` for a guest, a bot, an account with no game in that pool, or a seat restored
-    /// from the store.
+    /// `None` for a guest, a bot or an account with no game in that pool. A room restored
+    /// from the store reads it again ([`crate::Core::set_account_ratings`]).
     pub rating: Option<i64>,
 }
 

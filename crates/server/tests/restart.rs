@@ -666,3 +666,69 @@ async fn a_resume_from_before_a_lobby_was_rebuilt_gets_a_snapshot() {
     assert_eq!(welcome["seq"], view["seq"], "{welcome}");
     server.kill();
 }
+
+/// A rated 2-seat `online` room with the accounts of `tokens` seated (yellow, red), both
+/// clients at seq 2: its code and the clients.
+async fn rated_seated(addr: SocketAddr, tokens: [&str; 2]) -> (String, Vec<Client>) {
+    let settings = json!({"preset": "online", "seats": 2, "rated": true});
+    let (status, body) = http_at(addr, "POST", "/api/rooms", Some(&settings.to_string())).await;
+    assert_eq!(status, 201, "{body}");
+    let code = body["code"].as_str().expect("code").to_owned();
+    let mut clients = Vec::new();
+    for (token, colour) in tokens.into_iter().zip(["yellow", "red"]) {
+        let mut c = common::logged_in(addr, token).await;
+        c.join(&code, "ignored", Some(colour)).await;
+        clients.push(c);
+    }
+    clients[0]
+        .until("red's join", |v| v["seq"].as_u64() == Some(2))
+        .await;
+    (code, clients)
+}
+
+/// Issue 26: a room restored from the store reads its account seats' ratings again. After
+/// a rated game Ana and Luis have ratings; they sit in a second rated room, the server is
+/// killed and started again on the same SQLite file, and the restored room's seats show
+/// the profiles' display ratings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restored_room_shows_its_account_seats_ratings() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut server = spawn(dir.path(), None).await;
+    let ana = common::sign_up_at(server.addr, "Ana").await;
+    let luis = common::sign_up_at(server.addr, "Luis").await;
+    let (_, mut clients) = rated_seated(server.addr, [&ana, &luis]).await;
+    clients[0].ok(json!({"type": "start"})).await;
+    let (won, _clients) = play_to_end(clients).await;
+    assert_eq!(won["reason"], "goal", "{won}");
+    let (code, clients) = rated_seated(server.addr, [&ana, &luis]).await;
+    server.kill();
+    drop(clients);
+
+    let server = spawn(dir.path(), None).await;
+    let mut expected = Vec::new();
+    for name in ["Ana", "Luis"] {
+        let (status, profile) =
+            http_at(server.addr, "GET", &format!("/api/players/{name}"), None).await;
+        assert_eq!(status, 200, "{profile}");
+        let display = profile["ratings"]["online"]["display"].clone();
+        assert!(display.is_i64(), "{profile}");
+        expected.push(display);
+    }
+    assert_ne!(expected[0], expected[1], "winner and loser differ");
+    let (status, view) = http_at(server.addr, "GET", &format!("/api/rooms/{code}"), None).await;
+    assert_eq!(status, 200, "{view}");
+    let seats = view["seats"].as_array().expect("seats");
+    let shown: Vec<(Value, Value)> = seats
+        .iter()
+        .map(|s| (s["name"].clone(), s["rating"].clone()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (json!("Ana"), expected[0].clone()),
+            (json!("Luis"), expected[1].clone())
+        ],
+        "{view}"
+    );
+    drop(server);
+}
