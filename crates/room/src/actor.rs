@@ -372,6 +372,7 @@ impl Actor {
     /// Carries out `effects` in order; a durable write is awaited and reported to the
     /// core, whose answer is carried out in turn.
     pub(crate) async fn execute(&mut self, mut effects: Vec<Effect>) {
+        let was_playing = self.core.status() == parchis_protocol::RoomStatus::Playing;
         loop {
             let mut persist = None;
             for effect in effects {
@@ -393,6 +394,11 @@ impl Actor {
                 self.persist_error = Some(e.message.clone());
             }
             effects = self.core.persisted(result, now_ms());
+        }
+        if was_playing && self.core.status() == parchis_protocol::RoomStatus::Finished {
+            // The game's end is stored, with a rated game's new ratings in its
+            // transaction: the seats show the ratings after it (a rematch's too; issue 26).
+            crate::restore::read_ratings(&self.rooms, &mut self.core).await;
         }
         self.fan_out_to_spectators();
         if std::mem::take(&mut self.publish) {

@@ -152,7 +152,8 @@ pub async fn restore(
 /// Reads the display ratings of every account seated in `core` from the store again and
 /// sets each seat's (its room's pool's, `SeatView.rating`; issue 26), as the gateway does
 /// at a join. A failed read leaves that account's seats without a rating (logged): a room
-/// is not kept closed, nor a rematch refused, for it. Used by a restore and a rematch.
+/// is not kept closed, nor a game's end held up, for it. Used by a restore and, once a
+/// game's end is stored, by the actor (so a rematch shows the ratings after the game).
 pub(crate) async fn read_ratings(rooms: &Rooms, core: &mut Core) {
     for account in core.seated_accounts() {
         match rooms.store().ratings_of(account).await {

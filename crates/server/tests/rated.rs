@@ -508,3 +508,42 @@ async fn a_renamed_players_new_name_shows_in_their_live_room() {
     assert_eq!(names, ["Ana", "Luis_Nuevo"], "{view}");
     s.shutdown.cancel();
 }
+
+/// Issue 26: once a rated game has ended its seats show the ratings after it, and a
+/// rematch starts with them: each seat's `rating` is its profile's new display rating.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rematch_shows_the_ratings_after_the_game_just_ended() {
+    let s = accounts_server().await;
+    let ana = sign_up_at(s.addr, "Ana").await;
+    let luis = sign_up_at(s.addr, "Luis").await;
+    let (code, clients) = rated_pair(&s, &ana, &luis).await;
+    let (won, mut p) = play_to_end(clients).await;
+    assert_eq!(won["reason"], "goal", "{won}");
+    let mut expected = Vec::new();
+    for name in ["Ana", "Luis"] {
+        let display = profile(&s, name).await["ratings"]["online"]["display"].clone();
+        assert!(display.is_i64(), "{name}: {display}");
+        expected.push(display);
+    }
+    assert_ne!(expected[0], expected[1], "winner and loser differ");
+    let ratings = |view: &Value| -> Vec<Value> {
+        view["seats"]
+            .as_array()
+            .map(|seats| seats.iter().map(|x| x["rating"].clone()).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(ratings(&s.room(&code).await), expected, "after the game");
+    for c in &mut p {
+        let r = c.cmd(json!({"type": "rematch"})).await;
+        assert_eq!(c.reply(r).await["type"], "ok");
+    }
+    // Yellow's reply came before red asked: the new game's start is still ahead of it.
+    p[0].until("game_started", |v| {
+        v["type"] == "event" && v["event"]["type"] == "game_started"
+    })
+    .await;
+    let view = s.room(&code).await;
+    assert_eq!(view["status"], "playing", "{view}");
+    assert_eq!(ratings(&view), expected, "in the rematch: {view}");
+    s.shutdown.cancel();
+}
