@@ -48,7 +48,7 @@ pub fn reservations(spec: &RoomSpec) -> DirectorRoom {
                 reserved_for: s.account.map(|a| a.to_string()).unwrap_or_default(),
                 name: s.name.clone(),
                 bot: s.bot.map(|b| b.level),
-                // Not read for a championship's seats yet.
+                // Read by `Rooms::open_director_room` from the store (issue 26).
                 rating: None,
             })
             .collect(),

@@ -49,6 +49,15 @@ pub(crate) fn seat_rating(
     ratings: &std::collections::BTreeMap<String, i64>,
 ) -> Option<i64> {
     account?;
+    pool_rating(rules, ratings)
+}
+
+/// The entry of `ratings` (display ratings by pool name) for the pool of `rules`, `None`
+/// when it has none there.
+pub fn pool_rating(
+    rules: &RuleSet,
+    ratings: &std::collections::BTreeMap<String, i64>,
+) -> Option<i64> {
     ratings.get(Pool::of(rules).as_str()).copied()
 }
 

@@ -42,8 +42,9 @@ pub struct Reservation {
     pub bot: Option<BotLevel>,
     /// The reserved account's display rating in the room's pool, shown on the claimed
     /// seat (`SeatView.rating`, issue 26): read by whoever reserved it (quick pairing,
-    /// when the player entered the pool); `None` for a guest, a bot or an account with
-    /// no game in the pool.
+    /// when the player entered the pool; a championship's director room, by the room
+    /// layer when it opens the room); `None` for a guest, a bot or an account with no
+    /// game in the pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rating: Option<i64>,
 }

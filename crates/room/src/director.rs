@@ -52,7 +52,7 @@ impl Rooms {
         &self,
         code: &str,
         settings: RoomSettings,
-        director: DirectorRoom,
+        mut director: DirectorRoom,
     ) -> Result<Opened, Refusal> {
         let bad = |m: String| Refusal::new(ErrorCode::BadRequest, m);
         if !ids::is_plausible_code(code) {
@@ -71,6 +71,8 @@ impl Rooms {
         if self.room(code).is_some() {
             return Ok(Opened::Existing);
         }
+        self.read_reserved_ratings(code, &rules, &mut director)
+            .await;
         let created_at_ms = now_ms();
         let record = RoomRecord {
             settings: persist::director_value(&settings, &director),
@@ -99,6 +101,38 @@ impl Rooms {
         .await?;
         info!(room = %code, "director's room created");
         Ok(Opened::Created)
+    }
+
+    /// Sets the rating of each of `director`'s seats reserved for an account (its key an
+    /// account id) that has none to the account's display rating in the pool of `rules`,
+    /// read from the store (issue 26): the claimed seat shows it. A failed read leaves
+    /// that seat without one (logged): the room is opened all the same.
+    async fn read_reserved_ratings(
+        &self,
+        code: &str,
+        rules: &parchis_engine::RuleSet,
+        director: &mut DirectorRoom,
+    ) {
+        for reservation in &mut director.reserved {
+            if reservation.bot.is_some() || reservation.rating.is_some() {
+                continue;
+            }
+            let Ok(account) = uuid::Uuid::parse_str(&reservation.reserved_for) else {
+                continue;
+            };
+            match self.store().ratings_of(account).await {
+                Ok(records) => {
+                    let ratings = parchis_room_core::rated::display_ratings(&records);
+                    reservation.rating = parchis_room_core::rated::pool_rating(rules, &ratings);
+                }
+                Err(e) => warn!(
+                    room = %code,
+                    account = %account,
+                    error = %e,
+                    "reading a reserved seat's rating failed"
+                ),
+            }
+        }
     }
 
     /// Sends the director's `cmd` to room `code`, here or on the node running it

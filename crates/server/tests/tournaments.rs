@@ -548,3 +548,91 @@ async fn the_referee_pauses_resumes_replays_disqualifies_and_awards() {
     assert_eq!(v["referee_actions"][2]["reason"], "dice dispute");
     s.shutdown.cancel();
 }
+
+/// Issue 26: a championship's claimed seat shows the entrant account's display rating in
+/// the tournament's pool. Ana and Luis play a rated `online` game first (so both have a
+/// rating there), then register in an individual knockout of tables of two; each claims
+/// the seat of the match's room and the room's seats show the profiles' display ratings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claimed_championship_seat_shows_the_entrants_rating() {
+    let s = common::accounts_server().await;
+    let org = common::sign_up_at(s.addr, "Organiser").await;
+    let ana = common::sign_up_at(s.addr, "Ana").await;
+    let luis = common::sign_up_at(s.addr, "Luis").await;
+    let rated = s
+        .create_room(json!({"preset": "online", "seats": 2, "rated": true}))
+        .await;
+    let mut clients = Vec::new();
+    for (token, colour) in [(&ana, "yellow"), (&luis, "red")] {
+        let mut c = common::logged_in(s.addr, token).await;
+        c.join(&rated, "ignored", Some(colour)).await;
+        clients.push(c);
+    }
+    clients[0]
+        .until("red's join", |v| v["seq"].as_u64() == Some(2))
+        .await;
+    clients[0].ok(json!({"type": "start"})).await;
+    let (won, _) = common::play_to_end(clients).await;
+    assert_eq!(won["reason"], "goal", "{won}");
+    let mut display = std::collections::BTreeMap::new();
+    for name in ["Ana", "Luis"] {
+        let (status, p) = s.http("GET", &format!("/api/players/{name}"), None).await;
+        assert_eq!(status, 200, "{p}");
+        let d = p["ratings"]["online"]["display"].clone();
+        assert!(d.is_i64(), "{p}");
+        display.insert(name, d);
+    }
+
+    let settings = json!({
+        "name": "Rated seats",
+        "preset": "online",
+        "format": "knockout",
+        "table_size": 2,
+        "spectator_delay_throws": 0,
+    });
+    let id = create(s.addr, &org, settings).await;
+    let path = format!("/api/tournaments/{id}/entries");
+    for token in [&ana, &luis] {
+        let (status, v) = call(s.addr, "POST", &path, Some(token), "{}").await;
+        assert_eq!(status, 201, "{v}");
+    }
+    let (status, v) = call(
+        s.addr,
+        "POST",
+        &format!("/api/tournaments/{id}/close"),
+        Some(&org),
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let v = until(s.addr, &id, "the match's room", |v| {
+        matches(v).first().is_some_and(|m| m["room"].is_string())
+    })
+    .await;
+    let room = matches(&v)[0]["room"].as_str().expect("room").to_owned();
+    let mut seated = Vec::new();
+    for token in [&ana, &luis] {
+        let mut c = common::logged_in(s.addr, token).await;
+        let req = c.cmd(json!({"type": "claim", "room": room})).await;
+        let welcome = c.reply(req).await;
+        assert_eq!(welcome["type"], "welcome", "{welcome}");
+        seated.push(c);
+    }
+    let view = s.room(&room).await;
+    let mut shown: Vec<(Value, Value)> = view["seats"]
+        .as_array()
+        .expect("seats")
+        .iter()
+        .map(|x| (x["name"].clone(), x["rating"].clone()))
+        .collect();
+    shown.sort_by_key(|(name, _)| name.to_string());
+    assert_eq!(
+        shown,
+        [
+            (json!("Ana"), display["Ana"].clone()),
+            (json!("Luis"), display["Luis"].clone())
+        ],
+        "{view}"
+    );
+    s.shutdown.cancel();
+}
