@@ -547,3 +547,42 @@ async fn a_rematch_shows_the_ratings_after_the_game_just_ended() {
     assert_eq!(ratings(&view), expected, "in the rematch: {view}");
     s.shutdown.cancel();
 }
+
+/// Issue 26: an account deleted while its seat is in a running room: the seat takes the
+/// neutral name "deleted player" at once, and every connection of the room is told.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_players_seat_in_a_live_room_takes_the_neutral_name() {
+    let s = accounts_server().await;
+    let ana = sign_up_at(s.addr, "Ana").await;
+    let luis = sign_up_at(s.addr, "Luis").await;
+    let (code, mut clients) = rated_pair(&s, &ana, &luis).await;
+    let body = json!({"password": "correct horse battery"}).to_string();
+    let (status, answer) = common::request_raw(
+        s.addr,
+        "DELETE",
+        "/api/me",
+        &[
+            &format!("Authorization: Bearer {luis}"),
+            "Content-Type: application/json",
+        ],
+        &body,
+    )
+    .await;
+    assert_eq!(status, 204, "{answer}");
+    for c in &mut clients {
+        let renamed = c.until("renamed", |v| v["type"] == "renamed").await;
+        assert_eq!(
+            renamed,
+            json!({"type": "renamed", "room": code, "colour": "red", "name": "deleted player"})
+        );
+    }
+    let view = s.room(&code).await;
+    let names: Vec<&str> = view["seats"]
+        .as_array()
+        .expect("seats")
+        .iter()
+        .filter_map(|seat| seat["name"].as_str())
+        .collect();
+    assert_eq!(names, ["Ana", "deleted player"], "{view}");
+    s.shutdown.cancel();
+}

@@ -610,7 +610,9 @@ pub fn delete_me_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
 }
 
 /// `DELETE /api/me` ([`DeleteAccount`] → 204): deletes the account; its games stay,
-/// under the name "deleted player"; its username is reserved for 30 days.
+/// under the name "deleted player"; its username is reserved for 30 days. Its seats in
+/// live rooms take that name at once (the rename path, [`super::renames::announce`]: every
+/// connection of such a room gets `renamed`).
 pub async fn delete_me(
     State(state): State<AppState>,
     Extension(svc): Extension<Arc<Accounts>>,
@@ -629,6 +631,8 @@ pub async fn delete_me(
         neutral_name: DELETED_NAME.to_owned(),
     };
     store(&state)?.delete_account(user.id, &deletion).await?;
+    // Its seats in live rooms take the neutral name at once (issue 26), as a rename's.
+    super::renames::announce(&state, user.id, DELETED_NAME).await;
     session
         .logout()
         .await
