@@ -363,8 +363,8 @@ pub struct SeatView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub away_until_ms: Option<i64>,
     /// A logged-in player's display rating in the room's pool (the rule set's name), as
-    /// when they took the seat; absent for a guest, a bot or an account with no game in
-    /// that pool.
+    /// when they took the seat, read again when a game of the room ends and when the room
+    /// is restored; absent for a guest, a bot or an account with no game in that pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rating: Option<i64>,
 }
