@@ -398,7 +398,7 @@ impl Actor {
         if was_playing && self.core.status() == parchis_protocol::RoomStatus::Finished {
             // The game's end is stored, with a rated game's new ratings in its
             // transaction: the seats show the ratings after it (a rematch's too; issue 26).
-            crate::restore::read_ratings(&self.rooms, &mut self.core).await;
+            crate::seat_ratings::read_ratings(&self.rooms, &mut self.core).await;
         }
         self.fan_out_to_spectators();
         if std::mem::take(&mut self.publish) {

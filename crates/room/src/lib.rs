@@ -36,6 +36,7 @@ pub mod observed;
 pub mod rebuild;
 pub mod restore;
 pub mod rooms;
+pub mod seat_ratings;
 pub mod single_node;
 
 #[cfg(test)]

@@ -110,7 +110,7 @@ pub async fn restore(
     for record in &snapshot.seats {
         core.restore_seat(persist::seat_from(record)?, now);
     }
-    read_ratings(rooms, &mut core).await;
+    crate::seat_ratings::read_ratings(rooms, &mut core).await;
     let Some((record, log, replayed, encoder)) = game else {
         core.lobby_restored();
         info!(room = %code, seats = core.seats().len(), "lobby restored");
@@ -147,28 +147,6 @@ pub async fn restore(
         .await
         .map(|()| Restored::Running)
         .map_err(|_| RestoreError::Register)
-}
-
-/// Reads the display ratings of every account seated in `core` from the store again and
-/// sets each seat's (its room's pool's, `SeatView.rating`; issue 26), as the gateway does
-/// at a join. A failed read leaves that account's seats without a rating (logged): a room
-/// is not kept closed, nor a game's end held up, for it. Used by a restore and, once a
-/// game's end is stored, by the actor (so a rematch shows the ratings after the game).
-pub(crate) async fn read_ratings(rooms: &Rooms, core: &mut Core) {
-    for account in core.seated_accounts() {
-        match rooms.store().ratings_of(account).await {
-            Ok(records) => core.set_account_ratings(
-                account,
-                &parchis_room_core::rated::display_ratings(&records),
-            ),
-            Err(e) => tracing::warn!(
-                room = %core.code(),
-                account = %account,
-                error = %e,
-                "reading a seat's ratings failed"
-            ),
-        }
-    }
 }
 
 /// Closes the room of a restored game that had already ended.
