@@ -62,9 +62,16 @@ impl Session {
     pub(super) fn refuse(&mut self, req: Option<u64>, r: Refusal) -> Flow {
         parchis_telemetry::observe::refused(r.code);
         self.send(&r.to_message(req));
-        if r.code == ErrorCode::RoomUnavailable {
-            // The server's doing (a room changing nodes), not abuse: the client retries,
-            // within its command rate.
+        if matches!(
+            r.code,
+            ErrorCode::RoomUnavailable
+                | ErrorCode::OutcomeUnknown
+                | ErrorCode::ShuttingDown
+                | ErrorCode::Internal
+        ) {
+            // The server's doing (a room changing nodes, an owner that did not answer in
+            // time, a drain, a fault of ours), not abuse: an honest client retries, within
+            // its command rate, and is not closed for it.
             return Flow::Continue;
         }
         let cfg = self.state.config();

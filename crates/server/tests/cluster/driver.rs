@@ -94,6 +94,10 @@ pub struct Player {
     acted_on: Option<u64>,
     /// When to act again on that same turn (after an error or no answer).
     retry_at: Option<Instant>,
+    /// Refusals in a row of this player's commands (reset by an `ok`): the retry after a
+    /// refusal waits 150 ms doubled per refusal in a row, up to 1.2 s, as a client that
+    /// keeps within the server's error budget would.
+    refused_in_a_row: u32,
     inflight: Option<(u64, Instant)>,
     done: bool,
 }
@@ -149,6 +153,7 @@ impl Player {
             turn: None,
             acted_on: None,
             retry_at: None,
+            refused_in_a_row: 0,
             inflight: None,
             done: false,
         }
@@ -378,12 +383,16 @@ impl Player {
             Some("ok") if req.is_some() && req == self.inflight.map(|f| f.0) => {
                 self.acks.push(v["seq"].as_u64().expect("ok seq"));
                 self.inflight = None;
+                self.refused_in_a_row = 0;
             }
             Some("error") => {
                 if req.is_some() && req == self.inflight.map(|f| f.0) {
                     self.inflight = None;
-                    // Act again on the same turn a little later, if it is still current.
-                    self.retry_at = Some(Instant::now() + Duration::from_millis(150));
+                    // Act again on the same turn a little later, if it is still current,
+                    // backing off while the refusals go on.
+                    let wait = 150u64 << self.refused_in_a_row.min(3);
+                    self.refused_in_a_row += 1;
+                    self.retry_at = Some(Instant::now() + Duration::from_millis(wait));
                 }
                 self.errors.push(v);
                 assert!(

@@ -225,10 +225,11 @@ impl Run {
                     let closed = s.closed.expect("an earlier session closed");
                     assert!(
                         self.cluster.roster.went_down_between(s.node, s.opened, closed),
-                        "{}: its socket on node {} closed (code {:?}) though the node did not go down",
+                        "{}: its socket on node {} closed (code {:?}) though the node did not go down; its last errors: {:?}",
                         p.name,
                         s.node,
-                        s.close_code
+                        s.close_code,
+                        p.errors.iter().rev().take(25).collect::<Vec<_>>()
                     );
                 }
                 reconnects += p.sessions.len() - 1;
