@@ -2,10 +2,11 @@
 //! every request and notice carries `v` ([`WIRE_VERSION`]); a node refuses another
 //! version with a clear error instead of misreading it. Clients never see these.
 //!
-//! Why one file of ~860 lines: it is the catalogue of the wire between nodes, one
-//! documented serde type per message with its version check (~560 lines), and the
-//! round-trip tests that pin each shape (~250); splitting them would separate a message
-//! from the test of its bytes.
+//! Why one file of ~1,090 lines: it is the catalogue of the wire between nodes, one
+//! documented serde type per message with its version check (~690 lines, grown by the
+//! tournament directors' and quick pairing's room commands), and the round-trip tests
+//! that pin each shape's bytes (~400); splitting them would separate a message from the
+//! test of its bytes.
 //!
 //! * `P.room.<CODE>` requests: [`RoomRequest`]; answers [`AttachAnswer`],
 //!   [`CommandAnswer`], a [`parchis_protocol::RoomView`] for `view`, or a
