@@ -209,99 +209,60 @@ async fn on_request(
         }
         RoomOp::Director { director } => {
             metrics::counter!(m::ROOM_REQUESTS, "op" => "director").increment(1);
-            directed(client, handle, msg, director).await;
+            let cmd = |reply| RoomCmd::Director {
+                cmd: director.into(),
+                reply,
+            };
+            let what = "director's command";
+            ask_room(client, handle, msg, cmd, DirectorReply::of, what).await;
         }
         RoomOp::Close => {
             metrics::counter!(m::ROOM_REQUESTS, "op" => "close").increment(1);
-            closed(client, handle, msg).await;
+            let cmd = |reply| RoomCmd::Close { reply };
+            let answer = |_| DirectorReply::Closed;
+            let what = "room close for its tournament's director";
+            ask_room(client, handle, msg, cmd, answer, what).await;
         }
         RoomOp::CloseLobby => {
             metrics::counter!(m::ROOM_REQUESTS, "op" => "close_lobby").increment(1);
-            lobby_closed(client, handle, msg).await;
+            let cmd = |reply| RoomCmd::CloseLobby { reply };
+            let answer = |closed: Result<_, Refusal>| match closed {
+                Ok(claimed) => DirectorReply::LobbyClosed { claimed },
+                Err(r) => DirectorReply::Refused {
+                    code: r.code,
+                    message: r.message,
+                },
+            };
+            let what = "quick pairing's lobby close";
+            ask_room(client, handle, msg, cmd, answer, what).await;
         }
     }
 }
 
-/// A tournament director's command from the node directing the tournament: queued here
-/// (in order with the room's other commands), answered off the service loop once the
-/// room stored what it changed.
-async fn directed(
+/// A room command asked for by another node (a tournament director's command or close,
+/// the quick-pairing matcher's lobby close): queued here, in order with the room's other
+/// commands, and answered off the service loop once the room stored what it changed.
+/// `cmd` builds the command around its reply channel, `answer` turns the room's reply
+/// into the wire's; a room whose actor is gone, or drops the reply, answers
+/// [`DirectorReply::Gone`]. `what` names the command in the log line.
+async fn ask_room<T: Send + 'static>(
     client: &async_nats::Client,
     handle: &RoomHandle,
     msg: async_nats::Message,
-    director: wire::WireDirectorCmd,
+    cmd: impl FnOnce(oneshot::Sender<T>) -> RoomCmd,
+    answer: impl FnOnce(T) -> DirectorReply + Send + 'static,
+    what: &'static str,
 ) {
-    let (reply, answer) = oneshot::channel();
-    let cmd = RoomCmd::Director {
-        cmd: director.into(),
-        reply,
-    };
-    if handle.sender().send(cmd).await.is_err() {
+    let (reply, answered) = oneshot::channel();
+    if handle.sender().send(cmd(reply)).await.is_err() {
         respond(client, &msg, wire::to_bytes(&DirectorReply::Gone)).await;
         return;
     }
     let client = client.clone();
     let room = handle.code().to_owned();
     tokio::spawn(async move {
-        let body = match answer.await {
-            Ok(outcome) => DirectorReply::of(outcome),
-            Err(_) => DirectorReply::Gone,
-        };
-        debug!(%room, answer = ?body, "director's command answered");
-        respond(&client, &msg, wire::to_bytes(&body)).await;
-    });
-}
-
-/// A tournament director closes the room: answered once it is closed.
-async fn closed(client: &async_nats::Client, handle: &RoomHandle, msg: async_nats::Message) {
-    let (reply, answer) = oneshot::channel();
-    if handle
-        .sender()
-        .send(RoomCmd::Close { reply })
-        .await
-        .is_err()
-    {
-        respond(client, &msg, wire::to_bytes(&DirectorReply::Gone)).await;
-        return;
-    }
-    let client = client.clone();
-    let room = handle.code().to_owned();
-    tokio::spawn(async move {
-        let body = match answer.await {
-            Ok(_) => DirectorReply::Closed,
-            Err(_) => DirectorReply::Gone,
-        };
-        info!(%room, answer = ?body, "room closed for its tournament's director");
-        respond(&client, &msg, wire::to_bytes(&body)).await;
-    });
-}
-
-/// The quick-pairing matcher on another node closes the lobby whose claim wait ran out:
-/// queued here (in order with the room's claims, so the game started or the lobby closed,
-/// never both), answered off the service loop once the room stored it finished.
-async fn lobby_closed(client: &async_nats::Client, handle: &RoomHandle, msg: async_nats::Message) {
-    let (reply, answer) = oneshot::channel();
-    if handle
-        .sender()
-        .send(RoomCmd::CloseLobby { reply })
-        .await
-        .is_err()
-    {
-        respond(client, &msg, wire::to_bytes(&DirectorReply::Gone)).await;
-        return;
-    }
-    let client = client.clone();
-    let room = handle.code().to_owned();
-    tokio::spawn(async move {
-        let body = match answer.await {
-            Ok(Ok(claimed)) => DirectorReply::LobbyClosed { claimed },
-            Ok(Err(r)) => DirectorReply::Refused {
-                code: r.code,
-                message: r.message,
-            },
-            Err(_) => DirectorReply::Gone,
-        };
-        info!(%room, answer = ?body, "quick pairing's lobby close answered for the matcher");
+        let body = answered.await.map_or(DirectorReply::Gone, answer);
+        info!(%room, answer = ?body, "{what} answered");
         respond(&client, &msg, wire::to_bytes(&body)).await;
     });
 }
