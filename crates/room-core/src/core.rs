@@ -362,20 +362,31 @@ impl Core {
         self.run(now)
     }
 
-    /// Packs `events` (seqs `first_seq, …`, at `at_ms`, the last one `positioned`) as the
-    /// next piece of the running game's packed log, `None` for a game stored as JSON rows.
-    /// The encoder moves past them when the write is stored ([`Core::persisted`]).
-    pub(super) fn pack(
+    /// What the running game stores of `events` (seqs `first_seq, …`, at `at_ms`, the
+    /// last one `positioned`), in its format: for a packed game, the next piece of its
+    /// log and no JSON row (no `serde_json::Value` is built); for a game stored as JSON
+    /// rows (restored from rows written before issue 28: no encoder), the rows and no
+    /// piece. The encoder moves past the piece when the write is stored
+    /// ([`Core::persisted`]).
+    pub(super) fn log_write(
         &mut self,
         first_seq: u64,
         at_ms: Ms,
         events: &[RoomEvent],
         positioned: bool,
-    ) -> Option<parchis_records::LogPiece> {
-        let mut encoder = self.log.clone()?;
-        let piece = crate::persist::pack(&mut encoder, first_seq, at_ms, events, positioned);
-        self.log_next = Some(encoder);
-        piece
+    ) -> (Vec<parchis_records::EventRecord>, Option<parchis_records::LogPiece>) {
+        match self.log.clone() {
+            Some(mut encoder) => {
+                let piece =
+                    crate::persist::pack(&mut encoder, first_seq, at_ms, events, positioned);
+                self.log_next = Some(encoder);
+                (Vec::new(), piece)
+            }
+            None => (
+                crate::persist::event_records(first_seq, at_ms, events, positioned),
+                None,
+            ),
+        }
     }
 
     /// A restored game goes on packing its log after `encoder` (the stored log decoded);
@@ -613,14 +624,8 @@ impl Core {
             return;
         };
         // With a game the last frame carries the position (`events_stored`): marked so a
-        // rebuilt history carries it too.
-        let records = crate::persist::event_records(
-            self.seq + 1,
-            commit.at_ms,
-            &commit.events,
-            commit.game.is_some(),
-        );
-        let piece = self.pack(
+        // rebuilt history carries it too. A packed game's write carries its piece only.
+        let (records, piece) = self.log_write(
             self.seq + 1,
             commit.at_ms,
             &commit.events,

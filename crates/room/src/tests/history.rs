@@ -441,6 +441,7 @@ async fn run(seed: u64) -> Checked {
         .expect("room");
     let (log, _) = persist::stored_log(&snap.events, snap.log.as_ref()).expect("stored log reads");
     assert!(snap.events.is_empty(), "a new game stores no JSON rows");
+    assert_writes_packed(seed, &g.d.persisted, &log);
     let stored_bytes = snap.log.as_ref().map_or(0, |l| l.bytes.len());
     g.checked.packed_bytes = throws::encode(&log).len();
     assert_eq!(
@@ -452,6 +453,32 @@ async fn run(seed: u64) -> Checked {
         .map(|e| e.event.to_string().len())
         .sum();
     g.checked
+}
+
+/// Issue 28, "each frame serialised once": every log write the room produced for a
+/// packed game (as the room hands it to the store, before `From<Write> for RoomWrite`)
+/// carries its piece and no JSON row, and the pieces follow each other seq by seq to the
+/// end of the stored `log`.
+fn assert_writes_packed(seed: u64, writes: &[Write], log: &[parchis_room_core::LoggedEvent]) {
+    let mut next = log.first().map(|e| e.seq).expect("a game was logged");
+    let mut pieces = 0;
+    for part in writes.iter().flat_map(super::log_parts) {
+        assert!(
+            part.rows.is_empty(),
+            "seed {seed}: a packed game's write carries JSON rows: {:?}",
+            part.rows
+        );
+        let piece = part.piece.expect("a packed game's log write carries its piece");
+        assert_eq!(piece.first_seq as u64, next, "seed {seed}: pieces follow");
+        next = piece.last_seq as u64 + 1;
+        pieces += 1;
+    }
+    assert!(pieces > 1, "seed {seed}: the start and later writes");
+    assert_eq!(
+        next,
+        log.last().map_or(0, |e| e.seq + 1),
+        "seed {seed}: the pieces reach the end of the log"
+    );
 }
 
 #[tokio::test]
@@ -523,7 +550,8 @@ async fn a_deadline_written_by_a_clock_running_ahead_is_not_kept_by_the_next_own
     assert!(
         effects.iter().any(|e| matches!(
             e,
-            Effect::Persist(Write::Append { events, .. }) if events.len() == 1
+            Effect::Persist(Write::Append { events, piece: Some(piece), .. })
+                if events.is_empty() && piece.first_seq == piece.last_seq
         )),
         "a fresh `turn` is stored: {effects:?}"
     );
