@@ -25,6 +25,7 @@ use crate::observer::Observer;
 use crate::persist::Write;
 use crate::plan::{SeatAsk, StartPlan};
 pub use crate::seat::Seat;
+use crate::Frame;
 use crate::{ConnId, Ms, SeatCmd};
 use parchis_engine::{Action, Colour, Game, RuleSet};
 use parchis_protocol::{AbandonReason, RoomEvent, RoomSettings, RoomStatus};
@@ -222,7 +223,7 @@ pub struct Core {
     pub(super) spectators: Vec<ConnId>,
     pub(super) next_seat_id: u64,
     pub(super) seq: u64,
-    pub(super) history: VecDeque<(u64, Arc<str>)>,
+    pub(super) history: VecDeque<(u64, Frame)>,
     pub(super) history_len: usize,
     pub(super) game: Option<Game>,
     pub(super) game_id: Option<Uuid>,
@@ -280,7 +281,7 @@ pub struct Core {
 impl Core {
     /// The events kept for resuming clients: `(seq, frame)`, oldest first, at most
     /// `history_len` of them.
-    pub fn history(&self) -> &VecDeque<(u64, Arc<str>)> {
+    pub fn history(&self) -> &VecDeque<(u64, Frame)> {
         &self.history
     }
 
@@ -374,7 +375,10 @@ impl Core {
         at_ms: Ms,
         events: &[RoomEvent],
         positioned: bool,
-    ) -> (Vec<parchis_records::EventRecord>, Option<parchis_records::LogPiece>) {
+    ) -> (
+        Vec<parchis_records::EventRecord>,
+        Option<parchis_records::LogPiece>,
+    ) {
         match self.log.clone() {
             Some(mut encoder) => {
                 let piece =

@@ -122,7 +122,7 @@ impl From<Write> for parchis_records::RoomWrite {
             } => {
                 debug_assert!(events.is_empty(), "JSON rows beside a packed piece");
                 W::AppendLog {
-                game_id,
+                    game_id,
                     after_seq: after_seq as i64,
                     piece,
                 }

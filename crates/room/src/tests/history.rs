@@ -10,6 +10,7 @@
 //! `HISTORY_SEED=<seed>` runs one game, `HISTORY_GAMES=<n>` more of them.
 
 use super::{first_command, room_init, settings, Driver, FaultyStore};
+use crate::Frame;
 use crate::{Member, Ms, SeatCmd};
 use parchis_engine::{Action, Colour, Preset};
 use parchis_protocol::{Play, RoomStatus, ServerMessage};
@@ -59,7 +60,7 @@ struct Game {
     /// The join connection (and so the token, `token-{conn}`) of each person's colour.
     people: HashMap<Colour, u64>,
     /// Every event frame the spectator received, by seq (over every incarnation).
-    sent: BTreeMap<u64, Arc<str>>,
+    sent: BTreeMap<u64, Frame>,
     /// Frames of the spectator's inbox already read into `sent`.
     read: usize,
     next_req: u64,
@@ -468,7 +469,9 @@ fn assert_writes_packed(seed: u64, writes: &[Write], log: &[parchis_room_core::L
             "seed {seed}: a packed game's write carries JSON rows: {:?}",
             part.rows
         );
-        let piece = part.piece.expect("a packed game's log write carries its piece");
+        let piece = part
+            .piece
+            .expect("a packed game's log write carries its piece");
         assert_eq!(piece.first_seq as u64, next, "seed {seed}: pieces follow");
         next = piece.last_seq as u64 + 1;
         pieces += 1;

@@ -29,6 +29,7 @@ mod reattach;
 mod sim;
 
 use super::{actor, BotChoice, ConnId, Member, Ms, Refusal, SeatCmd};
+use crate::Frame;
 use async_trait::async_trait;
 use parchis_protocol::{RoomSettings, ServerMessage};
 use parchis_room_core::core::{Core, Effect, Input, RoomInit};
@@ -339,7 +340,7 @@ pub struct Driver {
     pub now: Ms,
     pub store: Option<Arc<FaultyStore>>,
     /// Frames each connection received (JSON; decoded on demand).
-    pub inbox: HashMap<ConnId, Vec<Arc<str>>>,
+    pub inbox: HashMap<ConnId, Vec<Frame>>,
     pub attached: HashSet<ConnId>,
     pending: Option<ConnId>,
     /// Answers to joins, watches and resumes.
@@ -487,7 +488,7 @@ impl Driver {
         }
     }
 
-    fn deliver(&mut self, conn: ConnId, frame: &Arc<str>) {
+    fn deliver(&mut self, conn: ConnId, frame: &Frame) {
         self.inbox.entry(conn).or_default().push(frame.clone());
     }
 
