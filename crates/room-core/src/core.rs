@@ -12,7 +12,7 @@
 //! Work is queued: one input may become several steps (an expired clock is applied before
 //! a command, a timeout may abandon a seat, …), each with at most one durable write.
 //!
-//! Size (~820 lines): the room's state, its step queue, the write-ahead staging (with the
+//! Size (~830 lines): the room's state, its step queue, the write-ahead staging (with the
 //! packed log's encoder, which moves only when a write is stored) and the dispatch of
 //! every input belong to one type and are kept together so the order of a
 //! step's effects can be read in one place; the parts that decide lobby, play, bots,

@@ -12,6 +12,7 @@
 //!   lease stops the room at once, nothing of the refused step stored or answered done.
 //! * `faults` — a store that fails its N-th write, for every N across a whole game.
 //! * `sim` — a seed-driven simulation of many rooms with invariants after every step.
+//! * `writes` — what a write the room produced stores of a game's log (piece or rows).
 //! * `history` — whole seeded games rebuilt from their log at random points: the rebuilt
 //!   history sends the live frames again, byte for byte (positions included).
 //! * `lost_ack` — the real actor over a store whose commit answer is lost (applied or
@@ -27,6 +28,9 @@ mod history;
 mod lost_ack;
 mod reattach;
 mod sim;
+mod writes;
+
+pub use writes::{assert_writes_packed, written_seqs};
 
 use super::{actor, BotChoice, ConnId, Member, Ms, Refusal, SeatCmd};
 use crate::Frame;
@@ -52,60 +56,6 @@ pub const T0: Ms = 1_800_000_000_000;
 /// Settings from JSON (missing fields take their defaults).
 pub fn settings(json: Value) -> RoomSettings {
     serde_json::from_value(json).expect("room settings")
-}
-
-/// What one write the room produced stores of a game's log: its game, the JSON rows
-/// (a game stored as rows) and the packed piece (a packed game). `None` for a write that
-/// is no log write (a seat, the room's status, the deadline column).
-pub struct LogPart<'a> {
-    pub game_id: Uuid,
-    pub rows: &'a [EventRecord],
-    pub piece: Option<&'a parchis_store::LogPiece>,
-}
-
-/// The log parts of `write` (inside a batch too), in order.
-pub fn log_parts(write: &Write) -> Vec<LogPart<'_>> {
-    match write {
-        Write::Append {
-            game_id,
-            events,
-            piece,
-            ..
-        } => vec![LogPart {
-            game_id: *game_id,
-            rows: events,
-            piece: piece.as_ref(),
-        }],
-        Write::Start(start) => vec![LogPart {
-            game_id: start.game.id,
-            rows: &start.events,
-            piece: start.log.as_ref(),
-        }],
-        Write::End(end) => vec![LogPart {
-            game_id: end.game_id,
-            rows: &end.events,
-            piece: end.log.as_ref(),
-        }],
-        Write::Batch(writes) => writes.iter().flat_map(log_parts).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The seqs a log write of game `game_id` stores (first, last), from its piece or its
-/// rows; `None` if it stores nothing of that game.
-pub fn written_seqs(write: &Write, game_id: Uuid) -> Option<(u64, u64)> {
-    let seqs: Vec<(i64, i64)> = log_parts(write)
-        .into_iter()
-        .filter(|p| p.game_id == game_id)
-        .filter_map(|p| match (p.piece, p.rows.first(), p.rows.last()) {
-            (Some(piece), _, _) => Some((piece.first_seq, piece.last_seq)),
-            (None, Some(first), Some(last)) => Some((first.seq, last.seq)),
-            _ => None,
-        })
-        .collect();
-    let first = seqs.iter().map(|s| s.0).min()?;
-    let last = seqs.iter().map(|s| s.1).max()?;
-    Some((u64::try_from(first).ok()?, u64::try_from(last).ok()?))
 }
 
 /// A [`MemoryStore`] whose writes can be made to fail: the N-th write (1-based), or each
