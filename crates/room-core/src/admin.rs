@@ -108,9 +108,9 @@ impl Core {
             // Whatever ends a game reveals its server seed (docs/FAIR_DICE.md): the
             // `dice_revealed` event is stored with the end and sent before the close.
             let reveal = self.dice.reveal();
-            let record = persist::event_record(self.seq + 1, now, &reveal);
-            let piece = self.pack(self.seq + 1, now, std::slice::from_ref(&reveal), false);
-            let end = persist::game_closed(id, &self.code, self.seq, vec![record], piece, now);
+            let (records, piece) =
+                self.log_write(self.seq + 1, now, std::slice::from_ref(&reveal), false);
+            let end = persist::game_closed(id, &self.code, self.seq, records, piece, now);
             self.emit(Effect::Store(Write::End(Box::new(end))));
             let preset = self.settings.preset.clone();
             self.obs

@@ -171,12 +171,13 @@ impl Core {
         record.bot = Some(bot_kind(level).name().to_owned());
         match self.game_id {
             Some(game_id) => {
-                let piece = self.pack(self.seq + 1, now, std::slice::from_ref(&event), false);
+                let (events, piece) =
+                    self.log_write(self.seq + 1, now, std::slice::from_ref(&event), false);
                 let write = Write::Batch(vec![
                     Write::Append {
                         game_id,
                         after_seq: self.seq,
-                        events: vec![persist::event_record(self.seq + 1, now, &event)],
+                        events,
                         piece,
                     },
                     Write::UpsertSeat(record),

@@ -12,7 +12,7 @@
 //! Work is queued: one input may become several steps (an expired clock is applied before
 //! a command, a timeout may abandon a seat, …), each with at most one durable write.
 //!
-//! Size (~820 lines): the room's state, its step queue, the write-ahead staging (with the
+//! Size (~830 lines): the room's state, its step queue, the write-ahead staging (with the
 //! packed log's encoder, which moves only when a write is stored) and the dispatch of
 //! every input belong to one type and are kept together so the order of a
 //! step's effects can be read in one place; the parts that decide lobby, play, bots,
@@ -25,6 +25,7 @@ use crate::observer::Observer;
 use crate::persist::Write;
 use crate::plan::{SeatAsk, StartPlan};
 pub use crate::seat::Seat;
+use crate::Frame;
 use crate::{ConnId, Ms, SeatCmd};
 use parchis_engine::{Action, Colour, Game, RuleSet};
 use parchis_protocol::{AbandonReason, RoomEvent, RoomSettings, RoomStatus};
@@ -222,7 +223,7 @@ pub struct Core {
     pub(super) spectators: Vec<ConnId>,
     pub(super) next_seat_id: u64,
     pub(super) seq: u64,
-    pub(super) history: VecDeque<(u64, Arc<str>)>,
+    pub(super) history: VecDeque<(u64, Frame)>,
     pub(super) history_len: usize,
     pub(super) game: Option<Game>,
     pub(super) game_id: Option<Uuid>,
@@ -280,7 +281,7 @@ pub struct Core {
 impl Core {
     /// The events kept for resuming clients: `(seq, frame)`, oldest first, at most
     /// `history_len` of them.
-    pub fn history(&self) -> &VecDeque<(u64, Arc<str>)> {
+    pub fn history(&self) -> &VecDeque<(u64, Frame)> {
         &self.history
     }
 
@@ -362,20 +363,34 @@ impl Core {
         self.run(now)
     }
 
-    /// Packs `events` (seqs `first_seq, …`, at `at_ms`, the last one `positioned`) as the
-    /// next piece of the running game's packed log, `None` for a game stored as JSON rows.
-    /// The encoder moves past them when the write is stored ([`Core::persisted`]).
-    pub(super) fn pack(
+    /// What the running game stores of `events` (seqs `first_seq, …`, at `at_ms`, the
+    /// last one `positioned`), in its format: for a packed game, the next piece of its
+    /// log and no JSON row (no `serde_json::Value` is built); for a game stored as JSON
+    /// rows (restored from rows written before issue 28: no encoder), the rows and no
+    /// piece. The encoder moves past the piece when the write is stored
+    /// ([`Core::persisted`]).
+    pub(super) fn log_write(
         &mut self,
         first_seq: u64,
         at_ms: Ms,
         events: &[RoomEvent],
         positioned: bool,
-    ) -> Option<parchis_records::LogPiece> {
-        let mut encoder = self.log.clone()?;
-        let piece = crate::persist::pack(&mut encoder, first_seq, at_ms, events, positioned);
-        self.log_next = Some(encoder);
-        piece
+    ) -> (
+        Vec<parchis_records::EventRecord>,
+        Option<parchis_records::LogPiece>,
+    ) {
+        match self.log.clone() {
+            Some(mut encoder) => {
+                let piece =
+                    crate::persist::pack(&mut encoder, first_seq, at_ms, events, positioned);
+                self.log_next = Some(encoder);
+                (Vec::new(), piece)
+            }
+            None => (
+                crate::persist::event_records(first_seq, at_ms, events, positioned),
+                None,
+            ),
+        }
     }
 
     /// A restored game goes on packing its log after `encoder` (the stored log decoded);
@@ -613,14 +628,8 @@ impl Core {
             return;
         };
         // With a game the last frame carries the position (`events_stored`): marked so a
-        // rebuilt history carries it too.
-        let records = crate::persist::event_records(
-            self.seq + 1,
-            commit.at_ms,
-            &commit.events,
-            commit.game.is_some(),
-        );
-        let piece = self.pack(
+        // rebuilt history carries it too. A packed game's write carries its piece only.
+        let (records, piece) = self.log_write(
             self.seq + 1,
             commit.at_ms,
             &commit.events,

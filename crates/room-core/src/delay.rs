@@ -21,9 +21,9 @@ use crate::core::{Core, Effect};
 pub use crate::held::{is_throw, visible_prefix, SpectatorDelay};
 use crate::replay::LoggedEvent;
 use crate::ConnId;
+use crate::Frame;
 use parchis_engine::Game;
 use parchis_protocol::{RoomEvent, RoomStatus, RoomView};
-use std::sync::Arc;
 
 impl Core {
     /// Whether the room's spectators are shown the game late now: a delay is set and a
@@ -41,13 +41,7 @@ impl Core {
 
     /// Sends event `frame` (seq `seq`, a throw or not) of a delayed game to the players at once and
     /// keeps it for the spectators; then lets out to the spectators what is due.
-    pub(crate) fn delay_frame(
-        &mut self,
-        seq: u64,
-        throw: bool,
-        frame: Arc<str>,
-        game: Option<Game>,
-    ) {
+    pub(crate) fn delay_frame(&mut self, seq: u64, throw: bool, frame: Frame, game: Option<Game>) {
         for conn in self.player_conns() {
             self.emit(Effect::Send {
                 conn,
@@ -65,7 +59,7 @@ impl Core {
         self.send_spectators(held);
     }
 
-    fn send_spectators(&mut self, frames: Vec<Arc<str>>) {
+    fn send_spectators(&mut self, frames: Vec<Frame>) {
         let spectators: Vec<ConnId> = self.spectators.clone();
         for frame in frames {
             for &conn in &spectators {
@@ -103,7 +97,7 @@ impl Core {
     }
 
     /// The history frames after `last_seq` that spectators may have.
-    pub(crate) fn spectator_missed(&self, last_seq: u64) -> Vec<Arc<str>> {
+    pub(crate) fn spectator_missed(&self, last_seq: u64) -> Vec<Frame> {
         let shown = self.spectator_seq();
         self.history
             .iter()
@@ -120,7 +114,7 @@ impl Core {
         log: &[LoggedEvent],
         positions: &[(u64, Game)],
         start: Game,
-        frame_of: impl Fn(&LoggedEvent, Option<&Game>) -> Arc<str>,
+        frame_of: impl Fn(&LoggedEvent, Option<&Game>) -> Frame,
     ) {
         let from = log
             .iter()

@@ -3,11 +3,11 @@
 
 use crate::persist::Write;
 use crate::reserved::{DirectorAnswer, DirectorCmd};
+use crate::Frame;
 use crate::{BotChoice, ConnId, Member, Ms, Refusal, SeatCmd};
 use parchis_engine::{Action, Colour, Game};
 use parchis_protocol::ErrorCode;
 use parchis_records::WriteFailure;
-use std::sync::Arc;
 
 /// Something that happened to the room.
 #[derive(Debug)]
@@ -147,18 +147,18 @@ pub enum Effect {
         /// The connection.
         conn: ConnId,
         /// Encoded JSON.
-        frame: Arc<str>,
+        frame: Frame,
     },
     /// Queue this frame for every attached connection.
     Broadcast {
         /// Encoded JSON.
-        frame: Arc<str>,
+        frame: Frame,
     },
     /// Queue a seat's emote for every attached connection but those whose player blocked
     /// the seat's account (the connection's mutes, issue 26).
     Emote {
         /// Encoded JSON.
-        frame: Arc<str>,
+        frame: Frame,
         /// The sending seat's account (`None`: a guest, muted by nobody).
         from: Option<uuid::Uuid>,
     },

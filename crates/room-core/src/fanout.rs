@@ -3,10 +3,10 @@
 //! history, or a snapshot when they are too old).
 
 use crate::core::{Core, Effect};
+use crate::Frame;
 use crate::{encode, ConnId, Member, Ms, Refusal};
 use parchis_protocol::{close_code, AwaySeat, ErrorCode, Role, RoomStatus, ServerMessage};
 use parchis_records::hash_token;
-use std::sync::Arc;
 
 impl Core {
     /// Whether no connection is attached (no seat's, no spectator's).
@@ -222,7 +222,7 @@ impl Core {
     }
 
     /// The history frames after `last_seq`.
-    pub(super) fn missed(&self, last_seq: u64) -> Vec<Arc<str>> {
+    pub(super) fn missed(&self, last_seq: u64) -> Vec<Frame> {
         self.history
             .iter()
             .filter(|(seq, _)| *seq > last_seq)

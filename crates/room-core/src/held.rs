@@ -1,10 +1,10 @@
 //! The spectator delay's rule and its buffer, as plain values (the room's use of them
 //! is [`crate::delay`], whose docs state the rule).
 
+use crate::Frame;
 use parchis_engine::{Event, Game};
 use parchis_protocol::RoomEvent;
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 /// Whether `event` is a throw of the game (a `dice_rolled` engine event; opening rolls
 /// are not).
@@ -42,7 +42,7 @@ struct Held {
     seq: u64,
     /// Throws up to and including this event.
     throws: u64,
-    frame: Arc<str>,
+    frame: Frame,
     /// The game its frame's position shows, for a positioned frame.
     game: Option<Game>,
 }
@@ -70,7 +70,7 @@ impl SpectatorDelay {
     }
 
     /// Keeps `frame` (event `seq`, a throw or not, with the game its position shows).
-    pub(crate) fn hold(&mut self, seq: u64, throw: bool, frame: Arc<str>, game: Option<Game>) {
+    pub(crate) fn hold(&mut self, seq: u64, throw: bool, frame: Frame, game: Option<Game>) {
         self.throws += u64::from(throw);
         self.held.push_back(Held {
             seq,
@@ -81,7 +81,7 @@ impl SpectatorDelay {
     }
 
     /// The held frames the rule lets out now, oldest first.
-    pub(crate) fn release(&mut self, delay: u8) -> Vec<Arc<str>> {
+    pub(crate) fn release(&mut self, delay: u8) -> Vec<Frame> {
         let mut out = Vec::new();
         while let Some(h) = self.held.front() {
             if h.throws != 0 && h.throws + u64::from(delay) > self.throws {
@@ -96,7 +96,7 @@ impl SpectatorDelay {
     }
 
     /// Every held frame, oldest first (the game is over).
-    pub(crate) fn release_all(&mut self) -> Vec<Arc<str>> {
+    pub(crate) fn release_all(&mut self) -> Vec<Frame> {
         let held = std::mem::take(&mut self.held);
         held.into_iter()
             .map(|h| {
@@ -158,7 +158,7 @@ mod tests {
     #[test]
     fn held_frames_come_out_n_throws_later() {
         let mut d = SpectatorDelay::default();
-        let f = |s: &str| -> Arc<str> { Arc::from(s) };
+        let f = |s: &str| -> Frame { Frame::from(s) };
         d.hold(1, false, f("start"), None);
         assert_eq!(d.release(2), vec![f("start")], "before any throw");
         d.hold(2, true, f("r1"), None);

@@ -603,9 +603,10 @@ impl Core {
     pub(crate) fn start_write(&mut self, plan: &StartPlan) -> Write {
         // The bots' `player_joined` events come first (lobby events: not stored).
         let first_seq = self.seq + plan.bot_events.len() as u64 + 1;
-        // Their last frame carries the game's first position (`start_stored`): marked.
-        let events = persist::event_records(first_seq, plan.at_ms, &plan.events, true);
-        // A new game's packed log starts here (the encoder is kept once it is stored).
+        // A new game's packed log starts here (the encoder is kept once it is stored); its
+        // first piece is all the start stores of the events (no JSON row: a new game is
+        // never stored as rows). Their last frame carries the game's first position
+        // (`start_stored`): marked.
         let mut encoder = crate::throws::Encoder::new();
         let log = persist::pack(&mut encoder, first_seq, plan.at_ms, &plan.events, true);
         self.log_next = Some(encoder);
@@ -624,7 +625,7 @@ impl Core {
                 .iter()
                 .map(|s| persist::seat_record(&self.code, s))
                 .collect(),
-            events,
+            events: Vec::new(),
             log,
         }))
     }

@@ -79,11 +79,13 @@ pub enum Write {
         game_id: Uuid,
         /// The last seq the room believes stored.
         after_seq: u64,
-        /// The events, `after_seq + 1, …`, as JSON rows (what is stored for a game whose
-        /// log is not packed: one restored from rows written before issue 28).
+        /// The events, `after_seq + 1, …`, as JSON rows: only for a game stored as rows
+        /// (one restored from rows written before issue 28, with no encoder); empty for
+        /// a packed game.
         events: Vec<EventRecord>,
         /// The same events packed as the next piece of the game's packed log
-        /// ([`crate::throws`]): stored instead of `events` when present.
+        /// ([`crate::throws`]): what a packed game stores (`events` is then empty); `None`
+        /// for a game stored as rows.
         piece: Option<LogPiece>,
     },
     /// Start a game: one transaction.
@@ -111,16 +113,20 @@ impl From<Write> for parchis_records::RoomWrite {
         match write {
             Write::UpsertSeat(record) => W::UpsertSeat(record),
             Write::DeleteSeat { colour } => W::DeleteSeat { colour },
+            // The room builds no JSON row for a packed game (`Core::log_write`).
             Write::Append {
                 game_id,
                 after_seq,
                 piece: Some(piece),
-                ..
-            } => W::AppendLog {
-                game_id,
-                after_seq: after_seq as i64,
-                piece,
-            },
+                events,
+            } => {
+                debug_assert!(events.is_empty(), "JSON rows beside a packed piece");
+                W::AppendLog {
+                    game_id,
+                    after_seq: after_seq as i64,
+                    piece,
+                }
+            }
             Write::Append {
                 game_id,
                 after_seq,
@@ -131,19 +137,10 @@ impl From<Write> for parchis_records::RoomWrite {
                 after_seq: after_seq as i64,
                 events,
             },
-            // A packed game stores its piece, never its JSON rows.
-            Write::Start(mut start) => {
-                if start.log.is_some() {
-                    start.events = Vec::new();
-                }
-                W::Start(start)
-            }
-            Write::End(mut end) => {
-                if end.log.is_some() {
-                    end.events = Vec::new();
-                }
-                W::End(end)
-            }
+            // A packed game's start and end carry their piece only (the store refuses
+            // a piece beside JSON rows: `InvalidWrite`).
+            Write::Start(start) => W::Start(start),
+            Write::End(end) => W::End(end),
             Write::RoomStatus(update) => W::RoomStatus(update),
             Write::SetDeadline {
                 game_id,
@@ -492,8 +489,9 @@ pub fn reason_text(outcome: &Outcome) -> &'static str {
     }
 }
 
-/// The end of game `game_id` in room `code` with its final `events` after `after_seq`;
-/// `rated`: the rated result of a rated room's game ([`crate::rated::rated_game`]), whose
+/// The end of game `game_id` in room `code` with its final events after `after_seq`:
+/// `events` as JSON rows for a game stored as rows, or `log`, the piece of a packed game
+/// (one of the two); `rated`: the rated result of a rated room's game ([`crate::rated::rated_game`]), whose
 /// ratings the store updates in the same transaction.
 #[allow(clippy::too_many_arguments)]
 pub fn game_end(
@@ -533,8 +531,8 @@ pub fn status_finished(at: Ms) -> RoomStatusUpdate {
 /// The end of a running game closed by an administrator: no winner, reason
 /// `closed_by_admin`, room finished. Never rated, even in a rated room: nobody won or
 /// lost it (docs/ACCOUNTS.md).
-/// `events` (after `after_seq`) are its final events (the server seed revealed), `log`
-/// the same packed (stored instead of them when present).
+/// Its final events (the server seed revealed) after `after_seq` are `events` as JSON
+/// rows for a game stored as rows, or `log`, the piece of a packed game (one of the two).
 pub fn game_closed(
     game_id: Uuid,
     code: &str,

@@ -6,6 +6,7 @@ use crate::core::{Core, Effect, EventsCommit, Seat, Then};
 use crate::persist::{self, StoredSeat, Write};
 use crate::replay::{LoggedEvent, Replayed};
 use crate::seat::SeatBot;
+use crate::Frame;
 use crate::{encode, Ms};
 use parchis_engine::{Colour, SeatStatus};
 use parchis_protocol::{RoomEvent, RoomStatus};
@@ -211,7 +212,7 @@ impl Core {
         &self,
         log: &[LoggedEvent],
         positions: &[(u64, parchis_engine::Game)],
-    ) -> VecDeque<(u64, std::sync::Arc<str>)> {
+    ) -> VecDeque<(u64, Frame)> {
         let skip = log.len().saturating_sub(self.history_len);
         log[skip..]
             .iter()

@@ -12,11 +12,108 @@ pub type ConnId = u64;
 /// A point in time or a duration, in unix milliseconds: the core's only notion of time.
 pub type Ms = i64;
 
-/// Serializes a server message once, for any number of queues.
-pub fn encode(msg: &ServerMessage) -> Arc<str> {
+/// Serializes a server message once, for any number of queues ([`Frame`]).
+pub fn encode(msg: &ServerMessage) -> Frame {
     // Serializing these plain types cannot fail; an empty frame would be harmless anyway.
-    Arc::from(serde_json::to_string(msg).unwrap_or_default())
+    Frame::from(serde_json::to_string(msg).unwrap_or_default())
 }
+
+/// One server message serialised once (its JSON text), shared by every queue, history
+/// and socket it goes to: a clone is a reference count, never a copy. The same buffer is
+/// seen as text ([`Frame::as_str`], `Deref<Target = str>`) and as [`bytes::Bytes`]
+/// ([`Frame::bytes`]), which a WebSocket text message takes without copying (the
+/// server's socket writer).
+#[derive(Clone)]
+pub struct Frame {
+    /// The JSON text.
+    text: Arc<str>,
+    /// The same buffer as `text` (its owner is a clone of `text`).
+    bytes: bytes::Bytes,
+}
+
+/// The owner of a frame's [`bytes::Bytes`]: the frame's text itself.
+struct SharedText(Arc<str>);
+
+impl AsRef<[u8]> for SharedText {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+impl Frame {
+    /// The frame's JSON text.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The frame's bytes (UTF-8 JSON): a handle on the frame's own buffer, no copy.
+    pub fn bytes(&self) -> bytes::Bytes {
+        self.bytes.clone()
+    }
+
+    /// Whether `a` and `b` are the same frame (one serialisation, one buffer), not merely
+    /// equal text.
+    pub fn ptr_eq(a: &Frame, b: &Frame) -> bool {
+        Arc::ptr_eq(&a.text, &b.text)
+    }
+}
+
+impl From<Arc<str>> for Frame {
+    /// The frame of `text` (no copy of it).
+    fn from(text: Arc<str>) -> Frame {
+        let bytes = bytes::Bytes::from_owner(SharedText(text.clone()));
+        Frame { text, bytes }
+    }
+}
+
+impl From<String> for Frame {
+    /// The frame of `text` (moved into the frame's one buffer).
+    fn from(text: String) -> Frame {
+        Frame::from(Arc::<str>::from(text))
+    }
+}
+
+impl From<&str> for Frame {
+    /// The frame of a copy of `text`.
+    fn from(text: &str) -> Frame {
+        Frame::from(Arc::<str>::from(text))
+    }
+}
+
+impl std::ops::Deref for Frame {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.text
+    }
+}
+
+impl AsRef<str> for Frame {
+    fn as_ref(&self) -> &str {
+        &self.text
+    }
+}
+
+impl std::fmt::Debug for Frame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.text, f)
+    }
+}
+
+impl std::fmt::Display for Frame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl PartialEq for Frame {
+    /// Equal text (whether or not the same buffer: [`Frame::ptr_eq`]).
+    fn eq(&self, other: &Frame) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for Frame {}
 
 /// What a connection is in a room, as the room answered its join.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -25,6 +25,7 @@ use super::{
 };
 use crate::end::{Rehomed, RoomEnd};
 use crate::rooms::Rooms;
+use crate::Frame;
 use parchis_protocol::{close_code, ErrorCode};
 use parchis_room_core::core::{BotJob, Core, Effect, Input, WriteFailed};
 use parchis_room_core::persist::Write;
@@ -56,7 +57,7 @@ pub(crate) struct Actor {
     lost: Vec<ConnId>,
     /// Broadcast frames already queued for the players named with each, waiting for the
     /// other members (spectators) until the batch is done: players' frames go first.
-    for_spectators: Vec<(Arc<str>, Vec<ConnId>)>,
+    for_spectators: Vec<(Frame, Vec<ConnId>)>,
     publish: bool,
     /// The last durable write that failed (restore reports it).
     pub(crate) persist_error: Option<String>,

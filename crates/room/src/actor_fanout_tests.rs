@@ -11,11 +11,11 @@ const PLAYERS: [ConnId; 2] = [1, 2];
 const SPECTATORS: [ConnId; 2] = [3, 4];
 
 /// One connection's outbound queue: the actor's end and the test's.
-type Queue = (mpsc::Sender<Arc<str>>, mpsc::Receiver<Arc<str>>);
+type Queue = (mpsc::Sender<Frame>, mpsc::Receiver<Frame>);
 
 /// An actor (not running: the test drives it) of a lobby where conns 1 and 2 hold seats
 /// and 3 and 4 watch; each link queues into `queue(conn)`.
-async fn room_with(queue: impl Fn(ConnId) -> mpsc::Sender<Arc<str>>) -> Actor {
+async fn room_with(queue: impl Fn(ConnId) -> mpsc::Sender<Frame>) -> Actor {
     let mut actor = lobby_actor("PRIORITY1").await;
     for conn in PLAYERS {
         let (reply, answer) = oneshot::channel();
@@ -50,14 +50,14 @@ async fn room_with(queue: impl Fn(ConnId) -> mpsc::Sender<Arc<str>>) -> Actor {
 }
 
 /// Everything queued on `rx` so far.
-fn drain(rx: &mut mpsc::Receiver<Arc<str>>) -> Vec<String> {
+fn drain(rx: &mut mpsc::Receiver<Frame>) -> Vec<String> {
     std::iter::from_fn(|| rx.try_recv().ok())
         .map(|f| f.to_string())
         .collect()
 }
 
-fn frame(s: &str) -> Arc<str> {
-    Arc::from(s)
+fn frame(s: &str) -> Frame {
+    Frame::from(s)
 }
 
 /// One queue shared by every connection shows the order the actor queued in: both
@@ -96,7 +96,7 @@ async fn spectators_get_the_batch_once_it_is_done_and_nobody_twice() {
         .map(|&c| (c, mpsc::channel(1024)))
         .collect();
     let mut actor = room_with(|c| queues[&c].0.clone()).await;
-    let mut rx: HashMap<ConnId, mpsc::Receiver<Arc<str>>> =
+    let mut rx: HashMap<ConnId, mpsc::Receiver<Frame>> =
         queues.into_iter().map(|(c, (_, rx))| (c, rx)).collect();
     for r in rx.values_mut() {
         drain(r);
@@ -138,5 +138,61 @@ async fn spectators_get_the_batch_once_it_is_done_and_nobody_twice() {
         .await;
     for c in PLAYERS.iter().chain(&SPECTATORS) {
         assert_eq!(drain(rx.get_mut(c).expect("queue")), ["c"], "conn {c}");
+    }
+}
+
+/// Issue 28, "each frame serialised once": a room event is serialised once, and every
+/// recipient's queue (players and spectators alike) holds that one frame, the same
+/// buffer (pointer equality), not a copy or a serialisation of its own.
+#[tokio::test]
+async fn every_recipient_of_an_event_gets_the_one_serialised_frame() {
+    let queues: HashMap<ConnId, Queue> = PLAYERS
+        .iter()
+        .chain(&SPECTATORS)
+        .map(|&c| (c, mpsc::channel(1024)))
+        .collect();
+    let mut actor = room_with(|c| queues[&c].0.clone()).await;
+    let mut rx: HashMap<ConnId, mpsc::Receiver<Frame>> =
+        queues.into_iter().map(|(c, (_, rx))| (c, rx)).collect();
+    for r in rx.values_mut() {
+        drain(r);
+    }
+    // A third player joins: its `player_joined` event goes to everyone already there.
+    let (tx, _joiner) = mpsc::channel(1024);
+    let (reply, answer) = oneshot::channel();
+    actor
+        .on_cmd(RoomCmd::Join {
+            link: link(5, &tx),
+            req: 1,
+            name: "player 5".into(),
+            colour: None,
+            client_seed: None,
+            account: None,
+            reply,
+        })
+        .await;
+    let member = answer.await.expect("answered").expect("seated");
+    assert!(matches!(member, Member::Player(_)), "{member:?}");
+    actor.fan_out_to_spectators();
+    let joined: Vec<Frame> = PLAYERS
+        .iter()
+        .chain(&SPECTATORS)
+        .map(|c| {
+            let r = rx.get_mut(c).expect("queue");
+            let mine: Vec<Frame> = std::iter::from_fn(|| r.try_recv().ok())
+                .filter(|f| f.contains("player_joined") && f.contains("player 5"))
+                .collect();
+            assert_eq!(mine.len(), 1, "conn {c}: {mine:?}");
+            mine[0].clone()
+        })
+        .collect();
+    let first = &joined[0];
+    for (frame, conn) in joined.iter().zip(PLAYERS.iter().chain(&SPECTATORS)) {
+        assert!(Frame::ptr_eq(frame, first), "conn {conn} got another copy");
+        assert_eq!(
+            frame.bytes().as_ptr(),
+            first.as_str().as_ptr(),
+            "conn {conn}: the bytes a socket writes are the frame's own buffer"
+        );
     }
 }

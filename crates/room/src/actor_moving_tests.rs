@@ -10,7 +10,7 @@ use crate::SeatCmd;
 #[tokio::test]
 async fn the_commands_queued_when_the_room_moves_are_answered_room_unavailable() {
     let mut actor = lobby_actor("MOVING1").await;
-    let (tx, mut out) = mpsc::channel::<Arc<str>>(64);
+    let (tx, mut out) = mpsc::channel::<Frame>(64);
     let link = link(1, &tx);
     let (reply, answer) = oneshot::channel();
     actor

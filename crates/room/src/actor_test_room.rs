@@ -5,6 +5,7 @@
 use super::Actor;
 use crate::create::room_init;
 use crate::rooms::RoomsConfig;
+use crate::Frame;
 use crate::SingleNode;
 use crate::{now_ms, ConnId, ConnLink, Kick, Unwritten};
 use parchis_protocol::RoomSettings;
@@ -15,7 +16,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// A link for connection `id` that queues into `tx`, with a 1 MiB unwritten bound.
-pub(crate) fn link(id: ConnId, tx: &mpsc::Sender<Arc<str>>) -> ConnLink {
+pub(crate) fn link(id: ConnId, tx: &mpsc::Sender<Frame>) -> ConnLink {
     ConnLink {
         id,
         tx: tx.clone(),

@@ -50,7 +50,7 @@ pub use self::restore::{restore, RestoreError};
 pub use self::rooms::{Host, Rooms, RoomsConfig};
 pub use self::single_node::SingleNode;
 pub use parchis_room_core::{
-    encode, BotChoice, ConnId, Listing, Member, Ms, Reattach, Refusal, Restored, SeatCmd,
+    encode, BotChoice, ConnId, Frame, Listing, Member, Ms, Reattach, Refusal, Restored, SeatCmd,
 };
 
 use parchis_engine::Colour;

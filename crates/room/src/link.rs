@@ -2,6 +2,7 @@
 //! switch. Held by the actor only; the core names connections by [`ConnId`].
 
 use super::ConnId;
+use crate::Frame;
 use parchis_protocol::close_code;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -72,7 +73,7 @@ pub struct ConnLink {
     /// The connection.
     pub id: ConnId,
     /// Outbound queue of encoded JSON frames (bounded in frames as a backstop).
-    pub tx: mpsc::Sender<Arc<str>>,
+    pub tx: mpsc::Sender<Frame>,
     /// Closes the connection.
     pub kick: Kick,
     /// Bytes queued and not yet written.
@@ -104,7 +105,7 @@ impl Mutes {
 impl ConnLink {
     /// Queues a frame without waiting. A queue over its byte limit (or its frame
     /// backstop) kicks the connection as a slow consumer (4001) and returns `false`.
-    pub fn send(&self, msg: Arc<str>) -> bool {
+    pub fn send(&self, msg: Frame) -> bool {
         let len = msg.len();
         if self.unwritten.bytes() + len > self.max_unwritten {
             self.kick.kick(

@@ -2,8 +2,8 @@
 //! connections"): every remote link of this node whose socket is on edge node `E` hands
 //! its messages, numbered and in its order, to `E`'s publisher ([`Publishers`]), which
 //! publishes them to `P.edge.E`, one NATS message per frame *and edge node* rather than
-//! per socket: the same frame (the same `Arc`, as the room's broadcast sends one to
-//! every link) for several links goes once, with one line per link
+//! per socket: the same frame (the same shared buffer, [`Frame::ptr_eq`], as the room's
+//! broadcast sends one to every link) for several links goes once, with one line per link
 //! ([`super::edge_msg::encode_many`]).
 //!
 //! What stays per link: the counter `n` and the order (each link's egress task is the one
@@ -16,9 +16,9 @@
 use super::edge_msg::{self, EdgeLine};
 use super::metrics as m;
 
-use parchis_room::Unwritten;
+use parchis_room::{Frame, Unwritten};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use tokio::sync::mpsc;
 use tracing::{debug, Instrument};
 
@@ -37,7 +37,7 @@ pub struct Item {
     /// Its line (connection, generation, counter, kind, tag).
     pub line: EdgeLine,
     /// The body: the room's frame, a kick's body or an `end`'s (the owner's epoch).
-    pub body: Arc<str>,
+    pub body: Frame,
     /// It may share a message with other links' items of the same body (a frame that is
     /// not a reply).
     pub groupable: bool,
@@ -48,7 +48,7 @@ pub struct Item {
 
 /// Which items go in which message, in publishing order (indices into `items`, each
 /// message's in their queue order). An item joins the latest message before it whose body
-/// is the same `Arc` (both groupable) unless a message after that one holds an item of
+/// is the same frame ([`Frame::ptr_eq`], both groupable) unless a message after that one holds an item of
 /// its own link (it would overtake it); otherwise it starts a message. Looks at most
 /// [`LOOK_BACK`] messages back. Pure.
 pub fn plan(items: &[Item]) -> Vec<Vec<usize>> {
@@ -57,7 +57,7 @@ pub fn plan(items: &[Item]) -> Vec<Vec<usize>> {
         if item.groupable {
             for msg in messages.iter_mut().rev().take(LOOK_BACK) {
                 let first = &items[msg[0]];
-                if first.groupable && Arc::ptr_eq(&first.body, &item.body) {
+                if first.groupable && Frame::ptr_eq(&first.body, &item.body) {
                     msg.push(i);
                     continue 'items;
                 }
@@ -164,7 +164,7 @@ mod tests {
     use super::*;
     use crate::links::wire::{Kind, Tag};
 
-    fn item(conn: u64, body: &Arc<str>, groupable: bool) -> Item {
+    fn item(conn: u64, body: &Frame, groupable: bool) -> Item {
         Item {
             line: EdgeLine {
                 conn,
@@ -181,11 +181,11 @@ mod tests {
 
     #[test]
     fn one_frame_for_several_links_is_one_message() {
-        let e: Arc<str> = Arc::from(r#"{"type":"event"}"#);
+        let e: Frame = Frame::from(r#"{"type":"event"}"#);
         let items = [item(1, &e, true), item(2, &e, true), item(3, &e, true)];
         assert_eq!(plan(&items), vec![vec![0, 1, 2]]);
-        // An equal frame that is another Arc is another message.
-        let copy: Arc<str> = Arc::from(r#"{"type":"event"}"#);
+        // An equal frame serialised again (another buffer) is another message.
+        let copy: Frame = Frame::from(r#"{"type":"event"}"#);
         let items = [item(1, &e, true), item(2, &copy, true)];
         assert_eq!(plan(&items), vec![vec![0], vec![1]]);
     }
@@ -193,10 +193,10 @@ mod tests {
     #[test]
     fn an_item_joins_its_frame_past_other_links_but_never_past_its_own() {
         let (e, turn, ok, next) = (
-            Arc::<str>::from("{e}"),
-            Arc::<str>::from("{t}"),
-            Arc::<str>::from("{ok}"),
-            Arc::<str>::from("{e2}"),
+            Frame::from("{e}"),
+            Frame::from("{t}"),
+            Frame::from("{ok}"),
+            Frame::from("{e2}"),
         );
         // Link 1 handed over its event, its your_turn and its reply before links 2 and 3
         // handed over the event: they join the event's message (links 2 and 3 have
@@ -221,17 +221,17 @@ mod tests {
 
     #[test]
     fn replies_kicks_and_ends_are_never_grouped() {
-        let r: Arc<str> = Arc::from(r#"{"type":"ok","req":1}"#);
+        let r: Frame = Frame::from(r#"{"type":"ok","req":1}"#);
         let items = [item(1, &r, false), item(2, &r, false)];
         assert_eq!(plan(&items), vec![vec![0], vec![1]]);
-        let e: Arc<str> = Arc::from("{e}");
+        let e: Frame = Frame::from("{e}");
         let items = [item(1, &e, true), item(2, &e, false), item(3, &e, true)];
         assert_eq!(plan(&items), vec![vec![0, 2], vec![1]]);
     }
 
     #[test]
     fn within_a_message_and_across_messages_each_links_order_is_kept() {
-        let bodies: Vec<Arc<str>> = (0..5).map(|i| Arc::from(format!("{{{i}}}"))).collect();
+        let bodies: Vec<Frame> = (0..5).map(|i| Frame::from(format!("{{{i}}}"))).collect();
         // Three links each handed over bodies 0..5 in order, interleaved differently.
         let order = [
             (1, 0),
@@ -276,7 +276,7 @@ mod tests {
         for msg in &messages {
             assert!(msg
                 .iter()
-                .all(|&i| Arc::ptr_eq(&items[i].body, &items[msg[0]].body)));
+                .all(|&i| Frame::ptr_eq(&items[i].body, &items[msg[0]].body)));
         }
         assert_eq!(
             messages,

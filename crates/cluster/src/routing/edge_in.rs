@@ -9,8 +9,7 @@ use crate::links::relay::{welcome_info, Verdict};
 use crate::links::wire::{self, KickBody, Kind, Tag};
 use crate::state::NodeState;
 use parchis_protocol::close_code;
-use parchis_room::ConnId;
-use std::sync::Arc;
+use parchis_room::{ConnId, Frame};
 use tracing::{debug, info};
 
 /// Handles one `P.edge.<me>` message ([`crate::links::edge_msg`]): each of its lines is judged
@@ -30,7 +29,7 @@ pub(super) fn on_edge_message(state: &NodeState, msg: async_nats::Message) {
     };
     // A reply's tag is read from the frame itself (`{"type":"ok","req":…`), once.
     let mut frame_tag = None;
-    let mut shared: Option<Arc<str>> = None;
+    let mut shared: Option<Frame> = None;
     let mut follow: smallvec::SmallVec<[(ConnId, &'static str); 2]> = smallvec::SmallVec::new();
     let edge = &cluster.routing.edge;
     let mut conns = edge.lock();
@@ -78,7 +77,7 @@ pub(super) fn on_edge_message(state: &NodeState, msg: async_nats::Message) {
                 }
                 relayed(Relayed::Delivered);
                 e.link
-                    .send(shared.get_or_insert_with(|| Arc::from(text)).clone());
+                    .send(shared.get_or_insert_with(|| Frame::from(text)).clone());
             }
             Verdict::Duplicate => relayed(Relayed::Duplicate),
             Verdict::Stale => relayed(Relayed::Stale),

@@ -18,8 +18,7 @@ use crate::links::publisher::Item;
 use crate::links::wire::{frame_tag, EndBody, KickBody, Kind, Tag};
 use crate::state::NodeState;
 use parchis_protocol::close_code;
-use parchis_room::{ConnLink, Kick, Unwritten};
-use std::sync::Arc;
+use parchis_room::{ConnLink, Frame, Kick, Unwritten};
 use tokio::sync::mpsc;
 use tracing::{debug, Instrument};
 
@@ -45,7 +44,7 @@ pub struct EdgeAddr {
 /// frames, unless too slow, then `kick`).
 pub fn remote_link(state: &NodeState, out: ToPublisher, room: &str, edge: EdgeAddr) -> ConnLink {
     let cfg = state.links();
-    let (tx, rx) = mpsc::channel::<Arc<str>>(cfg.outbound_queue.max(1));
+    let (tx, rx) = mpsc::channel::<Frame>(cfg.outbound_queue.max(1));
     let link = ConnLink {
         id: state.next_id(),
         tx,
@@ -81,7 +80,7 @@ struct Egress {
 }
 
 impl Egress {
-    async fn run(mut self, mut rx: mpsc::Receiver<Arc<str>>, kick: Kick) {
+    async fn run(mut self, mut rx: mpsc::Receiver<Frame>, kick: Kick) {
         loop {
             tokio::select! {
                 biased;
@@ -92,7 +91,7 @@ impl Egress {
                     None => {
                         let end = EndBody { epoch: Some(self.edge.epoch) };
                         let body = serde_json::to_string(&end).unwrap_or_default();
-                        self.send(Kind::End, Tag::Other, Arc::from(body), None).await;
+                        self.send(Kind::End, Tag::Other, Frame::from(body), None).await;
                         return;
                     }
                 },
@@ -113,11 +112,11 @@ impl Egress {
             epoch,
         })
         .unwrap_or_default();
-        self.send(Kind::Kick, Tag::Other, Arc::from(body), None)
+        self.send(Kind::Kick, Tag::Other, Frame::from(body), None)
             .await;
     }
 
-    async fn frame(&mut self, frame: Arc<str>) {
+    async fn frame(&mut self, frame: Frame) {
         let tag = frame_tag(&frame);
         let unwritten = Some(self.unwritten.clone());
         self.send(Kind::Frame, tag, frame, unwritten).await;
@@ -125,7 +124,7 @@ impl Egress {
 
     /// Numbers the link's next message and hands it to the publisher (which releases
     /// `unwritten` once it is published).
-    async fn send(&mut self, kind: Kind, tag: Tag, body: Arc<str>, unwritten: Option<Unwritten>) {
+    async fn send(&mut self, kind: Kind, tag: Tag, body: Frame, unwritten: Option<Unwritten>) {
         self.n += 1;
         let line = EdgeLine {
             conn: self.edge.conn,

@@ -185,7 +185,11 @@ async fn a_bot_takeover_stores_its_event_and_the_bot_seat_in_one_write() {
             _ => None,
         })
         .expect("a batch was stored");
-    assert!(matches!(batch[0], Write::Append { .. }), "{batch:?}");
+    // A packed game: the takeover event is stored as its piece, with no JSON row.
+    assert!(
+        matches!(&batch[0], Write::Append { events, piece: Some(_), .. } if events.is_empty()),
+        "{batch:?}"
+    );
     assert!(
         matches!(&batch[1], Write::UpsertSeat(s) if s.bot.is_some()),
         "{batch:?}"

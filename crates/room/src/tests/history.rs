@@ -10,6 +10,7 @@
 //! `HISTORY_SEED=<seed>` runs one game, `HISTORY_GAMES=<n>` more of them.
 
 use super::{first_command, room_init, settings, Driver, FaultyStore};
+use crate::Frame;
 use crate::{Member, Ms, SeatCmd};
 use parchis_engine::{Action, Colour, Preset};
 use parchis_protocol::{Play, RoomStatus, ServerMessage};
@@ -59,7 +60,7 @@ struct Game {
     /// The join connection (and so the token, `token-{conn}`) of each person's colour.
     people: HashMap<Colour, u64>,
     /// Every event frame the spectator received, by seq (over every incarnation).
-    sent: BTreeMap<u64, Arc<str>>,
+    sent: BTreeMap<u64, Frame>,
     /// Frames of the spectator's inbox already read into `sent`.
     read: usize,
     next_req: u64,
@@ -367,6 +368,19 @@ pub(super) async fn rebuilt(
     history: usize,
     now: Ms,
 ) -> (Core, Vec<Effect>) {
+    rebuilt_with(d, store, history, now, true).await
+}
+
+/// [`rebuilt`], the room packing its log after the stored one (`packing`) or, without
+/// its encoder, going on as a game stored as JSON rows (restored from rows written
+/// before issue 28).
+async fn rebuilt_with(
+    d: &Driver,
+    store: &FaultyStore,
+    history: usize,
+    now: Ms,
+    packing: bool,
+) -> (Core, Vec<Effect>) {
     let code = d.core.code();
     let snap = store
         .get_room(code)
@@ -404,7 +418,7 @@ pub(super) async fn rebuilt(
     for seat in &snap.seats {
         core.restore_seat(persist::seat_from(seat).expect("seat reads"), now);
     }
-    core.resume_log(encoder);
+    core.resume_log(encoder.filter(|_| packing));
     let (_, effects) = core.restore_game(record.id, &log, replayed, record.deadline_ms, now);
     (core, effects)
 }
@@ -441,6 +455,7 @@ async fn run(seed: u64) -> Checked {
         .expect("room");
     let (log, _) = persist::stored_log(&snap.events, snap.log.as_ref()).expect("stored log reads");
     assert!(snap.events.is_empty(), "a new game stores no JSON rows");
+    super::assert_writes_packed(seed, &g.d.persisted, &log);
     let stored_bytes = snap.log.as_ref().map_or(0, |l| l.bytes.len());
     g.checked.packed_bytes = throws::encode(&log).len();
     assert_eq!(
@@ -523,7 +538,8 @@ async fn a_deadline_written_by_a_clock_running_ahead_is_not_kept_by_the_next_own
     assert!(
         effects.iter().any(|e| matches!(
             e,
-            Effect::Persist(Write::Append { events, .. }) if events.len() == 1
+            Effect::Persist(Write::Append { events, piece: Some(piece), .. })
+                if events.is_empty() && piece.first_seq == piece.last_seq
         )),
         "a fresh `turn` is stored: {effects:?}"
     );
@@ -540,5 +556,37 @@ async fn a_deadline_written_by_a_clock_running_ahead_is_not_kept_by_the_next_own
     assert!(
         !again.iter().any(|e| matches!(e, Effect::Persist(_))),
         "a deadline within a full clock is kept: {again:?}"
+    );
+}
+
+/// A game stored as JSON rows (restored from rows written before issue 28: no encoder)
+/// goes on as rows: the room's write carries the rows and no piece.
+#[tokio::test]
+async fn a_game_restored_without_its_encoder_writes_json_rows_and_no_piece() {
+    let g = Game::start(11).await;
+    // As above: a deadline written by a clock running ahead, so the restore writes a
+    // fresh `turn`.
+    let now = g.d.now - 45_000;
+    let (core, effects) = rebuilt_with(&g.d, &g.store, HISTORY, now, false).await;
+    let (rows, piece, after_seq) = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Persist(Write::Append {
+                events,
+                piece,
+                after_seq,
+                ..
+            }) => Some((events, piece, *after_seq)),
+            _ => None,
+        })
+        .expect("a fresh `turn` is written");
+    assert!(piece.is_none(), "a game stored as rows writes no piece");
+    assert_eq!(after_seq, core.seq());
+    let read = persist::events_from(rows).expect("the rows read back");
+    let seqs: Vec<u64> = read.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [after_seq + 1]);
+    assert!(
+        matches!(read[0].event, parchis_protocol::RoomEvent::Turn { .. }),
+        "{read:?}"
     );
 }

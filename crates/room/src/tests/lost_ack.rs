@@ -10,6 +10,7 @@ use crate::actor::test_room::link;
 use crate::actor::Actor;
 use crate::create::room_init;
 use crate::rooms::Rooms;
+use crate::Frame;
 use crate::{now_ms, ConnId, ConnLink, Member, RoomCmd, SeatCmd};
 use crate::{RoomsConfig, SingleNode};
 use async_trait::async_trait;
@@ -187,7 +188,7 @@ impl Store for LossyStore {
 /// One client of the room: its connection's queue and what it saw.
 struct Client {
     link: ConnLink,
-    rx: mpsc::Receiver<Arc<str>>,
+    rx: mpsc::Receiver<Frame>,
     member: Member,
     token: String,
     /// The seq of every event frame received, over all its connections, in order.

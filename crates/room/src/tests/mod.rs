@@ -12,6 +12,7 @@
 //!   lease stops the room at once, nothing of the refused step stored or answered done.
 //! * `faults` — a store that fails its N-th write, for every N across a whole game.
 //! * `sim` — a seed-driven simulation of many rooms with invariants after every step.
+//! * `writes` — what a write the room produced stores of a game's log (piece or rows).
 //! * `history` — whole seeded games rebuilt from their log at random points: the rebuilt
 //!   history sends the live frames again, byte for byte (positions included).
 //! * `lost_ack` — the real actor over a store whose commit answer is lost (applied or
@@ -27,8 +28,12 @@ mod history;
 mod lost_ack;
 mod reattach;
 mod sim;
+mod writes;
+
+pub use writes::{assert_writes_packed, written_seqs};
 
 use super::{actor, BotChoice, ConnId, Member, Ms, Refusal, SeatCmd};
+use crate::Frame;
 use async_trait::async_trait;
 use parchis_protocol::{RoomSettings, ServerMessage};
 use parchis_room_core::core::{Core, Effect, Input, RoomInit};
@@ -285,7 +290,7 @@ pub struct Driver {
     pub now: Ms,
     pub store: Option<Arc<FaultyStore>>,
     /// Frames each connection received (JSON; decoded on demand).
-    pub inbox: HashMap<ConnId, Vec<Arc<str>>>,
+    pub inbox: HashMap<ConnId, Vec<Frame>>,
     pub attached: HashSet<ConnId>,
     pending: Option<ConnId>,
     /// Answers to joins, watches and resumes.
@@ -433,7 +438,7 @@ impl Driver {
         }
     }
 
-    fn deliver(&mut self, conn: ConnId, frame: &Arc<str>) {
+    fn deliver(&mut self, conn: ConnId, frame: &Frame) {
         self.inbox.entry(conn).or_default().push(frame.clone());
     }
 

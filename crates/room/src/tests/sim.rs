@@ -20,13 +20,14 @@ use super::{first_command, settings, Driver, FaultyStore};
 use crate::{Member, SeatCmd};
 use parchis_engine::{Action, Colour};
 use parchis_protocol::{Play, RoomEvent, ServerMessage};
-use parchis_room_core::{persist, replay, Input};
+use parchis_room_core::{persist, replay, Input, LoggedEvent};
 use parchis_store::Store;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Arc;
+use uuid::Uuid;
 
 const STEPS: usize = 200;
 
@@ -276,7 +277,7 @@ impl Sim {
             .d
             .persisted
             .iter()
-            .filter(|w| writes_an_action(w))
+            .filter(|w| writes_an_action(w, id, &log))
             .count();
         if replayed.record.actions.len() != action_writes {
             return Err(format!(
@@ -367,16 +368,15 @@ impl Sim {
     }
 }
 
-/// Whether a durable write records an engine action (its events include engine events).
-fn writes_an_action(w: &persist::Write) -> bool {
-    let events = match w {
-        persist::Write::Append { events, .. } => events,
-        persist::Write::End(end) => &end.events,
-        _ => return false,
+/// Whether a durable write records an engine action of game `game_id`: the events it
+/// stored (read back from the game's stored `log` by the seqs of its piece or rows)
+/// include engine events.
+fn writes_an_action(w: &persist::Write, game_id: Uuid, log: &[LoggedEvent]) -> bool {
+    let Some((first, last)) = super::written_seqs(w, game_id) else {
+        return false;
     };
-    events
-        .iter()
-        .filter_map(|r| persist::event_from(r).ok())
+    log.iter()
+        .filter(|e| (first..=last).contains(&e.seq))
         .any(|e| matches!(e.event, RoomEvent::Game { .. }))
 }
 

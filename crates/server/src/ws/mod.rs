@@ -46,7 +46,6 @@ use parchis_room_core::reserved::ticket_key;
 pub const MAX_TICKET_CHARS: usize = 64;
 use std::collections::{HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -123,7 +122,7 @@ async fn connection(socket: WebSocket, state: AppState, conn: u64, ip: IpAddr, w
     let cfg = state.config().clone();
     let timeouts = cfg.timeouts.clone();
     let (sink, mut stream) = socket.split();
-    let (tx, rx) = mpsc::channel::<Arc<str>>(cfg.outbound_queue.max(1));
+    let (tx, rx) = mpsc::channel::<parchis_room::Frame>(cfg.outbound_queue.max(1));
     let kick = Kick::default();
     let unwritten = Unwritten::default();
     let link = ConnLink {
