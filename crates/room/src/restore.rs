@@ -197,14 +197,17 @@ fn restore_written(actor: &mut Actor) -> Result<(), RestoreError> {
     Ok(())
 }
 
+/// [`restore_log`]'s answer: the events, the snapshot they follow, the encoder.
+pub(crate) type RestoreLog = (Vec<LoggedEvent>, Option<Snapshot>, Option<Encoder>);
+
 /// A stored game's log as a restore reads it: a packed log from its last snapshot
 /// followed by at least `min_throws` throws, the events after it and that snapshot
 /// ([`decode_tail`]: only those events are replayed; the whole log when it has none), or
 /// the JSON rows whole; with the encoder that packs what follows (`None` for rows).
-fn restore_log(
+pub(crate) fn restore_log(
     snapshot: &parchis_store::RoomSnapshot,
     min_throws: u64,
-) -> Result<(Vec<LoggedEvent>, Option<Snapshot>, Option<Encoder>), RestoreError> {
+) -> Result<RestoreLog, RestoreError> {
     match snapshot.log.as_ref() {
         Some(log) => {
             let tail = decode_tail(&log.bytes, min_throws)

@@ -27,6 +27,7 @@ mod history;
 mod lost_ack;
 mod reattach;
 mod sim;
+mod snapshots;
 
 use super::{actor, BotChoice, ConnId, Member, Ms, Refusal, SeatCmd};
 use async_trait::async_trait;
