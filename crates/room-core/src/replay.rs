@@ -324,15 +324,44 @@ fn replay_after(from: &Snapshot, events: &[LoggedEvent]) -> Result<Resumed, Repl
             marks.push((e.seq, stored.len()));
         }
     }
-    let rules = *from.game.rules();
-    let mut game = from.game;
+    let (game, positions) = replay_actions(from.game, &stored, marks)?;
+    Ok(Resumed {
+        game,
+        before: Before {
+            seq: from.seq,
+            game: from.game,
+            throws: from.next_throw.max(1),
+        },
+        seq,
+        last_turn_deadline,
+        paused,
+        positions,
+        next_throw: from.next_throw,
+        colours: Colour::ALL
+            .into_iter()
+            .filter(|&c| from.game.seat(c) != parchis_engine::SeatStatus::Empty)
+            .collect(),
+    })
+}
+
+/// Plays the actions of `stored` engine events from `start` (each read with
+/// [`action_at`], as [`GameRecord::from_events`] reads them) and checks the replay gave
+/// them back (as [`replay`]); `marks`: each positioned event's seq and how many stored
+/// engine events come up to it. Returns the game after them and each mark's game.
+fn replay_actions(
+    start: Game,
+    stored: &[Event],
+    marks: Vec<(u64, usize)>,
+) -> Result<(Game, Vec<(u64, Game)>), ReplayError> {
+    let rules = *start.rules();
+    let mut game = start;
     let mut replayed = Vec::with_capacity(stored.len());
     let mut positions = Vec::with_capacity(marks.len());
     let mut pending = marks.into_iter().peekable();
     // Stored events the actions so far account for (as in `replay`).
     let mut i = 0;
     while i < stored.len() {
-        let Some(action) = action_at(&rules, &stored, i) else {
+        let Some(action) = action_at(&rules, stored, i) else {
             i += 1; // a consequence of an earlier action
             continue;
         };
@@ -357,10 +386,10 @@ fn replay_after(from: &Snapshot, events: &[LoggedEvent]) -> Result<Resumed, Repl
         replayed.extend(produced);
     }
     positions.extend(pending.map(|(seq, _)| (seq, game)));
-    if !GameRecord::replay_matches(&replayed, &stored) {
+    if !GameRecord::replay_matches(&replayed, stored) {
         let at = replayed
             .iter()
-            .zip(&stored)
+            .zip(stored)
             .position(|(a, b)| a != b)
             .unwrap_or(replayed.len().min(stored.len()));
         return Err(ReplayError::Diverged {
@@ -369,21 +398,5 @@ fn replay_after(from: &Snapshot, events: &[LoggedEvent]) -> Result<Resumed, Repl
             stored: stored.len(),
         });
     }
-    Ok(Resumed {
-        game,
-        before: Before {
-            seq: from.seq,
-            game: from.game,
-            throws: from.next_throw.max(1),
-        },
-        seq,
-        last_turn_deadline,
-        paused,
-        positions,
-        next_throw: from.next_throw,
-        colours: Colour::ALL
-            .into_iter()
-            .filter(|&c| from.game.seat(c) != parchis_engine::SeatStatus::Empty)
-            .collect(),
-    })
+    Ok((game, positions))
 }

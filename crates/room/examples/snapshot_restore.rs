@@ -100,42 +100,7 @@ fn synthetic(seed: u64, preset: Preset, throws: usize) -> Option<Vec<Vec<LoggedE
             return (throws == usize::MAX).then_some(batches);
         }
         at += rng.gen_range(300..2_500);
-        let action = match game.expect() {
-            Expect::Roll { .. } => {
-                // Fair dice; for a game longer than they give (`slow`), mostly the
-                // lowest of three (the game moves slower, every throw is still one).
-                let die = |rng: &mut ChaCha20Rng| {
-                    let d = rng.gen_range(1..=6);
-                    if slow && rng.gen_bool(0.8) {
-                        d.min(rng.gen_range(1..=6)).min(rng.gen_range(1..=6))
-                    } else {
-                        d
-                    }
-                };
-                let values: Vec<u8> = (0..rules.dice).map(|_| die(&mut rng)).collect();
-                Action::Roll {
-                    dice: parchis_engine::Dice::from_slice(&values).ok()?,
-                }
-            }
-            _ => {
-                // A capture when there is one (sending a piece home makes the game
-                // longer), else a random legal action.
-                let legal = game.legal_actions();
-                let capture = legal.iter().copied().find(|a| {
-                    let mut probe = game;
-                    probe.play(a).is_ok_and(|events| {
-                        events
-                            .iter()
-                            .any(|e| matches!(e, Event::PieceCaptured { .. }))
-                    })
-                });
-                match capture {
-                    Some(a) => a,
-                    None if legal.is_empty() => Action::Timeout,
-                    None => legal[rng.gen_range(0..legal.len())],
-                }
-            }
-        };
+        let action = choose(&game, &mut rng, slow)?;
         let Ok(produced) = game.play(&action) else {
             return None;
         };
@@ -156,6 +121,46 @@ fn synthetic(seed: u64, preset: Preset, throws: usize) -> Option<Vec<Vec<LoggedE
         push(events, at, &mut batches);
     }
     Some(batches)
+}
+
+/// The next action of a synthetic game: a throw of random dice (for a `slow` game, mostly
+/// the lowest of three, so that it moves slower while every throw is still one), a
+/// capture when there is one (sending a piece home makes the game longer), else a random
+/// legal action.
+fn choose(game: &Game, rng: &mut ChaCha20Rng, slow: bool) -> Option<Action> {
+    let rules = *game.rules();
+    Some(match game.expect() {
+        Expect::Roll { .. } => {
+            let die = |rng: &mut ChaCha20Rng| {
+                let d = rng.gen_range(1..=6);
+                if slow && rng.gen_bool(0.8) {
+                    d.min(rng.gen_range(1..=6)).min(rng.gen_range(1..=6))
+                } else {
+                    d
+                }
+            };
+            let values: Vec<u8> = (0..rules.dice).map(|_| die(rng)).collect();
+            Action::Roll {
+                dice: parchis_engine::Dice::from_slice(&values).ok()?,
+            }
+        }
+        _ => {
+            let legal = game.legal_actions();
+            let capture = legal.iter().copied().find(|a| {
+                let mut probe = *game;
+                probe.play(a).is_ok_and(|events| {
+                    events
+                        .iter()
+                        .any(|e| matches!(e, Event::PieceCaptured { .. }))
+                })
+            });
+            match capture {
+                Some(a) => a,
+                None if legal.is_empty() => Action::Timeout,
+                None => legal[rng.gen_range(0..legal.len())],
+            }
+        }
+    })
 }
 
 /// The log packed as format 1 (no snapshots) and as format 2.

@@ -3,6 +3,11 @@
 //! the room's own events around them, referee pauses, the seed revealed at the end),
 //! packed whole and in group-commit pieces, unpacked by replay. The room's own games
 //! (`crates/room/src/tests/history.rs`) check the same on logs the real room stored.
+//! Snapshots (format 2): reading from the last one equals the whole replay, their bytes
+//! are fixed, a forged one is refused, a format-1 log goes on without them.
+//!
+//! Why one file of ~610 lines: the format's tests share its game generator and fixed
+//! bytes; split, each part would carry a copy of them.
 
 use super::*;
 use parchis_engine::{Action, Colour, Dice, Expect, Game, Preset};
