@@ -360,7 +360,9 @@ impl Game {
 /// `d`'s room rebuilt from `store` at `now` as `restore` does (seats, the game replayed,
 /// its dice at the throw the log reached, `history` events kept), with the effects its
 /// restore asks for (a fresh `turn` when the deadline passed). Panics unless a game is
-/// stored.
+/// stored. It replays the whole log, so that every frame is compared; a restore reads
+/// from the last snapshot, and that read is checked against this one at every rebuild
+/// (`same_from_snapshot`; `tests/snapshots.rs` restores that way).
 pub(super) async fn rebuilt(
     d: &Driver,
     store: &FaultyStore,
