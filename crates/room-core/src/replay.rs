@@ -25,7 +25,7 @@ pub struct LoggedEvent {
 /// Where a restore may start instead of a log's beginning (issue 28's snapshots,
 /// `docs/STORAGE.md`): the state after the events up to seq `seq`, as the packed log's
 /// `SNAPSHOT` op stores it. The events after it replay from `game`
-/// ([`replay_after`]).
+/// ([`resume`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
     /// The last seq before it (the next event is `seq + 1`).

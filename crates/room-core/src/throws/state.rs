@@ -34,7 +34,7 @@ pub mod kind {
     /// No event: the next `dice_rolled` is throw number (varint).
     pub const THROW: u8 = 10;
     /// No event (format 2): the state both sides keep, as it is at this point
-    /// ([`super::snapshot`]): varint length, then the snapshot's bytes. A restore starts
+    /// (the `snapshot` module): varint length, then the snapshot's bytes. A restore starts
     /// from the last one instead of the log's start.
     pub const SNAPSHOT: u8 = 11;
 }
