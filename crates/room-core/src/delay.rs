@@ -19,11 +19,11 @@
 
 use crate::core::{Core, Effect};
 pub use crate::held::{is_throw, visible_prefix, SpectatorDelay};
-use crate::replay::LoggedEvent;
+use crate::replay::{Before, LoggedEvent};
 use crate::ConnId;
 use crate::Frame;
 use parchis_engine::Game;
-use parchis_protocol::{RoomEvent, RoomStatus, RoomView};
+use parchis_protocol::{RoomStatus, RoomView};
 
 impl Core {
     /// Whether the room's spectators are shown the game late now: a delay is set and a
@@ -107,25 +107,22 @@ impl Core {
     }
 
     /// A restored running game's delay, from its stored `log` (the frames of its
-    /// events, `frames`, by seq) and the games its positioned events show
-    /// (`positions`); `start` is the game before any action.
+    /// events, `frame_of`, by seq), the games its positioned events show (`positions`)
+    /// and `before`: the game before the events it holds (the start, or the snapshot a
+    /// restore read from: then at least the delay's throws follow it, so what spectators
+    /// were shown is at or after it).
     pub(crate) fn delay_restored(
         &mut self,
         log: &[LoggedEvent],
         positions: &[(u64, Game)],
-        start: Game,
+        before: &Before,
         frame_of: impl Fn(&LoggedEvent, Option<&Game>) -> Frame,
     ) {
-        let from = log
-            .iter()
-            .position(|e| matches!(e.event, RoomEvent::GameStarted { .. }))
-            .unwrap_or(0);
-        let before = log.get(from).map_or(0, |e| e.seq.saturating_sub(1));
-        self.delay.restart(before, start);
+        self.delay.resume(before.seq, before.game, before.throws);
         if self.settings.spectator_delay_throws == 0 {
             return;
         }
-        for e in &log[from..] {
+        for e in log.iter().filter(|e| e.seq > before.seq) {
             let game = positions
                 .binary_search_by_key(&e.seq, |(seq, _)| *seq)
                 .ok()

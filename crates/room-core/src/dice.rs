@@ -368,9 +368,9 @@ pub fn export_tags(
 
 /// The number of throws a stored event log holds: every numbered opening-roll entry and
 /// every numbered `dice_rolled` (one more than the last number).
-pub fn throws_in(events: &[RoomEvent]) -> u64 {
+pub fn throws_in<'a>(events: impl IntoIterator<Item = &'a RoomEvent>) -> u64 {
     events
-        .iter()
+        .into_iter()
         .flat_map(|e| match e {
             RoomEvent::OpeningRoll { rolls, .. } => rolls.iter().filter_map(|r| r.throw).collect(),
             RoomEvent::Game { throw, .. } => throw.iter().copied().collect(),

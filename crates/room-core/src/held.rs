@@ -69,6 +69,13 @@ impl SpectatorDelay {
         };
     }
 
+    /// A restored game goes on from `game` after seq `seq`, with `throws` throws made
+    /// before it (non-zero once any was: the events after it are then no start).
+    pub(crate) fn resume(&mut self, seq: u64, game: Game, throws: u64) {
+        self.restart(seq, game);
+        self.throws = throws;
+    }
+
     /// Keeps `frame` (event `seq`, a throw or not, with the game its position shows).
     pub(crate) fn hold(&mut self, seq: u64, throw: bool, frame: Frame, game: Option<Game>) {
         self.throws += u64::from(throw);

@@ -63,6 +63,6 @@ pub mod view;
 
 pub use self::core::{Core, Effect, Input, RoomInit, RoomLimits};
 pub use self::observer::{Level, Note, Observer, Silent};
-pub use self::replay::{replay, LoggedEvent, ReplayError, Replayed};
+pub use self::replay::{replay, resume, LoggedEvent, ReplayError, Replayed, Resumed, Snapshot};
 pub use self::restore::Restored;
 pub use self::types::*;

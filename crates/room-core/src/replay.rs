@@ -3,7 +3,7 @@
 //! tests.
 
 use crate::Ms;
-use parchis_engine::{Colour, Event, Game, GameRecord, RuleSet};
+use parchis_engine::{action_at, Colour, Event, Game, GameRecord, RuleSet};
 use parchis_protocol::RoomEvent;
 
 /// One room event as stored: its seq, its time (unix ms) and the event.
@@ -20,6 +20,27 @@ pub struct LoggedEvent {
     /// ([`POSITION_KEY`](crate::persist::POSITION_KEY)). `false` for every event of a log
     /// written before the mark existed.
     pub positioned: bool,
+}
+
+/// Where a restore may start instead of a log's beginning (issue 28's snapshots,
+/// `docs/STORAGE.md`): the state after the events up to seq `seq`, as the packed log's
+/// `SNAPSHOT` op stores it. The events after it replay from `game`
+/// ([`resume`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The last seq before it (the next event is `seq + 1`).
+    pub seq: u64,
+    /// The time of that event (unix ms).
+    pub at_ms: Ms,
+    /// The game after every event up to it.
+    pub game: Game,
+    /// The fair-dice number of the next throw (`docs/FAIR_DICE.md`): throws so far,
+    /// opening rolls included.
+    pub next_throw: u64,
+    /// The deadline of the last `turn` event (unix ms), as [`replay`] reads it.
+    pub last_turn_deadline: Option<Ms>,
+    /// The referee's pause in force, as [`Replayed::paused`].
+    pub paused: Option<(Colour, Ms)>,
 }
 
 /// Why a stored log does not replay.
@@ -186,4 +207,196 @@ pub fn replay(events: &[LoggedEvent]) -> Result<Replayed, ReplayError> {
         engine_events: stored,
         positions,
     })
+}
+
+/// The game a restore's replayed events start from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Before {
+    /// The seq before the first event the room keeps of the game (`game_started`'s less
+    /// one, or the snapshot's).
+    pub seq: u64,
+    /// The game then (the start, or the snapshot's game).
+    pub game: Game,
+    /// Throws made before it: 0 at the start; at a snapshot its next throw number (not
+    /// 0: the spectator delay counts from it, and only its differences matter).
+    pub throws: u64,
+}
+
+/// What a restore needs of a stored game ([`resume`]): the game now, where the events it
+/// replayed start, the clock, and the positions of their frames.
+#[derive(Clone, Debug)]
+pub struct Resumed {
+    /// The game after every stored action.
+    pub game: Game,
+    /// The game the replayed events start from.
+    pub before: Before,
+    /// The last seq of the log.
+    pub seq: u64,
+    /// As [`Replayed::last_turn_deadline`], over the whole log.
+    pub last_turn_deadline: Option<Ms>,
+    /// As [`Replayed::paused`], over the whole log.
+    pub paused: Option<(Colour, Ms)>,
+    /// As [`Replayed::positions`], for the replayed events.
+    pub positions: Vec<(u64, Game)>,
+    /// The fair-dice number of the next throw (`docs/FAIR_DICE.md`).
+    pub next_throw: u64,
+    /// The seated colours, in board order.
+    pub colours: Vec<Colour>,
+}
+
+/// A restore's replay: the events of a stored log after `from` (a snapshot the packed
+/// log's decoder read them from, [`crate::throws::decode_tail`]) replayed from its game,
+/// or, without one, the whole log by [`replay`].
+///
+/// # Errors
+/// As [`replay`]; after a snapshot also a `game_started` (a log with a snapshot has its
+/// start before it).
+pub fn resume(from: Option<&Snapshot>, events: &[LoggedEvent]) -> Result<Resumed, ReplayError> {
+    let throws = crate::dice::throws_in(events.iter().map(|e| &e.event));
+    let Some(from) = from else {
+        let replayed = replay(events)?;
+        let game_started = events
+            .iter()
+            .find(|e| matches!(e.event, RoomEvent::GameStarted { .. }))
+            .map_or(0, |e| e.seq.saturating_sub(1));
+        let start = replayed
+            .record
+            .start()
+            .map_err(|e| ReplayError::Engine(e.to_string()))?;
+        return Ok(Resumed {
+            game: replayed.game,
+            before: Before {
+                seq: game_started,
+                game: start,
+                throws: 0,
+            },
+            seq: replayed.seq,
+            last_turn_deadline: replayed.last_turn_deadline,
+            paused: replayed.paused,
+            positions: replayed.positions,
+            next_throw: throws,
+            colours: replayed.start.1,
+        });
+    };
+    let after = replay_after(from, events)?;
+    Ok(Resumed {
+        next_throw: throws.max(from.next_throw),
+        ..after
+    })
+}
+
+/// The events after snapshot `from` replayed from its game, as [`replay`] replays a whole
+/// log: each action read from the stored engine events ([`action_at`], as
+/// [`GameRecord::from_events`] reads them), played, and the replay checked against them.
+fn replay_after(from: &Snapshot, events: &[LoggedEvent]) -> Result<Resumed, ReplayError> {
+    let mut stored = Vec::new();
+    let mut marks = Vec::new();
+    let mut last_turn_deadline = from.last_turn_deadline;
+    let mut paused = from.paused;
+    let mut seq = from.seq;
+    for e in events {
+        if e.seq != seq + 1 {
+            return Err(ReplayError::Gap {
+                after: seq,
+                got: e.seq,
+            });
+        }
+        seq = e.seq;
+        match &e.event {
+            RoomEvent::GameStarted { .. } => {
+                return Err(ReplayError::Engine(format!(
+                    "a game_started (seq {seq}) after the snapshot at seq {}",
+                    from.seq
+                )))
+            }
+            RoomEvent::Turn { deadline_ms, .. } => {
+                last_turn_deadline = Some(*deadline_ms);
+                paused = None;
+            }
+            RoomEvent::ClockPaused {
+                colour,
+                remaining_ms,
+            } => paused = Some((*colour, *remaining_ms)),
+            RoomEvent::Game { event, .. } => stored.push(*event),
+            _ => {}
+        }
+        if e.positioned {
+            marks.push((e.seq, stored.len()));
+        }
+    }
+    let (game, positions) = replay_actions(from.game, &stored, marks)?;
+    Ok(Resumed {
+        game,
+        before: Before {
+            seq: from.seq,
+            game: from.game,
+            throws: from.next_throw.max(1),
+        },
+        seq,
+        last_turn_deadline,
+        paused,
+        positions,
+        next_throw: from.next_throw,
+        colours: Colour::ALL
+            .into_iter()
+            .filter(|&c| from.game.seat(c) != parchis_engine::SeatStatus::Empty)
+            .collect(),
+    })
+}
+
+/// Plays the actions of `stored` engine events from `start` (each read with
+/// [`action_at`], as [`GameRecord::from_events`] reads them) and checks the replay gave
+/// them back (as [`replay`]); `marks`: each positioned event's seq and how many stored
+/// engine events come up to it. Returns the game after them and each mark's game.
+fn replay_actions(
+    start: Game,
+    stored: &[Event],
+    marks: Vec<(u64, usize)>,
+) -> Result<(Game, Vec<(u64, Game)>), ReplayError> {
+    let rules = *start.rules();
+    let mut game = start;
+    let mut replayed = Vec::with_capacity(stored.len());
+    let mut positions = Vec::with_capacity(marks.len());
+    let mut pending = marks.into_iter().peekable();
+    // Stored events the actions so far account for (as in `replay`).
+    let mut i = 0;
+    while i < stored.len() {
+        let Some(action) = action_at(&rules, stored, i) else {
+            i += 1; // a consequence of an earlier action
+            continue;
+        };
+        let before = game;
+        let produced = game
+            .play(&action)
+            .map_err(|e| ReplayError::Engine(format!("action {action}: {e}")))?;
+        let mut j = i;
+        for e in &produced {
+            if stored
+                .get(j)
+                .is_some_and(|s| GameRecord::event_matches(e, s))
+            {
+                j += 1;
+            }
+        }
+        i = j.max(i + 1);
+        // A mark before this action's last stored event shows the game before it.
+        while let Some((seq, _)) = pending.next_if(|(_, at)| *at < i) {
+            positions.push((seq, before));
+        }
+        replayed.extend(produced);
+    }
+    positions.extend(pending.map(|(seq, _)| (seq, game)));
+    if !GameRecord::replay_matches(&replayed, stored) {
+        let at = replayed
+            .iter()
+            .zip(stored)
+            .position(|(a, b)| a != b)
+            .unwrap_or(replayed.len().min(stored.len()));
+        return Err(ReplayError::Diverged {
+            at,
+            replayed: replayed.len(),
+            stored: stored.len(),
+        });
+    }
+    Ok((game, positions))
 }

@@ -4,7 +4,7 @@
 
 use crate::core::{Core, Effect, EventsCommit, Seat, Then};
 use crate::persist::{self, StoredSeat, Write};
-use crate::replay::{LoggedEvent, Replayed};
+use crate::replay::{LoggedEvent, Resumed};
 use crate::seat::SeatBot;
 use crate::Frame;
 use crate::{encode, Ms};
@@ -74,8 +74,9 @@ impl Core {
         }
     }
 
-    /// Puts back a replayed game (`log` is the stored log it was replayed from;
-    /// `stored_deadline` the games table's copy). The player to act gets a fresh full
+    /// Puts back a replayed game (`log` is the stored log it was replayed from: the
+    /// whole game, or its events after the snapshot a restore read from, which are then
+    /// all the history has, `docs/STORAGE.md`; `stored_deadline` the games table's copy). The player to act gets a fresh full
     /// clock from `now` (R-CLOCK: nobody loses a throw because a server died or a room
     /// moved, however little of the old clock was left, and every seat comes back
     /// disconnected), announced by a new `turn` event (the returned effects store it
@@ -87,7 +88,7 @@ impl Core {
         &mut self,
         id: Uuid,
         log: &[LoggedEvent],
-        replayed: Replayed,
+        replayed: Resumed,
         stored_deadline: Option<Ms>,
         now: Ms,
     ) -> (Restored, Vec<Effect>) {
@@ -102,18 +103,16 @@ impl Core {
         }
         self.seq = replayed.seq;
         self.history = self.frames(log, &replayed.positions);
-        if let Ok(start) = replayed.record.start() {
-            let code = self.code.clone();
-            self.delay_restored(log, &replayed.positions, start, |e, after| {
-                encode(&crate::frames::event_message(
-                    &code,
-                    e.seq,
-                    e.at_ms,
-                    e.event.clone(),
-                    after,
-                ))
-            });
-        }
+        let code = self.code.clone();
+        self.delay_restored(log, &replayed.positions, &replayed.before, |e, after| {
+            encode(&crate::frames::event_message(
+                &code,
+                e.seq,
+                e.at_ms,
+                e.event.clone(),
+                after,
+            ))
+        });
         self.game_id = Some(id);
         self.game = Some(game);
         if let Some(outcome) = game.outcome() {

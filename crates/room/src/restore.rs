@@ -1,15 +1,16 @@
 //! Restart recovery: a stored room (seats, game log) becomes a live room again through
-//! the same constructor as a new one, its game rebuilt by [`replay`](parchis_room_core::replay()).
+//! the same constructor as a new one, its game rebuilt by [`resume`] (a packed log from
+//! its last snapshot on, `docs/STORAGE.md`).
 
 use crate::actor::Actor;
 use crate::create::room_init;
 use crate::now_ms;
 use crate::rooms::Rooms;
-use parchis_protocol::RoomEvent;
 use parchis_room_core::core::Core;
 use parchis_room_core::dice::DiceSource;
 use parchis_room_core::persist::{self, Unreadable};
-use parchis_room_core::replay::{replay, LoggedEvent, ReplayError, Replayed};
+use parchis_room_core::replay::{resume, LoggedEvent, ReplayError, Resumed, Snapshot};
+use parchis_room_core::throws::{decode_tail, Encoder};
 use parchis_room_core::Restored;
 use parchis_store::RoomStatus as StoredStatus;
 use tracing::{info, Instrument};
@@ -50,7 +51,8 @@ impl From<ReplayError> for RestoreError {
 }
 
 /// Brings back one stored room after a restart: seats (with their token hashes, so old
-/// session tokens `resume`), the game rebuilt by replaying its events through the engine,
+/// session tokens `resume`), the game rebuilt by replaying its events through the engine
+/// (a packed log's from its last snapshot: the resume history then starts there),
 /// the event seq counter and the turn clock, then spawns and registers its actor.
 ///
 /// Every seat starts disconnected with a fresh grace period, and the current player gets
@@ -84,17 +86,16 @@ pub async fn restore(
     let now = now_ms();
     let game = match (&snapshot.game, snapshot.room.status) {
         (Some(record), StoredStatus::Playing) => {
-            // Either format: the packed log (issue 28) if the game has one, else its rows.
-            let (log, encoder) = persist::stored_log(&snapshot.events, snapshot.log.as_ref())?;
-            let replayed = replay(&log)?;
+            // Either format: the packed log (issue 28) if the game has one, from its last
+            // snapshot with the spectator delay's throws after it; else its rows.
+            let delay = u64::from(settings.spectator_delay_throws);
+            let (log, from, encoder) = restore_log(snapshot, delay)?;
+            let replayed = resume(from.as_ref(), &log)?;
             Some((record, log, replayed, encoder))
         }
         _ => None,
     };
-    let dice = restored_dice(
-        rooms,
-        game.as_ref().map(|(r, l, p, _)| (*r, l.as_slice(), p)),
-    )?;
+    let dice = restored_dice(rooms, game.as_ref().map(|(r, _, p, _)| (*r, p)))?;
     let mut core = Core::new(room_init(
         rooms,
         &code,
@@ -196,6 +197,27 @@ fn restore_written(actor: &mut Actor) -> Result<(), RestoreError> {
     Ok(())
 }
 
+/// [`restore_log`]'s answer: the events, the snapshot they follow, the encoder.
+pub(crate) type RestoreLog = (Vec<LoggedEvent>, Option<Snapshot>, Option<Encoder>);
+
+/// A stored game's log as a restore reads it: a packed log from its last snapshot
+/// followed by at least `min_throws` throws, the events after it and that snapshot
+/// ([`decode_tail`]: only those events are replayed; the whole log when it has none), or
+/// the JSON rows whole; with the encoder that packs what follows (`None` for rows).
+pub(crate) fn restore_log(
+    snapshot: &parchis_store::RoomSnapshot,
+    min_throws: u64,
+) -> Result<RestoreLog, RestoreError> {
+    match snapshot.log.as_ref() {
+        Some(log) => {
+            let tail = decode_tail(&log.bytes, min_throws)
+                .map_err(|e| RestoreError::Unreadable(format!("packed game log: {e}")))?;
+            Ok((tail.events, tail.from, Some(tail.encoder)))
+        }
+        None => Ok((persist::events_from(&snapshot.events)?, None, None)),
+    }
+}
+
 /// The dice of a restored room (`docs/FAIR_DICE.md`). A game's dice come back from its
 /// stored seeds at the throw its log reached, so the next throw is the one it would have
 /// been without the restart; a game stored before fair dice gets new seeds marked `test`.
@@ -203,19 +225,17 @@ fn restore_written(actor: &mut Actor) -> Result<(), RestoreError> {
 /// the client seeds given before the restart are forgotten).
 fn restored_dice(
     rooms: &Rooms,
-    game: Option<(&parchis_store::GameRecord, &[LoggedEvent], &Replayed)>,
+    game: Option<(&parchis_store::GameRecord, &Resumed)>,
 ) -> Result<DiceSource, RestoreError> {
     let unreadable =
         |e: parchis_room_core::dice::DiceError| RestoreError::Unreadable(format!("dice: {e}"));
-    let Some((record, log, replayed)) = game else {
+    let Some((record, replayed)) = game else {
         return DiceSource::draw(&rooms.config().dice, rooms.next_id()).map_err(unreadable);
     };
-    let (rules, colours, _) = &replayed.start;
-    let per_throw = usize::from(rules.dice.clamp(1, 2));
-    let events: Vec<RoomEvent> = log.iter().map(|e| e.event.clone()).collect();
-    let throws = parchis_room_core::dice::throws_in(&events);
+    let per_throw = usize::from(replayed.game.rules().dice.clamp(1, 2));
+    let colours = &replayed.colours;
     match &record.dice {
-        Some(stored) => DiceSource::restored(stored, per_throw, throws),
+        Some(stored) => DiceSource::restored(stored, per_throw, replayed.next_throw),
         None => DiceSource::legacy(&rooms.config().dice, rooms.next_id(), colours, per_throw),
     }
     .map_err(unreadable)

@@ -139,7 +139,7 @@ struct BeforeKill {
 
 /// Starts a game, plays 40 events of it, checks that what the clients saw was stored
 /// first and that the games API shows the running clock, then SIGKILLs the server.
-async fn play_then_kill(server: &mut Proc) -> BeforeKill {
+async fn play_then_kill(server: &mut Proc, events: u64) -> BeforeKill {
     let (code, started, a, b) = start_game(
         server.addr,
         json!({"seats": 2, "turn_clock_secs": 2, "disconnect_grace_secs": 120,
@@ -151,7 +151,7 @@ async fn play_then_kill(server: &mut Proc) -> BeforeKill {
     assert_eq!(first_seq, 3, "two lobby events, then the game");
 
     // Play part of the game, then SIGKILL.
-    let target = first_seq + 40;
+    let target = first_seq + events;
     let clients = play_until(vec![a, b], target).await;
     let (status, before) =
         http_at(server.addr, "GET", &format!("/api/games/{game_id}"), None).await;
@@ -412,10 +412,22 @@ async fn check_games_api(
     assert_eq!(err["code"], "bad_request");
 }
 
-async fn restart_scenario(database_url: Option<&str>) {
+/// Plays `events` events of a game, SIGKILLs the server, restarts it, and checks the
+/// game goes on and finishes with its log, dice, replay and games API whole; at least
+/// `min_throws` throws were made before the kill.
+async fn restart_scenario(database_url: Option<&str>, events: u64, min_throws: usize) {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut server = spawn(dir.path(), database_url).await;
-    let mut before = play_then_kill(&mut server).await;
+    let mut before = play_then_kill(&mut server, events).await;
+    let throws_before = before
+        .stored
+        .iter()
+        .filter(|e| e["event"]["type"] == "game" && e["event"]["event"]["type"] == "dice_rolled")
+        .count();
+    assert!(
+        throws_before >= min_throws,
+        "{throws_before} throws before the kill"
+    );
 
     // Start again on the same database; resume with the old tokens.
     let mut server = spawn(dir.path(), database_url).await;
@@ -444,13 +456,22 @@ async fn restart_scenario(database_url: Option<&str>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_mid_game_then_resume_and_finish_on_sqlite() {
-    restart_scenario(None).await;
+    restart_scenario(None, 40, 0).await;
+}
+
+/// Issue 28: killed after more than 64 throws, the game's packed log has a snapshot, and
+/// the restart restores from it (replaying only the throws after it): the game goes on
+/// with the right dice and clock, the frames resent after the restart equal the live ones,
+/// and the whole log (its snapshot checked against the replay) reads back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_after_a_snapshot_then_resume_and_finish_on_sqlite() {
+    restart_scenario(None, 420, 70).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_mid_game_then_resume_and_finish_on_postgres() {
     if let Some(url) = common::database_url("sigkill_mid_game_then_resume_and_finish_on_postgres") {
-        restart_scenario(Some(&url)).await;
+        restart_scenario(Some(&url), 40, 0).await;
     }
 }
 

@@ -2,10 +2,11 @@
 //! replayed through the engine. The cost is bounded by the input: each op reads at least
 //! one byte and yields at most one action's events.
 
+use super::snapshot;
 use super::state::{kind, State, KIND_MASK, POSITIONED, TIMED};
 use super::wire::Reader;
-use super::{DecodeError, Encoder, FORMAT};
-use crate::replay::LoggedEvent;
+use super::{DecodeError, Encoder, FORMAT, FORMAT_1};
+use crate::replay::{LoggedEvent, Snapshot};
 use parchis_engine::{Action, Colour, Dice, Game, RuleSet};
 use parchis_protocol::{DiceInfo, RoomEvent};
 
@@ -18,26 +19,33 @@ pub struct Decoded {
     pub encoder: Encoder,
 }
 
-/// Unpacks a whole packed log (the header and every appended piece, concatenated).
+/// A log unpacked from a snapshot on, for a restore ([`decode_tail`]).
+#[derive(Clone, Debug)]
+pub struct Tail {
+    /// The snapshot the events follow; `None`: they are the whole log.
+    pub from: Option<Snapshot>,
+    /// The events after it, in seq order.
+    pub events: Vec<LoggedEvent>,
+    /// Packs the next events as a continuation of these bytes (the same encoder as
+    /// [`decode`]'s).
+    pub encoder: Encoder,
+}
+
+/// Unpacks a whole packed log (the header and every appended piece, concatenated),
+/// checking each snapshot against the state replayed up to it.
 ///
 /// # Errors
 /// [`DecodeError`]: an unknown format, bytes that end inside an op, an unknown op, an
-/// action the engine refuses or with no game to apply to, JSON that is no room event.
+/// action the engine refuses or with no game to apply to, JSON that is no room event, a
+/// snapshot that differs from the replay.
 pub fn decode(bytes: &[u8]) -> Result<Decoded, DecodeError> {
     let mut r = Reader::new(bytes);
-    if r.is_done() {
+    let Some(mut state) = header(&mut r)? else {
         return Ok(Decoded {
             events: Vec::new(),
             encoder: Encoder::new(),
         });
-    }
-    let format = r.u8("format")?;
-    if format != FORMAT {
-        return Err(DecodeError::Format(format));
-    }
-    let first_seq = r.u64("first seq")?;
-    let at_ms = r.i64("first time")?;
-    let mut state = State::new(first_seq, at_ms);
+    };
     let mut events = Vec::new();
     while !r.is_done() {
         op(&mut r, &mut state, &mut events)?;
@@ -46,6 +54,67 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, DecodeError> {
         events,
         encoder: Encoder::resume(state),
     })
+}
+
+/// Unpacks a packed log for a restore: from its last snapshot followed by at least
+/// `min_throws` throws (`ROLL` ops; the spectator delay's throws, so that what
+/// spectators were shown is in the events), else from its start as [`decode`]. The
+/// snapshot is found by reading op boundaries only (no engine), so only the ops after
+/// it are replayed; later snapshots are checked against the replay as in [`decode`].
+///
+/// The ops before the snapshot are not checked here: the games API, the export and the
+/// replays read the whole log with [`decode`].
+///
+/// # Errors
+/// As [`decode`], and a snapshot that does not read.
+pub fn decode_tail(bytes: &[u8], min_throws: u64) -> Result<Tail, DecodeError> {
+    let mut scan = Reader::new(bytes);
+    // A format-1 log has no snapshots.
+    let with_snapshots = header(&mut scan)?.is_some_and(|s| s.snapshots);
+    let at = if with_snapshots {
+        snapshot::scan(&mut scan)?
+            .into_iter()
+            .rev()
+            .find(|(_, after)| *after >= min_throws)
+            .map(|(at, _)| at)
+    } else {
+        None
+    };
+    let Some(at) = at else {
+        let decoded = decode(bytes)?;
+        return Ok(Tail {
+            from: None,
+            events: decoded.events,
+            encoder: decoded.encoder,
+        });
+    };
+    let mut r = Reader::new(bytes);
+    r.take(at + 1, "snapshot tag")?;
+    let from = snapshot::read(&mut r)?;
+    let mut state = snapshot::state_at(&from);
+    let mut events = Vec::new();
+    while !r.is_done() {
+        op(&mut r, &mut state, &mut events)?;
+    }
+    Ok(Tail {
+        from: Some(from),
+        events,
+        encoder: Encoder::resume(state),
+    })
+}
+
+/// Reads the header: the state before the first op, `None` for no bytes at all.
+fn header(r: &mut Reader<'_>) -> Result<Option<State>, DecodeError> {
+    if r.is_done() {
+        return Ok(None);
+    }
+    let format = r.u8("format")?;
+    if format != FORMAT && format != FORMAT_1 {
+        return Err(DecodeError::Format(format));
+    }
+    let first_seq = r.u64("first seq")?;
+    let at_ms = r.i64("first time")?;
+    Ok(Some(State::new(first_seq, at_ms, format == FORMAT)))
 }
 
 fn bad(r: &Reader<'_>, message: impl Into<String>) -> DecodeError {
@@ -69,6 +138,10 @@ fn op(
     if kind == kind::THROW {
         state.next_throw = r.u64("throw number")?;
         return Ok(());
+    }
+    if kind == kind::SNAPSHOT && state.snapshots {
+        let read = snapshot::read(r)?;
+        return snapshot::check(r, state, &read);
     }
     let at_ms = if tag & TIMED != 0 {
         state.at_ms.wrapping_add(r.i64("time change")?)

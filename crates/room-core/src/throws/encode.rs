@@ -13,7 +13,10 @@ use parchis_protocol::RoomEvent;
 
 /// Packs a game's log in pieces: [`Encoder::push`] appends the ops of the next events
 /// (a group commit's batch) after those already packed. The first push writes the
-/// header (format byte, first seq, first time).
+/// header (format byte [`FORMAT`], first seq, first time). Every
+/// [`SNAPSHOT_EVERY`](super::state::SNAPSHOT_EVERY) throws, after a positioned op, a
+/// `SNAPSHOT` op follows (not in a format-1 log an encoder resumed: it goes on as format
+/// 1).
 #[derive(Clone, Debug, Default)]
 pub struct Encoder {
     state: Option<State>,
@@ -59,7 +62,7 @@ impl Encoder {
             out.push(FORMAT);
             put_u64(out, first.seq);
             put_i64(out, first.at_ms);
-            State::new(first.seq, first.at_ms)
+            State::new(first.seq, first.at_ms, true)
         });
         let mut i = 0;
         while i < events.len() {
@@ -94,6 +97,14 @@ impl Encoder {
                 state.observe(&events[i]);
             }
             i += op.events;
+            if state.snapshot_due(last.positioned) {
+                // Written only when its game reads back as the same game; else tried
+                // again after the next positioned op (the decoder keeps the same count).
+                if let Some(bytes) = super::snapshot::op_bytes(state) {
+                    out.extend_from_slice(&bytes);
+                    state.rolls = 0;
+                }
+            }
         }
     }
 }
@@ -163,6 +174,7 @@ fn action_op(state: &mut State, events: &[LoggedEvent]) -> Option<Op> {
     let (kind, payload) = action_bytes(&action)?;
     state.game = Some(after);
     state.next_throw = probe.next_throw;
+    state.rolls = probe.rolls;
     Some(Op {
         kind,
         payload,

@@ -14,22 +14,32 @@
 //! event it replaces before writing it). A log is packed in pieces
 //! ([`Encoder::push`], one per group commit) that concatenate into one stream.
 //!
+//! Every [`state::SNAPSHOT_EVERY`] throws (format 2) a `SNAPSHOT` op carries that state,
+//! checked against the replay by [`decode`]; a restore reads from the last one
+//! ([`decode_tail`]), replaying only the throws after it.
+//!
 //! Module order: `wire` (bytes), `state` (what both sides track, the op kinds),
-//! `encode`, `decode`.
+//! `snapshot`, `encode`, `decode`.
 
 mod decode;
 mod encode;
+mod snapshot;
 pub mod state;
 mod wire;
 
-pub use decode::{decode, Decoded};
+pub use decode::{decode, decode_tail, Decoded, Tail};
 pub use encode::Encoder;
 
 use crate::replay::LoggedEvent;
 
-/// The format byte every packed log starts with. A new layout gets a new number and a
-/// reader beside this one.
-pub const FORMAT: u8 = 1;
+/// The format byte a new packed log starts with. A new layout gets a new number and a
+/// reader beside this one. Format 2 is format 1 with `SNAPSHOT` ops (a reader of format
+/// 1 refuses them as an unknown op kind); both are read.
+pub const FORMAT: u8 = 2;
+
+/// The first format, without snapshots: still read, and still appended to (without
+/// snapshots) when a game stored in it is restored.
+pub const FORMAT_1: u8 = 1;
 
 /// Why packed bytes do not unpack.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

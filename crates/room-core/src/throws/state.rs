@@ -5,7 +5,7 @@
 
 use crate::replay::LoggedEvent;
 use crate::Ms;
-use parchis_engine::{Event, Game};
+use parchis_engine::{Colour, Event, Game};
 use parchis_protocol::RoomEvent;
 
 /// Op kinds: the low 5 bits of an op's first byte.
@@ -33,7 +33,16 @@ pub mod kind {
     pub const DICE_REVEALED: u8 = 9;
     /// No event: the next `dice_rolled` is throw number (varint).
     pub const THROW: u8 = 10;
+    /// No event (format 2): the state both sides keep, as it is at this point
+    /// (the `snapshot` module): varint length, then the snapshot's bytes. A restore starts
+    /// from the last one instead of the log's start.
+    pub const SNAPSHOT: u8 = 11;
 }
+
+/// A snapshot is written once this many throws were made since the last one (or the
+/// start), after the next positioned op (the end of a batch): a restore replays at most
+/// about this many throws (plus the spectator delay's, `docs/STORAGE.md`).
+pub const SNAPSHOT_EVERY: u64 = 64;
 
 /// Bit of an op's first byte: the last event the op stands for is positioned (its live
 /// frame carried the game after its batch).
@@ -57,18 +66,43 @@ pub struct State {
     pub game: Option<Game>,
     /// The number the next `dice_rolled` carries.
     pub next_throw: u64,
+    /// The deadline of the last `turn` event (unix ms), as [`crate::replay()`] reads it.
+    pub deadline: Option<Ms>,
+    /// The referee's pause in force (a `clock_paused` after the last `turn`): the colour
+    /// and what was left of its clock (ms), as [`crate::replay()`] reads it.
+    pub paused: Option<(Colour, Ms)>,
+    /// Throws expanded from actions since the last snapshot (or the start).
+    pub rolls: u64,
+    /// Whether this log writes snapshots (format 2 on; a format-1 log goes on without).
+    pub snapshots: bool,
 }
 
 impl State {
     /// The state before the first event of a log whose first seq is `first_seq`, at
     /// `at_ms`.
-    pub fn new(first_seq: u64, at_ms: Ms) -> State {
+    /// `snapshots`: whether the log's format has them (2 on).
+    pub fn new(first_seq: u64, at_ms: Ms, snapshots: bool) -> State {
         State {
             next_seq: first_seq,
             at_ms,
             game: None,
             next_throw: 0,
+            deadline: None,
+            paused: None,
+            rolls: 0,
+            snapshots,
         }
+    }
+
+    /// Whether a snapshot is due after an op whose last event is positioned (`true`):
+    /// the log has snapshots, the game is followed and not over, and
+    /// [`SNAPSHOT_EVERY`] throws were made since the last one. Both sides decide it by
+    /// this rule, so packing whole or in pieces writes the same bytes.
+    pub fn snapshot_due(&self, positioned: bool) -> bool {
+        positioned
+            && self.snapshots
+            && self.rolls >= SNAPSHOT_EVERY
+            && self.game.is_some_and(|g| g.outcome().is_none())
     }
 
     /// The room events an action's engine events are sent as: `dice_rolled` carries the
@@ -80,6 +114,7 @@ impl State {
                 let throw = matches!(event, Event::DiceRolled { .. }).then(|| {
                     let t = self.next_throw;
                     self.next_throw += 1;
+                    self.rolls += 1;
                     t
                 });
                 RoomEvent::Game { event, throw }
@@ -104,6 +139,14 @@ impl State {
                     self.next_throw = t + 1;
                 }
             }
+            RoomEvent::Turn { deadline_ms, .. } => {
+                self.deadline = Some(*deadline_ms);
+                self.paused = None;
+            }
+            RoomEvent::ClockPaused {
+                colour,
+                remaining_ms,
+            } => self.paused = Some((*colour, *remaining_ms)),
             RoomEvent::Game { throw, .. } => {
                 // An engine event stored as JSON: the game is no longer followed.
                 self.game = None;

@@ -16,7 +16,7 @@ use parchis_engine::{Action, Colour, Preset};
 use parchis_protocol::{Play, RoomStatus, ServerMessage};
 use parchis_room_core::core::{Core, Effect};
 use parchis_room_core::persist::Write;
-use parchis_room_core::{persist, replay, throws, Input};
+use parchis_room_core::{persist, resume, throws, Input, Resumed};
 use parchis_store::Store;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -361,7 +361,9 @@ impl Game {
 /// `d`'s room rebuilt from `store` at `now` as `restore` does (seats, the game replayed,
 /// its dice at the throw the log reached, `history` events kept), with the effects its
 /// restore asks for (a fresh `turn` when the deadline passed). Panics unless a game is
-/// stored.
+/// stored. It replays the whole log, so that every frame is compared; a restore reads
+/// from the last snapshot, and that read is checked against this one at every rebuild
+/// (`same_from_snapshot`; `tests/snapshots.rs` restores that way).
 pub(super) async fn rebuilt(
     d: &Driver,
     store: &FaultyStore,
@@ -403,10 +405,12 @@ async fn rebuilt_with(
         "every action of the room's log packs as an action"
     );
     let log = unpacked.events;
-    let replayed = replay(&log).expect("stored log replays");
-    let per_throw = usize::from(replayed.start.0.dice.clamp(1, 2));
-    let events: Vec<_> = log.iter().map(|e| e.event.clone()).collect();
-    let throws = parchis_room_core::dice::throws_in(&events);
+    let replayed = resume(None, &log).expect("stored log replays");
+    if let Some(packed) = snap.log.as_ref() {
+        same_from_snapshot(packed, &replayed, d.core.settings().spectator_delay_throws);
+    }
+    let per_throw = usize::from(replayed.game.rules().dice.clamp(1, 2));
+    let throws = replayed.next_throw;
     let mut init = room_init(code, d.core.settings().clone(), 0xfa11, history, now);
     init.dice = parchis_room_core::dice::DiceSource::restored(
         record.dice.as_ref().expect("fair dice stored"),
@@ -421,6 +425,24 @@ async fn rebuilt_with(
     core.resume_log(encoder.filter(|_| packing));
     let (_, effects) = core.restore_game(record.id, &log, replayed, record.deadline_ms, now);
     (core, effects)
+}
+
+/// A restore from the stored packed log's last snapshot (issue 28) gets what the whole
+/// log's replay gets: the game, seq, clock, pause, next throw, and the positions of the
+/// events after the snapshot.
+fn same_from_snapshot(packed: &parchis_store::PackedLog, whole: &Resumed, delay: u8) {
+    let tail = throws::decode_tail(&packed.bytes, u64::from(delay)).expect("tail unpacks");
+    let part = resume(tail.from.as_ref(), &tail.events).expect("tail replays");
+    assert_eq!(part.game, whole.game);
+    assert_eq!(part.seq, whole.seq);
+    assert_eq!(part.last_turn_deadline, whole.last_turn_deadline);
+    assert_eq!(part.paused, whole.paused);
+    assert_eq!(part.next_throw, whole.next_throw);
+    assert!(whole.positions.ends_with(&part.positions));
+    if let Some(from) = &tail.from {
+        assert_eq!(part.before.seq, from.seq);
+        assert!(tail.events.iter().all(|e| e.seq > from.seq));
+    }
 }
 
 /// Plays game `seed` to its end with rebuilds along the way and one at the end.

@@ -28,6 +28,7 @@ mod history;
 mod lost_ack;
 mod reattach;
 mod sim;
+mod snapshots;
 mod writes;
 
 pub use writes::{assert_writes_packed, written_seqs};
