@@ -173,7 +173,7 @@ impl HeldRooms {
     }
 }
 
-/// The place of one room being created by an address ([`Admission::reserve`]): counted
+/// The place of one room being created by an address ([`crate::Admission::reserve`]): counted
 /// among the address's open rooms (and the server's bot rooms) until
 /// [`Reservation::created`] records the room in its place, or it is dropped (the
 /// creation failed) and the place is given back.

@@ -96,7 +96,7 @@ struct Connections {
     per_address: HashMap<IpAddr, usize>,
 }
 
-/// The server's admission state. Shared through [`crate::AppState`].
+/// The server's admission state. Shared through the server's `AppState`.
 pub struct Admission {
     limits: Limits,
     connections: Arc<Mutex<Connections>>,

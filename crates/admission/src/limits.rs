@@ -31,7 +31,7 @@ pub struct Limits {
     /// Reverse proxies whose `X-Forwarded-For` names the client (the gateway's `client_addr`);
     /// their own connections count only against [`Limits::max_connections`].
     pub trusted_proxies: Vec<std::net::IpAddr>,
-    /// Answers to connections over a limit (refusals, [`crate::listener`]) in flight at
+    /// Answers to connections over a limit (refusals, the server's `listener`) in flight at
     /// once; beyond it a connection over a limit is closed without an answer, so
     /// descriptors stay free for health checks and clients. At least 1.
     pub max_refusals: usize,

@@ -39,9 +39,9 @@ pub struct Cluster {
     pub config: ClusterConfig,
     /// The NATS connection.
     pub bus: Bus,
-    /// Relayed connections, served rooms, session routes ([`routing`]).
+    /// Relayed connections, served rooms, session routes ([`routing`](crate::routing)).
     pub routing: Routing,
-    /// The fences this node holds, whether it drains ([`ownership`]).
+    /// The fences this node holds, whether it drains ([`ownership`](crate::ownership)).
     pub ownership: Ownership,
 }
 

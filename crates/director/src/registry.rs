@@ -98,7 +98,7 @@ impl Directors {
     /// directs nothing (it takes no lease: commands are forwarded, reads fold the store),
     /// and every director running here stops between two inputs and releases its lease,
     /// so another node's claim loop takes the tournament at once instead of after the
-    /// TTL. Returns how many directors stopped within [`DRAIN_WAIT`].
+    /// TTL. Returns how many directors stopped within `DRAIN_WAIT`.
     pub async fn drain(&self) -> usize {
         self.inner.draining.store(true, Ordering::SeqCst);
         let handles: Vec<(Uuid, Handle)> = {

@@ -3,7 +3,7 @@
 //! to carry out, in order. No tokio, no store, no sockets, no clock in here.
 //!
 //! Write-ahead: a step that must be durable before anyone hears of it ends its batch with
-//! [`Effect::Persist`] and stops; the core keeps what it will do (a [`Staged`] step) and
+//! [`Effect::Persist`] and stops; the core keeps what it will do (a `Staged` step) and
 //! waits. The actor performs the write and reports with [`Core::persisted`]: on success
 //! the core applies the step (new state, broadcasts, replies), on failure it leaves its
 //! state as it was and refuses with a clear error. So nothing is ever broadcast before its

@@ -12,8 +12,8 @@
 //! everything is shown.
 //!
 //! Live, the room sends every event frame to its players at once and keeps it here for
-//! the spectators ([`SpectatorDelay::hold`]) until the rule lets it out
-//! ([`SpectatorDelay::release`]); the spectators' welcome (`seq` and snapshot) is the
+//! the spectators (`SpectatorDelay::hold`) until the rule lets it out
+//! (`SpectatorDelay::release`); the spectators' welcome (`seq` and snapshot) is the
 //! game as of the last frame let out. Lobby events, and everything once the game is
 //! over, go to everyone at once.
 

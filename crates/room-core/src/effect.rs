@@ -183,7 +183,7 @@ pub enum Effect {
     },
     /// The answer to the current join, watch or resume.
     Reply(Result<Member, Refusal>),
-    /// Make this durable, then call [`Core::persisted`]. Always the last effect of a batch.
+    /// Make this durable, then call [`crate::Core::persisted`]. Always the last effect of a batch.
     Persist(Write),
     /// A best-effort write: a failure is logged and changes nothing in the room.
     Store(Write),
@@ -205,7 +205,7 @@ pub enum Effect {
         /// The connection.
         conn: ConnId,
     },
-    /// Call [`Core::handle`] with [`Input::Timers`] at this time (unix ms), or never.
+    /// Call [`crate::Core::handle`] with [`Input::Timers`] at this time (unix ms), or never.
     Wake(Option<Ms>),
     /// The answer to the current [`Input::Director`], once what it changed is durable.
     Directed(Result<DirectorAnswer, Refusal>),

@@ -12,7 +12,7 @@
 //!   [`bots`] (bot seats and their turns), [`fanout`] (members, history, resume windows,
 //!   presence), [`reattach`], [`rematch`] and [`view`] (snapshots and listings).
 //! * [`persist`] is the one typed mapping between the room's values and the store's
-//!   records (`parchis-records`; stored events carry a format version); [`replay`] is the
+//!   records (`parchis-records`; stored events carry a format version); [`replay()`] is the
 //!   one function that turns a stored log back into a [`parchis_engine::Game`] and the
 //!   room's log state.
 //! * [`doubt`] decides a write whose commit got no answer against the stored room.

@@ -1,7 +1,7 @@
 //! Rematch (issue 17): after a game, every player still in the room can ask to play again
 //! with the same seats and settings; the new game starts when all of them have asked
 //! (bots always agree). The decision is here; the start is the room's ordinary start
-//! ([`Core::start`]), with its one durable write.
+//! (`Core::start`), with its one durable write.
 
 use crate::core::Core;
 use crate::{ConnId, Ms, Refusal};

@@ -1,4 +1,4 @@
-//! A room comes to life: the one constructor's input ([`room_init`], shared with the
+//! A room comes to life: the one constructor's input (`room_init`, shared with the
 //! restore) and [`create`], which stores a new room (with its first lease in cluster
 //! mode), spawns its actor and registers it. In cluster mode the room's subject is served
 //! (by the actor's start) before the creation is answered, so a first join through any

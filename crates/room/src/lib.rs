@@ -12,7 +12,7 @@
 //!   [`SingleNode`] ([`single_node`]) is the host of a server on its own; the cluster
 //!   crate implements it with leases, fencing and routing. The room never imports the
 //!   cluster.
-//! * [`create`], [`restore`] and [`rebuild`] bring rooms to life; [`end`] says why a room
+//! * [`mod@create`], [`mod@restore`] and [`rebuild`] bring rooms to life; [`end`] says why a room
 //!   stopped and which connections it hands on; [`link`] is a connection as a room sees it
 //!   (queue and kick switch); [`observed`] sends the core's observations to
 //!   `parchis-telemetry`.
@@ -144,7 +144,7 @@ pub enum RoomCmd {
     },
     /// Cluster mode: a connection that was a member on another node (or before a lost
     /// frame) comes back as `reattach`, having seen every event up to `last_seq`
-    /// ([`Input::Reattach`]: no `welcome`, only the missed events).
+    /// ([`parchis_room_core::Input::Reattach`]: no `welcome`, only the missed events).
     Reattach {
         /// The connection.
         link: ConnLink,

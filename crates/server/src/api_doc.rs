@@ -44,7 +44,7 @@ pub struct Document(pub Bytes);
 
 /// Builds `routes` and its OpenAPI document: schemas in JSON Schema 2020-12 (the dialect
 /// of OpenAPI 3.1, and of `proto/schema/`) under `#/components/schemas/`, then the parts
-/// every route shares ([`finish`]). Returns the router, the document and aide's
+/// every route shares (`finish`). Returns the router, the document and aide's
 /// complaints (a response or parameter given twice…), which the drift test requires to be
 /// none.
 pub fn generate<S>(routes: impl FnOnce() -> ApiRouter<S>) -> (axum::Router<S>, OpenApi, Vec<String>)

@@ -62,7 +62,7 @@ pub struct ServerConfig {
     /// (default 1 s): a game between bots alone cannot burn CPU and database.
     pub min_unwatched_bot_think: Duration,
     /// Limits on what one client address, or everyone together, may use
-    /// ([`crate::admission`]).
+    /// ([`parchis_admission`]).
     pub limits: Limits,
     /// Timeouts and liveness checks of connections ([`crate::listener`], [`crate::ws`]).
     pub timeouts: Timeouts,

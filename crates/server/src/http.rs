@@ -146,7 +146,7 @@ fn require_object(body: &[u8]) -> Result<(), ApiError> {
 /// all defaults). Answers 201 with [`CreateRoomResponse`].
 ///
 /// Strict: the body must be one JSON object without unknown fields (400 `bad_request`).
-/// Limits ([`crate::admission`]): 429 `rate_limited` (creations per minute, open lobbies
+/// Limits ([`parchis_admission`]): 429 `rate_limited` (creations per minute, open lobbies
 /// or rooms with bots of this address; in cluster mode, of this address on the node the
 /// room would be placed on) or 503 `server_full` (rooms, rooms with bots; in cluster
 /// mode also when no node takes the room: every node is full, draining or sheds load),
@@ -439,7 +439,7 @@ pub fn get_room_docs(op: TransformOperation<'_>) -> TransformOperation<'_> {
 /// node is asked on `P.room.<CODE>`; one that no node serves right now but is unfinished
 /// gets 503 `room_unavailable` with `Retry-After`; a code found unknown is answered 404
 /// from the negative cache for a few seconds ([`parchis_cluster::routing::unknown`]).
-/// Lookups by code are limited per address (429 `rate_limited`, [`crate::admission`]).
+/// Lookups by code are limited per address (429 `rate_limited`, [`parchis_admission`]).
 pub async fn get_room(
     State(state): State<AppState>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,

@@ -12,7 +12,7 @@
 //!   ([`static_files`]). [`api_routes`] registers each documented route with its docs.
 //! * [`run`] serves a router on a listener until a shutdown token fires, then tells every
 //!   client, waits for the room actors and flushes the store. Tests call it on port 0.
-//! * One actor task per room ([`room`]) owns the room and its [`parchis_engine::Game`];
+//! * One actor task per room ([`parchis_room`]) owns the room and its [`parchis_engine::Game`];
 //!   connections ([`ws`]) talk to it through bounded channels.
 //!
 //! The wire protocol lives in `parchis-protocol` and is documented in `proto/README.md`.
@@ -232,7 +232,7 @@ pub async fn run(
     result
 }
 
-/// Brings back every unfinished room from the store ([`room::restore`]): lobbies and
+/// Brings back every unfinished room from the store ([`parchis_room::restore()`]): lobbies and
 /// running games, replayed through the engine. A room whose stored events do not replay
 /// is logged (with room and game ids) and left closed. Returns how many rooms came back.
 ///

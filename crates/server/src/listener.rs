@@ -1,4 +1,4 @@
-//! The accept loop: every TCP connection is admitted ([`crate::admission`]) before hyper
+//! The accept loop: every TCP connection is admitted ([`parchis_admission`]) before hyper
 //! serves it, with a header-read timeout so trickled or idle HTTP connections (a WebSocket
 //! upgrade too) are closed, and the TCP peer attached to each request as [`ConnectInfo`]
 //! and the client's address ([`crate::client_addr`]) as [`ClientAddr`].

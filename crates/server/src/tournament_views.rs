@@ -14,7 +14,7 @@ use std::sync::Arc;
 use tracing::debug;
 use uuid::Uuid;
 
-/// The version of [`PublishedOwned`]'s shape.
+/// The version of `PublishedOwned`'s shape.
 pub const VIEWS_VERSION: u32 = 1;
 
 /// A published view on `P.tview.<ID>`.

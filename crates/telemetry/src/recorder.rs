@@ -23,7 +23,7 @@ static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 const UPKEEP: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Installs the global Prometheus recorder (once per process), describes the metrics and
-/// starts the upkeep thread (every [`UPKEEP`]). Returns its handle; `None` if another
+/// starts the upkeep thread (every `UPKEEP`, 5 s). Returns its handle; `None` if another
 /// recorder was installed first.
 pub fn install() -> Option<&'static PrometheusHandle> {
     HANDLE

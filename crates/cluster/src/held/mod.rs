@@ -25,12 +25,12 @@ pub struct Ownership {
     /// released for a hand-off is never renewed again by a statement already under way.
     pub(crate) gate: tokio::sync::Mutex<()>,
     /// This node's clock differed from the database's beyond the bound at the last
-    /// heartbeat ([`super::clock`]).
+    /// heartbeat ([`clock`]).
     pub clock_skewed: AtomicBool,
     /// The database's clock minus this node's at the last heartbeat (ms; 0 before the
     /// first): [`Ownership::db_now_ms`].
     pub clock_skew_ms: std::sync::atomic::AtomicI64,
-    /// The renewal clock and whether this node sheds load ([`super::shedding`]).
+    /// The renewal clock and whether this node sheds load ([`shedding`]).
     pub load: shedding::Load,
 }
 

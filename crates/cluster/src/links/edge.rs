@@ -11,7 +11,7 @@
 //! says `room_unavailable` (nothing was applied) only when it knows the owner never took
 //! the command (`routing::forward`); when the link it waited on is given up, or no reply
 //! came within [`REPLY_WINDOW`], it cannot know and says `outcome_unknown`
-//! ([`Edge::answer_unknown`]).
+//! (`Edge::answer_unknown`).
 
 use super::metrics::{self as m};
 use super::relay::Relay;

@@ -50,7 +50,7 @@ pub struct Item {
 /// message's in their queue order). An item joins the latest message before it whose body
 /// is the same frame ([`Frame::ptr_eq`], both groupable) unless a message after that one holds an item of
 /// its own link (it would overtake it); otherwise it starts a message. Looks at most
-/// [`LOOK_BACK`] messages back. Pure.
+/// `LOOK_BACK` messages back. Pure.
 pub fn plan(items: &[Item]) -> Vec<Vec<usize>> {
     let mut messages: Vec<Vec<usize>> = Vec::new();
     'items: for (i, item) in items.iter().enumerate() {

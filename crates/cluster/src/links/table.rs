@@ -18,7 +18,7 @@ pub enum Route {
         member: Member,
     },
     /// The room runs on another node: commands go to `P.room.<CODE>`, frames come
-    /// through [`edge`].
+    /// through [`edge`](crate::links::edge).
     Remote,
 }
 

@@ -8,7 +8,7 @@
 //! Only "the store has no such room" is remembered (not a finished game, not a room
 //! being moved, not a failed read). The cache is consulted after this node's own rooms,
 //! so a room running here is always found; a room created here forgets its code
-//! ([`UnknownCodes::forget`], from [`parchis_room::create`]). A room created on another
+//! ([`UnknownCodes::forget`], from [`parchis_room::create()`]). A room created on another
 //! node right after this node remembered its code as unknown would be hidden here for
 //! at most [`TTL`]; as codes are 50 random bits (`parchis_room::ids`) nobody can know a code
 //! before its room exists, so a remembered miss is a guess that a creation would match

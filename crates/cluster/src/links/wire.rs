@@ -105,7 +105,7 @@ pub fn frame_tag(frame: &str) -> Tag {
 }
 
 /// A request to a room's owner on `P.room.<CODE>`. Written as one flat object (`v`,
-/// `owner`, `op` and the op's fields); read through [`FlatRequest`] (one pass, no
+/// `owner`, `op` and the op's fields); read through `FlatRequest` (one pass, no
 /// buffering of the object as `flatten` and an internally tagged enum do: every relayed
 /// command is read here).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -422,7 +422,7 @@ pub enum AttachHow {
         /// Fair-dice client seed.
         client_seed: Option<String>,
     },
-    /// Back without a token ([`parchis_room::Input::Reattach`]).
+    /// Back without a token ([`parchis_room_core::Input::Reattach`]).
     Reattach {
         /// What it was.
         reattach: Reattach,

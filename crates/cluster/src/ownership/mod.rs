@@ -24,7 +24,7 @@
 //!   beyond a second).
 //! * [`observe`]: the log lines and metrics of all of the above.
 //!
-//! Every room actor in cluster mode holds its [`Fence`]; its writes go through
+//! Every room actor in cluster mode holds its [`parchis_store::Fence`]; its writes go through
 //! `Store::write_room` with it, so a node that lost a room can never write into its log.
 
 pub mod drain;

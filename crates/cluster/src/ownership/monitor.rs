@@ -9,8 +9,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// The load monitor: every quarter `lease-renew-ms` (at least 25 ms), a [`Sample`] from
-/// the renewal clock and the store's write pressure, and [`decide`]. Logs and counts the
-/// changes; ends at shutdown.
+/// the renewal clock and the store's write pressure, and
+/// [`decide`](crate::held::shedding::decide). Logs and counts the changes; ends at shutdown.
 pub async fn monitor(state: NodeState) {
     let (Some(cluster), Some(own)) = (state.cluster().cloned(), state.ownership()) else {
         return;

@@ -39,7 +39,7 @@ pub fn candidates(nodes: &[NodeInfo], me: &str, max_age_ms: i64) -> Vec<String> 
 /// `client`'s open rooms and may refuse it for them). Returns its code.
 ///
 /// # Errors
-/// Those of [`room::create`] for a room created here; `rate_limited` when this node may
+/// Those of [`parchis_room::create()`] for a room created here; `rate_limited` when this node may
 /// not take it and another node refused it for `client`'s open rooms there (and none
 /// took it); `server_full` when no other node took it otherwise.
 pub async fn create(

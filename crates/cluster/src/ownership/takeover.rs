@@ -1,6 +1,6 @@
 //! Bringing a room whose lease this node just acquired (a sweeper's claim or a drain's
 //! adoption) into service: rebuilt from its log by the SAME restore as a restart
-//! ([`parchis_room::restore`], with the fence), so the turn clock is re-armed by the
+//! ([`parchis_room::restore()`], with the fence), so the turn clock is re-armed by the
 //! restart rule and bots carry on; its actor serves `P.room.<CODE>` from its start on,
 //! and then the takeover announces it with a `moved` notice (`docs/CLUSTER.md`,
 //! "Failover").

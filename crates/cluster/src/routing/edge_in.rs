@@ -1,5 +1,5 @@
-//! The edge's inbound side: the node's one subscription on `P.edge.<me>` ([`on_edge_message`])
-//! and the owners' `moved` notices ([`on_moved`]). Each line of a message is judged by its
+//! The edge's inbound side: the node's one subscription on `P.edge.<me>` (`on_edge_message`)
+//! and the owners' `moved` notices (`on_moved`). Each line of a message is judged by its
 //! link's relay ([`crate::links::relay`]) and its frame queued to the socket; a gap, the owner's
 //! `end` or a `moved` notice makes the connection reattach ([`super::reattach`]).
 

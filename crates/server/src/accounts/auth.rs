@@ -8,8 +8,8 @@
 //!   out at once. The session keeps axum-login's session auth hash, derived from the
 //!   password hash: a password change logs out every other session. The cookie
 //!   (`parchis_session`) is `HttpOnly`, `SameSite=Lax`, `Secure` when the public URL is
-//!   https, and the session expires after [`IDLE`] without use ([`touch`] renews it at
-//!   most once per [`TOUCH_EVERY`]).
+//!   https, and the session expires after [`IDLE`] without use (`touch` renews it at
+//!   most once per [`TOUCH_EVERY_MS`]).
 //! * Bearer tokens ([`BEARER_QUERY`] too, for WebSocket clients that cannot set headers):
 //!   stored as their SHA-256, so any node can check them; [`IDLE`] without use ends them.
 

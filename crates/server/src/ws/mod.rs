@@ -9,10 +9,10 @@
 //! disconnected. A connection that has not joined a room within `join` is closed (4004).
 //! Framing violations close with 1009 (too big), 1002 (protocol) or 1007 (bad UTF-8).
 //!
-//! * [`entry`]: `join`, `watch`, `resume`, `claim` — to the room here, or (cluster mode) to its
+//! * `entry`: `join`, `watch`, `resume`, `claim` — to the room here, or (cluster mode) to its
 //!   owner on another node.
-//! * [`session`]: the session's state and its helpers (send, refuse, rate).
-//! * [`writer`]: the socket's writer task.
+//! * `session`: the session's state and its helpers (send, refuse, rate).
+//! * `writer`: the socket's writer task.
 //!
 //! Why ~600 lines: the reader loop, the frame checks and the dispatch of each client
 //! message (entries, seat commands, `claim`'s key) are one connection's flow in order.

@@ -10,7 +10,7 @@ pub struct WritePressure {
     /// Write requests waiting for the writer (not yet in a group).
     pub queued: usize,
     /// How long the group being committed has taken so far, or, when the writer is
-    /// idle, how long the last group took if it ended less than [`COMMIT_REMEMBERED`]
+    /// idle, how long the last group took if it ended less than `COMMIT_REMEMBERED`
     /// ago (zero after that: an idle writer is under no pressure).
     pub commit: Duration,
 }
