@@ -16,6 +16,7 @@ use sqlx::{Sqlite, SqlitePool};
 use uuid::Uuid;
 
 use crate::checkpoint::{wal_path, Checkpointer, SqliteOptions, BUSY_TIMEOUT};
+use crate::deadlines;
 use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
 use crate::rows::{
     self, EventRow, GameRow, LogRow, RoomRow, SeatRow, EVENT_COLUMNS, GAME_COLUMNS, LATEST_GAME,
@@ -456,8 +457,8 @@ impl Backend for SqliteBackend {
             WriteOp::CreateGame(g) => {
                 sqlx::query(
                     "INSERT INTO games (id, room_code, preset, rules, rules_hash, created_at_ms, \
-                     finished_at_ms, result, reason, deadline_ms, dice) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     finished_at_ms, result, reason, dice) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 )
                 .bind(g.id.to_string())
                 .bind(&g.room_code)
@@ -468,7 +469,6 @@ impl Backend for SqliteBackend {
                 .bind(g.finished_at_ms)
                 .bind(g.result.as_ref().map(Value::to_string))
                 .bind(&g.reason)
-                .bind(g.deadline_ms)
                 .bind(g.dice.as_ref().map(Value::to_string))
                 .execute(&mut *conn)
                 .await
@@ -481,6 +481,9 @@ impl Backend for SqliteBackend {
                         e.into()
                     }
                 })?;
+                if g.deadline_ms.is_some() {
+                    deadlines::sqlite_set(conn, g.id, g.deadline_ms).await?;
+                }
                 Ok(true)
             }
             WriteOp::AppendEvents {
@@ -501,14 +504,7 @@ impl Backend for SqliteBackend {
                 game_id,
                 deadline_ms,
             } => {
-                let done = sqlx::query("UPDATE games SET deadline_ms = ? WHERE id = ?")
-                    .bind(*deadline_ms)
-                    .bind(game_id.to_string())
-                    .execute(&mut *conn)
-                    .await?;
-                if done.rows_affected() == 0 {
-                    return Err(StoreError::GameNotFound(*game_id));
-                }
+                deadlines::sqlite_set(conn, *game_id, *deadline_ms).await?;
                 Ok(true)
             }
             WriteOp::FinishGame {
@@ -519,8 +515,8 @@ impl Backend for SqliteBackend {
             } => {
                 let id = game_id.to_string();
                 let done = sqlx::query(
-                    "UPDATE games SET finished_at_ms = ?, result = ?, reason = ?, \
-                     deadline_ms = NULL WHERE id = ? AND finished_at_ms IS NULL",
+                    "UPDATE games SET finished_at_ms = ?, result = ?, reason = ? \
+                     WHERE id = ? AND finished_at_ms IS NULL",
                 )
                 .bind(*finished_at_ms)
                 .bind(result.to_string())
@@ -540,6 +536,7 @@ impl Backend for SqliteBackend {
                         StoreError::GameNotFound(*game_id)
                     });
                 }
+                deadlines::sqlite_clear(conn, *game_id).await?;
                 Ok(true)
             }
             WriteOp::RateGame {
