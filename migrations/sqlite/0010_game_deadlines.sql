@@ -1,7 +1,7 @@
--- The turn deadline out of the games row (issue 28, docs/STORAGE.md "Turn deadline"):
--- it changes at every turn; on PostgreSQL each such update of a running game's `games`
--- row left a whole dead row version behind. SQLite updates rows in place, so this table
--- is only here to keep both stores alike. A running game with a clock has one row; it is
+-- The turn deadline out of the games row (issue 28, docs/STORAGE.md, `game_deadlines`):
+-- on PostgreSQL each write of it copied a running game's whole `games` row into a new
+-- row version. SQLite updates rows in place, so this table is only here to keep both
+-- stores alike. A running game with a clock has one row; it is
 -- deleted, not set to NULL, when the clock stops or the game ends. Keep in step with
 -- ../postgres/0016_game_deadlines.sql.
 CREATE TABLE game_deadlines (

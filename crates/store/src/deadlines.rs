@@ -3,11 +3,11 @@
 //! running game whose clock runs, `(game_id, deadline_ms)`, written by the writer's
 //! `SetDeadline`, `CreateGame` (a start with a deadline) and `FinishGame` (the row
 //! deleted), and read back as [`GameRecord::deadline_ms`](parchis_records::GameRecord)
-//! by a subquery in `crate::rows::GAME_COLUMNS` (`NULL`: no row). It used to be a column of `games`: on PostgreSQL each turn
-//! then copied a running game's whole row (≈ 3.4 KB with its packed log) into a new row
-//! version, most of a finished game's raw bytes (docs/BENCHMARKS.md, "Turn deadline in its
-//! own table"). A cleared deadline is a deleted row, never a NULL, so finished games cost
-//! nothing here.
+//! by a subquery in `crate::rows::GAME_COLUMNS` (`NULL`: no row). It used to be a column
+//! of `games`: on PostgreSQL each write of it (a restore's or a takeover's fresh clock)
+//! then copied a running game's whole row (≈ 2.4 KB with its packed log) into a new row
+//! version (docs/BENCHMARKS.md, "Turn deadline in its own table"). A cleared deadline is a
+//! deleted row, never a NULL, so finished games cost nothing here.
 //!
 //! Both dialects are in this one file (`$n` for PostgreSQL, `?` for SQLite) so that the
 //! table's few statements are kept in step.

@@ -178,7 +178,6 @@ impl Backend for PgBackend {
                 fold_log(conn, *game_id, FOLD_EVERY).await?;
                 Ok(true)
             }
-            WriteOp::FoldLog { game_id } => fold_log(conn, *game_id, 1).await,
             WriteOp::AppendEvents {
                 game_id, events, ..
             } => {
@@ -223,8 +222,16 @@ impl Backend for PgBackend {
                 reason,
                 finished_at_ms,
             } => {
+                // The end's fold and the finish in ONE update of the row (one dead row
+                // version, not two); the tail is only taken from an unfinished game.
                 let done = sqlx::query(
-                    "UPDATE games SET finished_at_ms = $1, result = $2, reason = $3 \
+                    "WITH t AS (DELETE FROM game_log_tail WHERE game_id = $4 \
+                     AND EXISTS (SELECT 1 FROM games WHERE id = $4 AND finished_at_ms IS NULL) \
+                     RETURNING last_seq, bytes) \
+                     UPDATE games SET finished_at_ms = $1, result = $2, reason = $3, \
+                     log = CASE WHEN EXISTS (SELECT 1 FROM t) THEN COALESCE(log, ''::bytea) \
+                     || (SELECT string_agg(bytes, ''::bytea ORDER BY last_seq) FROM t) ELSE log END, \
+                     log_seq = COALESCE((SELECT MAX(last_seq) FROM t), log_seq) \
                      WHERE id = $4 AND finished_at_ms IS NULL",
                 )
                 .bind(*finished_at_ms)

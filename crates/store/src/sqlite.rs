@@ -499,7 +499,6 @@ impl Backend for SqliteBackend {
                 append_piece(conn, *game_id, piece).await?;
                 Ok(true)
             }
-            WriteOp::FoldLog { game_id } => fold_log(conn, *game_id, 1).await,
             WriteOp::SetDeadline {
                 game_id,
                 deadline_ms,
@@ -514,6 +513,10 @@ impl Backend for SqliteBackend {
                 finished_at_ms,
             } => {
                 let id = game_id.to_string();
+                // The end folds the whole tail (SQLite updates rows in place: two
+                // statements cost no dead row version here). A finished game is refused
+                // below, and the transaction with its fold rolled back.
+                fold_log(conn, *game_id, 1).await?;
                 let done = sqlx::query(
                     "UPDATE games SET finished_at_ms = ?, result = ?, reason = ? \
                      WHERE id = ? AND finished_at_ms IS NULL",
