@@ -514,8 +514,8 @@ impl Backend for SqliteBackend {
             } => {
                 let id = game_id.to_string();
                 // The end folds the whole tail (SQLite updates rows in place: two
-                // statements cost no dead row version here). A finished game is refused
-                // below, and the transaction with its fold rolled back.
+                // statements cost no dead row version here). A finished game, refused
+                // below, has no tail left: its end folded it.
                 fold_log(conn, *game_id, 1).await?;
                 let done = sqlx::query(
                     "UPDATE games SET finished_at_ms = ?, result = ?, reason = ? \
