@@ -10,7 +10,8 @@
 # Needs: a release build (cargo build --release -p parchis-server -p parchis-loadgen
 # --example bot_growth), PostgreSQL on 127.0.0.1:5432 (trust auth), curl. Works from any
 # checkout (the binaries are the ones of the repository the script is in). Environment:
-# PORT [18090] (the server's), LOCK [none] (a lock file, e.g.
+# PORT [18090] (the server's), PROFILE [release] (`debug`: the target/debug binaries;
+# sizes do not depend on speed), STORES ["sqlite postgres"] (the rounds to run), LOCK [none] (a lock file, e.g.
 # ${TMPDIR:-/tmp}/parchis-load.lock, held with flock for the run when set).
 set -euo pipefail
 LOCK=${LOCK:-}
@@ -21,8 +22,10 @@ cd "$(dirname "$0")/.."
 GAMES=${1:-200}
 PG_DB=${2:-parchis_growth}
 PORT=${PORT:-18090}
-BIN=./target/release/parchis-server
-GEN=./target/release/examples/bot_growth
+PROFILE=${PROFILE:-release}
+STORES=${STORES:-sqlite postgres}
+BIN=./target/$PROFILE/parchis-server
+GEN=./target/$PROFILE/examples/bot_growth
 LIMITS=(--room-creations-per-minute 1000000 --max-bot-rooms-per-address 1000
         --max-lobbies-per-address 1000 --lookups-per-minute 1000000
         --watches-per-minute 1000000)
@@ -76,5 +79,10 @@ pg_round() {
     dropdb -h 127.0.0.1 -U postgres "$PG_DB"
 }
 
-sqlite_round
-pg_round
+for store in $STORES; do
+    case $store in
+        sqlite) sqlite_round ;;
+        postgres) pg_round ;;
+        *) echo "unknown store: $store" >&2; exit 2 ;;
+    esac
+done

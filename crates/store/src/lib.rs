@@ -42,6 +42,7 @@
 
 mod accounts;
 mod checkpoint;
+mod deadlines;
 mod error;
 mod memory;
 mod pairing;

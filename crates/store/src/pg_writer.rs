@@ -7,6 +7,7 @@ use sqlx::postgres::PgConnection;
 use sqlx::Postgres;
 use uuid::Uuid;
 
+use crate::deadlines;
 use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
 use crate::writer::{Backend, LogEnd, WriteOp, FOLD_EVERY};
 use parchis_records::EventRecord;
@@ -124,8 +125,8 @@ impl Backend for PgBackend {
             WriteOp::CreateGame(g) => {
                 sqlx::query(
                     "INSERT INTO games (id, room_code, preset, rules, rules_hash, created_at_ms, \
-                     finished_at_ms, result, reason, deadline_ms, dice) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                     finished_at_ms, result, reason, dice) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                 )
                 .bind(g.id)
                 .bind(&g.room_code)
@@ -136,7 +137,6 @@ impl Backend for PgBackend {
                 .bind(g.finished_at_ms)
                 .bind(g.result.as_ref().map(Value::to_string))
                 .bind(&g.reason)
-                .bind(g.deadline_ms)
                 .bind(g.dice.as_ref().map(Value::to_string))
                 .execute(&mut *conn)
                 .await
@@ -149,6 +149,9 @@ impl Backend for PgBackend {
                         e.into()
                     }
                 })?;
+                if g.deadline_ms.is_some() {
+                    deadlines::pg_set(conn, g.id, g.deadline_ms).await?;
+                }
                 Ok(true)
             }
             WriteOp::AppendLog { game_id, piece, .. } => {
@@ -175,7 +178,6 @@ impl Backend for PgBackend {
                 fold_log(conn, *game_id, FOLD_EVERY).await?;
                 Ok(true)
             }
-            WriteOp::FoldLog { game_id } => fold_log(conn, *game_id, 1).await,
             WriteOp::AppendEvents {
                 game_id, events, ..
             } => {
@@ -211,14 +213,7 @@ impl Backend for PgBackend {
                 game_id,
                 deadline_ms,
             } => {
-                let done = sqlx::query("UPDATE games SET deadline_ms = $1 WHERE id = $2")
-                    .bind(*deadline_ms)
-                    .bind(*game_id)
-                    .execute(&mut *conn)
-                    .await?;
-                if done.rows_affected() == 0 {
-                    return Err(StoreError::GameNotFound(*game_id));
-                }
+                deadlines::pg_set(conn, *game_id, *deadline_ms).await?;
                 Ok(true)
             }
             WriteOp::FinishGame {
@@ -227,9 +222,17 @@ impl Backend for PgBackend {
                 reason,
                 finished_at_ms,
             } => {
+                // The end's fold and the finish in ONE update of the row (one dead row
+                // version, not two); the tail is only taken from an unfinished game.
                 let done = sqlx::query(
-                    "UPDATE games SET finished_at_ms = $1, result = $2, reason = $3, \
-                     deadline_ms = NULL WHERE id = $4 AND finished_at_ms IS NULL",
+                    "WITH t AS (DELETE FROM game_log_tail WHERE game_id = $4 \
+                     AND EXISTS (SELECT 1 FROM games WHERE id = $4 AND finished_at_ms IS NULL) \
+                     RETURNING last_seq, bytes) \
+                     UPDATE games SET finished_at_ms = $1, result = $2, reason = $3, \
+                     log = CASE WHEN EXISTS (SELECT 1 FROM t) THEN COALESCE(log, ''::bytea) \
+                     || (SELECT string_agg(bytes, ''::bytea ORDER BY last_seq) FROM t) ELSE log END, \
+                     log_seq = COALESCE((SELECT MAX(last_seq) FROM t), log_seq) \
+                     WHERE id = $4 AND finished_at_ms IS NULL",
                 )
                 .bind(*finished_at_ms)
                 .bind(result.to_string())
@@ -249,6 +252,7 @@ impl Backend for PgBackend {
                         StoreError::GameNotFound(*game_id)
                     });
                 }
+                deadlines::pg_clear(conn, *game_id).await?;
                 Ok(true)
             }
             WriteOp::RateGame {

@@ -81,8 +81,11 @@ pub(crate) const ROOM_COLUMNS: &str =
 pub(crate) const SEAT_COLUMNS: &str =
     "s.room_code, s.colour, s.display_name, s.token_hash, s.is_creator, s.joined_at_ms, s.bot, \
      CAST(s.account_id AS TEXT)";
+/// `GAME_COLUMNS`' deadline is read from its own table (`crate::deadlines`), `NULL` when
+/// the game has no row there.
 pub(crate) const GAME_COLUMNS: &str = "g.id, g.room_code, g.preset, g.rules, g.rules_hash, \
-     g.created_at_ms, g.finished_at_ms, g.result, g.reason, g.deadline_ms, g.dice";
+     g.created_at_ms, g.finished_at_ms, g.result, g.reason, \
+     (SELECT d.deadline_ms FROM game_deadlines d WHERE d.game_id = g.id), g.dice";
 pub(crate) const EVENT_COLUMNS: &str = "e.game_id, e.seq, e.event, e.created_at_ms";
 
 /// SQL condition keeping only the most recent game of its room (alias `g`).

@@ -16,6 +16,7 @@ use sqlx::{Sqlite, SqlitePool};
 use uuid::Uuid;
 
 use crate::checkpoint::{wal_path, Checkpointer, SqliteOptions, BUSY_TIMEOUT};
+use crate::deadlines;
 use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
 use crate::rows::{
     self, EventRow, GameRow, LogRow, RoomRow, SeatRow, EVENT_COLUMNS, GAME_COLUMNS, LATEST_GAME,
@@ -456,8 +457,8 @@ impl Backend for SqliteBackend {
             WriteOp::CreateGame(g) => {
                 sqlx::query(
                     "INSERT INTO games (id, room_code, preset, rules, rules_hash, created_at_ms, \
-                     finished_at_ms, result, reason, deadline_ms, dice) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     finished_at_ms, result, reason, dice) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 )
                 .bind(g.id.to_string())
                 .bind(&g.room_code)
@@ -468,7 +469,6 @@ impl Backend for SqliteBackend {
                 .bind(g.finished_at_ms)
                 .bind(g.result.as_ref().map(Value::to_string))
                 .bind(&g.reason)
-                .bind(g.deadline_ms)
                 .bind(g.dice.as_ref().map(Value::to_string))
                 .execute(&mut *conn)
                 .await
@@ -481,6 +481,9 @@ impl Backend for SqliteBackend {
                         e.into()
                     }
                 })?;
+                if g.deadline_ms.is_some() {
+                    deadlines::sqlite_set(conn, g.id, g.deadline_ms).await?;
+                }
                 Ok(true)
             }
             WriteOp::AppendEvents {
@@ -496,19 +499,11 @@ impl Backend for SqliteBackend {
                 append_piece(conn, *game_id, piece).await?;
                 Ok(true)
             }
-            WriteOp::FoldLog { game_id } => fold_log(conn, *game_id, 1).await,
             WriteOp::SetDeadline {
                 game_id,
                 deadline_ms,
             } => {
-                let done = sqlx::query("UPDATE games SET deadline_ms = ? WHERE id = ?")
-                    .bind(*deadline_ms)
-                    .bind(game_id.to_string())
-                    .execute(&mut *conn)
-                    .await?;
-                if done.rows_affected() == 0 {
-                    return Err(StoreError::GameNotFound(*game_id));
-                }
+                deadlines::sqlite_set(conn, *game_id, *deadline_ms).await?;
                 Ok(true)
             }
             WriteOp::FinishGame {
@@ -518,9 +513,13 @@ impl Backend for SqliteBackend {
                 finished_at_ms,
             } => {
                 let id = game_id.to_string();
+                // The end folds the whole tail (SQLite updates rows in place: two
+                // statements cost no dead row version here). A finished game, refused
+                // below, has no tail left: its end folded it.
+                fold_log(conn, *game_id, 1).await?;
                 let done = sqlx::query(
-                    "UPDATE games SET finished_at_ms = ?, result = ?, reason = ?, \
-                     deadline_ms = NULL WHERE id = ? AND finished_at_ms IS NULL",
+                    "UPDATE games SET finished_at_ms = ?, result = ?, reason = ? \
+                     WHERE id = ? AND finished_at_ms IS NULL",
                 )
                 .bind(*finished_at_ms)
                 .bind(result.to_string())
@@ -540,6 +539,7 @@ impl Backend for SqliteBackend {
                         StoreError::GameNotFound(*game_id)
                     });
                 }
+                deadlines::sqlite_clear(conn, *game_id).await?;
                 Ok(true)
             }
             WriteOp::RateGame {

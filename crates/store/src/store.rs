@@ -172,8 +172,9 @@ pub trait Store: Send + Sync {
     /// [`StoreError::GameNotFound`](crate::StoreError::GameNotFound).
     async fn set_deadline(&self, game_id: Uuid, deadline_ms: Option<i64>) -> Result<()>;
 
-    /// Marks a game finished: stores `result`, `reason` and `finished_at_ms` and clears its
-    /// deadline. The room's status is not touched (see
+    /// Marks a game finished: stores `result`, `reason` and `finished_at_ms`, clears its
+    /// deadline (its `game_deadlines` row deleted) and folds its packed log's tail rows
+    /// into `games.log` (issue 28; reads see the same log before and after). The room's status is not touched (see
     /// [`update_room_status`](Store::update_room_status)).
     ///
     /// # Errors

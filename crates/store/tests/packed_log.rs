@@ -2,14 +2,18 @@
 //! writes its first piece, each append one tail row, the tail is folded into
 //! `games.log` every 32 pieces and at the end; the log reads back as the pieces joined in
 //! order; a piece that does not follow the log is refused; a batch that fails puts back
-//! the piece it wrote; a game stored as JSON rows (before issue 28) still reads as rows.
+//! the piece it wrote; a game stored as JSON rows (before issue 28) still reads as rows; the
+//! turn deadline lives in its own table and leaves nothing once the game ends.
 
 #[macro_use]
 mod common;
 
 use common::{code, ev, game, room, seat, seqs, Harness, Kind};
+use std::sync::Arc;
+
 use parchis_store::{
-    GameEnd, GameStart, LogPiece, PackedLog, RoomStatus, RoomStatusUpdate, RoomWrite, StoreError,
+    GameEnd, GameQuery, GameRecord, GameStart, LogPiece, PackedLog, RoomStatus, RoomStatusUpdate,
+    RoomWrite, StoreError,
 };
 use serde_json::json;
 use sqlx::Connection;
@@ -70,29 +74,155 @@ mod cases {
     /// The number of tail rows of game `id` (`None` on the memory store, which has no
     /// SQL to ask).
     async fn tail_rows(h: &Harness, id: Uuid) -> Option<i64> {
+        rows_of(h, "game_log_tail", id).await
+    }
+
+    /// The number of rows of game `id` in `table` (a table with a `game_id` column;
+    /// `None` on the memory store).
+    async fn rows_of(h: &Harness, table: &str, id: Uuid) -> Option<i64> {
         let url = h.url.as_deref()?;
         match h.kind {
             Kind::Sqlite => {
                 let mut c = sqlx::SqliteConnection::connect(url).await.expect("connect");
-                let (n,): (i64,) =
-                    sqlx::query_as("SELECT COUNT(*) FROM game_log_tail WHERE game_id = ?")
-                        .bind(id.to_string())
-                        .fetch_one(&mut c)
-                        .await
-                        .expect("count");
+                let sql = format!("SELECT COUNT(*) FROM {table} WHERE game_id = ?");
+                let (n,): (i64,) = sqlx::query_as(&sql)
+                    .bind(id.to_string())
+                    .fetch_one(&mut c)
+                    .await
+                    .expect("count");
                 Some(n)
             }
             Kind::Postgres => {
                 let mut c = sqlx::PgConnection::connect(url).await.expect("connect");
-                let (n,): (i64,) =
-                    sqlx::query_as("SELECT COUNT(*) FROM game_log_tail WHERE game_id = $1")
-                        .bind(id)
-                        .fetch_one(&mut c)
-                        .await
-                        .expect("count");
+                let sql = format!("SELECT COUNT(*) FROM {table} WHERE game_id = $1");
+                let (n,): (i64,) = sqlx::query_as(&sql)
+                    .bind(id)
+                    .fetch_one(&mut c)
+                    .await
+                    .expect("count");
                 Some(n)
             }
             Kind::Memory => None,
+        }
+    }
+
+    /// The end of game `id` of room `c` after seq `after`, with one more piece.
+    fn end_of(c: &str, id: Uuid, after: i64, at: i64) -> GameEnd {
+        GameEnd {
+            game_id: id,
+            room_code: c.to_owned(),
+            after_seq: after,
+            events: Vec::new(),
+            log: Some(piece(after + 1, after + 1)),
+            result: json!({"winner": "red"}),
+            reason: "completed".into(),
+            finished_at_ms: at,
+            room: RoomStatusUpdate {
+                status: RoomStatus::Finished,
+                started_at_ms: Some(10),
+                finished_at_ms: Some(at),
+                updated_at_ms: at,
+            },
+            rated: None,
+        }
+    }
+
+    // Over 80 lines: one scenario (start, turns, reopen, restore, end), its checks in order.
+    /// The turn deadline (its own table, `game_deadlines`): written by the start and each
+    /// `SetDeadline`, read back by `get_room`, the restore (`load_unfinished`) and
+    /// `get_game`, after a reopen too; a cleared deadline and a finished game leave no row.
+    pub async fn a_deadline_survives_a_reopen_and_is_gone_after_the_end(h: &Harness) {
+        let c = code();
+        h.store
+            .create_room(&room(&c, RoomStatus::Open, 1))
+            .await
+            .unwrap();
+        let g = GameRecord {
+            deadline_ms: Some(1_893_456_000_123), // beyond i32 range on purpose
+            ..game(&c, 10)
+        };
+        let id = g.id;
+        let start = GameStart {
+            game: g,
+            room: playing(10),
+            seats: vec![seat(&c, "red", "Ana", true, 5)],
+            events: Vec::new(),
+            log: Some(piece(1, 3)),
+        };
+        h.store
+            .write_room(&c, None, RoomWrite::Start(Box::new(start)))
+            .await
+            .expect("start");
+        let deadline_of_room = |snap: Option<parchis_store::RoomSnapshot>| {
+            snap.expect("room").game.expect("game").deadline_ms
+        };
+        assert_eq!(
+            deadline_of_room(h.store.get_room(&c).await.unwrap()),
+            Some(1_893_456_000_123),
+            "the start's deadline"
+        );
+        assert_eq!(rows_of(h, "game_deadlines", id).await.unwrap_or(1), 1);
+        // Turns: each a new deadline, one row still.
+        for (k, after) in [(1_i64, 3_i64), (2, 4), (3, 5)] {
+            let write = RoomWrite::Batch(vec![
+                append(id, after, after + 1),
+                RoomWrite::SetDeadline {
+                    game_id: id,
+                    deadline_ms: Some(1_893_456_000_123 + 30_000 * k),
+                },
+            ]);
+            h.store.write_room(&c, None, write).await.expect("turn");
+        }
+        let last = 1_893_456_000_123 + 90_000;
+        assert_eq!(rows_of(h, "game_deadlines", id).await.unwrap_or(1), 1);
+
+        // A reopen (a restart): the restore and the reads see the last deadline.
+        let store = h.reopen().await.unwrap_or_else(|| h.store.clone());
+        let restored = store.load_unfinished().await.unwrap();
+        let snap = restored.into_iter().find(|s| s.room.code == c);
+        assert_eq!(deadline_of_room(snap), Some(last), "restored");
+        assert_eq!(
+            deadline_of_room(store.get_room(&c).await.unwrap()),
+            Some(last)
+        );
+        let (stored, _) = store.get_game(id).await.unwrap().expect("game");
+        assert_eq!(stored.deadline_ms, Some(last));
+
+        // Cleared (the clock stopped): no row; set again.
+        store.set_deadline(id, None).await.expect("clear");
+        assert_eq!(
+            store.get_game(id).await.unwrap().unwrap().0.deadline_ms,
+            None
+        );
+        assert_eq!(rows_of(h, "game_deadlines", id).await.unwrap_or(0), 0);
+        store.set_deadline(id, Some(last + 1)).await.expect("set");
+        assert_eq!(
+            store.get_game(id).await.unwrap().unwrap().0.deadline_ms,
+            Some(last + 1)
+        );
+
+        // The end: no deadline, no row.
+        let end = end_of(&c, id, 6, 99);
+        store
+            .write_room(&c, None, RoomWrite::End(Box::new(end)))
+            .await
+            .expect("end");
+        let (stored, _) = store.get_game(id).await.unwrap().expect("game");
+        assert!(stored.is_finished());
+        assert_eq!(stored.deadline_ms, None);
+        assert_eq!(rows_of(h, "game_deadlines", id).await.unwrap_or(0), 0);
+        let found = store
+            .find_games(&GameQuery {
+                room_code: Some(c.clone()),
+                limit: 10,
+                ..GameQuery::default()
+            })
+            .await
+            .unwrap();
+        let listed = found.iter().find(|g| g.id == id).expect("listed");
+        assert_eq!(listed.deadline_ms, None);
+        if !Arc::ptr_eq(&store, &h.store) {
+            store.close().await;
         }
     }
 
@@ -279,5 +409,6 @@ backend_tests!(
         a_piece_that_does_not_follow_the_log_is_refused,
         a_failed_batch_puts_its_piece_back,
         a_game_stored_as_rows_reads_as_rows,
+        a_deadline_survives_a_reopen_and_is_gone_after_the_end,
     ]
 );

@@ -367,6 +367,8 @@ impl Inner {
         game.result = Some(result);
         game.reason = Some(reason);
         game.deadline_ms = None;
+        // A finish folds the tail, as the SQL backends' `FinishGame` does.
+        self.fold(game_id);
         Ok(())
     }
 }

@@ -43,15 +43,13 @@ pub(crate) enum WriteOp {
         piece: LogPiece,
         follows: Follows,
     },
-    /// Folds the game's tail rows into `games.log` (a game's end), whatever their number
-    /// (none: nothing to do).
-    FoldLog {
-        game_id: Uuid,
-    },
     SetDeadline {
         game_id: Uuid,
         deadline_ms: Option<i64>,
     },
+    /// Marks the game finished and folds its whole tail into `games.log` (none: nothing
+    /// to fold), in one update of the game's row (on PostgreSQL, where each update of a
+    /// row leaves its old version behind until a vacuum, one statement).
     FinishGame {
         game_id: Uuid,
         result: Value,
@@ -264,7 +262,6 @@ fn end_ops(end: GameEnd) -> Result<Vec<WriteOp>> {
             follows: Follows::After(after_seq),
         });
     }
-    ops.push(WriteOp::FoldLog { game_id });
     ops.push(WriteOp::FinishGame {
         game_id,
         result,
