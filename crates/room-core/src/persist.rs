@@ -94,7 +94,7 @@ pub enum Write {
     End(Box<GameEnd>),
     /// Set the room's status.
     RoomStatus(RoomStatusUpdate),
-    /// The games table's copy of the turn deadline.
+    /// The stored copy of the turn deadline (the `game_deadlines` row: a restore's clock).
     SetDeadline {
         /// The game.
         game_id: Uuid,
