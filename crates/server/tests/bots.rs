@@ -218,6 +218,11 @@ async fn a_bot_seat_comes_back_as_a_bot_after_a_restart() {
     let token = me.token.clone().expect("token");
     let last_seq = me.seq;
     drop(me);
+    // The restore below must come at least a millisecond after the last `turn`: a
+    // stored deadline equal to (or within the skew beyond) the fresh one is kept as it
+    // is, with no new `turn` event (R-CLOCK, `restore_game`), and on the memory store the
+    // whole game so far can fit in one millisecond.
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
 
     // A second server on the same store brings the room back (the first one is left
     // alone: its room is quiet, waiting for my roll).
@@ -227,7 +232,7 @@ async fn a_bot_seat_comes_back_as_a_bot_after_a_restart() {
     assert_eq!(view["status"], "playing");
     // R-CLOCK: the restore gives the player to act a fresh full clock, announced by one
     // `turn` event after the stored ones.
-    assert_eq!(view["seq"].as_u64(), Some(last_seq + 1));
+    assert_eq!(view["seq"].as_u64(), Some(last_seq + 1), "{view}");
     // The bot took the first free colour in board order.
     let bot = view["seats"]
         .as_array()
