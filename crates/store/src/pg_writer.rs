@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use crate::deadlines;
 use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
-use crate::writer::{Backend, LogEnd, WriteOp, FOLD_EVERY};
+use crate::writer::{Backend, StoredEnd, TailAppend, WriteOp, FOLD_EVERY};
 use parchis_records::EventRecord;
 
 /// Folds a game's tail rows into `games.log` in one statement (appended in `last_seq`
@@ -291,17 +291,18 @@ impl Backend for PgBackend {
         Ok(())
     }
 
-    async fn last_seqs(conn: &mut PgConnection, games: &[Uuid]) -> Result<Vec<LogEnd>> {
+    async fn last_seqs(conn: &mut PgConnection, games: &[Uuid]) -> Result<Vec<StoredEnd>> {
         // One statement for the whole group, in the order given.
         // The greatest seq stored in either format: the packed log's tail, its folded
-        // part, or (a game stored before issue 28) its event rows.
-        let rows: Vec<(i64, Option<i64>, bool)> = sqlx::query_as(
+        // part, or (a game stored before issue 28) its event rows; and the tail's length.
+        let rows: Vec<(i64, Option<i64>, bool, i64)> = sqlx::query_as(
             "SELECT g.n, COALESCE(\
              (SELECT MAX(last_seq) FROM game_log_tail WHERE game_id = g.id), \
              (SELECT log_seq FROM games WHERE id = g.id), \
              (SELECT MAX(seq) FROM game_events WHERE game_id = g.id)), \
              EXISTS (SELECT 1 FROM game_log_tail WHERE game_id = g.id) \
-             OR EXISTS (SELECT 1 FROM games WHERE id = g.id AND log_seq IS NOT NULL) \
+             OR EXISTS (SELECT 1 FROM games WHERE id = g.id AND log_seq IS NOT NULL), \
+             (SELECT COUNT(*) FROM game_log_tail WHERE game_id = g.id) \
              FROM UNNEST($1::uuid[]) WITH ORDINALITY AS g(id, n) ORDER BY g.n",
         )
         .bind(games.to_vec())
@@ -309,8 +310,31 @@ impl Backend for PgBackend {
         .await?;
         Ok(rows
             .into_iter()
-            .map(|(_, last, packed)| (last, packed))
+            .map(|(_, last, packed, tail)| ((last, packed), tail))
             .collect())
+    }
+
+    async fn append_pieces(conn: &mut PgConnection, tails: &[TailAppend]) -> Result<()> {
+        // Every game's row in ONE statement (one round trip), as parallel arrays.
+        if tails.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<Uuid> = tails.iter().map(|t| t.game_id).collect();
+        let seqs: Vec<i64> = tails.iter().map(|t| t.last_seq).collect();
+        let bytes: Vec<&[u8]> = tails.iter().map(|t| t.bytes.as_slice()).collect();
+        sqlx::query(
+            "INSERT INTO game_log_tail (game_id, last_seq, bytes) \
+             SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::bytea[])",
+        )
+        .bind(ids)
+        .bind(seqs)
+        .bind(bytes)
+        .execute(&mut *conn)
+        .await?;
+        for tail in tails.iter().filter(|t| t.fold) {
+            fold_log(conn, tail.game_id, FOLD_EVERY).await?;
+        }
+        Ok(())
     }
 
     /// `FOR KEY SHARE`, in `room_code` order: the writer's fence check (lock modes:

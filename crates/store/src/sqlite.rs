@@ -24,7 +24,7 @@ use crate::rows::{
 };
 use crate::sqlite_ratings;
 use crate::store::NEEDS_POSTGRES;
-use crate::writer::{Backend, LogEnd, WriteOp, Writer, FOLD_EVERY};
+use crate::writer::{Backend, StoredEnd, TailAppend, WriteOp, Writer, FOLD_EVERY};
 use crate::{Fence, RoomWrite, Store};
 use parchis_records::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, LogPiece, RoomRecord, RoomSnapshot,
@@ -583,20 +583,21 @@ impl Backend for SqliteBackend {
         Ok(())
     }
 
-    async fn last_seqs(conn: &mut SqliteConnection, games: &[Uuid]) -> Result<Vec<LogEnd>> {
+    async fn last_seqs(conn: &mut SqliteConnection, games: &[Uuid]) -> Result<Vec<StoredEnd>> {
         // One statement for the whole group: the ids travel as one JSON array.
         let ids: Vec<String> = games.iter().map(Uuid::to_string).collect();
         let list = serde_json::to_string(&ids)
             .map_err(|e| StoreError::Corrupt(format!("cannot encode game ids: {e}")))?;
         // The greatest seq stored in either format: the packed log's tail, its folded
-        // part, or (a game stored before issue 28) its event rows.
-        let rows: Vec<(i64, Option<i64>, bool)> = sqlx::query_as(
+        // part, or (a game stored before issue 28) its event rows; and the tail's length.
+        let rows: Vec<(i64, Option<i64>, bool, i64)> = sqlx::query_as(
             "SELECT key, COALESCE(\
              (SELECT MAX(last_seq) FROM game_log_tail WHERE game_id = value), \
              (SELECT log_seq FROM games WHERE id = value), \
              (SELECT MAX(seq) FROM game_events WHERE game_id = value)), \
              EXISTS (SELECT 1 FROM game_log_tail WHERE game_id = value) \
-             OR EXISTS (SELECT 1 FROM games WHERE id = value AND log_seq IS NOT NULL) \
+             OR EXISTS (SELECT 1 FROM games WHERE id = value AND log_seq IS NOT NULL), \
+             (SELECT COUNT(*) FROM game_log_tail WHERE game_id = value) \
              FROM json_each(?) ORDER BY key",
         )
         .bind(list)
@@ -604,8 +605,35 @@ impl Backend for SqliteBackend {
         .await?;
         Ok(rows
             .into_iter()
-            .map(|(_, last, packed)| (last, packed))
+            .map(|(_, last, packed, tail)| ((last, packed), tail))
             .collect())
+    }
+
+    async fn append_pieces(conn: &mut SqliteConnection, tails: &[TailAppend]) -> Result<()> {
+        // Every game's row in ONE statement: `[[game_id, last_seq, hex bytes], …]`
+        // unpacked by `json_each` and `unhex` (JSON has no bytes), as `append_all` does
+        // for event rows: one round trip to sqlx's SQLite worker thread per group instead
+        // of one per piece.
+        let rows: Vec<(String, i64, String)> = tails
+            .iter()
+            .map(|t| (t.game_id.to_string(), t.last_seq, hex::encode(&t.bytes)))
+            .collect();
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let batch = serde_json::to_string(&rows)
+            .map_err(|e| StoreError::Corrupt(format!("cannot encode a piece batch: {e}")))?;
+        sqlx::query(
+            "INSERT INTO game_log_tail (game_id, last_seq, bytes) \
+             SELECT value ->> 0, value ->> 1, unhex(value ->> 2) FROM json_each(?)",
+        )
+        .bind(batch)
+        .execute(&mut *conn)
+        .await?;
+        for tail in tails.iter().filter(|t| t.fold) {
+            fold_log(conn, tail.game_id, FOLD_EVERY).await?;
+        }
+        Ok(())
     }
 
     async fn lock_leases(

@@ -291,6 +291,87 @@ mod cases {
         }
     }
 
+    // Over 80 lines: one scenario (concurrent pieces of many games, a bad one among them),
+    // its checks in order.
+    /// Many games' pieces at once (the writer commits them in groups: one row per game
+    /// per group, positions read and rows written in one statement each): every game
+    /// reads back as its pieces in order, two pieces of one game in flight together both
+    /// land, the tail folds at 32 rows; a piece that does not follow its log, sent among
+    /// them, is refused alone with its own error and leaves nothing.
+    pub async fn concurrent_pieces_of_many_games_land_in_order(h: &Harness) {
+        let s = h.store.clone();
+        let mut games = Vec::new();
+        for _ in 0..12 {
+            games.push(started(h).await);
+        }
+        let mut want: Vec<Vec<u8>> = games.iter().map(|_| piece(1, 3).bytes).collect();
+        let mut last = vec![3_i64; games.len()];
+        for round in 0..20 {
+            // Each game sends two pieces together (the second follows the first); in
+            // round 7 game 0 also sends one that does not follow (after seq 1).
+            let mut writes = Vec::new();
+            for (g, (c, id)) in games.iter().enumerate() {
+                let (a, b) = (last[g] + 1, last[g] + 2);
+                writes.push((g, c.clone(), append(*id, last[g], a), true));
+                writes.push((g, c.clone(), append(*id, a, b), true));
+                want[g].extend_from_slice(&piece(last[g] + 1, a).bytes);
+                want[g].extend_from_slice(&piece(a + 1, b).bytes);
+                last[g] = b;
+                if round == 7 && g == 0 {
+                    writes.push((g, c.clone(), append(*id, 1, 2), false));
+                }
+            }
+            let results =
+                futures_util::future::join_all(writes.into_iter().map(|(g, c, write, good)| {
+                    let s = Arc::clone(&s);
+                    async move { (g, good, s.write_room(&c, None, write).await) }
+                }))
+                .await;
+            for (g, good, result) in results {
+                match (good, result) {
+                    (true, Ok(())) => {}
+                    (false, Err(StoreError::SeqMismatch { after, .. })) => assert_eq!(after, 1),
+                    (good, other) => panic!("game {g}, good {good}: {other:?}"),
+                }
+            }
+        }
+        for (g, (c, id)) in games.iter().enumerate() {
+            let expected = PackedLog {
+                bytes: want[g].clone(),
+                last_seq: last[g],
+            };
+            let stored = s.get_game_log(*id).await.unwrap().expect("game");
+            assert_eq!(stored.log.as_ref(), Some(&expected), "game {g}");
+            let snap = s.get_room(c).await.unwrap().unwrap();
+            assert_eq!(snap.log.as_ref(), Some(&expected), "room of game {g}");
+            if let Some(n) = tail_rows(h, *id).await {
+                assert!(n < 32, "game {g}: {n} tail rows, folded at 32");
+            }
+        }
+        // The ends fold everything; the logs still read the same.
+        for (g, (c, id)) in games.iter().enumerate() {
+            s.write_room(
+                c,
+                None,
+                RoomWrite::End(Box::new(end_of(c, *id, last[g], 99))),
+            )
+            .await
+            .expect("end");
+            want[g].extend_from_slice(&piece(last[g] + 1, last[g] + 1).bytes);
+            let stored = s.get_game_log(*id).await.unwrap().expect("game");
+            assert_eq!(
+                stored.log,
+                Some(PackedLog {
+                    bytes: want[g].clone(),
+                    last_seq: last[g] + 1
+                })
+            );
+            if let Some(n) = tail_rows(h, *id).await {
+                assert_eq!(n, 0, "game {g}: the end folds the whole tail");
+            }
+        }
+    }
+
     pub async fn a_piece_that_does_not_follow_the_log_is_refused(h: &Harness) {
         let s = &h.store;
         let (c, id) = started(h).await;
@@ -406,6 +487,7 @@ backend_tests!(
     [sqlite, postgres, memory]
     [
         the_log_reads_back_as_its_pieces_folded_every_32_and_at_the_end,
+        concurrent_pieces_of_many_games_land_in_order,
         a_piece_that_does_not_follow_the_log_is_refused,
         a_failed_batch_puts_its_piece_back,
         a_game_stored_as_rows_reads_as_rows,

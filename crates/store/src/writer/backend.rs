@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use sqlx::Database;
 use uuid::Uuid;
 
-use super::ops::{LogEnd, WriteOp};
+use super::ops::{StoredEnd, TailAppend, WriteOp};
 use crate::error::Result;
 use parchis_records::EventRecord;
 
@@ -27,12 +27,22 @@ pub(crate) trait Backend: Send + Sync + 'static {
     ) -> Result<()>;
 
     /// The end of each game's log in `games` (same order), in one statement: its last
-    /// stored `seq` in either format (`None`: empty log or no such game) and whether the
-    /// game is stored as a packed log (issue 28: a folded log or a tail row).
+    /// stored `seq` in either format (`None`: empty log or no such game), whether the
+    /// game is stored as a packed log (issue 28: a folded log or a tail row), and how many
+    /// rows its tail holds.
     async fn last_seqs(
         conn: &mut <Self::Db as Database>::Connection,
         games: &[Uuid],
-    ) -> Result<Vec<LogEnd>>;
+    ) -> Result<Vec<StoredEnd>>;
+
+    /// Appends one tail row per [`TailAppend`] (its pieces already checked by the writer)
+    /// in one statement, then folds the tails marked `fold` into `games.log`: the grouped
+    /// path of a group's lone pieces. On error, which append failed need not be known:
+    /// the group is replayed one operation at a time.
+    async fn append_pieces(
+        conn: &mut <Self::Db as Database>::Connection,
+        tails: &[TailAppend],
+    ) -> Result<()>;
 
     /// Locks the lease rows of `rooms` (sorted, distinct) `FOR KEY SHARE` in one statement, in
     /// `room_code` order, and returns each existing row's `(room_code, owner, epoch)`.

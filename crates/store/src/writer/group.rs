@@ -9,10 +9,11 @@ use uuid::Uuid;
 
 use super::backend::Backend;
 use super::ops::{
-    check_batch, check_fence, check_follows, check_format, check_piece, fence_of, Follows, WriteOp,
+    check_batch, check_fence, check_follows, check_format, check_piece, fence_of, merge_pieces,
+    Follows, WriteOp,
 };
 use crate::error::{commit_error, Result, StoreError, WriteFailure};
-use parchis_records::EventRecord;
+use parchis_records::{EventRecord, LogPiece};
 
 /// The current `(owner, epoch)` of each locked lease row, by room.
 type Owners = HashMap<String, (String, i64)>;
@@ -53,7 +54,9 @@ pub(super) async fn commit_group<B: Backend>(
         // or a connection lost, are already the answer).
         Err(e)
             if requests.len() == 1
-                && !(lone_append(&requests[0]).is_some() && refused_by_database(&e)) =>
+                && !((lone_append(&requests[0]).is_some()
+                    || lone_piece(&requests[0]).is_some())
+                    && refused_by_database(&e)) =>
         {
             vec![Err(e)]
         }
@@ -91,43 +94,100 @@ fn lone_append(ops: &[WriteOp]) -> Option<(Uuid, &[EventRecord], Follows)> {
     }
 }
 
-/// One transaction for the whole group: other ops in order, then all lone appends in one
-/// go (their log positions checked in one statement first, their events inserted in one
-/// statement).
+/// The piece of a request that is one packed piece (its fence aside): `(game, piece,
+/// follows)`. What every action of a packed game writes.
+fn lone_piece(ops: &[WriteOp]) -> Option<(Uuid, &LogPiece, Follows)> {
+    let unfenced = &ops[usize::from(fence_of(ops).is_some())..];
+    match unfenced {
+        [WriteOp::AppendLog {
+            game_id,
+            piece,
+            follows,
+        }] => Some((*game_id, piece, *follows)),
+        _ => None,
+    }
+}
+
+/// A group's lone pieces, waiting for one statement: `(game, piece, follows)` in request
+/// order.
+type Pieces<'a> = Vec<(Uuid, &'a LogPiece, Follows)>;
+
+/// Stores a group's lone pieces: their log positions (and tail lengths) read in one
+/// statement, checked, joined per game, appended in one statement ([`merge_pieces`],
+/// [`Backend::append_pieces`]). Empties `pieces`.
+async fn append_pieces<B: Backend>(
+    conn: &mut <B::Db as Database>::Connection,
+    pieces: &mut Pieces<'_>,
+) -> Result<()> {
+    if pieces.is_empty() {
+        return Ok(());
+    }
+    let mut games: Vec<Uuid> = Vec::with_capacity(pieces.len());
+    let mut seen = std::collections::HashSet::with_capacity(pieces.len());
+    for (game_id, _, _) in pieces.iter() {
+        if seen.insert(*game_id) {
+            games.push(*game_id);
+        }
+    }
+    let ends = B::last_seqs(conn, &games).await?;
+    let tails = merge_pieces(pieces, &games, &ends)?;
+    B::append_pieces(conn, &tails).await?;
+    pieces.clear();
+    Ok(())
+}
+
+/// One transaction for the whole group: other ops in order, all lone event appends in
+/// one go at the end (their log positions checked in one statement first, their events
+/// inserted in one statement), and lone pieces likewise (positions in one statement, one
+/// row per game in one statement: [`append_pieces`]).
 ///
 /// Lone appends may be moved after the other ops because no other op reads or removes
 /// events, and a game created in the same group is then already there for its events.
-/// A group of one request that is not a lone append takes the precise path, whose error
-/// is final; a lone append alone goes the grouped way too (one `INSERT` for its events
-/// instead of one per event: most groups at low load are one action), and
-/// [`commit_group`] takes the precise path for its answer if it fails.
+/// Lone pieces are stored before any later request that names their game (an end folds
+/// the tail, a start creates the game), so such a request sees them in order.
+/// A group of one request that is neither takes the precise path, whose error is final;
+/// a lone append or piece alone goes the grouped way too (most groups at low load are
+/// one action), and [`commit_group`] takes the precise path for its answer if it fails.
 async fn fast_path<B: Backend>(pool: &Pool<B::Db>, requests: &[Vec<WriteOp>]) -> Result<Vec<bool>> {
     let mut tx = pool.begin().await?;
     let owners = lock_fences::<B>(&mut tx, requests).await?;
     let mut changed = vec![true; requests.len()];
     let mut appends = Vec::new();
     let mut checks = Vec::new();
+    let mut pieces: Pieces<'_> = Vec::new();
     for (i, ops) in requests.iter().enumerate() {
-        match lone_append(ops) {
-            Some((game_id, events, follows)) => {
-                if let Some(fence) = fence_of(ops) {
-                    check_fence(fence, owners.get(&fence.room_code))?;
-                }
-                check_batch(game_id, events)?;
-                if follows != Follows::Any {
-                    checks.push((game_id, follows, events));
-                }
-                appends.push((game_id, events));
+        if let Some((game_id, events, follows)) = lone_append(ops) {
+            if let Some(fence) = fence_of(ops) {
+                check_fence(fence, owners.get(&fence.room_code))?;
             }
-            None => changed[i] = apply_request::<B>(&mut tx, ops, &owners).await?,
+            check_batch(game_id, events)?;
+            if follows != Follows::Any {
+                checks.push((game_id, follows, events));
+            }
+            appends.push((game_id, events));
+        } else if let Some(piece) = lone_piece(ops) {
+            if let Some(fence) = fence_of(ops) {
+                check_fence(fence, owners.get(&fence.room_code))?;
+            }
+            pieces.push(piece);
+        } else {
+            let names_pending = ops
+                .iter()
+                .filter_map(WriteOp::game)
+                .any(|g| pieces.iter().any(|p| p.0 == g));
+            if names_pending {
+                append_pieces::<B>(&mut tx, &mut pieces).await?;
+            }
+            changed[i] = apply_request::<B>(&mut tx, ops, &owners).await?;
         }
     }
+    append_pieces::<B>(&mut tx, &mut pieces).await?;
     if !checks.is_empty() {
         let games: Vec<Uuid> = checks.iter().map(|c| c.0).collect();
         let lasts = B::last_seqs(&mut tx, &games).await?;
         // Two appends to one game in a group: the second follows the first.
         let mut running: std::collections::HashMap<Uuid, Option<i64>> = Default::default();
-        for ((game_id, follows, events), end) in checks.into_iter().zip(lasts) {
+        for ((game_id, follows, events), (end, _)) in checks.into_iter().zip(lasts) {
             check_format(game_id, end, false)?;
             let last = *running.entry(game_id).or_insert(end.0);
             check_follows(game_id, follows, last, events)?;
@@ -223,7 +283,7 @@ async fn apply_checked<B: Backend>(
     } = op
     {
         let end = B::last_seqs(conn, &[*game_id]).await?;
-        let end = end.first().copied().unwrap_or((None, false));
+        let end = end.first().map_or((None, false), |e| e.0);
         check_format(*game_id, end, true)?;
         check_piece(*game_id, *follows, end.0, piece)?;
     }
@@ -236,7 +296,7 @@ async fn apply_checked<B: Backend>(
         check_batch(*game_id, events)?;
         if *follows != Follows::Any {
             let end = B::last_seqs(conn, &[*game_id]).await?;
-            let end = end.first().copied().unwrap_or((None, false));
+            let end = end.first().map_or((None, false), |e| e.0);
             check_format(*game_id, end, false)?;
             check_follows(*game_id, *follows, end.0, events)?;
         }

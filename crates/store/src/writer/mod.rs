@@ -59,8 +59,8 @@ pub use gauge::WritePressure;
 use group::commit_group;
 use ops::room_ops;
 pub(crate) use ops::{
-    check_batch, check_fence, check_follows, check_format, check_piece, Follows, LogEnd, WriteOp,
-    FOLD_EVERY,
+    check_batch, check_fence, check_follows, check_format, check_piece, Follows, LogEnd, StoredEnd,
+    TailAppend, WriteOp, FOLD_EVERY,
 };
 use parchis_records::{EventRecord, GameRecord, RoomRecord};
 

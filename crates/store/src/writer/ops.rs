@@ -65,6 +65,25 @@ pub(crate) enum WriteOp {
     },
 }
 
+impl WriteOp {
+    /// The game this op writes to, if any.
+    pub(crate) fn game(&self) -> Option<Uuid> {
+        match self {
+            WriteOp::CreateGame(g) => Some(g.id),
+            WriteOp::AppendEvents { game_id, .. }
+            | WriteOp::AppendLog { game_id, .. }
+            | WriteOp::SetDeadline { game_id, .. }
+            | WriteOp::FinishGame { game_id, .. }
+            | WriteOp::RateGame { game_id, .. } => Some(*game_id),
+            WriteOp::CheckFence(_)
+            | WriteOp::CreateRoom(_)
+            | WriteOp::UpdateRoomStatus { .. }
+            | WriteOp::UpsertSeat(_)
+            | WriteOp::DeleteSeat { .. } => None,
+        }
+    }
+}
+
 /// A game's tail is folded into `games.log` once it holds this many pieces (and in the
 /// game's end transaction), so a running game is one row and at most this many small
 /// tail rows.
@@ -73,6 +92,75 @@ pub(crate) const FOLD_EVERY: i64 = 32;
 /// Where a game's stored log ends: its last seq in either format (`None`: empty, or no
 /// such game) and whether it is a packed log (else JSON rows, or nothing yet).
 pub(crate) type LogEnd = (Option<i64>, bool);
+
+/// A game's [`LogEnd`] with the number of rows in its tail (`game_log_tail`), as
+/// [`Backend::last_seqs`](super::Backend::last_seqs) reads them: the tail's length says
+/// whether the next append folds it ([`FOLD_EVERY`]).
+pub(crate) type StoredEnd = (LogEnd, i64);
+
+/// One game's pieces of one group, joined in order: ONE tail row
+/// ([`Backend::append_pieces`](super::Backend::append_pieces)). The reader takes a tail
+/// row's bytes as whatever follows the rows before it, so a row of several pieces reads
+/// as those pieces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TailAppend {
+    /// The game.
+    pub(crate) game_id: Uuid,
+    /// The seq of the last event of the last piece.
+    pub(crate) last_seq: i64,
+    /// The pieces' bytes, in order.
+    pub(crate) bytes: Vec<u8>,
+    /// Whether the tail holds [`FOLD_EVERY`] rows with this one: fold it into `games.log`
+    /// in the same transaction.
+    pub(crate) fold: bool,
+}
+
+/// Checks a group's lone pieces (`(game, piece, follows)`, in request order) against
+/// where each game's log ends (`ends`, one per distinct game in order of first
+/// appearance, from [`Backend::last_seqs`](super::Backend::last_seqs)) and joins each
+/// game's pieces into one [`TailAppend`] (same order). A second piece of a game in the
+/// group must follow the first.
+///
+/// # Errors
+/// The first failing check's error ([`check_format`], [`check_piece`]): the group is then
+/// replayed request by request, where each request gets its own answer.
+pub(crate) fn merge_pieces(
+    pieces: &[(Uuid, &LogPiece, Follows)],
+    games: &[Uuid],
+    ends: &[StoredEnd],
+) -> Result<Vec<TailAppend>> {
+    if games.len() != ends.len() {
+        return Err(StoreError::Corrupt(format!(
+            "log ends for {} games, asked for {}",
+            ends.len(),
+            games.len()
+        )));
+    }
+    let mut merged: Vec<TailAppend> = games
+        .iter()
+        .zip(ends)
+        .map(|(game_id, (_, tail))| TailAppend {
+            game_id: *game_id,
+            last_seq: 0,
+            bytes: Vec::new(),
+            fold: tail + 1 >= FOLD_EVERY,
+        })
+        .collect();
+    let mut running: Vec<Option<i64>> = ends.iter().map(|((last, _), _)| *last).collect();
+    let index: std::collections::HashMap<Uuid, usize> =
+        games.iter().enumerate().map(|(i, g)| (*g, i)).collect();
+    for (game_id, piece, follows) in pieces {
+        let i = *index
+            .get(game_id)
+            .ok_or_else(|| StoreError::Corrupt(format!("no log end read for game {game_id}")))?;
+        check_format(*game_id, ends[i].0, true)?;
+        check_piece(*game_id, *follows, running[i], piece)?;
+        running[i] = Some(piece.last_seq);
+        merged[i].last_seq = piece.last_seq;
+        merged[i].bytes.extend_from_slice(&piece.bytes);
+    }
+    Ok(merged)
+}
 
 /// Refuses a write that would mix a game's two stored formats (a reader takes a game's
 /// packed log when it has one, and would not see JSON rows beside it): JSON rows after a
@@ -366,4 +454,71 @@ pub(crate) fn check_piece(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn piece(first: i64, last: i64) -> LogPiece {
+        LogPiece {
+            first_seq: first,
+            last_seq: last,
+            bytes: vec![first as u8, last as u8],
+        }
+    }
+
+    #[test]
+    fn a_games_pieces_are_joined_in_order_and_the_fold_is_marked() {
+        let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
+        let (p1, p2, p3) = (piece(4, 5), piece(6, 6), piece(10, 12));
+        let pieces = [
+            (a, &p1, Follows::After(3)),
+            (b, &p3, Follows::After(9)),
+            (a, &p2, Follows::After(5)),
+        ];
+        // a: 3 stored, 30 tail rows (this group's row is the 31st: no fold);
+        // b: 9 stored, 31 tail rows (the 32nd: fold).
+        let ends = [((Some(3), true), 30), ((Some(9), true), 31)];
+        let merged = merge_pieces(&pieces, &[a, b], &ends).expect("merged");
+        assert_eq!(
+            merged,
+            vec![
+                TailAppend {
+                    game_id: a,
+                    last_seq: 6,
+                    bytes: vec![4, 5, 6, 6],
+                    fold: false
+                },
+                TailAppend {
+                    game_id: b,
+                    last_seq: 12,
+                    bytes: vec![10, 12],
+                    fold: true
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_piece_that_does_not_follow_the_one_before_it_fails_the_merge() {
+        let a = Uuid::new_v4();
+        let (p1, p2) = (piece(4, 5), piece(5, 6));
+        let pieces = [(a, &p1, Follows::After(3)), (a, &p2, Follows::After(4))];
+        let ends = [((Some(3), true), 0)];
+        assert!(matches!(
+            merge_pieces(&pieces, &[a], &ends),
+            Err(StoreError::SeqMismatch {
+                after: 4,
+                last: Some(5),
+                ..
+            })
+        ));
+        // A piece after JSON rows would hide them: refused.
+        let rows = [((Some(3), false), 0)];
+        assert!(matches!(
+            merge_pieces(&pieces[..1], &[a], &rows),
+            Err(StoreError::InvalidWrite(_))
+        ));
+    }
 }
