@@ -590,15 +590,17 @@ impl Backend for SqliteBackend {
             .map_err(|e| StoreError::Corrupt(format!("cannot encode game ids: {e}")))?;
         // The greatest seq stored in either format: the packed log's tail, its folded
         // part, or (a game stored before issue 28) its event rows; and the tail's length.
+        // Each game: one seek into `games`, two into its tail rows, and its event rows
+        // only for a game with neither.
         let rows: Vec<(i64, Option<i64>, bool, i64)> = sqlx::query_as(
-            "SELECT key, COALESCE(\
-             (SELECT MAX(last_seq) FROM game_log_tail WHERE game_id = value), \
-             (SELECT log_seq FROM games WHERE id = value), \
+            "SELECT key, COALESCE(last, log_seq, \
              (SELECT MAX(seq) FROM game_events WHERE game_id = value)), \
-             EXISTS (SELECT 1 FROM game_log_tail WHERE game_id = value) \
-             OR EXISTS (SELECT 1 FROM games WHERE id = value AND log_seq IS NOT NULL), \
-             (SELECT COUNT(*) FROM game_log_tail WHERE game_id = value) \
-             FROM json_each(?) ORDER BY key",
+             n > 0 OR log_seq IS NOT NULL, n \
+             FROM (SELECT j.key AS key, j.value AS value, g.log_seq AS log_seq, \
+             (SELECT MAX(last_seq) FROM game_log_tail WHERE game_id = j.value) AS last, \
+             (SELECT COUNT(*) FROM game_log_tail WHERE game_id = j.value) AS n \
+             FROM json_each(?) j LEFT JOIN games g ON g.id = j.value) \
+             ORDER BY key",
         )
         .bind(list)
         .fetch_all(&mut *conn)
@@ -613,7 +615,9 @@ impl Backend for SqliteBackend {
         // Every game's row in ONE statement: `[[game_id, last_seq, hex bytes], …]`
         // unpacked by `json_each` and `unhex` (JSON has no bytes), as `append_all` does
         // for event rows: one round trip to sqlx's SQLite worker thread per group instead
-        // of one per piece.
+        // of one per piece. `OR FAIL`: a refused row stops the statement without undoing
+        // its earlier rows, so SQLite keeps no statement journal for it (a copy of every
+        // page it touches); the writer then rolls the whole transaction back anyway.
         let rows: Vec<(String, i64, String)> = tails
             .iter()
             .map(|t| (t.game_id.to_string(), t.last_seq, hex::encode(&t.bytes)))
@@ -624,7 +628,7 @@ impl Backend for SqliteBackend {
         let batch = serde_json::to_string(&rows)
             .map_err(|e| StoreError::Corrupt(format!("cannot encode a piece batch: {e}")))?;
         sqlx::query(
-            "INSERT INTO game_log_tail (game_id, last_seq, bytes) \
+            "INSERT OR FAIL INTO game_log_tail (game_id, last_seq, bytes) \
              SELECT value ->> 0, value ->> 1, unhex(value ->> 2) FROM json_each(?)",
         )
         .bind(batch)
