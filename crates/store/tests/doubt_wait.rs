@@ -115,3 +115,76 @@ async fn the_read_of_a_doubt_waits_for_a_write_still_committing() {
         .expect("nothing runs now");
     h.finish().await;
 }
+
+/// A packed game's append to its existing tail row (migration 0017: an update of the
+/// game's one row, which checks no foreign key and so locks no `games` row) is waited
+/// for too: the wait locks the room's tail rows first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_read_of_a_doubt_waits_for_an_append_to_a_tail_row() {
+    let test = "the_read_of_a_doubt_waits_for_an_append_to_a_tail_row";
+    let Some(h) = Harness::postgres(test).await else {
+        return;
+    };
+    let url = h.url.clone().expect("postgres url");
+    let c = code();
+    h.store
+        .create_room(&room(&c, RoomStatus::Playing, 1))
+        .await
+        .expect("room");
+    let g = game(&c, 2);
+    h.store.create_game(&g).await.expect("game");
+    let mut side = PgConnection::connect(&url).await.expect("side connection");
+    // The game's first piece (seq 1), committed.
+    sqlx::query(
+        "INSERT INTO game_log_tail (game_id, last_seq, pieces, bytes) VALUES ($1, 1, 1, '\\x01')",
+    )
+    .bind(g.id)
+    .execute(&mut side)
+    .await
+    .expect("first piece");
+    // Its second piece (seq 2) as the store appends it, not committed yet.
+    side.execute("BEGIN").await.expect("begin");
+    sqlx::query(
+        "INSERT INTO game_log_tail AS t (game_id, last_seq, pieces, bytes) \
+         VALUES ($1, 2, 1, '\\x02') ON CONFLICT (game_id) DO UPDATE SET \
+         bytes = t.bytes || EXCLUDED.bytes, last_seq = EXCLUDED.last_seq, pieces = t.pieces + 1",
+    )
+    .bind(g.id)
+    .execute(&mut side)
+    .await
+    .expect("second piece");
+    let holder: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut side)
+        .await
+        .expect("pid");
+    let read = {
+        let (store, c) = (h.store.clone(), c.clone());
+        tokio::spawn(async move {
+            store.wait_room_writes(&c).await?;
+            store.get_room(&c).await
+        })
+    };
+    let mut watch = PgConnection::connect(&url).await.expect("watch connection");
+    tokio::time::timeout(HANG_GUARD, async {
+        while !waits_for(&mut watch, holder).await {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the wait took the tail row's lock");
+    assert!(!read.is_finished(), "it waits for the transaction");
+    side.execute("COMMIT").await.expect("the write lands");
+    let stored = tokio::time::timeout(HANG_GUARD, read)
+        .await
+        .expect("the wait ends with the transaction")
+        .expect("task")
+        .expect("read")
+        .expect("stored");
+    let log = stored.log.expect("a packed log");
+    assert_eq!(
+        (log.bytes, log.last_seq),
+        (vec![1, 2], 2),
+        "the read sees the append"
+    );
+    h.finish().await;
+}
