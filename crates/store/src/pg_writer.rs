@@ -43,19 +43,26 @@ async fn fold_log(conn: &mut PgConnection, game_id: Uuid, min_pieces: i64) -> Re
 
 /// Appends one piece to a game's tail row (made on its first piece), counting one more
 /// piece; then folds the tail when it holds [`PgBackend::FOLD_EVERY`] pieces. The writer
-/// checked the piece's position first ([`crate::writer::check_piece`]).
+/// checked the piece's position first ([`crate::writer::check_piece`]); the update
+/// checks again that the row still ends right before the piece, as the row stands once
+/// any transaction writing it has ended (a write whose `COMMIT` was lost may land after
+/// the check: what the unique `(game_id, last_seq)` key caught with one row per piece).
 ///
 /// # Errors
-/// [`StoreError::GameNotFound`] for a game that is not stored.
+/// [`StoreError::GameNotFound`] for a game that is not stored; [`moved_tail`]'s error for
+/// a tail row that moved on.
 async fn append_piece(conn: &mut PgConnection, game_id: Uuid, piece: &LogPiece) -> Result<()> {
-    sqlx::query(
+    let after = piece.first_seq - 1;
+    let done = sqlx::query(
         "INSERT INTO game_log_tail AS t (game_id, last_seq, pieces, bytes) \
          VALUES ($1, $2, 1, $3) ON CONFLICT (game_id) DO UPDATE SET \
-         bytes = t.bytes || EXCLUDED.bytes, last_seq = EXCLUDED.last_seq, pieces = t.pieces + 1",
+         bytes = t.bytes || EXCLUDED.bytes, last_seq = EXCLUDED.last_seq, pieces = t.pieces + 1 \
+         WHERE t.last_seq = $4",
     )
     .bind(game_id)
     .bind(piece.last_seq)
     .bind(&piece.bytes)
+    .bind(after)
     .execute(&mut *conn)
     .await
     .map_err(|err| {
@@ -65,8 +72,39 @@ async fn append_piece(conn: &mut PgConnection, game_id: Uuid, piece: &LogPiece) 
             err.into()
         }
     })?;
+    if done.rows_affected() == 0 {
+        return Err(moved_tail(conn, game_id, after, piece.first_seq).await);
+    }
     fold_log(conn, game_id, PgBackend::FOLD_EVERY).await?;
     Ok(())
+}
+
+/// The error of an append after `after` whose game's tail row no longer ends there:
+/// [`StoreError::DuplicateSeq`] if it already holds `first_seq` (a write that landed
+/// late), else [`StoreError::SeqMismatch`] with where it ends.
+async fn moved_tail(
+    conn: &mut PgConnection,
+    game_id: Uuid,
+    after: i64,
+    first_seq: i64,
+) -> StoreError {
+    let last =
+        sqlx::query_scalar::<_, i64>("SELECT last_seq FROM game_log_tail WHERE game_id = $1")
+            .bind(game_id)
+            .fetch_optional(&mut *conn)
+            .await;
+    match last {
+        Ok(Some(last)) if last >= first_seq => StoreError::DuplicateSeq {
+            game_id,
+            seq: first_seq,
+        },
+        Ok(last) => StoreError::SeqMismatch {
+            game_id,
+            after,
+            last,
+        },
+        Err(e) => e.into(),
+    }
 }
 
 /// The writer's SQL on PostgreSQL.
@@ -342,24 +380,37 @@ impl Backend for PgBackend {
 
     async fn append_pieces(conn: &mut PgConnection, tails: &[TailAppend]) -> Result<()> {
         // Every game's upsert in ONE statement (one round trip), as parallel arrays; the
-        // writer made one `TailAppend` per game (an upsert cannot touch a row twice).
+        // writer made one `TailAppend` per game (an upsert cannot touch a row twice). A
+        // row is updated only if it still ends where the writer checked (`append_piece`).
         if tails.is_empty() {
             return Ok(());
         }
         let ids: Vec<Uuid> = tails.iter().map(|t| t.game_id).collect();
         let seqs: Vec<i64> = tails.iter().map(|t| t.last_seq).collect();
         let bytes: Vec<&[u8]> = tails.iter().map(|t| t.bytes.as_slice()).collect();
-        sqlx::query(
-            "INSERT INTO game_log_tail AS t (game_id, last_seq, pieces, bytes) \
-             SELECT id, seq, 1, b FROM UNNEST($1::uuid[], $2::bigint[], $3::bytea[]) AS u(id, seq, b) \
+        let afters: Vec<i64> = tails.iter().map(|t| t.after_seq).collect();
+        let appended: Vec<Uuid> = sqlx::query_scalar(
+            "WITH u AS (SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::bytea[], $4::bigint[]) \
+             AS u(id, seq, b, after)) \
+             INSERT INTO game_log_tail AS t (game_id, last_seq, pieces, bytes) \
+             SELECT id, seq, 1, b FROM u \
              ON CONFLICT (game_id) DO UPDATE SET \
-             bytes = t.bytes || EXCLUDED.bytes, last_seq = EXCLUDED.last_seq, pieces = t.pieces + 1",
+             bytes = t.bytes || EXCLUDED.bytes, last_seq = EXCLUDED.last_seq, pieces = t.pieces + 1 \
+             WHERE t.last_seq = (SELECT after FROM u WHERE u.id = t.game_id) \
+             RETURNING t.game_id",
         )
         .bind(ids)
         .bind(seqs)
         .bind(bytes)
-        .execute(&mut *conn)
+        .bind(afters)
+        .fetch_all(&mut *conn)
         .await?;
+        if appended.len() < tails.len() {
+            let moved = tails.iter().find(|t| !appended.contains(&t.game_id));
+            if let Some(t) = moved {
+                return Err(moved_tail(conn, t.game_id, t.after_seq, t.after_seq + 1).await);
+            }
+        }
         for tail in tails.iter().filter(|t| t.fold) {
             fold_log(conn, tail.game_id, Self::FOLD_EVERY).await?;
         }

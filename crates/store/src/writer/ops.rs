@@ -111,6 +111,9 @@ pub(crate) type StoredEnd = (LogEnd, i64);
 pub(crate) struct TailAppend {
     /// The game.
     pub(crate) game_id: Uuid,
+    /// The log's last seq before it, as checked (the first piece's first seq − 1):
+    /// PostgreSQL appends to its one tail row only if that row still ends there.
+    pub(crate) after_seq: i64,
     /// The seq of the last event of the last piece.
     pub(crate) last_seq: i64,
     /// The pieces' bytes, in order.
@@ -150,6 +153,7 @@ pub(crate) fn merge_pieces(
         .zip(ends)
         .map(|(game_id, (_, tail))| TailAppend {
             game_id: *game_id,
+            after_seq: 0,
             last_seq: 0,
             bytes: Vec::new(),
             fold: tail + 1 >= fold_every,
@@ -165,6 +169,9 @@ pub(crate) fn merge_pieces(
         check_format(*game_id, ends[i].0, true)?;
         check_piece(*game_id, *follows, running[i], piece)?;
         running[i] = Some(piece.last_seq);
+        if merged[i].bytes.is_empty() && merged[i].last_seq == 0 {
+            merged[i].after_seq = piece.first_seq - 1;
+        }
         merged[i].last_seq = piece.last_seq;
         merged[i].bytes.extend_from_slice(&piece.bytes);
     }
@@ -495,12 +502,14 @@ mod tests {
             vec![
                 TailAppend {
                     game_id: a,
+                    after_seq: 3,
                     last_seq: 6,
                     bytes: vec![4, 5, 6, 6],
                     fold: false
                 },
                 TailAppend {
                     game_id: b,
+                    after_seq: 9,
                     last_seq: 12,
                     bytes: vec![10, 12],
                     fold: true
