@@ -7,9 +7,12 @@
 #
 #   scripts/bot-growth.sh [GAMES] [PG_DB]      (defaults: 200, parchis_growth)
 #
-# Needs: a release build (cargo build --release -p parchis-server -p parchis-loadgen
-# --example bot_growth), PostgreSQL on 127.0.0.1:5432 (trust auth), curl. Works from any
-# checkout (the binaries are the ones of the repository the script is in). Environment:
+# Needs: a release build of both binaries (cargo build --release -p parchis-server --bin
+# parchis-server, then cargo build --release -p parchis-loadgen --example bot_growth: with
+# --example in one command, cargo builds the examples only, not the server), PostgreSQL on
+# 127.0.0.1:5432 (trust auth), curl. Works from any checkout (the binaries are the ones of
+# the repository the script is in: its ./target, so a CARGO_TARGET_DIR elsewhere needs
+# them there). Environment:
 # PORT [18090] (the server's), PROFILE [release] (`debug`: the target/debug binaries;
 # sizes do not depend on speed), STORES ["sqlite postgres"] (the rounds to run), LOCK [none] (a lock file, e.g.
 # ${TMPDIR:-/tmp}/parchis-load.lock, held with flock for the run when set).

@@ -99,8 +99,8 @@ pub enum RoomWrite {
     /// Append a piece of the game's packed log right after `after_seq` (issue 28): the
     /// piece must start at `after_seq + 1` and the game's last stored seq (in either
     /// format) must be `after_seq`, checked as `parchis_store::Store::append_after`
-    /// checks events. One `game_log_tail` row; the tail is folded into `games.log` once it
-    /// has 32 pieces.
+    /// checks events. Appended to the game's tail (`game_log_tail`), which is folded into
+    /// `games.log` once it has 32 pieces (48 on PostgreSQL) and at the game's end.
     AppendLog {
         /// The game (of the room written).
         game_id: Uuid,

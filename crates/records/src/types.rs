@@ -243,7 +243,8 @@ pub struct GameStart {
     /// (`game_events`, the format before issue 28). Empty when `log` is given.
     pub events: Vec<EventRecord>,
     /// The game's first piece of its packed log (issue 28, `docs/STORAGE.md`): stored
-    /// instead of `events` (one `game_log_tail` row). `None`: `events` are stored.
+    /// instead of `events` (the start of its tail, `game_log_tail`). `None`: `events` are
+    /// stored.
     #[serde(default)]
     pub log: Option<LogPiece>,
 }
@@ -307,7 +308,7 @@ pub struct RoomSnapshot {
 /// One piece of a game's packed log (issue 28, `docs/STORAGE.md`; the bytes are
 /// `parchis_room_core::throws`' format, opaque to the store): the ops of the events
 /// `first_seq ..= last_seq`, packed as a continuation of the pieces before it. One
-/// group commit stores at most one piece per game (a `game_log_tail` row).
+/// group commit stores at most one append per game to its tail (`game_log_tail`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogPiece {
     /// The seq of the first event it packs (the one after the log's last seq; 1 or more).
@@ -318,8 +319,8 @@ pub struct LogPiece {
     pub bytes: Vec<u8>,
 }
 
-/// A game's packed log as stored: the folded log (`games.log`) followed by its tail rows'
-/// pieces in `last_seq` order, one byte string that unpacks as a whole.
+/// A game's packed log as stored: the folded log (`games.log`) followed by its tail's
+/// pieces (`game_log_tail`) in `last_seq` order, one byte string that unpacks as a whole.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackedLog {
     /// The packed bytes.

@@ -1,5 +1,14 @@
 //! The group-commit writer's SQL on PostgreSQL: one [`WriteOp`] at a time, every append of
 //! a group in one statement, log positions and fence rows for a whole group at once.
+//!
+//! A running game's packed-log tail is ONE `game_log_tail` row (migration
+//! `postgres/0017_game_log_tail_row.sql`, docs/STORAGE.md), updated in place: an append
+//! is an upsert adding its piece to the row's `bytes` and 1 to its `pieces`; a fold
+//! ([`PgBackend::FOLD_EVERY`] pieces) appends `bytes` to `games.log` and resets the row
+//! (`bytes = ''`, `pieces = 0`, `last_seq` kept: it is then `games.log_seq`); the game's
+//! end folds what is left and deletes the row. No index names the updated columns, so
+//! these updates are HOT: their old versions are pruned within the page, without a
+//! vacuum, unlike the deleted rows of one row per append.
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -9,21 +18,21 @@ use uuid::Uuid;
 
 use crate::deadlines;
 use crate::error::{is_foreign_key_violation, is_unique_violation, Result, StoreError};
-use crate::writer::{Backend, StoredEnd, TailAppend, WriteOp, FOLD_EVERY};
-use parchis_records::EventRecord;
+use crate::writer::{Backend, StoredEnd, TailAppend, WriteOp};
+use parchis_records::{EventRecord, LogPiece};
 
-/// Folds a game's tail rows into `games.log` in one statement (appended in `last_seq`
-/// order, `log_seq` set, the rows deleted) if there are at least `min_pieces` of them.
-/// Returns whether it folded.
+/// Folds a game's tail row into `games.log` in one statement (its bytes appended,
+/// `log_seq` set to its `last_seq`, the row reset to no bytes and no pieces by an
+/// update, not deleted: a HOT update, module docs) if it holds at least `min_pieces`
+/// pieces. Returns whether it folded.
 async fn fold_log(conn: &mut PgConnection, game_id: Uuid, min_pieces: i64) -> Result<bool> {
+    // `o` is the row as the statement found it (the reset's RETURNING gives new values).
     let done = sqlx::query(
-        "WITH t AS (DELETE FROM game_log_tail WHERE game_id = $1 \
-         AND (SELECT COUNT(*) FROM game_log_tail WHERE game_id = $1) >= $2 \
-         RETURNING last_seq, bytes) \
-         UPDATE games SET \
-         log = COALESCE(log, ''::bytea) || (SELECT string_agg(bytes, ''::bytea ORDER BY last_seq) FROM t), \
-         log_seq = (SELECT MAX(last_seq) FROM t) \
-         WHERE id = $1 AND EXISTS (SELECT 1 FROM t)",
+        "WITH t AS (UPDATE game_log_tail n SET bytes = ''::bytea, pieces = 0 \
+         FROM game_log_tail o WHERE n.game_id = $1 AND o.game_id = $1 AND o.pieces >= $2 \
+         RETURNING o.last_seq, o.bytes) \
+         UPDATE games SET log = COALESCE(log, ''::bytea) || t.bytes, log_seq = t.last_seq \
+         FROM t WHERE id = $1",
     )
     .bind(game_id)
     .bind(min_pieces)
@@ -32,12 +41,84 @@ async fn fold_log(conn: &mut PgConnection, game_id: Uuid, min_pieces: i64) -> Re
     Ok(done.rows_affected() > 0)
 }
 
+/// Appends one piece to a game's tail row (made on its first piece), counting one more
+/// piece; then folds the tail when it holds [`PgBackend::FOLD_EVERY`] pieces. The writer
+/// checked the piece's position first ([`crate::writer::check_piece`]); the update
+/// checks again that the row still ends right before the piece, as the row stands once
+/// any transaction writing it has ended (a write whose `COMMIT` was lost may land after
+/// the check: what the unique `(game_id, last_seq)` key caught with one row per piece).
+///
+/// # Errors
+/// [`StoreError::GameNotFound`] for a game that is not stored; [`moved_tail`]'s error for
+/// a tail row that moved on.
+async fn append_piece(conn: &mut PgConnection, game_id: Uuid, piece: &LogPiece) -> Result<()> {
+    let after = piece.first_seq - 1;
+    let done = sqlx::query(
+        "INSERT INTO game_log_tail AS t (game_id, last_seq, pieces, bytes) \
+         VALUES ($1, $2, 1, $3) ON CONFLICT (game_id) DO UPDATE SET \
+         bytes = t.bytes || EXCLUDED.bytes, last_seq = EXCLUDED.last_seq, pieces = t.pieces + 1 \
+         WHERE t.last_seq = $4",
+    )
+    .bind(game_id)
+    .bind(piece.last_seq)
+    .bind(&piece.bytes)
+    .bind(after)
+    .execute(&mut *conn)
+    .await
+    .map_err(|err| {
+        if is_foreign_key_violation(&err) {
+            StoreError::GameNotFound(game_id)
+        } else {
+            err.into()
+        }
+    })?;
+    if done.rows_affected() == 0 {
+        return Err(moved_tail(conn, game_id, after, piece.first_seq).await);
+    }
+    fold_log(conn, game_id, PgBackend::FOLD_EVERY).await?;
+    Ok(())
+}
+
+/// The error of an append after `after` whose game's tail row no longer ends there:
+/// [`StoreError::DuplicateSeq`] if it already holds `first_seq` (a write that landed
+/// late), else [`StoreError::SeqMismatch`] with where it ends.
+async fn moved_tail(
+    conn: &mut PgConnection,
+    game_id: Uuid,
+    after: i64,
+    first_seq: i64,
+) -> StoreError {
+    let last =
+        sqlx::query_scalar::<_, i64>("SELECT last_seq FROM game_log_tail WHERE game_id = $1")
+            .bind(game_id)
+            .fetch_optional(&mut *conn)
+            .await;
+    match last {
+        Ok(Some(last)) if last >= first_seq => StoreError::DuplicateSeq {
+            game_id,
+            seq: first_seq,
+        },
+        Ok(last) => StoreError::SeqMismatch {
+            game_id,
+            after,
+            last,
+        },
+        Err(e) => e.into(),
+    }
+}
+
 /// The writer's SQL on PostgreSQL.
 pub(crate) struct PgBackend;
 
 #[async_trait]
 impl Backend for PgBackend {
     type Db = Postgres;
+
+    /// Less often than SQLite's 32: each fold writes a new version of the game's `games`
+    /// row (≈ 2–3 KB with its log), while the appends in between are HOT updates of the
+    /// small tail row. In a simulation of the one-row tail with autovacuum off, 48 stored
+    /// the fewest bytes per finished game (docs/STORAGE.md, "How it is stored").
+    const FOLD_EVERY: i64 = 48;
 
     // Over 80 lines: one match arm per write operation, each one statement: the backend's SQL dialect in one place.
     async fn apply(conn: &mut PgConnection, op: &WriteOp) -> Result<bool> {
@@ -155,27 +236,7 @@ impl Backend for PgBackend {
                 Ok(true)
             }
             WriteOp::AppendLog { game_id, piece, .. } => {
-                sqlx::query(
-                    "INSERT INTO game_log_tail (game_id, last_seq, bytes) VALUES ($1, $2, $3)",
-                )
-                .bind(*game_id)
-                .bind(piece.last_seq)
-                .bind(&piece.bytes)
-                .execute(&mut *conn)
-                .await
-                .map_err(|err| {
-                    if is_unique_violation(&err) {
-                        StoreError::DuplicateSeq {
-                            game_id: *game_id,
-                            seq: piece.last_seq,
-                        }
-                    } else if is_foreign_key_violation(&err) {
-                        StoreError::GameNotFound(*game_id)
-                    } else {
-                        err.into()
-                    }
-                })?;
-                fold_log(conn, *game_id, FOLD_EVERY).await?;
+                append_piece(conn, *game_id, piece).await?;
                 Ok(true)
             }
             WriteOp::AppendEvents {
@@ -223,15 +284,17 @@ impl Backend for PgBackend {
                 finished_at_ms,
             } => {
                 // The end's fold and the finish in ONE update of the row (one dead row
-                // version, not two); the tail is only taken from an unfinished game.
+                // version, not two), the tail row deleted (a finished game has none); the
+                // tail is only taken from an unfinished game. A tail reset by a fold has no
+                // bytes and `last_seq` = `log_seq`: it changes neither.
                 let done = sqlx::query(
                     "WITH t AS (DELETE FROM game_log_tail WHERE game_id = $4 \
                      AND EXISTS (SELECT 1 FROM games WHERE id = $4 AND finished_at_ms IS NULL) \
                      RETURNING last_seq, bytes) \
                      UPDATE games SET finished_at_ms = $1, result = $2, reason = $3, \
-                     log = CASE WHEN EXISTS (SELECT 1 FROM t) THEN COALESCE(log, ''::bytea) \
-                     || (SELECT string_agg(bytes, ''::bytea ORDER BY last_seq) FROM t) ELSE log END, \
-                     log_seq = COALESCE((SELECT MAX(last_seq) FROM t), log_seq) \
+                     log = CASE WHEN EXISTS (SELECT 1 FROM t) \
+                     THEN COALESCE(log, ''::bytea) || (SELECT bytes FROM t) ELSE log END, \
+                     log_seq = COALESCE((SELECT last_seq FROM t), log_seq) \
                      WHERE id = $4 AND finished_at_ms IS NULL",
                 )
                 .bind(*finished_at_ms)
@@ -293,16 +356,17 @@ impl Backend for PgBackend {
 
     async fn last_seqs(conn: &mut PgConnection, games: &[Uuid]) -> Result<Vec<StoredEnd>> {
         // One statement for the whole group, in the order given.
-        // The greatest seq stored in either format: the packed log's tail, its folded
-        // part, or (a game stored before issue 28) its event rows; and the tail's length.
+        // The greatest seq stored in either format: the packed log's tail (its one row's
+        // `last_seq`: after a fold, the folded log's), its folded part, or (a game stored
+        // before issue 28) its event rows; and the tail's length, its `pieces`.
         let rows: Vec<(i64, Option<i64>, bool, i64)> = sqlx::query_as(
             "SELECT g.n, COALESCE(\
-             (SELECT MAX(last_seq) FROM game_log_tail WHERE game_id = g.id), \
+             (SELECT last_seq FROM game_log_tail WHERE game_id = g.id), \
              (SELECT log_seq FROM games WHERE id = g.id), \
              (SELECT MAX(seq) FROM game_events WHERE game_id = g.id)), \
              EXISTS (SELECT 1 FROM game_log_tail WHERE game_id = g.id) \
              OR EXISTS (SELECT 1 FROM games WHERE id = g.id AND log_seq IS NOT NULL), \
-             (SELECT COUNT(*) FROM game_log_tail WHERE game_id = g.id) \
+             COALESCE((SELECT pieces FROM game_log_tail WHERE game_id = g.id), 0)::BIGINT \
              FROM UNNEST($1::uuid[]) WITH ORDINALITY AS g(id, n) ORDER BY g.n",
         )
         .bind(games.to_vec())
@@ -315,24 +379,40 @@ impl Backend for PgBackend {
     }
 
     async fn append_pieces(conn: &mut PgConnection, tails: &[TailAppend]) -> Result<()> {
-        // Every game's row in ONE statement (one round trip), as parallel arrays.
+        // Every game's upsert in ONE statement (one round trip), as parallel arrays; the
+        // writer made one `TailAppend` per game (an upsert cannot touch a row twice). A
+        // row is updated only if it still ends where the writer checked (`append_piece`).
         if tails.is_empty() {
             return Ok(());
         }
         let ids: Vec<Uuid> = tails.iter().map(|t| t.game_id).collect();
         let seqs: Vec<i64> = tails.iter().map(|t| t.last_seq).collect();
         let bytes: Vec<&[u8]> = tails.iter().map(|t| t.bytes.as_slice()).collect();
-        sqlx::query(
-            "INSERT INTO game_log_tail (game_id, last_seq, bytes) \
-             SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::bytea[])",
+        let afters: Vec<i64> = tails.iter().map(|t| t.after_seq).collect();
+        let appended: Vec<Uuid> = sqlx::query_scalar(
+            "WITH u AS (SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::bytea[], $4::bigint[]) \
+             AS u(id, seq, b, after)) \
+             INSERT INTO game_log_tail AS t (game_id, last_seq, pieces, bytes) \
+             SELECT id, seq, 1, b FROM u \
+             ON CONFLICT (game_id) DO UPDATE SET \
+             bytes = t.bytes || EXCLUDED.bytes, last_seq = EXCLUDED.last_seq, pieces = t.pieces + 1 \
+             WHERE t.last_seq = (SELECT after FROM u WHERE u.id = t.game_id) \
+             RETURNING t.game_id",
         )
         .bind(ids)
         .bind(seqs)
         .bind(bytes)
-        .execute(&mut *conn)
+        .bind(afters)
+        .fetch_all(&mut *conn)
         .await?;
+        if appended.len() < tails.len() {
+            let moved = tails.iter().find(|t| !appended.contains(&t.game_id));
+            if let Some(t) = moved {
+                return Err(moved_tail(conn, t.game_id, t.after_seq, t.after_seq + 1).await);
+            }
+        }
         for tail in tails.iter().filter(|t| t.fold) {
-            fold_log(conn, tail.game_id, FOLD_EVERY).await?;
+            fold_log(conn, tail.game_id, Self::FOLD_EVERY).await?;
         }
         Ok(())
     }

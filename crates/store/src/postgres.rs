@@ -393,7 +393,16 @@ impl Store for PostgresStore {
         sqlx::query("SET LOCAL lock_timeout = '2s'")
             .execute(&mut *tx)
             .await?;
-        // Games first, then the room: the order of a game end's own writes.
+        // The games' tail rows, the games, then the room: the order of a fold's and a game
+        // end's own writes. An append to an existing tail row (an update of it, migration
+        // 0017) checks no foreign key, so it locks that row and no `games` row.
+        sqlx::query(
+            "SELECT 1 FROM game_log_tail t JOIN games g ON g.id = t.game_id \
+             WHERE g.room_code = $1 ORDER BY t.game_id FOR UPDATE OF t",
+        )
+        .bind(code)
+        .fetch_all(&mut *tx)
+        .await?;
         sqlx::query("SELECT 1 FROM games WHERE room_code = $1 ORDER BY id FOR UPDATE")
             .bind(code)
             .fetch_all(&mut *tx)

@@ -44,8 +44,10 @@ pub(crate) type GameRow<Id> = (
 pub(crate) type EventRow<Id> = (Id, i64, String, i64);
 
 /// `game_id, seq, bytes`: a game's folded log (`games.log` at `games.log_seq`) or one of
-/// its tail rows (`game_log_tail`), read in `(game_id, seq)` order (the folded part
-/// first: its seq is below every tail row's).
+/// its tail rows (`game_log_tail`: one per append on SQLite, one per running game on
+/// PostgreSQL), read in `(game_id, seq)` order (the folded part first: its seq is below
+/// every tail row's that has bytes; PostgreSQL's tail row just reset by a fold has no
+/// bytes and the folded part's seq, so either order of the two reads the same).
 pub(crate) type LogRow<Id> = (Id, i64, Vec<u8>);
 
 /// The packed-log parts of the games `g` (joined with `join`) that pass `filter` (the

@@ -24,7 +24,7 @@ use crate::rows::{
 };
 use crate::sqlite_ratings;
 use crate::store::NEEDS_POSTGRES;
-use crate::writer::{Backend, StoredEnd, TailAppend, WriteOp, Writer, FOLD_EVERY};
+use crate::writer::{Backend, StoredEnd, TailAppend, WriteOp, Writer};
 use crate::{Fence, RoomWrite, Store};
 use parchis_records::{
     EventRecord, GameEnd, GameQuery, GameRecord, GameStart, LogPiece, RoomRecord, RoomSnapshot,
@@ -303,7 +303,9 @@ async fn insert_event(
 }
 
 /// Stores one piece of a game's packed log as a tail row, then folds the tail when it
-/// holds [`FOLD_EVERY`] pieces.
+/// holds [`SqliteBackend::FOLD_EVERY`] pieces (SQLite keeps no dead row versions: the
+/// space of the rows a fold deletes is free at once, so its tail stays one row per
+/// append; PostgreSQL's is one row per game, `crate::pg_writer`).
 async fn append_piece(conn: &mut SqliteConnection, game_id: Uuid, piece: &LogPiece) -> Result<()> {
     sqlx::query("INSERT INTO game_log_tail (game_id, last_seq, bytes) VALUES (?, ?, ?)")
         .bind(game_id.to_string())
@@ -323,7 +325,7 @@ async fn append_piece(conn: &mut SqliteConnection, game_id: Uuid, piece: &LogPie
                 err.into()
             }
         })?;
-    fold_log(conn, game_id, FOLD_EVERY).await?;
+    fold_log(conn, game_id, SqliteBackend::FOLD_EVERY).await?;
     Ok(())
 }
 
@@ -646,7 +648,7 @@ impl Backend for SqliteBackend {
             .execute(&mut *conn)
             .await?;
         for tail in tails.iter().filter(|t| t.fold) {
-            fold_log(conn, tail.game_id, FOLD_EVERY).await?;
+            fold_log(conn, tail.game_id, Self::FOLD_EVERY).await?;
         }
         Ok(())
     }

@@ -381,10 +381,11 @@ pub trait Store: Send + Sync {
     /// committing (its connection lost, the server still flushing its WAL or waiting for
     /// a synchronous standby), and a read made before it ends would not see it.
     ///
-    /// PostgreSQL takes the room's games' rows and its row `FOR UPDATE` (an append, a
-    /// start, an end and a new seat lock one of them: through an event's, a game's or a
-    /// seat's foreign key, or by updating the game or the room), waiting at most 2 s
-    /// (`lock_timeout`), and releases them at once.
+    /// PostgreSQL takes the room's games' log tail rows, the games' rows and the room's
+    /// row `FOR UPDATE` (an append, a start, an end and a new seat lock one of them:
+    /// through an event's, a tail row's, a game's or a seat's foreign key, or by updating
+    /// a game's tail row, the game or the room), waiting at most 2 s (`lock_timeout`),
+    /// and releases them at once.
     /// The default does nothing: the other stores apply a write in this process, and a
     /// failed `COMMIT` there has ended its transaction.
     ///

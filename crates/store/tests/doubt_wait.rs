@@ -115,3 +115,161 @@ async fn the_read_of_a_doubt_waits_for_a_write_still_committing() {
         .expect("nothing runs now");
     h.finish().await;
 }
+
+/// A packed game's append to its existing tail row (migration 0017: an update of the
+/// game's one row, which checks no foreign key and so locks no `games` row) is waited
+/// for too: the wait locks the room's tail rows first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_read_of_a_doubt_waits_for_an_append_to_a_tail_row() {
+    let test = "the_read_of_a_doubt_waits_for_an_append_to_a_tail_row";
+    let Some(h) = Harness::postgres(test).await else {
+        return;
+    };
+    let url = h.url.clone().expect("postgres url");
+    let c = code();
+    h.store
+        .create_room(&room(&c, RoomStatus::Playing, 1))
+        .await
+        .expect("room");
+    let g = game(&c, 2);
+    h.store.create_game(&g).await.expect("game");
+    let mut side = PgConnection::connect(&url).await.expect("side connection");
+    // The game's first piece (seq 1), committed.
+    sqlx::query(
+        "INSERT INTO game_log_tail (game_id, last_seq, pieces, bytes) VALUES ($1, 1, 1, '\\x01')",
+    )
+    .bind(g.id)
+    .execute(&mut side)
+    .await
+    .expect("first piece");
+    // Its second piece (seq 2) as the store appends it, not committed yet.
+    side.execute("BEGIN").await.expect("begin");
+    sqlx::query(
+        "INSERT INTO game_log_tail AS t (game_id, last_seq, pieces, bytes) \
+         VALUES ($1, 2, 1, '\\x02') ON CONFLICT (game_id) DO UPDATE SET \
+         bytes = t.bytes || EXCLUDED.bytes, last_seq = EXCLUDED.last_seq, pieces = t.pieces + 1",
+    )
+    .bind(g.id)
+    .execute(&mut side)
+    .await
+    .expect("second piece");
+    let holder: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut side)
+        .await
+        .expect("pid");
+    let read = {
+        let (store, c) = (h.store.clone(), c.clone());
+        tokio::spawn(async move {
+            store.wait_room_writes(&c).await?;
+            store.get_room(&c).await
+        })
+    };
+    let mut watch = PgConnection::connect(&url).await.expect("watch connection");
+    tokio::time::timeout(HANG_GUARD, async {
+        while !waits_for(&mut watch, holder).await {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the wait took the tail row's lock");
+    assert!(!read.is_finished(), "it waits for the transaction");
+    side.execute("COMMIT").await.expect("the write lands");
+    let stored = tokio::time::timeout(HANG_GUARD, read)
+        .await
+        .expect("the wait ends with the transaction")
+        .expect("task")
+        .expect("read")
+        .expect("stored");
+    let log = stored.log.expect("a packed log");
+    assert_eq!(
+        (log.bytes, log.last_seq),
+        (vec![1, 2], 2),
+        "the read sees the append"
+    );
+    h.finish().await;
+}
+
+/// A write that lands late (its transaction still running when the store checked the
+/// log's position) is not followed by a second copy of its seq: PostgreSQL's one tail row
+/// is appended to only if it still ends where the store checked, once that transaction
+/// has ended (what the unique `(game_id, last_seq)` key caught with one row per piece).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_append_after_a_late_write_of_the_same_seq_is_refused() {
+    let test = "an_append_after_a_late_write_of_the_same_seq_is_refused";
+    let Some(h) = Harness::postgres(test).await else {
+        return;
+    };
+    let url = h.url.clone().expect("postgres url");
+    let c = code();
+    h.store
+        .create_room(&room(&c, RoomStatus::Playing, 1))
+        .await
+        .expect("room");
+    let g = game(&c, 2);
+    h.store.create_game(&g).await.expect("game");
+    let mut side = PgConnection::connect(&url).await.expect("side connection");
+    sqlx::query(
+        "INSERT INTO game_log_tail (game_id, last_seq, pieces, bytes) VALUES ($1, 1, 1, '\\x01')",
+    )
+    .bind(g.id)
+    .execute(&mut side)
+    .await
+    .expect("first piece");
+    // Seq 2, written by a transaction whose COMMIT is still on its way.
+    side.execute("BEGIN").await.expect("begin");
+    sqlx::query(
+        "UPDATE game_log_tail SET bytes = bytes || '\\x02'::bytea, last_seq = 2, \
+         pieces = pieces + 1 WHERE game_id = $1",
+    )
+    .bind(g.id)
+    .execute(&mut side)
+    .await
+    .expect("late piece");
+    let holder: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut side)
+        .await
+        .expect("pid");
+    // The room writes seq 2 again (it was told nothing was stored).
+    let write = {
+        let (store, c, id) = (h.store.clone(), c.clone(), g.id);
+        tokio::spawn(async move {
+            let piece = parchis_store::LogPiece {
+                first_seq: 2,
+                last_seq: 2,
+                bytes: vec![0x22],
+            };
+            let append = parchis_store::RoomWrite::AppendLog {
+                game_id: id,
+                after_seq: 1,
+                piece,
+            };
+            store.write_room(&c, None, append).await
+        })
+    };
+    let mut watch = PgConnection::connect(&url).await.expect("watch connection");
+    tokio::time::timeout(HANG_GUARD, async {
+        while !waits_for(&mut watch, holder).await {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the append waits for the late write's row");
+    side.execute("COMMIT").await.expect("the late write lands");
+    let answer = tokio::time::timeout(HANG_GUARD, write)
+        .await
+        .expect("the append ends")
+        .expect("task");
+    assert!(
+        matches!(answer, Err(StoreError::DuplicateSeq { seq: 2, .. })),
+        "{answer:?}"
+    );
+    let stored = h
+        .store
+        .get_game_log(g.id)
+        .await
+        .expect("read")
+        .expect("game");
+    let log = stored.log.expect("a packed log");
+    assert_eq!((log.bytes, log.last_seq), (vec![1, 2], 2), "seq 2 once");
+    h.finish().await;
+}

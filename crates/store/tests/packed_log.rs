@@ -1,9 +1,13 @@
 //! A game stored as its packed log (issue 28, docs/STORAGE.md) on every backend: the start
-//! writes its first piece, each append one tail row, the tail is folded into
-//! `games.log` every 32 pieces and at the end; the log reads back as the pieces joined in
-//! order; a piece that does not follow the log is refused; a batch that fails puts back
-//! the piece it wrote; a game stored as JSON rows (before issue 28) still reads as rows; the
-//! turn deadline lives in its own table and leaves nothing once the game ends.
+//! writes its first piece, each append adds one to its tail (a tail row on SQLite; on
+//! PostgreSQL the game's one tail row, updated in place), the tail is folded into
+//! `games.log` every 32 pieces (48 on PostgreSQL) and at the end; the log reads back as
+//! the pieces joined in order; a piece that does not follow the log is refused; a batch
+//! that fails puts back the piece it wrote; a game stored as JSON rows (before issue 28)
+//! still reads as rows; the turn deadline lives in its own table and leaves nothing once
+//! the game ends. On PostgreSQL: one tail row per running game and none per finished
+//! game, its updates HOT; the tail rows of a game running across migration 0017 become
+//! its one row.
 
 #[macro_use]
 mod common;
@@ -75,6 +79,45 @@ mod cases {
     /// SQL to ask).
     async fn tail_rows(h: &Harness, id: Uuid) -> Option<i64> {
         rows_of(h, "game_log_tail", id).await
+    }
+
+    /// The number of pieces (appends) in game `id`'s tail since its last fold: its rows
+    /// on SQLite, its row's `pieces` on PostgreSQL (`None` on the memory store).
+    async fn tail_pieces(h: &Harness, id: Uuid) -> Option<i64> {
+        match h.kind {
+            Kind::Postgres => {
+                let url = h.url.as_deref()?;
+                let mut c = sqlx::PgConnection::connect(url).await.expect("connect");
+                let (n,): (i64,) = sqlx::query_as(
+                    "SELECT COALESCE(SUM(pieces), 0)::BIGINT FROM game_log_tail WHERE game_id = $1",
+                )
+                .bind(id)
+                .fetch_one(&mut c)
+                .await
+                .expect("pieces");
+                Some(n)
+            }
+            _ => tail_rows(h, id).await,
+        }
+    }
+
+    /// How many pieces a backend's tail holds before it is folded (the store's
+    /// `Backend::FOLD_EVERY`: 48 on PostgreSQL, whose tail is one row updated in place;
+    /// 32 elsewhere).
+    pub(super) fn fold_every(kind: Kind) -> i64 {
+        match kind {
+            Kind::Postgres => 48,
+            Kind::Sqlite | Kind::Memory => 32,
+        }
+    }
+
+    /// The tail rows a tail of `pieces` pieces is on `kind` (PostgreSQL: one per
+    /// running game, kept with no pieces after a fold).
+    fn rows_for(kind: Kind, pieces: i64) -> i64 {
+        match kind {
+            Kind::Postgres => 1,
+            _ => pieces,
+        }
     }
 
     /// The number of rows of game `id` in `table` (a table with a `game_id` column;
@@ -226,34 +269,66 @@ mod cases {
         }
     }
 
-    pub async fn the_log_reads_back_as_its_pieces_folded_every_32_and_at_the_end(h: &Harness) {
+    /// The log of game `id` reads back as `want` up to `last` through both readers.
+    async fn reads_back(h: &Harness, c: &str, id: Uuid, want: &[u8], last: i64) {
+        let expected = PackedLog {
+            bytes: want.to_vec(),
+            last_seq: last,
+        };
+        let snap = h.store.get_room(c).await.unwrap().unwrap();
+        assert_eq!(snap.log.as_ref(), Some(&expected));
+        assert!(snap.events.is_empty(), "no JSON rows for a packed game");
+        assert_eq!(snap.last_seq(), last);
+        let stored = h.store.get_game_log(id).await.unwrap().expect("game");
+        assert_eq!(stored.log.as_ref(), Some(&expected));
+        assert_eq!(stored.last_seq(), last);
+    }
+
+    // Over 80 lines: one scenario (pieces, the fold, more pieces, the end), its checks in
+    // order.
+    /// The tail folds after the backend's fold interval of pieces (32; 48 on PostgreSQL):
+    /// right after the fold it is empty (PostgreSQL: its row kept, with no bytes and the
+    /// folded log's last seq) and the log reads the same and goes on; the end folds the
+    /// rest and leaves no tail row.
+    pub async fn the_log_reads_back_as_its_pieces_folded_every_n_and_at_the_end(h: &Harness) {
         let s = &h.store;
+        let fold = fold_every(h.kind);
         let (c, id) = started(h).await;
         let mut want = piece(1, 3).bytes;
         let mut last = 3;
-        // 40 more pieces of 1–2 events each: a fold after the 32nd piece (the start's
-        // included), then 9 tail rows.
-        for k in 0..40 {
+        // 59 more pieces of 1–2 events each: a fold after the `fold`th piece (the
+        // start's included), then `60 - fold` pieces in the tail.
+        for k in 0..59 {
             let next = last + 1 + (k % 2);
             s.write_room(&c, None, append(id, last, next))
                 .await
                 .unwrap_or_else(|e| panic!("piece after {last}: {e}"));
             want.extend_from_slice(&piece(last + 1, next).bytes);
             last = next;
+            if k + 2 == fold {
+                // Just folded: nothing in the tail, the log reads the same.
+                assert_eq!(tail_pieces(h, id).await.unwrap_or(0), 0, "folded");
+                if let Some(n) = tail_rows(h, id).await {
+                    assert_eq!(n, rows_for(h.kind, 0), "the tail row after a fold");
+                }
+                reads_back(h, &c, id, &want, last).await;
+                // A writer one step behind is still refused after the fold.
+                assert!(matches!(
+                    s.write_room(&c, None, append(id, last - 1, last)).await,
+                    Err(StoreError::SeqMismatch { .. })
+                ));
+            }
         }
-        let expected = PackedLog {
-            bytes: want.clone(),
-            last_seq: last,
-        };
-        let snap = s.get_room(&c).await.unwrap().unwrap();
-        assert_eq!(snap.log.as_ref(), Some(&expected));
-        assert!(snap.events.is_empty(), "no JSON rows for a packed game");
-        assert_eq!(snap.last_seq(), last);
-        let stored = s.get_game_log(id).await.unwrap().expect("game");
-        assert_eq!(stored.log.as_ref(), Some(&expected));
-        assert_eq!(stored.last_seq(), last);
+        reads_back(h, &c, id, &want, last).await;
+        if let Some(n) = tail_pieces(h, id).await {
+            assert_eq!(
+                n,
+                60 - fold,
+                "the first {fold} pieces were folded into games.log"
+            );
+        }
         if let Some(n) = tail_rows(h, id).await {
-            assert_eq!(n, 41 - 32, "the first 32 pieces were folded into games.log");
+            assert_eq!(n, rows_for(h.kind, 60 - fold));
         }
         // The end: its piece, then everything folded; it still reads the same.
         let end = GameEnd {
@@ -296,8 +371,10 @@ mod cases {
     /// Many games' pieces at once (the writer commits them in groups: one row per game
     /// per group, positions read and rows written in one statement each): every game
     /// reads back as its pieces in order, two pieces of one game in flight together both
-    /// land, the tail folds at 32 rows; a piece that does not follow its log, sent among
+    /// land, the tail folds at the backend's interval; a piece that does not follow its log, sent among
     /// them, is refused alone with its own error and leaves nothing.
+    /// (Each game's two pieces of a round may land in one group commit, one append:
+    /// a tail then holds fewer pieces than pieces sent.)
     pub async fn concurrent_pieces_of_many_games_land_in_order(h: &Harness) {
         let s = h.store.clone();
         let mut games = Vec::new();
@@ -344,8 +421,12 @@ mod cases {
             assert_eq!(stored.log.as_ref(), Some(&expected), "game {g}");
             let snap = s.get_room(c).await.unwrap().unwrap();
             assert_eq!(snap.log.as_ref(), Some(&expected), "room of game {g}");
+            if let Some(n) = tail_pieces(h, *id).await {
+                let fold = fold_every(h.kind);
+                assert!(n < fold, "game {g}: {n} tail pieces, folded at {fold}");
+            }
             if let Some(n) = tail_rows(h, *id).await {
-                assert!(n < 32, "game {g}: {n} tail rows, folded at 32");
+                assert!(n <= rows_for(h.kind, 31), "game {g}: {n} tail rows");
             }
         }
         // The ends fold everything; the logs still read the same.
@@ -486,7 +567,7 @@ mod cases {
 backend_tests!(
     [sqlite, postgres, memory]
     [
-        the_log_reads_back_as_its_pieces_folded_every_32_and_at_the_end,
+        the_log_reads_back_as_its_pieces_folded_every_n_and_at_the_end,
         concurrent_pieces_of_many_games_land_in_order,
         a_piece_that_does_not_follow_the_log_is_refused,
         a_failed_batch_puts_its_piece_back,
@@ -494,3 +575,264 @@ backend_tests!(
         a_deadline_survives_a_reopen_and_is_gone_after_the_end,
     ]
 );
+
+/// The statistics of `game_log_tail` in the test's schema: `(n_tup_upd, n_tup_hot_upd)`,
+/// polled until at least `updates` updates are counted (other backends report their
+/// counts within seconds of their commits, not at once) or 30 s have passed.
+async fn tail_updates(url: &str, updates: i64) -> (i64, i64) {
+    let mut c = sqlx::PgConnection::connect(url).await.expect("connect");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let counts: (i64, i64) = sqlx::query_as(
+            "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables \
+             WHERE relid = 'game_log_tail'::regclass",
+        )
+        .fetch_one(&mut c)
+        .await
+        .expect("table statistics");
+        if counts.0 >= updates || std::time::Instant::now() > until {
+            return counts;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+}
+
+// Over 80 lines: one scenario (games started, turns in rounds, some ended), its checks in
+// order.
+/// PostgreSQL's tail is ONE row per running game (migration 0017), updated in place: many
+/// appends and folds of several games (each round's pieces in flight together, so grouped
+/// in one statement) leave exactly one row per running game, with the pieces since its
+/// last fold, and none for a finished game (one of them ended right on a fold, its row
+/// then empty); every game reads back whole; and the updates are HOT (no index names the
+/// updated columns, and the table's fillfactor leaves room in the page).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_keeps_one_hot_updated_tail_row_per_running_game() {
+    let test = "postgres_keeps_one_hot_updated_tail_row_per_running_game";
+    let Some(h) = Harness::postgres(test).await else {
+        return;
+    };
+    let s = h.store.clone();
+    let url = h.url.clone().expect("postgres url");
+    let fold = cases::fold_every(Kind::Postgres);
+    let mut games = Vec::new();
+    for _ in 0..6 {
+        let c = code();
+        s.create_room(&room(&c, RoomStatus::Open, 1)).await.unwrap();
+        let g = game(&c, 10);
+        let id = g.id;
+        let start = GameStart {
+            game: g,
+            room: RoomStatusUpdate {
+                status: RoomStatus::Playing,
+                started_at_ms: Some(10),
+                finished_at_ms: None,
+                updated_at_ms: 10,
+            },
+            seats: vec![seat(&c, "red", "Ana", true, 5)],
+            events: Vec::new(),
+            log: Some(cases::piece(1, 1)),
+        };
+        s.write_room(&c, None, RoomWrite::Start(Box::new(start)))
+            .await
+            .expect("start");
+        games.push((c, id));
+    }
+    let mut want: Vec<Vec<u8>> = games.iter().map(|_| cases::piece(1, 1).bytes).collect();
+    let mut last = vec![1_i64; games.len()];
+    // 2 * fold - 2 rounds of one piece per game: with the start's, 2 * fold - 1 pieces,
+    // folded once; the end's piece of games 0..3 is then the (2 * fold)th: a fold, and the
+    // end finds the row empty.
+    let rounds = 2 * fold - 2;
+    for _ in 0..rounds {
+        let writes = games.iter().enumerate().map(|(g, (c, id))| {
+            let s = Arc::clone(&s);
+            let (c, id, after) = (c.clone(), *id, last[g]);
+            async move {
+                let piece = RoomWrite::AppendLog {
+                    game_id: id,
+                    after_seq: after,
+                    piece: cases::piece(after + 1, after + 1),
+                };
+                s.write_room(&c, None, piece).await
+            }
+        });
+        for result in futures_util::future::join_all(writes).await {
+            result.expect("piece");
+        }
+        for (g, bytes) in want.iter_mut().enumerate() {
+            bytes.extend_from_slice(&cases::piece(last[g] + 1, last[g] + 1).bytes);
+            last[g] += 1;
+        }
+    }
+    let mut c = sqlx::PgConnection::connect(&url).await.expect("connect");
+    let rows: Vec<(Uuid, i32, i64)> =
+        sqlx::query_as("SELECT game_id, pieces, last_seq FROM game_log_tail ORDER BY game_id")
+            .fetch_all(&mut c)
+            .await
+            .expect("tail rows");
+    assert_eq!(rows.len(), games.len(), "one tail row per running game");
+    for (id, pieces, seq) in &rows {
+        let g = games.iter().position(|(_, gid)| gid == id).expect("a game");
+        assert_eq!((i64::from(*pieces), *seq), (fold - 1, last[g]), "game {g}");
+    }
+    for (g, (c, id)) in games.iter().enumerate().take(3) {
+        let end = GameEnd {
+            game_id: *id,
+            room_code: c.clone(),
+            after_seq: last[g],
+            events: Vec::new(),
+            log: Some(cases::piece(last[g] + 1, last[g] + 1)),
+            result: json!({"winner": "red"}),
+            reason: "completed".into(),
+            finished_at_ms: 99,
+            room: RoomStatusUpdate {
+                status: RoomStatus::Finished,
+                started_at_ms: Some(10),
+                finished_at_ms: Some(99),
+                updated_at_ms: 99,
+            },
+            rated: None,
+        };
+        s.write_room(c, None, RoomWrite::End(Box::new(end)))
+            .await
+            .expect("end");
+        want[g].extend_from_slice(&cases::piece(last[g] + 1, last[g] + 1).bytes);
+        last[g] += 1;
+    }
+    let left: Vec<(Uuid,)> = sqlx::query_as("SELECT game_id FROM game_log_tail")
+        .fetch_all(&mut c)
+        .await
+        .expect("tail rows");
+    let running: std::collections::HashSet<Uuid> = games[3..].iter().map(|g| g.1).collect();
+    assert_eq!(
+        left.into_iter()
+            .map(|r| r.0)
+            .collect::<std::collections::HashSet<_>>(),
+        running,
+        "a tail row for each running game, none for a finished one"
+    );
+    for (g, (_, id)) in games.iter().enumerate() {
+        let stored = s.get_game_log(*id).await.unwrap().expect("game");
+        assert_eq!(stored.game.is_finished(), g < 3);
+        let expected = PackedLog {
+            bytes: want[g].clone(),
+            last_seq: last[g],
+        };
+        assert_eq!(stored.log, Some(expected), "game {g}");
+    }
+    // Every append but each game's first is an update (the upsert's), and so is each
+    // fold's reset.
+    let games_n = i64::try_from(games.len()).expect("a few games");
+    let updates = games_n * rounds + 3;
+    let (upd, hot) = tail_updates(&url, updates).await;
+    assert!(upd >= updates, "{upd} updates counted, {updates} made");
+    assert!(
+        hot * 10 >= upd * 9,
+        "{hot} of {upd} tail updates were HOT: the rest leave dead index entries"
+    );
+    c.close().await.expect("close");
+    h.finish().await;
+}
+
+// Over 80 lines: one scenario (the schema before 0017 with old tail rows, the migration,
+// the reads and an append after it), its checks in order.
+/// Migration 0017 turns the tail rows of a game running across it (one row per append,
+/// before) into its one row: their bytes joined in `last_seq` order, the last seq, their
+/// count as its pieces; the game reads back the same and goes on from its last seq.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_migration_joins_a_running_games_tail_rows() {
+    let test = "postgres_migration_joins_a_running_games_tail_rows";
+    common::init_tracing();
+    let Some(admin) = common::database_url(&format!("postgres::{test}")) else {
+        return;
+    };
+    let schema = common::create_pg_schema(&admin).await;
+    let sep = if admin.contains('?') { '&' } else { '?' };
+    let url = format!("{admin}{sep}options[search_path]={schema}");
+    // The migrations before 0017, from a copy of the directory.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations/postgres");
+    for entry in std::fs::read_dir(&source).expect("migrations") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        if name.as_str() < "0017" {
+            std::fs::copy(&path, dir.path().join(&name)).expect("copy");
+        }
+    }
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .connect(&url)
+        .await
+        .expect("connect");
+    sqlx::migrate::Migrator::new(dir.path())
+        .await
+        .expect("migrations")
+        .run(&pool)
+        .await
+        .expect("migrate to 0016");
+    let c = code();
+    let id = Uuid::new_v4();
+    for sql in [
+        "INSERT INTO rooms (code, settings, status, created_at_ms, updated_at_ms) \
+         VALUES ($1, '{}', 'playing', 1, 1)",
+        "INSERT INTO games (id, room_code, preset, rules, rules_hash, created_at_ms, log, log_seq) \
+         VALUES ($2, $1, 'classic', '{}', 'h', 10, '\\x0102'::bytea, 3)",
+        // Out of order on purpose: the migration joins them by `last_seq`.
+        "INSERT INTO game_log_tail (game_id, last_seq, bytes) VALUES \
+         ($2, 7, '\\x07'::bytea), ($2, 4, '\\x04'::bytea), ($2, 5, '\\x05'::bytea)",
+    ] {
+        sqlx::query(sql)
+            .bind(&c)
+            .bind(id)
+            .execute(&pool)
+            .await
+            .expect("rows before 0017");
+    }
+    pool.close().await;
+    let store = parchis_store::open_store(Some(&url), dir.path())
+        .await
+        .expect("open the store: migration 0017");
+    let stored = store.get_game_log(id).await.unwrap().expect("game");
+    assert_eq!(
+        stored.log,
+        Some(PackedLog {
+            bytes: vec![1, 2, 4, 5, 7],
+            last_seq: 7
+        })
+    );
+    let mut conn = sqlx::PgConnection::connect(&url).await.expect("connect");
+    let row: (i64, i32, Vec<u8>) =
+        sqlx::query_as("SELECT last_seq, pieces, bytes FROM game_log_tail WHERE game_id = $1")
+            .bind(id)
+            .fetch_one(&mut conn)
+            .await
+            .expect("the one tail row");
+    assert_eq!(row, (7, 3, vec![4, 5, 7]));
+    store
+        .write_room(
+            &c,
+            None,
+            RoomWrite::AppendLog {
+                game_id: id,
+                after_seq: 7,
+                piece: cases::piece(8, 8),
+            },
+        )
+        .await
+        .expect("a piece after the migration");
+    let stored = store.get_game_log(id).await.unwrap().expect("game");
+    assert_eq!(stored.last_seq(), 8);
+    let pieces: i32 = sqlx::query_scalar("SELECT pieces FROM game_log_tail WHERE game_id = $1")
+        .bind(id)
+        .fetch_one(&mut conn)
+        .await
+        .expect("pieces");
+    assert_eq!(pieces, 4);
+    conn.close().await.expect("close");
+    store.close().await;
+    common::drop_pg_schema(&admin, &schema).await;
+}

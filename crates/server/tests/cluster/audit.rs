@@ -1,6 +1,8 @@
 //! Who wrote each stored event. A trigger in the test's database (not in the product's
-//! migrations) records, for every `game_log_tail` row (a piece of a packed game log, issue 28), the writing connection's client port
-//! and the room's lease as the writing transaction saw it, and when; the test maps client
+//! migrations) records, for every piece of a packed game log (issue 28) written to
+//! `game_log_tail` (the game's one tail row, inserted by its first append and updated by
+//! each later one: `postgres/0017_game_log_tail_row.sql`), the writing connection's client
+//! port and the room's lease as the writing transaction saw it, and when; the test maps client
 //! ports to node processes through `/proc` (each node's TCP sockets to the database,
 //! sampled every 100 ms: [`Holders`]). A write by a node that was not the lease's owner in
 //! that same transaction is a fencing failure.
@@ -92,8 +94,11 @@ pub async fn install(cluster: &Cluster) -> bool {
                      (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT); \
            RETURN NEW; \
          END $$",
-        "CREATE TRIGGER test_audit_write AFTER INSERT ON game_log_tail \
-         FOR EACH ROW EXECUTE FUNCTION test_audit_write()",
+        // Every append inserts or updates the game's tail row with one more piece; a
+        // fold's reset (no pieces left: the bytes moved to `games.log`, in the same
+        // transaction as the append that filled the tail) writes no piece.
+        "CREATE TRIGGER test_audit_write AFTER INSERT OR UPDATE ON game_log_tail \
+         FOR EACH ROW WHEN (NEW.pieces > 0) EXECUTE FUNCTION test_audit_write()",
     ] {
         sqlx::query(sql)
             .execute(&cluster.db)

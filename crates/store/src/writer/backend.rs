@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use sqlx::Database;
 use uuid::Uuid;
 
-use super::ops::{StoredEnd, TailAppend, WriteOp};
+use super::ops::{StoredEnd, TailAppend, WriteOp, FOLD_EVERY};
 use crate::error::Result;
 use parchis_records::EventRecord;
 
@@ -14,6 +14,13 @@ use parchis_records::EventRecord;
 pub(crate) trait Backend: Send + Sync + 'static {
     /// The sqlx database driver.
     type Db: Database;
+
+    /// A game's tail is folded into `games.log` once it holds this many pieces (appends;
+    /// and always in the game's end transaction): the writer marks the fold
+    /// ([`TailAppend::fold`]) from the tail length [`Backend::last_seqs`] reads. The
+    /// default, [`FOLD_EVERY`], is SQLite's (and the memory store's); PostgreSQL folds
+    /// less often (its tail is one row updated in place: `crate::pg_writer`).
+    const FOLD_EVERY: i64 = FOLD_EVERY;
 
     /// Applies one operation on `conn` (inside a transaction or savepoint) and maps
     /// constraint violations to domain errors. Returns whether a row was changed.
@@ -29,15 +36,16 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// The end of each game's log in `games` (same order), in one statement: its last
     /// stored `seq` in either format (`None`: empty log or no such game), whether the
     /// game is stored as a packed log (issue 28: a folded log or a tail row), and how many
-    /// rows its tail holds.
+    /// pieces (appends) its tail holds since the last fold.
     async fn last_seqs(
         conn: &mut <Self::Db as Database>::Connection,
         games: &[Uuid],
     ) -> Result<Vec<StoredEnd>>;
 
-    /// Appends one tail row per [`TailAppend`] (its pieces already checked by the writer)
-    /// in one statement, then folds the tails marked `fold` into `games.log`: the grouped
-    /// path of a group's lone pieces. On error, which append failed need not be known:
+    /// Appends each [`TailAppend`] (its pieces already checked by the writer) to its
+    /// game's tail, all in one statement (one tail row each on SQLite; on PostgreSQL
+    /// appended to the game's one tail row), then folds the tails marked `fold` into
+    /// `games.log`: the grouped path of a group's lone pieces. On error, which append failed need not be known:
     /// the group is replayed one operation at a time.
     async fn append_pieces(
         conn: &mut <Self::Db as Database>::Connection,

@@ -130,7 +130,7 @@ async fn append_pieces<B: Backend>(
         }
     }
     let ends = B::last_seqs(conn, &games).await?;
-    let tails = merge_pieces(pieces, &games, &ends)?;
+    let tails = merge_pieces(pieces, &games, &ends, B::FOLD_EVERY)?;
     B::append_pieces(conn, &tails).await?;
     pieces.clear();
     Ok(())
@@ -139,7 +139,7 @@ async fn append_pieces<B: Backend>(
 /// One transaction for the whole group: other ops in order, all lone event appends in
 /// one go at the end (their log positions checked in one statement first, their events
 /// inserted in one statement), and lone pieces likewise (positions in one statement, one
-/// row per game in one statement: [`append_pieces`]).
+/// append per game's tail in one statement: [`append_pieces`]).
 ///
 /// Lone appends may be moved after the other ops because no other op reads or removes
 /// events, and a game created in the same group is then already there for its events.

@@ -35,9 +35,10 @@ pub(crate) enum WriteOp {
         /// What must already be in the game's log (checked by the writer, not the backend).
         follows: Follows,
     },
-    /// One piece of a game's packed log (a `game_log_tail` row), after `follows` is
-    /// checked (by the writer); then the tail is folded into `games.log` when it holds
-    /// [`FOLD_EVERY`] pieces.
+    /// One piece of a game's packed log (appended to its tail, `game_log_tail`), after
+    /// `follows` is checked (by the writer); then the tail is folded into `games.log`
+    /// when it holds the backend's fold interval of pieces
+    /// ([`Backend::FOLD_EVERY`](super::Backend::FOLD_EVERY)).
     AppendLog {
         game_id: Uuid,
         piece: LogPiece,
@@ -86,39 +87,49 @@ impl WriteOp {
 
 /// A game's tail is folded into `games.log` once it holds this many pieces (and in the
 /// game's end transaction), so a running game is one row and at most this many small
-/// tail rows.
+/// tail rows: the default of [`Backend::FOLD_EVERY`](super::Backend::FOLD_EVERY), SQLite's
+/// and the memory store's (PostgreSQL has its own).
 pub(crate) const FOLD_EVERY: i64 = 32;
 
 /// Where a game's stored log ends: its last seq in either format (`None`: empty, or no
 /// such game) and whether it is a packed log (else JSON rows, or nothing yet).
 pub(crate) type LogEnd = (Option<i64>, bool);
 
-/// A game's [`LogEnd`] with the number of rows in its tail (`game_log_tail`), as
+/// A game's [`LogEnd`] with the number of pieces in its tail (`game_log_tail`: its rows
+/// on SQLite, its row's `pieces` on PostgreSQL), as
 /// [`Backend::last_seqs`](super::Backend::last_seqs) reads them: the tail's length says
-/// whether the next append folds it ([`FOLD_EVERY`]).
+/// whether the next append folds it
+/// ([`Backend::FOLD_EVERY`](super::Backend::FOLD_EVERY)).
 pub(crate) type StoredEnd = (LogEnd, i64);
 
-/// One game's pieces of one group, joined in order: ONE tail row
-/// ([`Backend::append_pieces`](super::Backend::append_pieces)). The reader takes a tail
-/// row's bytes as whatever follows the rows before it, so a row of several pieces reads
-/// as those pieces.
+/// One game's pieces of one group, joined in order: ONE append to its tail
+/// ([`Backend::append_pieces`](super::Backend::append_pieces): a tail row on SQLite,
+/// appended to the game's tail row on PostgreSQL), counted as one piece of the tail. The
+/// reader takes a tail's bytes as whatever follows the log before it, so an append of
+/// several pieces reads as those pieces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TailAppend {
     /// The game.
     pub(crate) game_id: Uuid,
+    /// The log's last seq before it, as checked (the first piece's first seq − 1):
+    /// PostgreSQL appends to its one tail row only if that row still ends there.
+    pub(crate) after_seq: i64,
     /// The seq of the last event of the last piece.
     pub(crate) last_seq: i64,
     /// The pieces' bytes, in order.
     pub(crate) bytes: Vec<u8>,
-    /// Whether the tail holds [`FOLD_EVERY`] rows with this one: fold it into `games.log`
-    /// in the same transaction.
+    /// Whether the tail holds the backend's fold interval of pieces with this one
+    /// ([`Backend::FOLD_EVERY`](super::Backend::FOLD_EVERY)): fold it into `games.log` in
+    /// the same transaction.
     pub(crate) fold: bool,
 }
 
 /// Checks a group's lone pieces (`(game, piece, follows)`, in request order) against
 /// where each game's log ends (`ends`, one per distinct game in order of first
 /// appearance, from [`Backend::last_seqs`](super::Backend::last_seqs)) and joins each
-/// game's pieces into one [`TailAppend`] (same order). A second piece of a game in the
+/// game's pieces into one [`TailAppend`] (same order), marked to fold when its tail then
+/// holds `fold_every` pieces (the backend's
+/// [`Backend::FOLD_EVERY`](super::Backend::FOLD_EVERY)). A second piece of a game in the
 /// group must follow the first.
 ///
 /// # Errors
@@ -128,6 +139,7 @@ pub(crate) fn merge_pieces(
     pieces: &[(Uuid, &LogPiece, Follows)],
     games: &[Uuid],
     ends: &[StoredEnd],
+    fold_every: i64,
 ) -> Result<Vec<TailAppend>> {
     if games.len() != ends.len() {
         return Err(StoreError::Corrupt(format!(
@@ -141,9 +153,10 @@ pub(crate) fn merge_pieces(
         .zip(ends)
         .map(|(game_id, (_, tail))| TailAppend {
             game_id: *game_id,
+            after_seq: 0,
             last_seq: 0,
             bytes: Vec::new(),
-            fold: tail + 1 >= FOLD_EVERY,
+            fold: tail + 1 >= fold_every,
         })
         .collect();
     let mut running: Vec<Option<i64>> = ends.iter().map(|((last, _), _)| *last).collect();
@@ -156,6 +169,9 @@ pub(crate) fn merge_pieces(
         check_format(*game_id, ends[i].0, true)?;
         check_piece(*game_id, *follows, running[i], piece)?;
         running[i] = Some(piece.last_seq);
+        if merged[i].bytes.is_empty() && merged[i].last_seq == 0 {
+            merged[i].after_seq = piece.first_seq - 1;
+        }
         merged[i].last_seq = piece.last_seq;
         merged[i].bytes.extend_from_slice(&piece.bytes);
     }
@@ -480,18 +496,20 @@ mod tests {
         // a: 3 stored, 30 tail rows (this group's row is the 31st: no fold);
         // b: 9 stored, 31 tail rows (the 32nd: fold).
         let ends = [((Some(3), true), 30), ((Some(9), true), 31)];
-        let merged = merge_pieces(&pieces, &[a, b], &ends).expect("merged");
+        let merged = merge_pieces(&pieces, &[a, b], &ends, 32).expect("merged");
         assert_eq!(
             merged,
             vec![
                 TailAppend {
                     game_id: a,
+                    after_seq: 3,
                     last_seq: 6,
                     bytes: vec![4, 5, 6, 6],
                     fold: false
                 },
                 TailAppend {
                     game_id: b,
+                    after_seq: 9,
                     last_seq: 12,
                     bytes: vec![10, 12],
                     fold: true
@@ -507,7 +525,7 @@ mod tests {
         let pieces = [(a, &p1, Follows::After(3)), (a, &p2, Follows::After(4))];
         let ends = [((Some(3), true), 0)];
         assert!(matches!(
-            merge_pieces(&pieces, &[a], &ends),
+            merge_pieces(&pieces, &[a], &ends, 32),
             Err(StoreError::SeqMismatch {
                 after: 4,
                 last: Some(5),
@@ -517,7 +535,7 @@ mod tests {
         // A piece after JSON rows would hide them: refused.
         let rows = [((Some(3), false), 0)];
         assert!(matches!(
-            merge_pieces(&pieces[..1], &[a], &rows),
+            merge_pieces(&pieces[..1], &[a], &rows, 32),
             Err(StoreError::InvalidWrite(_))
         ));
     }
