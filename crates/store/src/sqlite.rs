@@ -623,9 +623,11 @@ impl Backend for SqliteBackend {
         // unpacked by `json_each` and `unhex` (JSON has no bytes), as `append_all` does
         // for event rows: one round trip to sqlx's SQLite worker thread per group instead
         // of one per piece. `OR FAIL`: a refused row stops the statement without undoing
-        // its earlier rows, so SQLite keeps no statement journal for it (a copy of every
-        // page it touches, 4 % of the server's CPU at 4,900 rooms); the writer then rolls
-        // the whole transaction back anyway.
+        // its earlier rows (the writer then rolls the whole transaction back anyway).
+        // With it and the deferred foreign key below, SQLite was meant to keep no
+        // statement journal for this statement (a copy of every page it touches, 4 % of
+        // the server's CPU at 4,900 rooms); a profile with both still shows the journal
+        // (cause not found), so its cost is only kept off the disk (`temp_store`).
         let rows: Vec<(String, i64, String)> = tails
             .iter()
             .map(|t| (t.game_id.to_string(), t.last_seq, hex::encode(&t.bytes)))
@@ -636,8 +638,7 @@ impl Backend for SqliteBackend {
         let batch = serde_json::to_string(&rows)
             .map_err(|e| StoreError::Corrupt(format!("cannot encode a piece batch: {e}")))?;
         // The foreign key to `games` is checked at the commit for this statement only
-        // (the writer has already read every game's row): an immediate check of a
-        // statement of many rows makes SQLite keep a statement journal anyway. A refusal
+        // (the writer has already read every game's row; see above for why). A refusal
         // then fails the COMMIT, and the group is replayed request by request.
         sqlx::query("PRAGMA defer_foreign_keys = ON")
             .execute(&mut *conn)
