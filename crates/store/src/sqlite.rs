@@ -624,10 +624,13 @@ impl Backend for SqliteBackend {
         // for event rows: one round trip to sqlx's SQLite worker thread per group instead
         // of one per piece. `OR FAIL`: a refused row stops the statement without undoing
         // its earlier rows (the writer then rolls the whole transaction back anyway).
-        // With it and the deferred foreign key below, SQLite was meant to keep no
-        // statement journal for this statement (a copy of every page it touches, 4 % of
-        // the server's CPU at 4,900 rooms); a profile with both still shows the journal
-        // (cause not found), so its cost is only kept off the disk (`temp_store`).
+        // SQLite still keeps a statement journal for it (a copy of every page it
+        // touches, 4 % of the server's CPU at 4,900 rooms): the immediate foreign key to
+        // `games` marks a statement of many rows as one that may abort, whatever the
+        // conflict clause. `temp_store = MEMORY` keeps that journal off the disk.
+        // (`PRAGMA defer_foreign_keys` would not do: switching it off again forgets the
+        // violations counted meanwhile, and each switch expires every prepared
+        // statement of the connection.)
         let rows: Vec<(String, i64, String)> = tails
             .iter()
             .map(|t| (t.game_id.to_string(), t.last_seq, hex::encode(&t.bytes)))
@@ -637,12 +640,6 @@ impl Backend for SqliteBackend {
         }
         let batch = serde_json::to_string(&rows)
             .map_err(|e| StoreError::Corrupt(format!("cannot encode a piece batch: {e}")))?;
-        // The foreign key to `games` is checked at the commit for this statement only
-        // (the writer has already read every game's row; see above for why). A refusal
-        // then fails the COMMIT, and the group is replayed request by request.
-        sqlx::query("PRAGMA defer_foreign_keys = ON")
-            .execute(&mut *conn)
-            .await?;
         sqlx::query(
             "INSERT OR FAIL INTO game_log_tail (game_id, last_seq, bytes) \
              SELECT value ->> 0, value ->> 1, unhex(value ->> 2) FROM json_each(?)",
@@ -650,9 +647,6 @@ impl Backend for SqliteBackend {
         .bind(batch)
         .execute(&mut *conn)
         .await?;
-        sqlx::query("PRAGMA defer_foreign_keys = OFF")
-            .execute(&mut *conn)
-            .await?;
         for tail in tails.iter().filter(|t| t.fold) {
             fold_log(conn, tail.game_id, Self::FOLD_EVERY).await?;
         }
