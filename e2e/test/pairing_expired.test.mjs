@@ -7,7 +7,7 @@
 // lobby: the page gets `closing` and 4006, is back in the lobby with the card waiting
 // again under a new ticket (the server put it back in the pool with its original wait)
 // and says so; the other player's ticket answers `expired` with no new ticket. axe-core
-// and 44 px on the lobby after the toast.
+// and 44 px on the lobby after the toast; the focus on the card's button.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -122,6 +122,8 @@ test('a seat not claimed in time closes the paired lobby (4006): the page that c
   assert.ok(await p.isVisible('#pairing-cancel'));
   assert.ok(await p.isHidden('#pairing-find'));
   assert.ok(await p.isDisabled('#pairing-preset'), 'the rules cannot change while waiting');
+  // The room view went away with the focus: the card's button has it, not the page's body.
+  assert.equal(await p.evaluate(() => document.activeElement && document.activeElement.id), 'pairing-cancel', 'the focus is on the card\'s Stop searching');
   // The original wait is kept: the page had waited at least the claim wait.
   const secs = await waitFor(p, async () => {
     const m = /^Buscando rivales… (\d+) s · (margen de puntuación ±[\d.,]+|cualquier puntuación)$/.exec(await p.textContent('#pairing-status'));
