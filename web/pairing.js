@@ -55,8 +55,12 @@ function runEffect(f) {
 }
 
 // The room's socket closed 4006 (pairing_expired, session.js): the app is back in the
-// lobby; poll the claimed ticket to learn whether this player waits again.
-actions.pairingLobbyClosed = (room) => dispatchPairing({ type: 'lobby_closed', room });
+// lobby; poll the claimed ticket to learn whether this player waits again. The room view
+// is hidden (with whatever had the focus there): the card's button takes the focus.
+actions.pairingLobbyClosed = (room) => {
+  dispatchPairing({ type: 'lobby_closed', room });
+  if (currentView() === 'lobby') $(ps.phase === 'idle' ? 'pairing-find' : 'pairing-cancel').focus();
+};
 
 /** Asks the server for the pools and how many wait in each. */
 export async function loadPools() {
@@ -81,8 +85,12 @@ export function renderPairing() {
   $('pairing-rated').disabled = busy || !ctx.me;
   if (!ctx.me) $('pairing-rated').checked = false;
   $('pairing-login').hidden = !!ctx.me;
+  // The focus follows the card's button when one replaces the other (searching, stopped).
+  const focused = document.activeElement;
   $('pairing-find').hidden = busy;
   $('pairing-wait').hidden = !busy;
+  if (focused === $('pairing-find') && busy) $('pairing-cancel').focus();
+  else if (focused === $('pairing-cancel') && !busy) $('pairing-find').focus();
   card.dataset.phase = ps.phase;
   const st = $('pairing-status');
   if (ps.phase === 'paired') st.textContent = t('pairing_paired');

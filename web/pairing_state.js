@@ -17,6 +17,8 @@
 //   claimed                         the app opened the paired room
 //   lobby_closed {room}             that room's socket closed 4006 (pairing_expired):
 //                                   poll the claimed ticket again to learn the new one
+//                                   (until the server has settled the group it may still
+//                                   answer `paired` with that room: poll again, no claim)
 // Effects: {type:'post', body}, {type:'poll', ticket, delay_ms}, {type:'delete', ticket},
 //   {type:'claim', room, colour, ticket}, {type:'toast', code, message} or
 //   {type:'toast', key} (an i18n key).
@@ -37,6 +39,7 @@ export function initialPairing() {
     pools: [],
     available: null, // null: not asked yet; false: the server has no quick pairing
     claimed: null, // { ticket, room, request }: the last paired room the app opened
+    closedRoom: null, // the paired room whose lobby closed (4006) while its ticket is polled
     fx: [],
   };
 }
@@ -83,6 +86,7 @@ export function reducePairing(state, msg) {
           s.ticket = msg.ticket;
           s.room = null;
           s.colour = null;
+          s.closedRoom = null;
           s.fx = [{ type: 'toast', key: 'pairing_requeued' }, { type: 'poll', ticket: s.ticket, delay_ms: 0 }];
           return s;
         }
@@ -91,6 +95,12 @@ export function reducePairing(state, msg) {
         out.available = s.available;
         out.fx = [{ type: 'toast', key: 'pairing_expired' }];
         return out;
+      }
+      if (msg.status === 'paired' && msg.room === s.closedRoom) {
+        // The lobby closed but the server has not settled its tickets yet (it closes the
+        // room first): ask again rather than claim a room that is gone.
+        s.fx = [{ type: 'poll', ticket: s.ticket, delay_ms: POLL_MS }];
+        return s;
       }
       if (msg.status === 'paired') {
         s.phase = 'paired';
@@ -134,6 +144,7 @@ export function reducePairing(state, msg) {
       s.ticket = c.ticket;
       s.request = c.request;
       s.claimed = null;
+      s.closedRoom = c.room;
       s.fx = [{ type: 'poll', ticket: c.ticket, delay_ms: 0 }];
       return s;
     }

@@ -114,3 +114,26 @@ test('a lobby closed 4006 polls the claimed ticket; expired with a new ticket wa
   assert.equal(stopped.claimed, null);
   assert.deepEqual(stopped.fx, [{ type: 'toast', key: 'pairing_expired' }]);
 });
+
+test('a poll that still says paired with the closed room (not settled yet) polls again, no claim', () => {
+  let s = run([
+    { type: 'request', preset: 'online', seats: 2, rated: false },
+    { type: 'queued', ticket: 'T7', waiting_ms: 0, window: 2 },
+    { type: 'status', of: 'T7', status: 'paired', room: 'ROOM7', colour: 'red' },
+    { type: 'claimed' },
+    { type: 'lobby_closed', room: 'ROOM7' },
+  ]);
+  // The server closes the room, then settles its tickets: a poll in between says paired.
+  s = reducePairing(s, { type: 'status', of: 'T7', status: 'paired', room: 'ROOM7', colour: 'red' });
+  assert.equal(s.phase, 'waiting');
+  assert.equal(s.ticket, 'T7');
+  assert.deepEqual(s.fx, [{ type: 'poll', ticket: 'T7', delay_ms: POLL_MS }]);
+  s = reducePairing(s, { type: 'status', of: 'T7', status: 'expired', room: 'ROOM7', ticket: 'T8' });
+  assert.equal(s.ticket, 'T8');
+  assert.equal(s.closedRoom, null);
+  assert.deepEqual(s.fx, [{ type: 'toast', key: 'pairing_requeued' }, { type: 'poll', ticket: 'T8', delay_ms: 0 }]);
+  // Paired again, in another room: that one is claimed.
+  s = reducePairing(s, { type: 'status', of: 'T8', status: 'paired', room: 'ROOM9', colour: 'blue' });
+  assert.equal(s.phase, 'paired');
+  assert.deepEqual(s.fx, [{ type: 'claim', room: 'ROOM9', colour: 'blue', ticket: 'T8' }]);
+});
