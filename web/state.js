@@ -92,6 +92,7 @@ export function reduce(state, msg) {
     case 'your_turn': return yourTurn(s, msg);
     case 'presence': return presence(s, msg);
     case 'renamed': return renamed(s, msg);
+    case 'rating': return rating(s, msg);
     case 'ok': delete s.pending[msg.req]; return s;
     case 'error': return error(s, msg);
     default: return s;
@@ -245,6 +246,17 @@ function presence(s, msg) {
 function renamed(s, msg) {
   const seat = s.room && msg.room === s.code ? seatOf(s, msg.colour) : null;
   if (seat) seat.name = msg.name;
+  return s;
+}
+
+/** A seated player's rating changed (a rated game of theirs ended in another room): the
+ * seat shows the new one (none when the message carries none). */
+function rating(s, msg) {
+  const seat = s.room && msg.room === s.code ? seatOf(s, msg.colour) : null;
+  if (seat) {
+    if (msg.rating == null) delete seat.rating;
+    else seat.rating = msg.rating;
+  }
   return s;
 }
 

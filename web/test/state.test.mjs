@@ -323,3 +323,15 @@ test('a renamed seat shows its new name; another room\'s rename changes nothing'
   assert.deepEqual(s.room.seats.map((x) => x.name), ['Ana_Nueva', 'Greedy bot 1']);
   assert.deepEqual(s.fx, []);
 });
+
+test('a seat\'s new rating shows at once; another room\'s rating changes nothing', () => {
+  let s = seated();
+  s.room.seats[0].rating = 1012;
+  s = reduce(s, { type: 'rating', room: 'OTHER', colour: 'yellow', rating: 1500 });
+  assert.equal(s.room.seats[0].rating, 1012);
+  s = reduce(s, { type: 'rating', room: 'ROOM', colour: 'yellow', rating: 1043 });
+  assert.equal(s.room.seats[0].rating, 1043);
+  s = reduce(s, { type: 'rating', room: 'ROOM', colour: 'yellow' });
+  assert.equal(s.room.seats[0].rating, undefined, 'no rating in the pool: none shown');
+  assert.deepEqual(s.fx, []);
+});

@@ -187,6 +187,13 @@ impl Bus {
         format!("{}.renamed", self.prefix)
     }
 
+    /// `P.rerated`: a rated game's end changed the ratings of some accounts (issue 26);
+    /// every node's rooms where they sit show the new ratings ([`crate::rerated`]). Core
+    /// NATS: a lost message leaves a stale rating on a seat.
+    pub fn rerated_subject(&self) -> String {
+        format!("{}.rerated", self.prefix)
+    }
+
     /// `P.tournament.<NODE>`: tournament commands forwarded to the node directing the
     /// tournament (`docs/TOURNAMENTS.md`, "Cluster").
     pub fn tournament_subject(&self, node: &str) -> String {

@@ -4,7 +4,8 @@
 //! ([`room_ended`]). A fenced write is logged and counted. A tournament director's
 //! command, close or view of a room running on another node is asked of that node over
 //! NATS (`P.room.<CODE>`, ops `director`, `close`, `view`), and so is the quick-pairing
-//! matcher's lobby close (`close_lobby`).
+//! matcher's lobby close (`close_lobby`). New ratings are announced to every node
+//! ([`crate::rerated`]).
 
 use crate::ownership::{lease, observe};
 use crate::routing;
@@ -106,6 +107,10 @@ impl Host for ClusterHost {
                 None => SingleNode::unfenced_end(rooms, code, end, conns).await,
             }
         })
+    }
+
+    fn ratings_changed<'a>(&'a self, _rooms: &'a Rooms, accounts: &'a [Uuid]) -> BoxFuture<'a, ()> {
+        Box::pin(crate::rerated::publish(&self.cluster, accounts))
     }
 
     fn write_fenced(

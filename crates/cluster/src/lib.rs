@@ -8,6 +8,7 @@
 //! * [`state`]: [`NodeState`], the narrow context of the cluster code (the node's rooms,
 //!   its cluster membership, admission, queue sizes).
 //! * [`host`]: [`ClusterHost`], the rooms' host on a cluster node.
+//! * [`rerated`]: new ratings announced to every node's rooms (`P.rerated`).
 //! * [`bus`]: the NATS connection and the subjects of the design.
 //! * [`ownership`]: leases, fencing, sweeper (failover), placement, drain.
 //! * [`routing`]: commands and frames between nodes, relayed connections, lobby.
@@ -16,7 +17,7 @@
 //!
 //! Module order (each imports only modules before it): `config`, `bus`, `held` (the
 //! ownership's bookkeeping) and `links` (the routing's tables and the wire), `membership`,
-//! `owned`, `state`, the rest of `routing` and
+//! `owned`, `state`, `rerated`, the rest of `routing` and
 //! `ownership`, `host`. This file only declares and re-exports.
 
 #![warn(missing_docs)]
@@ -29,6 +30,7 @@ pub mod links;
 pub mod membership;
 pub mod owned;
 pub mod ownership;
+pub mod rerated;
 pub mod routing;
 pub mod state;
 

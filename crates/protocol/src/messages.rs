@@ -590,6 +590,21 @@ pub enum ServerMessage {
         /// The account's new username.
         name: String,
     },
+    /// A seated player's rating changed while they sat here (issue 26): a rated game they
+    /// played in another room ended, or an administrator reset their ratings. The seat
+    /// of `colour` shows `rating` from now on (a seat's `rating` in a snapshot or the
+    /// room view). Not part of the event stream (no `seq`; a snapshot or the room view
+    /// carries the new rating).
+    Rating {
+        /// Room code.
+        room: String,
+        /// The player's seat.
+        colour: Colour,
+        /// The account's display rating in the room's pool now; absent when it has none
+        /// there.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rating: Option<i64>,
+    },
     /// Answer to `ping`.
     Pong {
         /// The request id.

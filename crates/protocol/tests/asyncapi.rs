@@ -64,6 +64,7 @@ fn every_message_and_close_code_is_in_the_document() {
             "server_presence",
             "server_emote",
             "server_renamed",
+            "server_rating",
             "server_pong",
             "server_closing",
         ]

@@ -94,6 +94,40 @@ impl crate::core::Core {
         }
     }
 
+    /// The ratings of `account` changed elsewhere (a rated game it played in another
+    /// room ended, an administrator reset them; issue 26): `ratings` are its display
+    /// ratings by pool name read again ([`display_ratings`]). Each seat it holds here
+    /// whose rating in this room's pool differs shows the new one from now on, told to
+    /// every connection ([`parchis_protocol::ServerMessage::Rating`]), and the listing is
+    /// published again. Nothing happens in a room where the account holds no seat, nor
+    /// where its rating is unchanged (the room whose game just ended already shows it).
+    pub fn rerate_account(
+        &mut self,
+        account: uuid::Uuid,
+        ratings: &std::collections::BTreeMap<String, i64>,
+    ) -> Vec<crate::core::Effect> {
+        let rating = seat_rating(&self.rules, Some(account), ratings);
+        let mut changed = Vec::new();
+        for seat in &mut self.seats {
+            if seat.account == Some(account) && seat.rating != rating {
+                seat.rating = rating;
+                changed.push(seat.colour);
+            }
+        }
+        for colour in changed {
+            let msg = parchis_protocol::ServerMessage::Rating {
+                room: self.code.clone(),
+                colour,
+                rating,
+            };
+            self.emit(crate::core::Effect::Broadcast {
+                frame: crate::encode(&msg),
+            });
+            self.emit(crate::core::Effect::Publish);
+        }
+        std::mem::take(&mut self.out)
+    }
+
     /// The accounts seated in this room, each once, in seat order.
     pub fn seated_accounts(&self) -> Vec<uuid::Uuid> {
         let mut accounts: Vec<uuid::Uuid> = Vec::new();

@@ -400,6 +400,11 @@ impl Actor {
             // The game's end is stored, with a rated game's new ratings in its
             // transaction: the seats show the ratings after it (a rematch's too; issue 26).
             crate::seat_ratings::read_ratings(&self.rooms, &mut self.core).await;
+            if self.core.settings().rated {
+                // Other rooms where these players sit show their new ratings too.
+                let accounts = self.core.seated_accounts();
+                self.rooms.ratings_changed(Some(self.core.code()), accounts);
+            }
         }
         self.fan_out_to_spectators();
         if std::mem::take(&mut self.publish) {

@@ -172,6 +172,11 @@ impl Actor {
                 let effects = self.core.rename_account(account, &name);
                 self.execute(effects).await;
             }
+            RoomCmd::Rerate { accounts } => {
+                let effects =
+                    crate::seat_ratings::rerate(&self.rooms, &mut self.core, &accounts).await;
+                self.execute(effects).await;
+            }
             RoomCmd::CloseLobby { reply } => {
                 let (answer, effects) = self.core.close_lobby(now_ms());
                 self.execute(effects).await;

@@ -220,6 +220,13 @@ pub enum RoomCmd {
         /// Its new username.
         name: String,
     },
+    /// The ratings of `accounts` changed (a rated game of another room ended, an
+    /// administrator reset them; issue 26): the seats they hold here show their ratings
+    /// read again from the store ([`parchis_room_core::Core::rerate_account`]).
+    Rerate {
+        /// The accounts whose ratings changed.
+        accounts: Vec<uuid::Uuid>,
+    },
     /// A quick pairing's claim wait ran out: close the lobby
     /// ([`parchis_room_core::Core::close_lobby`]); the colours that had claimed, or
     /// `game_started`.

@@ -132,6 +132,18 @@ pub trait Host: Send + Sync + 'static {
         Box::pin(async { Err(Refusal::code(ErrorCode::UnknownRoom)) })
     }
 
+    /// The ratings of `accounts` changed (a rated game's end or an administrator's reset
+    /// was stored here; issue 26) and this node's rooms were told
+    /// ([`Rooms::rerate_accounts`]): a cluster tells every other node, whose rooms where
+    /// they sit show the new ratings. A single node has no other node.
+    fn ratings_changed<'a>(
+        &'a self,
+        _rooms: &'a Rooms,
+        _accounts: &'a [Uuid],
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
     /// Room `code` does not run here: its public view from the node that runs it
     /// (`None`: nobody answered).
     fn view_elsewhere<'a>(

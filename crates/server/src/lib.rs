@@ -217,12 +217,23 @@ pub async fn run(
     };
     let matcher = tokio::spawn(pairing::matcher::run(state.clone()));
     let renames = tokio::spawn(accounts::renames::listen(state.clone()));
+    // Cluster mode: the new ratings other nodes announce reach this node's rooms.
+    let rerated = state.cluster().cloned().map(|cluster| {
+        tokio::spawn(parchis_cluster::rerated::listen(
+            cluster,
+            state.rooms().clone(),
+            inner.clone(),
+        ))
+    });
     tracing::info!("serving");
     let result = listener::serve(listener, router, state.clone(), inner.clone()).await;
     inner.cancel();
     forgetter.abort();
     matcher.abort();
     renames.abort();
+    if let Some(rerated) = rerated {
+        rerated.abort();
+    }
     state.tracker().close();
     state.tracker().wait().await;
     parchis_cluster::ownership::leave(state.node()).await;

@@ -8,6 +8,7 @@
 //!   scheduling, resume windows.
 //! * `reattach` — cluster mode's reattach: seat back, replaced connection, spectator,
 //!   only the missed events, refused when too far behind.
+//! * `rerate` — ratings changed elsewhere: the seat shows them, every connection is told.
 //! * `fenced` — the actor under a fence: a write refused because another node took the
 //!   lease stops the room at once, nothing of the refused step stored or answered done.
 //! * `faults` — a store that fails its N-th write, for every N across a whole game.
@@ -27,6 +28,7 @@ mod fenced;
 mod history;
 mod lost_ack;
 mod reattach;
+mod rerate;
 mod sim;
 mod snapshots;
 mod writes;

@@ -226,5 +226,7 @@ pub async fn reset_ratings(
     let account = by_name(accounts, &name).await?;
     let deleted = state.store().reset_ratings(account.id).await?;
     info!(account = %account.id, pools = deleted, "admin reset an account's ratings");
+    // Its seats in live rooms (of every node) show no rating from now on.
+    state.rooms().ratings_changed(None, vec![account.id]);
     Ok(StatusCode::NO_CONTENT)
 }

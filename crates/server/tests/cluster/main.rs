@@ -36,6 +36,7 @@ mod lost_commit;
 mod pairing;
 mod pause;
 mod rename;
+mod rerated;
 mod routing;
 mod start;
 mod tournament;
