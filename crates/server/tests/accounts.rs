@@ -247,10 +247,13 @@ async fn unknown_user_and_wrong_password_look_the_same() {
         assert_eq!(a, b);
         assert_eq!(a["code"], "bad_credentials");
     }
+    // Without the dummy hash an unknown user answers in about 1 ms against about 25 ms for
+    // a wrong password (ratio ≈ 0.04); a busy machine (CI building beside the test) has
+    // moved the medians of a correct build apart by 1.7×, so the bounds are wide.
     let (w, u) = (median(wrong), median(unknown));
     let ratio = u.as_secs_f64() / w.as_secs_f64();
     assert!(
-        (0.5..=1.5).contains(&ratio),
+        (0.33..=3.0).contains(&ratio),
         "unknown user {u:?} vs wrong password {w:?}"
     );
 }
