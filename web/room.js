@@ -32,7 +32,9 @@ export function renderRoom() {
   $('room-title').textContent = t('room', { code: S.code });
   renderInvite();
   $('room-info').textContent = roomInfo(room.settings);
-  $('room-bots').textContent = botsInfo(room.settings);
+  // Free seats and bots filling them: not in a room whose seats are all reserved.
+  $('room-bots').textContent = room.reserved ? '' : botsInfo(room.settings);
+  $('room-bots').hidden = !!room.reserved;
   const ul = $('seat-list');
   ul.replaceChildren();
   const me = S.role === 'player' ? seatOf(S.colour) : null;

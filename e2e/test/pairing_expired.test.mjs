@@ -114,6 +114,8 @@ test('a seat not claimed in time closes the paired lobby (4006): the page that c
   assert.ok(await p.isHidden('#colour-change'), 'no colour change');
   assert.equal((await p.$$('#colour-change button')).length, 0, 'no colour buttons');
   assert.equal(await p.textContent('#room-status'), 'La partida empieza sola cuando todos hayan ocupado su asiento.');
+  assert.ok(await p.isHidden('#room-bots'), 'no line about free seats and bots');
+  assert.ok(!(await p.innerText('#view-room')).includes('al menos dos jugadores'), 'no "at least two players" hint anywhere');
   await assertNoAxeViolations(p, 'paired room waiting for a claim (phone)');
   assert.equal(await waitingIn(), 0, 'nobody waits in the pool while the group is seated');
   assert.equal((await poll(hugo.ticket))[1].status, 'paired', 'the unclaimed seat is still reserved');
