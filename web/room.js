@@ -5,12 +5,20 @@ import { t, colourName } from './i18n.js';
 import { COLOURS, SHAPE_CHAR } from './board.js';
 import { inviteUrl, inviteIsLoopback } from './invite.js';
 import { ctx, dispatch, registerView } from './ctx.js';
-import { $, button, displayName, ratingText, roomInfo, botsInfo, seatRow, seatOf } from './ui.js';
+import { $, button, displayName, ratingText, roomInfo, botsInfo, seatRow, seatOf, unclaimedReserved } from './ui.js';
 import { command, leaveRoom } from './session.js';
 import { renderFair } from './fairline.js';
 
-/** The invite link (and the warnings and share button that go with it). */
+/** The invite link (and the warnings and share button that go with it); none for a
+ * room whose seats are reserved (nobody else can join it). */
 export function renderInvite() {
+  const reserved = !!(ctx.S.room && ctx.S.room.reserved);
+  for (const id of ['invite-label', 'invite-row']) $(id).hidden = reserved;
+  if (reserved) {
+    $('invite').value = '';
+    $('invite-loopback').hidden = true;
+    return;
+  }
   $('invite').value = inviteUrl(ctx.S.code);
   $('invite-loopback').hidden = !inviteIsLoopback(ctx.S.code);
   $('share-invite').hidden = !(navigator.share && matchMedia('(pointer: coarse)').matches);
@@ -24,7 +32,9 @@ export function renderRoom() {
   $('room-title').textContent = t('room', { code: S.code });
   renderInvite();
   $('room-info').textContent = roomInfo(room.settings);
-  $('room-bots').textContent = botsInfo(room.settings);
+  // Free seats and bots filling them: not in a room whose seats are all reserved.
+  $('room-bots').textContent = room.reserved ? '' : botsInfo(room.settings);
+  $('room-bots').hidden = !!room.reserved;
   const ul = $('seat-list');
   ul.replaceChildren();
   const me = S.role === 'player' ? seatOf(S.colour) : null;
@@ -39,14 +49,21 @@ export function renderRoom() {
     li.dataset.taken = 'true';
     ul.appendChild(li);
   }
-  for (let i = room.seats.length; i < room.settings.seats; i++) {
+  // A room with reserved seats: those not claimed yet are shown reserved, not free.
+  const waiting = unclaimedReserved(room);
+  for (const r of waiting) {
+    const li = seatRow(r.colour, `${colourName(r.colour)}: ${r.name ? t('reserved_for', { name: r.name }) : t('reserved_seat')}`);
+    li.dataset.reserved = 'true';
+    ul.appendChild(li);
+  }
+  for (let i = room.seats.length + waiting.length; i < room.settings.seats; i++) {
     ul.appendChild(seatRow(null, room.settings.bots ? t('free_seat_bot') : t('free_seat')));
   }
   // A seated player may switch to a free colour.
   const change = $('colour-change');
   change.replaceChildren();
   const freeColours = COLOURS.filter((c) => !seatOf(c));
-  if (me && freeColours.length) {
+  if (me && freeColours.length && !room.reserved) {
     const lab = document.createElement('span');
     lab.className = 'muted';
     lab.textContent = `${t('change_colour')}:`;
@@ -67,9 +84,14 @@ export function renderRoom() {
   start.hidden = !(me && me.creator);
   const bots = !!room.settings.bots; // bots fill the free seats at the start
   start.disabled = room.seats.length < 2 && !bots;
-  $('room-status').textContent = room.seats.length < 2 && !bots
-    ? t('need_two')
-    : (me && me.creator ? '' : t('waiting_creator', { name: creator ? displayName(creator) : '' }));
+  if (room.reserved) {
+    // Nobody starts it by hand: by itself once all claimed, or by the tournament.
+    $('room-status').textContent = t(room.reserved.starts_when_seated ? 'reserved_auto_start' : 'reserved_director_start');
+  } else {
+    $('room-status').textContent = room.seats.length < 2 && !bots
+      ? t('need_two')
+      : (me && me.creator ? '' : t('waiting_creator', { name: creator ? displayName(creator) : '' }));
+  }
   $('room-spectators').textContent = t('spectators', { n: room.spectators || 0 });
 }
 

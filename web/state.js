@@ -146,6 +146,9 @@ function roomOf(view) {
     spectators: view.spectators,
     board: view.board || null,
     teams: view.teams || [],
+    // A room whose seats are reserved for specific players (quick pairing, a
+    // tournament's match): `{seats: [{colour, name, bot?}], starts_when_seated}`.
+    ...(view.reserved ? { reserved: view.reserved } : {}),
   };
 }
 

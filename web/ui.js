@@ -83,6 +83,16 @@ export function displayName(seat) {
   return m ? t('bot_name', { level: t(`level_${seat.bot}`), n: m[1] }) : seat.name;
 }
 
+/** A room with reserved seats (`room.reserved`, sent by the server): its reserved
+ * seats nobody has claimed yet, in board order, as `[{colour, name, bot}]`; `[]` for
+ * an ordinary room or once every reserved seat is taken. */
+export function unclaimedReserved(room) {
+  const seats = room && room.reserved && Array.isArray(room.reserved.seats) ? room.reserved.seats : [];
+  const taken = new Set(((room && room.seats) || []).map((s) => s.colour));
+  return seats.filter((r) => r && !taken.has(r.colour))
+    .map((r) => ({ colour: r.colour, name: typeof r.name === 'string' ? r.name : '', bot: !!r.bot }));
+}
+
 /** The room's seat of `colour`, if taken. */
 export function seatOf(colour) { return ctx.S.room && ctx.S.room.seats.find((s) => s.colour === colour); }
 /** The name shown for `colour`: its seat's, else the colour's. */

@@ -6,8 +6,11 @@
 // wait (PARCHIS_PAIRING_CLAIM_WAIT_MS, shortened here) runs out the server closes the
 // lobby: the page gets `closing` and 4006, is back in the lobby with the card waiting
 // again under a new ticket (the server put it back in the pool with its original wait)
-// and says so; the other player's ticket answers `expired` with no new ticket. axe-core
-// and 44 px on the lobby after the toast; the focus on the card's button.
+// and says so; the other player's ticket answers `expired` with no new ticket. While it
+// waits, the room view shows the seats reserved (`RoomView.reserved`): no invite link, the
+// unclaimed seat reserved for the other player, no colour change, the game starting by
+// itself (axe-core there too). axe-core and 44 px on the lobby after the toast; the focus
+// on the card's button.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -90,6 +93,30 @@ test('a seat not claimed in time closes the paired lobby (4006): the page that c
   await waitFor(p, async () => (await p.$$('#seat-list li')).length === 2, 'the two seats listed');
   assert.deepEqual(await p.$$eval('#seat-list li[data-taken]', (ls) => ls.map((l) => l.textContent.trim())), [`${{ red: '▲Rojo', blue: '■Azul', yellow: '●Amarillo', green: '◆Verde' }[st.colour]}: Paula (tú)`]);
   assert.ok(await p.isHidden('#start-btn'), 'a paired room is not started by hand');
+  // The room view says the seats are reserved (RoomView.reserved), and the page shows it:
+  // no invite link (nobody else can join), the unclaimed seat reserved for the second
+  // player (not free), no colour change, and that the game starts by itself.
+  const reserved = welcome.snapshot && welcome.snapshot.reserved;
+  assert.ok(reserved, 'the room view carries the reservations');
+  assert.equal(reserved.starts_when_seated, true);
+  assert.deepEqual([...reserved.seats].sort((a, b) => a.colour.localeCompare(b.colour)),
+    [{ colour: st.colour, name: 'Paula' }, { colour: paired.colour, name: 'Hugo' }].sort((a, b) => a.colour.localeCompare(b.colour)),
+    'both seats reserved, by name (no ticket in sight)');
+  assert.ok(!JSON.stringify(welcome).includes(hugo.ticket), 'the other player\'s ticket is not sent');
+  assert.ok(await p.isHidden('#invite'), 'no invite link');
+  assert.ok(await p.isHidden('#copy-invite'), 'no copy button');
+  assert.ok(await p.isHidden('#share-invite'), 'no share button');
+  assert.ok(await p.isHidden('label[for="invite"]'), 'no invite label');
+  const other = { red: '▲Rojo', blue: '■Azul', yellow: '●Amarillo', green: '◆Verde' }[paired.colour];
+  assert.deepEqual(await p.$$eval('#seat-list li[data-reserved]', (ls) => ls.map((l) => [l.dataset.colour, l.textContent.trim()])), [[paired.colour, `${other}: Reservado para Hugo`]], 'the unclaimed seat is shown reserved for the second player');
+  assert.equal((await p.$$('#seat-list li.free')).length, 0, 'no seat shown free');
+  assert.ok(!(await p.textContent('#seat-list')).includes('Libre'));
+  assert.ok(await p.isHidden('#colour-change'), 'no colour change');
+  assert.equal((await p.$$('#colour-change button')).length, 0, 'no colour buttons');
+  assert.equal(await p.textContent('#room-status'), 'La partida empieza sola cuando todos hayan ocupado su asiento.');
+  assert.ok(await p.isHidden('#room-bots'), 'no line about free seats and bots');
+  assert.ok(!(await p.innerText('#view-room')).includes('al menos dos jugadores'), 'no "at least two players" hint anywhere');
+  await assertNoAxeViolations(p, 'paired room waiting for a claim (phone)');
   assert.equal(await waitingIn(), 0, 'nobody waits in the pool while the group is seated');
   assert.equal((await poll(hugo.ticket))[1].status, 'paired', 'the unclaimed seat is still reserved');
   await shot(p, 'pairing-claimed-waiting-room-phone.png');

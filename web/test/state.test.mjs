@@ -335,3 +335,13 @@ test('a seat\'s new rating shows at once; another room\'s rating changes nothing
   assert.equal(s.room.seats[0].rating, undefined, 'no rating in the pool: none shown');
   assert.deepEqual(s.fx, []);
 });
+
+test('a room view\'s reservations are kept in the state; an ordinary room has none', () => {
+  const reserved = { seats: [{ colour: 'yellow', name: 'Ana' }, { colour: 'red', name: 'Hugo' }], starts_when_seated: true };
+  let s = reduce(initialState(), { type: 'local:session', code: 'ROOM', intent: { kind: 'join', name: 'Ana' } });
+  s = reduce(s, { type: 'local:sent', req: 1, kind: 'join' });
+  const lobby = view({ status: 'lobby', game: null, seats: [view().seats[0]], reserved });
+  const claimed = reduce(s, { type: 'welcome', req: 1, room: 'ROOM', role: 'player', colour: 'yellow', token: 'T', seq: 4, snapshot: lobby });
+  assert.deepEqual(claimed.room.reserved, reserved);
+  assert.equal('reserved' in seated().room, false);
+});

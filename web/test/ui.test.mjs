@@ -4,7 +4,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ratingText, displayName, playersText } from '../ui.js';
+import { ratingText, displayName, playersText, unclaimedReserved } from '../ui.js';
 
 test('a seat\'s rating is shown when the room view carries one, in either shape', () => {
   assert.equal(ratingText({ name: 'Ana_1', rating: 1012 }), ' · 1012');
@@ -37,4 +37,15 @@ test('a listed room shows its players: usernames, guests\' names, ratings and bo
   assert.match(playersText(withBot), /^Bot \(.+\)$/);
   assert.equal(playersText({ code: 'EFGH', players: [] }), '');
   assert.equal(playersText({ code: 'EFGH' }), '');
+});
+
+test('a room with reserved seats lists those not claimed yet; an ordinary room none', () => {
+  const reserved = { seats: [{ colour: 'red', name: 'Paula' }, { colour: 'green', name: 'Hugo' }, { colour: 'blue', name: 'Bot', bot: true }], starts_when_seated: true };
+  const room = { seats: [{ colour: 'red', name: 'Paula' }], reserved };
+  assert.deepEqual(unclaimedReserved(room), [{ colour: 'green', name: 'Hugo', bot: false }, { colour: 'blue', name: 'Bot', bot: true }]);
+  assert.deepEqual(unclaimedReserved({ ...room, seats: [{ colour: 'red' }, { colour: 'green' }, { colour: 'blue' }] }), []);
+  assert.deepEqual(unclaimedReserved({ seats: [{ colour: 'red' }] }), [], 'no reservations: an ordinary room');
+  assert.deepEqual(unclaimedReserved({ seats: [], reserved: { seats: [{ colour: 'red' }] } }), [{ colour: 'red', name: '', bot: false }], 'no name: shown as just reserved');
+  assert.deepEqual(unclaimedReserved({ seats: [], reserved: {} }), []);
+  assert.deepEqual(unclaimedReserved(null), []);
 });

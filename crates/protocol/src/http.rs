@@ -459,6 +459,38 @@ pub struct RoomView {
     /// client seeds once the game has started, the server seed once it is over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dice: Option<crate::dice::DiceInfo>,
+    /// Present only in a room whose seats are reserved for specific players (a quick
+    /// pairing's room, a championship's match): nobody else can join it (no invite
+    /// link), the colours are assigned (no colour change) and nobody starts it by hand.
+    /// Absent in an ordinary room.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved: Option<ReservedView>,
+}
+
+/// The reservations of a room run by the server (`RoomView.reserved`):
+/// `{"seats": [{"colour": "red", "name": "Hugo"}, …], "starts_when_seated": true}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReservedView {
+    /// Every reserved seat, in board order (claimed or not; compare with
+    /// `RoomView.seats` to see which are still waiting for their player).
+    pub seats: Vec<ReservedSeat>,
+    /// The game starts by itself once every reserved player has claimed their seat (a
+    /// quick pairing's room, which is closed instead if the claim wait runs out);
+    /// `false`: a tournament's director starts it.
+    pub starts_when_seated: bool,
+}
+
+/// One reserved seat of [`ReservedView`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReservedSeat {
+    /// The colour.
+    pub colour: Colour,
+    /// The name the seat will show (the reserved player's display name: a guest's chosen
+    /// name, an account's username, an entrant's name, or a bot's).
+    pub name: String,
+    /// A bot takes this seat at the start (nobody claims it). Absent: `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bot: bool,
 }
 
 /// Body of every HTTP error answer.

@@ -48,8 +48,8 @@ pub use games::{
 };
 pub use http::{
     team_of, BoardView, BotLevel, ColourSquare, CreateRoomRequest, CreateRoomResponse, GameView,
-    HttpError, ListedPlayer, OnAbandon, Readiness, ReadinessStatus, RoomList, RoomSettings,
-    RoomStatus, RoomSummary, RoomView, SeatView, TEAMS,
+    HttpError, ListedPlayer, OnAbandon, Readiness, ReadinessStatus, ReservedSeat, ReservedView,
+    RoomList, RoomSettings, RoomStatus, RoomSummary, RoomView, SeatView, TEAMS,
 };
 pub use leaderboard::{
     Leaderboard, LeaderboardEntry, LeaderboardQuery, LEADERBOARD_LIMIT_DEFAULT,

@@ -4,8 +4,8 @@ use crate::core::{Core, Seat};
 use crate::{Listing, Ms};
 use parchis_engine::{Colour, Expect, Game};
 use parchis_protocol::{
-    team_of, GameView, ListedPlayer, RoomSettings, RoomStatus, RoomSummary, RoomView, SeatView,
-    ServerMessage, TurnInfo, TEAMS,
+    team_of, GameView, ListedPlayer, ReservedSeat, ReservedView, RoomSettings, RoomStatus,
+    RoomSummary, RoomView, SeatView, ServerMessage, TurnInfo, TEAMS,
 };
 use uuid::Uuid;
 
@@ -143,7 +143,26 @@ impl Core {
             }),
             board: Default::default(),
             dice: Some(self.dice.info(self.status == RoomStatus::Finished)),
+            reserved: self.reserved_view(),
         }
+    }
+
+    /// A director's room's reservations as the room view shows them (no key: only
+    /// colours, names and bots), in board order.
+    fn reserved_view(&self) -> Option<ReservedView> {
+        let director = self.director.as_ref()?;
+        Some(ReservedView {
+            seats: Colour::ALL
+                .into_iter()
+                .filter_map(|c| director.of(c))
+                .map(|r| ReservedSeat {
+                    colour: r.colour,
+                    name: r.name.trim().to_owned(),
+                    bot: r.bot.is_some(),
+                })
+                .collect(),
+            starts_when_seated: director.start_when_seated,
+        })
     }
 
     /// The `your_turn` message for the player to act, if the game runs.

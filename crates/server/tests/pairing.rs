@@ -52,6 +52,9 @@ async fn a_claim_is_refused_where_nothing_is_reserved_for_it() {
     // Still unjoined: a plain join works afterwards.
     let welcome = ana.join(&code, "ignored", None).await;
     assert_eq!(welcome["type"], "welcome", "{welcome}");
+    // An ordinary room's view has no `reserved`.
+    assert!(welcome["snapshot"]["code"].is_string(), "{welcome}");
+    assert!(welcome["snapshot"].get("reserved").is_none(), "{welcome}");
     s.shutdown.cancel();
 }
 
@@ -391,6 +394,28 @@ async fn a_guest_is_refused_in_a_rated_pool_and_plays_a_casual_one_by_ticket() {
     assert_eq!(answer["code"], "seat_reserved", "{answer}");
     let answer = claim(&mut a, &room, Some(&luis)).await;
     assert_eq!(answer["colour"], luis_colour.as_str(), "{answer}");
+    // The room view says both seats are reserved, by colour and name (never a ticket),
+    // and that the room starts by itself; Marta's seat is not taken yet.
+    let reserved = &answer["snapshot"]["reserved"];
+    assert_eq!(reserved["starts_when_seated"], true, "{answer}");
+    let mut seats: Vec<(String, String)> = reserved["seats"]
+        .as_array()
+        .expect("reserved seats")
+        .iter()
+        .map(|r| (r["name"].to_string(), r["colour"].to_string()))
+        .collect();
+    seats.sort();
+    assert_eq!(seats.len(), 2, "{answer}");
+    assert_eq!(seats[0].0, "\"Luis\"", "{answer}");
+    assert_eq!(seats[0].1, json!(luis_colour).to_string(), "{answer}");
+    assert_eq!(seats[1].0, "\"Marta\"", "{answer}");
+    assert_ne!(seats[1].1, seats[0].1, "{answer}");
+    assert_eq!(
+        answer["snapshot"]["seats"].as_array().map(Vec::len),
+        Some(1)
+    );
+    assert!(!answer.to_string().contains(&marta), "{answer}");
+    assert!(!answer.to_string().contains(&luis), "{answer}");
     let mut b = s.client().await;
     let answer = claim(&mut b, &room, Some(&marta)).await;
     assert_eq!(answer["type"], "welcome", "{answer}");

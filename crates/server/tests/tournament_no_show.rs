@@ -88,6 +88,20 @@ async fn an_absent_pair_forfeits_after_the_no_show_time() {
         room["seats"].as_array().is_some_and(|s| s.is_empty()),
         "nobody sat: {room}"
     );
+    // Its view says the seats are reserved (the director starts it): Ana's and Luis's,
+    // and the two the bot team takes at the start.
+    let reserved = &room["reserved"];
+    assert_eq!(reserved["starts_when_seated"], false, "{room}");
+    let reserved = reserved["seats"].as_array().expect("reserved seats");
+    let mut people: Vec<&str> = reserved
+        .iter()
+        .filter(|r| r.get("bot").is_none())
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    people.sort();
+    assert_eq!(people, ["Ana", "Luis"], "{room}");
+    let bots = reserved.iter().filter(|r| r["bot"] == true).count();
+    assert_eq!(bots, 2, "{room}");
     // After the minute: forfeited, the bots' team champion, no game played.
     let end = tokio::time::Instant::now() + Duration::from_secs(120);
     let v = loop {
