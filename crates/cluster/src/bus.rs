@@ -129,6 +129,22 @@ impl Bus {
         &self.client
     }
 
+    /// Publishes `value` as JSON on `subject` (core NATS: at most once, no reply).
+    ///
+    /// # Errors
+    /// The value does not serialise, or the client refused the message (its text).
+    pub async fn publish_json<T: serde::Serialize>(
+        &self,
+        subject: String,
+        value: &T,
+    ) -> Result<(), String> {
+        let bytes = serde_json::to_vec(value).map_err(|e| e.to_string())?;
+        self.client
+            .publish(subject, bytes.into())
+            .await
+            .map_err(|e| e.to_string())
+    }
+
     /// Returns once the NATS server has processed everything this client sent before
     /// (subscriptions included): a message to a fresh inbox of its own comes back, and
     /// the server handles one client's messages in order. (`flush` only writes the

@@ -32,15 +32,10 @@ pub async fn publish(cluster: &Cluster, accounts: &[Uuid]) {
         node: cluster.node().as_str().to_owned(),
         accounts: accounts.to_vec(),
     };
-    let published = match serde_json::to_vec(&msg) {
-        Ok(bytes) => cluster
-            .bus
-            .client()
-            .publish(cluster.bus.rerated_subject(), bytes.into())
-            .await
-            .map_err(|e| e.to_string()),
-        Err(e) => Err(e.to_string()),
-    };
+    let published = cluster
+        .bus
+        .publish_json(cluster.bus.rerated_subject(), &msg)
+        .await;
     if let Err(e) = published {
         tracing::warn!(error = %e, "new ratings not announced to the other nodes");
     }

@@ -14,17 +14,29 @@ use parchis_room_core::core::{Core, Effect};
 /// game's end is stored, by the actor (so a rematch shows the ratings after the game).
 pub(crate) async fn read_ratings(rooms: &Rooms, core: &mut Core) {
     for account in core.seated_accounts() {
-        match rooms.store().ratings_of(account).await {
-            Ok(records) => core.set_account_ratings(
-                account,
-                &parchis_room_core::rated::display_ratings(&records),
-            ),
-            Err(e) => tracing::warn!(
-                room = %core.code(),
+        if let Some(ratings) = stored_ratings(rooms, core.code(), account).await {
+            core.set_account_ratings(account, &ratings);
+        }
+    }
+}
+
+/// `account`'s display ratings by pool as stored (`rated::display_ratings`), or `None`
+/// when the read failed (logged with the room).
+async fn stored_ratings(
+    rooms: &Rooms,
+    room: &str,
+    account: uuid::Uuid,
+) -> Option<std::collections::BTreeMap<String, i64>> {
+    match rooms.store().ratings_of(account).await {
+        Ok(records) => Some(parchis_room_core::rated::display_ratings(&records)),
+        Err(e) => {
+            tracing::warn!(
+                room = %room,
                 account = %account,
                 error = %e,
                 "reading a seat's ratings failed"
-            ),
+            );
+            None
         }
     }
 }
@@ -40,17 +52,8 @@ pub(crate) async fn rerate(rooms: &Rooms, core: &mut Core, accounts: &[uuid::Uui
         if !accounts.contains(&account) {
             continue;
         }
-        match rooms.store().ratings_of(account).await {
-            Ok(records) => effects.extend(core.rerate_account(
-                account,
-                &parchis_room_core::rated::display_ratings(&records),
-            )),
-            Err(e) => tracing::warn!(
-                room = %core.code(),
-                account = %account,
-                error = %e,
-                "reading a seat's new ratings failed"
-            ),
+        if let Some(ratings) = stored_ratings(rooms, core.code(), account).await {
+            effects.extend(core.rerate_account(account, &ratings));
         }
     }
     effects

@@ -470,7 +470,7 @@ proptest! {
                 prop_assert_eq!(live.len() - tail.events.len(), (from.seq + 1 - live[0].seq) as usize);
                 prop_assert_eq!(part.before.game, from.game);
                 // At most one snapshot back for the delay: the replay stays bounded.
-                let replayed = tail.events.iter().filter(|e| crate::delay::is_throw(&e.event)).count() as u64;
+                let replayed = tail.events.iter().filter(|e| crate::held::is_throw(&e.event)).count() as u64;
                 prop_assert!(replayed >= delay && replayed < 2 * state::SNAPSHOT_EVERY + 20);
             }
             None => {
@@ -514,12 +514,7 @@ proptest! {
 fn a_long_game_has_a_snapshot_every_64_throws_and_costs_few_bytes() {
     let (seed, live) = (0..200u64)
         .map(|s| (s, random_game(s).concat()))
-        .find(|(_, l)| {
-            l.iter()
-                .filter(|e| crate::delay::is_throw(&e.event))
-                .count()
-                > 200
-        })
+        .find(|(_, l)| l.iter().filter(|e| crate::held::is_throw(&e.event)).count() > 200)
         .expect("a game of over 200 throws");
     let bytes = encode(&live);
     let mut r = wire::Reader::new(&bytes);
@@ -529,7 +524,7 @@ fn a_long_game_has_a_snapshot_every_64_throws_and_costs_few_bytes() {
     let found = snapshot::scan(&mut r).expect("scans");
     let throws = live
         .iter()
-        .filter(|e| crate::delay::is_throw(&e.event))
+        .filter(|e| crate::held::is_throw(&e.event))
         .count() as u64;
     assert_eq!(
         found.len() as u64,
@@ -547,12 +542,7 @@ fn a_long_game_has_a_snapshot_every_64_throws_and_costs_few_bytes() {
 fn a_snapshot_that_differs_from_the_replay_is_a_decode_error() {
     let live = (0..200u64)
         .map(|s| random_game(s).concat())
-        .find(|l| {
-            l.iter()
-                .filter(|e| crate::delay::is_throw(&e.event))
-                .count()
-                > 100
-        })
+        .find(|l| l.iter().filter(|e| crate::held::is_throw(&e.event)).count() > 100)
         .expect("a game of over 100 throws");
     let bytes = encode(&live);
     let mut r = wire::Reader::new(&bytes);
@@ -593,7 +583,7 @@ fn a_format_1_log_goes_on_without_snapshots() {
         .find(|b| {
             b.concat()
                 .iter()
-                .filter(|e| crate::delay::is_throw(&e.event))
+                .filter(|e| crate::held::is_throw(&e.event))
                 .count()
                 > 100
         })

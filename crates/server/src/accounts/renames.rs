@@ -29,15 +29,10 @@ pub async fn announce(state: &AppState, account: Uuid, name: &str) {
         account,
         name: name.to_owned(),
     };
-    let published = match serde_json::to_vec(&msg) {
-        Ok(bytes) => cluster
-            .bus
-            .client()
-            .publish(cluster.bus.renamed_subject(), bytes.into())
-            .await
-            .map_err(|e| e.to_string()),
-        Err(e) => Err(e.to_string()),
-    };
+    let published = cluster
+        .bus
+        .publish_json(cluster.bus.renamed_subject(), &msg)
+        .await;
     if let Err(e) = published {
         tracing::warn!(account = %account, error = %e, "the rename not announced to the other nodes");
     }
